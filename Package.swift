@@ -1,0 +1,88 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "windowbroker",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "windowbrokerd", targets: ["windowbrokerd"]),
+        .executable(name: "wmctl", targets: ["wmctl"]),
+        .executable(name: "notes", targets: ["notes"]),
+        .library(name: "SceneWorker", targets: ["SceneWorker"]),
+        .library(name: "IPCWire", targets: ["IPCWire"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.0"),
+        .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.8.0"),
+    ],
+    targets: [
+        .target(
+            name: "CLinuxShim",
+            cSettings: [.define("_GNU_SOURCE")]
+        ),
+        .target(
+            name: "IPCWire",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ]
+        ),
+        .target(
+            name: "WindowBroker",
+            dependencies: [
+                "IPCWire",
+                "CLinuxShim",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        .executableTarget(
+            name: "windowbrokerd",
+            dependencies: [
+                "WindowBroker",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        .target(
+            name: "SceneWorker",
+            dependencies: [
+                "IPCWire",
+                "CLinuxShim",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(name: "notes", dependencies: ["SceneWorker"]),
+        .executableTarget(
+            name: "wmctl",
+            dependencies: [
+                "IPCWire",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "IPCWireTests", dependencies: ["IPCWire"]),
+        .testTarget(
+            name: "WindowBrokerTests",
+            dependencies: [
+                "WindowBroker", "IPCWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

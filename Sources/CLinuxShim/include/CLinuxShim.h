@@ -1,0 +1,35 @@
+// CLinuxShim: the few Linux calls Swift's Glibc module does not expose without _GNU_SOURCE
+// (posix_spawn_file_actions_addclosefrom_np, pidfd, waitid(P_PIDFD), prctl, SO_PEERCRED).
+#ifndef CLINUXSHIM_H
+#define CLINUXSHIM_H
+
+#include <sys/types.h>
+
+/// Spawns `path` with `argv`/`envp`; `child_fd` becomes fd 3 in the child and every other
+/// descriptor above 3 is closed. The child gets an empty signal mask, default signal
+/// dispositions and its own process group. Returns 0 and sets *pid, or an errno value.
+int wb_spawn_worker(const char *path, char *const argv[], char *const envp[], int child_fd, pid_t *pid);
+
+/// pidfd_open(2); -1 and errno on failure.
+int wb_pidfd_open(pid_t pid);
+
+/// Non-blocking waitid(P_PIDFD). Returns 1 and fills *exited_code / *signal (one is -1)
+/// when the child has exited, 0 when it is still running, -1 on error.
+int wb_pidfd_try_reap(int pidfd, int *exited_code, int *signal);
+
+/// Asks the kernel to send `signal` to this process when its parent dies.
+int wb_set_parent_death_signal(int signal);
+
+/// Layout-compatible with `struct ucred` (which needs _GNU_SOURCE), for reading SO_PEERCRED
+/// through NIO's SocketOptionProvider.
+typedef struct wb_ucred {
+    pid_t pid;
+    uid_t uid;
+    gid_t gid;
+} wb_ucred;
+
+/// SOL_SOCKET / SO_PEERCRED as plain integers.
+int wb_sol_socket(void);
+int wb_so_peercred(void);
+
+#endif

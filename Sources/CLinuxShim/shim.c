@@ -1,0 +1,69 @@
+#include "CLinuxShim.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+int wb_spawn_worker(const char *path, char *const argv[], char *const envp[], int child_fd, pid_t *pid) {
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attr;
+    int rc = posix_spawn_file_actions_init(&actions);
+    if (rc != 0) return rc;
+    rc = posix_spawnattr_init(&attr);
+    if (rc != 0) { posix_spawn_file_actions_destroy(&actions); return rc; }
+
+    // dup2 onto the same number clears FD_CLOEXEC only when the numbers differ, so the
+    // broker always hands a descriptor above 3 (socketpair fds are CLOEXEC).
+    if (child_fd == 3) { rc = EINVAL; goto out; }
+    if ((rc = posix_spawn_file_actions_adddup2(&actions, child_fd, 3)) != 0) goto out;
+    if ((rc = posix_spawn_file_actions_addclosefrom_np(&actions, 4)) != 0) goto out;
+
+    sigset_t empty, all;
+    sigemptyset(&empty);
+    sigfillset(&all);
+    if ((rc = posix_spawnattr_setsigmask(&attr, &empty)) != 0) goto out;
+    if ((rc = posix_spawnattr_setsigdefault(&attr, &all)) != 0) goto out;
+    if ((rc = posix_spawnattr_setpgroup(&attr, 0)) != 0) goto out;
+    if ((rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP)) != 0) goto out;
+
+    rc = posix_spawn(pid, path, &actions, &attr, argv, envp);
+out:
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    return rc;
+}
+
+int wb_pidfd_open(pid_t pid) {
+    return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+int wb_pidfd_try_reap(int pidfd, int *exited_code, int *signal) {
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    if (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &info, WEXITED | WNOHANG) != 0) return -1;
+    if (info.si_pid == 0) return 0;
+    *exited_code = -1;
+    *signal = -1;
+    if (info.si_code == CLD_EXITED) *exited_code = info.si_status;
+    else *signal = info.si_status;
+    return 1;
+}
+
+int wb_set_parent_death_signal(int signal) {
+    return prctl(PR_SET_PDEATHSIG, signal, 0, 0, 0);
+}
+
+int wb_sol_socket(void) { return SOL_SOCKET; }
+int wb_so_peercred(void) { return SO_PEERCRED; }
+
+_Static_assert(sizeof(struct wb_ucred) == sizeof(struct ucred), "wb_ucred must match struct ucred");

@@ -1,0 +1,84 @@
+import Foundation
+import NIOCore
+import NIOPosix
+
+public typealias ControlRequest = Windowbroker_V1_ControlRequest.OneOf_Kind
+public typealias ControlReply = Windowbroker_V1_ControlReply.OneOf_Kind
+public typealias LifecycleEvent = Windowbroker_V1_LifecycleEvent
+
+/// A control connection to a running broker, as wmctl and tests use it.
+public final class BrokerClient: Sendable {
+    public let connection: WireConnection
+    public let welcome: Windowbroker_V1_Welcome
+    /// Lifecycle events the broker pushes after a `watch` request.
+    public let events: AsyncStream<LifecycleEvent>
+    public let defaultTimeout: Duration
+
+    init(connection: WireConnection, welcome: Windowbroker_V1_Welcome, events: AsyncStream<LifecycleEvent>, defaultTimeout: Duration) {
+        self.connection = connection
+        self.welcome = welcome
+        self.events = events
+        self.defaultTimeout = defaultTimeout
+    }
+
+    /// The default control socket: `$XDG_RUNTIME_DIR/windowbroker/control.sock`.
+    public static func defaultSocketPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        let runtime = environment["XDG_RUNTIME_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/run/user/\(getuid())"
+        return runtime + "/windowbroker/control.sock"
+    }
+
+    /// Connects, says Hello, runs `body` with the connected client and closes.
+    /// Failure to connect throws `brokerUnreachable`; a refused Hello throws the broker's error.
+    public static func withConnection<Result: Sendable>(
+        socketPath: String,
+        clientName: String = "wmctl",
+        timeout: Duration = .seconds(30),
+        _ body: @Sendable (BrokerClient) async throws -> Result
+    ) async throws -> Result {
+        let channel: WireChannel
+        do {
+            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .connect(unixDomainSocketPath: socketPath) { channel in
+                    channel.eventLoop.makeCompletedFuture { try WireChannel.wrapping(channel) }
+                }
+        } catch {
+            throw BrokerError(.brokerUnreachable, "cannot reach the broker at \(socketPath): \(error)")
+        }
+        return try await channel.executeThenClose { inbound, outbound in
+            let connection = WireConnection(outbound: outbound)
+            let (events, eventSink) = AsyncStream.makeStream(of: LifecycleEvent.self, bufferingPolicy: .bufferingNewest(4096))
+            return try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    await connection.readLoop(inbound) { envelope in
+                        if case .lifecycleEvent(let event) = envelope.body { eventSink.yield(event) }
+                    }
+                    eventSink.finish()
+                }
+                defer { group.cancelAll() }
+                let hello = Windowbroker_V1_Hello.with {
+                    $0.protocolVersion = WireProtocol.version
+                    $0.peerKind = .control
+                    $0.clientName = clientName
+                }
+                let reply = try await connection.request(.hello(hello), timeout: timeout, what: "the broker")
+                guard case .welcome(let welcome) = reply.body else {
+                    throw BrokerError(.malformedFrame, "the broker answered Hello with something other than Welcome")
+                }
+                let client = BrokerClient(connection: connection, welcome: welcome, events: events, defaultTimeout: timeout)
+                let result = try await body(client)
+                await connection.close(BrokerError(.connectionClosed, "the client closed the connection"))
+                return result
+            }
+        }
+    }
+
+    /// Sends one control request and returns the broker's reply, or throws its `BrokerError`.
+    public func request(_ request: ControlRequest, timeout: Duration? = nil) async throws -> ControlReply {
+        let reply = try await connection.request(
+            .controlRequest(.with { $0.kind = request }), timeout: timeout ?? defaultTimeout, what: "the broker")
+        guard case .controlReply(let control) = reply.body, let kind = control.kind else {
+            throw BrokerError(.malformedFrame, "the broker sent an unexpected reply")
+        }
+        return kind
+    }
+}

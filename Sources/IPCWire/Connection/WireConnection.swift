@@ -1,0 +1,131 @@
+import Foundation
+import NIOCore
+
+/// One side of a windowbroker connection: numbers requests, matches replies to them, and
+/// fails every waiting request when the connection ends or a deadline passes. Broker, worker
+/// SDK and control client all talk through this type.
+public actor WireConnection {
+    private struct Pending {
+        var continuation: CheckedContinuation<Envelope, any Error>
+        var deadline: Task<Void, Never>
+    }
+
+    private let outbound: NIOAsyncChannelOutboundWriter<Envelope>
+    private var nextID: UInt64 = 1
+    private var pending: [UInt64: Pending] = [:]
+    private var closedError: BrokerError?
+
+    public init(outbound: NIOAsyncChannelOutboundWriter<Envelope>) {
+        self.outbound = outbound
+    }
+
+    /// Sends `body` as a request and waits for the envelope that names it in `reply_to`.
+    /// An `Error` reply is thrown as `BrokerError`.
+    public func request(_ body: Envelope.OneOf_Body, timeout: Duration, what: @autoclosure () -> String = "the peer") async throws -> Envelope {
+        if let closedError { throw closedError }
+        let id = nextID
+        nextID += 1
+        let envelope = Envelope.with {
+            $0.id = id
+            $0.body = body
+        }
+        let peer = what()
+        let reply = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Envelope, any Error>) in
+            let deadline = Task { [weak self] in
+                guard (try? await Task.sleep(for: timeout)) != nil else { return }
+                await self?.fail(id, BrokerError(.timedOut, "\(peer) did not answer within \(timeout.formattedSeconds)"))
+            }
+            pending[id] = Pending(continuation: continuation, deadline: deadline)
+            let outbound = self.outbound
+            Task { [weak self] in
+                do { try await outbound.write(envelope) } catch { await self?.fail(id, Self.mapWriteError(error)) }
+            }
+        }
+        if case .error(let error) = reply.body { throw BrokerError(wire: error) }
+        return reply
+    }
+
+    /// Sends an envelope that expects no answer (a reply, or a pushed event).
+    public func send(_ body: Envelope.OneOf_Body, replyTo: UInt64 = 0) async throws {
+        var envelope = Envelope()
+        envelope.replyTo = replyTo
+        envelope.body = body
+        do { try await outbound.write(envelope) } catch { throw Self.mapWriteError(error) }
+    }
+
+    public func reply(to request: Envelope, with body: Envelope.OneOf_Body) async {
+        try? await send(body, replyTo: request.id)
+    }
+
+    public func reply(to request: Envelope, error: BrokerError) async {
+        try? await send(.error(error.wire), replyTo: request.id)
+    }
+
+    /// Hands a received envelope to the request waiting for it. Returns false when nothing
+    /// waits for it, so the caller treats it as a request or event.
+    public func deliver(_ envelope: Envelope) -> Bool {
+        guard envelope.replyTo != 0, let waiting = pending.removeValue(forKey: envelope.replyTo) else { return false }
+        waiting.deadline.cancel()
+        waiting.continuation.resume(returning: envelope)
+        return true
+    }
+
+    /// Marks the connection closed, fails everything still waiting and finishes the writer.
+    public func close(_ error: BrokerError) {
+        failPending(error)
+        outbound.finish()
+    }
+
+    /// Fails everything still waiting; later requests fail at once. Replies can still be sent.
+    public func failPending(_ error: BrokerError) {
+        if closedError == nil { closedError = error }
+        let waiting = pending
+        pending.removeAll()
+        for (_, entry) in waiting {
+            entry.deadline.cancel()
+            entry.continuation.resume(throwing: error)
+        }
+    }
+
+    private func fail(_ id: UInt64, _ error: BrokerError) {
+        guard let waiting = pending.removeValue(forKey: id) else { return }
+        waiting.deadline.cancel()
+        waiting.continuation.resume(throwing: error)
+    }
+
+    private static func mapWriteError(_ error: any Error) -> BrokerError {
+        if let error = error as? BrokerError { return error }
+        return BrokerError(.connectionClosed, "the connection closed: \(error)")
+    }
+
+    /// Reads `inbound` until it ends, routing replies to their requests and everything else to
+    /// `handle`. Returns the error that ended the connection, if any, after failing all waiters
+    /// (the writer stays open so the caller can still say why it is closing).
+    @discardableResult
+    public nonisolated func readLoop(
+        _ inbound: NIOAsyncChannelInboundStream<Envelope>,
+        handle: @Sendable (Envelope) async -> Void
+    ) async -> BrokerError? {
+        var ending: BrokerError?
+        do {
+            for try await envelope in inbound {
+                if await deliver(envelope) { continue }
+                await handle(envelope)
+            }
+        } catch let error as BrokerError {
+            ending = error
+        } catch {
+            ending = BrokerError(.connectionClosed, "the connection failed: \(error)")
+        }
+        await failPending(ending ?? BrokerError(.connectionClosed, "the peer closed the connection"))
+        return ending
+    }
+}
+
+extension Duration {
+    public var formattedSeconds: String {
+        let (seconds, attoseconds) = components
+        let value = Double(seconds) + Double(attoseconds) / 1e18
+        return value == value.rounded() ? "\(Int(value)) s" : String(format: "%.1f s", value)
+    }
+}

@@ -1,0 +1,80 @@
+import NIOCore
+import NIOExtras
+import SwiftProtobuf
+
+/// A connection that carries windowbroker envelopes, as NIO's async bridge sees it.
+public typealias WireChannel = NIOAsyncChannel<Envelope, Envelope>
+
+extension ChannelPipeline.SynchronousOperations {
+    /// Installs the framing every windowbroker connection uses: a 4-byte big-endian length,
+    /// then one protobuf `Envelope`. Frames longer than `maxFrameBytes` are refused in both
+    /// directions with `BrokerError.payloadTooLarge`; undecodable frames raise `malformedFrame`.
+    public func addWireFraming(maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes) throws {
+        // NIOExtras' decoder has no length cap of its own; the handler's buffer cap bounds what a
+        // peer can make us hold to one frame's worth.
+        try addHandler(
+            ByteToMessageHandler(
+                LengthFieldBasedFrameDecoder(lengthFieldBitLength: .fourBytes),
+                maximumBufferSize: maxFrameBytes + 4
+            )
+        )
+        try addHandler(LengthFieldPrepender(lengthFieldBitLength: .fourBytes))
+        try addHandler(EnvelopeCodec(maxFrameBytes: maxFrameBytes))
+    }
+}
+
+extension WireChannel {
+    /// Installs the framing on `channel` and wraps it for async use. Call on the channel's event loop.
+    public static func wrapping(_ channel: Channel, maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes) throws -> WireChannel {
+        try channel.pipeline.syncOperations.addWireFraming(maxFrameBytes: maxFrameBytes)
+        return try WireChannel(wrappingChannelSynchronously: channel)
+    }
+}
+
+/// Turns frames into envelopes and back, and gives framing errors their wire meaning.
+final class EnvelopeCodec: ChannelDuplexHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = Envelope
+    typealias OutboundIn = Envelope
+    typealias OutboundOut = ByteBuffer
+
+    private let maxFrameBytes: Int
+
+    init(maxFrameBytes: Int) {
+        self.maxFrameBytes = maxFrameBytes
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        do {
+            let envelope = try Envelope(serializedBytes: Array(frame.readableBytesView))
+            context.fireChannelRead(wrapInboundOut(envelope))
+        } catch {
+            context.fireErrorCaught(BrokerError(.malformedFrame, "a \(frame.readableBytes)-byte frame is not a valid envelope"))
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        if error is ByteToMessageDecoderError.PayloadTooLargeError {
+            context.fireErrorCaught(BrokerError(.payloadTooLarge, "a frame exceeds the \(maxFrameBytes)-byte limit"))
+        } else if error is NIOLengthFieldBasedFrameDecoderError {
+            context.fireErrorCaught(BrokerError(.payloadTooLarge, "a frame length exceeds what the decoder supports"))
+        } else {
+            context.fireErrorCaught(error)
+        }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let envelope = unwrapOutboundIn(data)
+        do {
+            let bytes: [UInt8] = try envelope.serializedBytes()
+            guard bytes.count <= maxFrameBytes else {
+                promise?.fail(BrokerError(.payloadTooLarge, "a \(bytes.count)-byte reply exceeds the \(maxFrameBytes)-byte frame limit"))
+                return
+            }
+            context.write(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)), promise: promise)
+        } catch {
+            promise?.fail(error)
+        }
+    }
+}

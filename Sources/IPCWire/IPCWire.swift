@@ -1,0 +1,21 @@
+/// IPCWire: the windowbroker protocol shared by the broker, the SceneWorker SDK and wmctl.
+///
+/// It holds the framing (4-byte big-endian length + protobuf `Envelope`), the generated schema
+/// (`Generated/windowbroker.pb.swift`, from `proto/windowbroker.proto`), the value types both
+/// sides speak (`UserActivity`, `PlistValue`, `SceneState`), typed errors, the request/reply
+/// correlation every peer uses (`WireConnection`) and a control client (`BrokerClient`).
+/// Nothing here knows about sessions or processes: that is the broker's business.
+
+public typealias Envelope = Windowbroker_V1_Envelope
+
+public enum WireProtocol {
+    /// Bumped on any incompatible change to the schema's meaning. Peers with another version are refused.
+    public static let version: UInt32 = 1
+    public static let brokerVersion = "0.1.0"
+    /// Largest frame accepted on any connection, header excluded.
+    public static let defaultMaxFrameBytes = 1 << 20
+    /// Largest encoded `UserActivity` accepted from a requester or a scene.
+    public static let defaultMaxActivityBytes = 256 << 10
+    /// Deepest nesting of lists and dictionaries accepted in `userInfo`.
+    public static let maxUserInfoDepth = 32
+}

@@ -1,0 +1,35 @@
+/// Where a scene session is in its lifecycle. The raw values are the names wmctl prints.
+public enum SceneState: String, Sendable, Codable, CaseIterable {
+    /// The session exists (it is in the switcher) but no process is attached.
+    case unattached
+    /// A worker is being spawned and connected.
+    case launching
+    case foregroundInactive
+    case foregroundActive
+    case background
+
+    public var isForeground: Bool { self == .foregroundActive || self == .foregroundInactive }
+    public var isConnected: Bool { self != .unattached && self != .launching }
+}
+
+extension SceneState {
+    public init(wire: Windowbroker_V1_SceneState) {
+        switch wire {
+        case .launching: self = .launching
+        case .foregroundInactive: self = .foregroundInactive
+        case .foregroundActive: self = .foregroundActive
+        case .background: self = .background
+        case .unattached, .unspecified, .UNRECOGNIZED: self = .unattached
+        }
+    }
+
+    public var wire: Windowbroker_V1_SceneState {
+        switch self {
+        case .unattached: .unattached
+        case .launching: .launching
+        case .foregroundInactive: .foregroundInactive
+        case .foregroundActive: .foregroundActive
+        case .background: .background
+        }
+    }
+}

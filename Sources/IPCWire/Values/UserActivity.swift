@@ -1,0 +1,85 @@
+import Foundation
+
+/// A typed, serialisable description of content (`NSUserActivity`): what a scene shows, what
+/// an activation asks for, and what a scene hands over to be restored later.
+public struct UserActivity: Sendable, Hashable, Codable {
+    public var activityType: String
+    public var title: String
+    public var targetContentIdentifier: String?
+    public var userInfo: [String: PlistValue]
+    public var keywords: [String]
+    public var isEligibleForSearch: Bool
+    /// Opaque bytes the scene uses to put its interaction state (cursor, scroll) back.
+    public var interactionState: Data?
+    public var persistentIdentifier: String?
+
+    public init(
+        activityType: String,
+        title: String = "",
+        targetContentIdentifier: String? = nil,
+        userInfo: [String: PlistValue] = [:],
+        keywords: [String] = [],
+        isEligibleForSearch: Bool = false,
+        interactionState: Data? = nil,
+        persistentIdentifier: String? = nil
+    ) {
+        self.activityType = activityType
+        self.title = title
+        self.targetContentIdentifier = targetContentIdentifier
+        self.userInfo = userInfo
+        self.keywords = keywords
+        self.isEligibleForSearch = isEligibleForSearch
+        self.interactionState = interactionState
+        self.persistentIdentifier = persistentIdentifier
+    }
+}
+
+extension UserActivity {
+    /// Converts from the wire and checks what every receiver must check: a type, plist-typed
+    /// `userInfo` within the depth limit, and an encoded size within `maxBytes`.
+    public init(wire: Windowbroker_V1_UserActivity, maxBytes: Int = WireProtocol.defaultMaxActivityBytes) throws(BrokerError) {
+        guard !wire.activityType.isEmpty else {
+            throw BrokerError(.invalidRequest, "the activity has no activityType")
+        }
+        let size = (try? wire.serializedBytes() as [UInt8])?.count ?? Int.max
+        guard size <= maxBytes else {
+            throw BrokerError(.payloadTooLarge, "the activity is \(size) bytes encoded; the limit is \(maxBytes)")
+        }
+        self.init(
+            activityType: wire.activityType,
+            title: wire.title,
+            targetContentIdentifier: wire.targetContentIdentifier.isEmpty ? nil : wire.targetContentIdentifier,
+            userInfo: try PlistValue.dictionary(wire: wire.userInfo),
+            keywords: wire.keywords,
+            isEligibleForSearch: wire.eligibleForSearch,
+            interactionState: wire.interactionState.isEmpty ? nil : wire.interactionState,
+            persistentIdentifier: wire.persistentID.isEmpty ? nil : wire.persistentID
+        )
+    }
+
+    public var wire: Windowbroker_V1_UserActivity {
+        .with {
+            $0.activityType = activityType
+            $0.title = title
+            $0.targetContentIdentifier = targetContentIdentifier ?? ""
+            $0.userInfo = PlistValue.wire(dictionary: userInfo)
+            $0.keywords = keywords
+            $0.eligibleForSearch = isEligibleForSearch
+            $0.interactionState = interactionState ?? Data()
+            $0.persistentID = persistentIdentifier ?? ""
+        }
+    }
+
+    /// The protobuf encoding, used as the at-rest form of restoration activities.
+    public func serialized() -> Data {
+        (try? wire.serializedData()) ?? Data()
+    }
+
+    public init(serialized data: Data) throws(BrokerError) {
+        let decoded: Windowbroker_V1_UserActivity
+        do { decoded = try Windowbroker_V1_UserActivity(serializedBytes: data) } catch {
+            throw BrokerError(.internalError, "a stored activity could not be decoded: \(error)")
+        }
+        try self.init(wire: decoded, maxBytes: Int.max)
+    }
+}

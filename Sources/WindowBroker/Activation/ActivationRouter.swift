@@ -1,0 +1,82 @@
+import Foundation
+import Glibc
+import IPCWire
+
+/// An activation request as the broker receives it (`requestSceneSessionActivation`).
+public struct ActivationRequest: Sendable {
+    public var appID: String?
+    public var sessionID: UUID?
+    public var activity: UserActivity?
+    /// Always create a new scene (`wmctl open --new`).
+    public var forceNew: Bool
+
+    public init(appID: String?, sessionID: UUID?, activity: UserActivity?, forceNew: Bool) {
+        self.appID = appID
+        self.sessionID = sessionID
+        self.activity = activity
+        self.forceNew = forceNew
+    }
+}
+
+/// Where an activation goes.
+public enum ActivationDecision: Sendable, Equatable {
+    /// Bring this existing session forward and deliver the activity to it.
+    case existing(UUID, reason: String)
+    /// Create a new session with this configuration.
+    case create(configuration: String, role: String)
+}
+
+/// Pure routing of an activation request to a session, following SCENE-MODEL.md: an explicit
+/// session wins; otherwise the target content identifier is matched against the scenes'
+/// activation conditions (a preferring scene is reused); otherwise a new session is created,
+/// unless the app supports only one scene.
+public enum ActivationRouter {
+    public static func route(
+        _ request: ActivationRequest, app: AppManifest, sessions: [SceneSession]
+    ) throws(BrokerError) -> ActivationDecision {
+        if let activity = request.activity, !app.declares(activityType: activity.activityType) {
+            let declared = app.activityTypes.isEmpty ? "none" : app.activityTypes.joined(separator: ", ")
+            throw BrokerError(
+                .undeclaredActivityType,
+                "app '\(app.id)' does not declare activity type '\(activity.activityType)' (declared: \(declared))")
+        }
+        let ofApp = sessions.filter { $0.appID == app.id }.sorted { $0.lastActiveAt > $1.lastActiveAt }
+        if let sessionID = request.sessionID {
+            guard ofApp.contains(where: { $0.id == sessionID }) else {
+                throw BrokerError(.unknownSession, "no session \(sessionID.uuidString.lowercased()) of app '\(app.id)'")
+            }
+            return .existing(sessionID, reason: "the requested session")
+        }
+        if !app.supportsMultipleScenes, let only = ofApp.first {
+            if request.forceNew {
+                throw BrokerError(
+                    .multipleScenesUnsupported,
+                    "app '\(app.id)' does not support multiple scenes; its scene \(only.id.uuidString.lowercased()) is unchanged (omit --new to activate it instead)")
+            }
+            return .existing(only.id, reason: "app supports a single scene")
+        }
+        let target = request.activity?.targetContentIdentifier
+        if !request.forceNew, let target {
+            if let preferring = ofApp.first(where: {
+                matches(target, any: $0.activationConditions.prefersToActivate)
+                    && matches(target, any: $0.activationConditions.canActivate)
+            }) {
+                return .existing(preferring.id, reason: "scene prefers to activate '\(target)'")
+            }
+        }
+        let candidates = app.configurations.filter { $0.role == AppManifest.defaultRole } + app.configurations
+        let configuration = candidates.first { configuration in
+            guard let target else { return true }
+            return matches(target, any: configuration.canActivate ?? ["*"])
+        }
+        guard let configuration else {
+            throw BrokerError(.requestDenied, "no configuration of app '\(app.id)' can activate '\(target ?? "")'")
+        }
+        return .create(configuration: configuration.name, role: configuration.role)
+    }
+
+    /// Shell-glob match of a target content identifier against patterns.
+    public static func matches(_ target: String, any patterns: [String]) -> Bool {
+        patterns.contains { fnmatch($0, target, 0) == 0 }
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import IPCWire
+
+/// Everything the broker can be told at start. Defaults follow the XDG base directories.
+public struct BrokerConfiguration: Sendable {
+    public var appsDirectories: [String]
+    /// Holds `state.sqlite`.
+    public var stateDirectory: String
+    /// Holds `control.sock` (created 0700).
+    public var runtimeDirectory: String
+    public var socketPath: String { runtimeDirectory + "/control.sock" }
+    /// Where bare executable names in manifests are found first.
+    public var helperDirectory: String?
+    public var environment: [String: String]
+
+    /// At most this many scenes are in the foreground at once (split view holds two).
+    public var maxForegroundScenes = 2
+    public var maxLiveWorkers = 64
+    public var maxSessionsPerApp = 256
+    public var maxFrameBytes = WireProtocol.defaultMaxFrameBytes
+    public var maxActivityBytes = WireProtocol.defaultMaxActivityBytes
+
+    /// How long a reconnecting scene may take in restoreInteractionState (extension included).
+    public var restorationTimeout: Duration = .seconds(5)
+    /// How long a worker may take to answer any other command.
+    public var workerTimeout: Duration = .seconds(5)
+    /// How long a new worker may take to start and say Hello.
+    public var launchTimeout: Duration = .seconds(10)
+    /// How long a disconnected worker may take to exit before SIGKILL.
+    public var exitTimeout: Duration = .seconds(3)
+    /// How long a control client may take to say Hello.
+    public var handshakeTimeout: Duration = .seconds(10)
+
+    public init(
+        appsDirectories: [String]? = nil,
+        stateDirectory: String? = nil,
+        runtimeDirectory: String? = nil,
+        helperDirectory: String? = nil,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) {
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        func xdg(_ name: String, _ fallback: String) -> String {
+            environment[name].flatMap { $0.isEmpty ? nil : $0 } ?? fallback
+        }
+        self.environment = environment
+        self.appsDirectories = appsDirectories ?? ManifestLoader.defaultDirectories(environment: environment)
+        self.stateDirectory = stateDirectory ?? xdg("XDG_STATE_HOME", home + "/.local/state") + "/windowbroker"
+        self.runtimeDirectory = runtimeDirectory ?? xdg("XDG_RUNTIME_DIR", "/run/user/\(getuid())") + "/windowbroker"
+        self.helperDirectory = helperDirectory
+    }
+}

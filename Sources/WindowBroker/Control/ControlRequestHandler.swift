@@ -1,0 +1,183 @@
+import Foundation
+import IPCWire
+import Logging
+import NIOCore
+import Synchronization
+
+/// Serves one control connection: the Hello handshake (with a deadline), then one request at
+/// a time, each answered exactly once with a reply or a typed error. `watch` streams lifecycle
+/// events on the same connection until it closes.
+struct ControlRequestHandler: Sendable {
+    let broker: Broker
+    let logger: Logger
+
+    /// Set once the peer said a valid Hello; read by the handshake deadline.
+    final class Handshake: Sendable {
+        private let done = Atomic<Bool>(false)
+        var isDone: Bool { done.load(ordering: .acquiring) }
+        func complete() { done.store(true, ordering: .releasing) }
+    }
+
+    func serve(connection: WireConnection, inbound: NIOAsyncChannelInboundStream<Envelope>, peerPID: pid_t?) async {
+        let handshake = Handshake()
+        let handshakeTimeout = await broker.configuration.handshakeTimeout
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                // The handshake deadline: a peer that never says Hello does not hold a connection.
+                guard (try? await Task.sleep(for: handshakeTimeout)) != nil, !handshake.isDone else { return false }
+                try? await connection.send(.error(BrokerError(.handshakeRequired, "no Hello within \(handshakeTimeout.formattedSeconds)").wire))
+                return true
+            }
+            group.addTask {
+                await self.readRequests(connection: connection, inbound: inbound, handshake: handshake)
+                return true
+            }
+            while let endsConnection = await group.next() {
+                if endsConnection { break }
+            }
+            group.cancelAll()
+        }
+    }
+
+    private func readRequests(connection: WireConnection, inbound: NIOAsyncChannelInboundStream<Envelope>, handshake: Handshake) async {
+        var watcher: (id: UUID, task: Task<Void, Never>)?
+        defer {
+            if let watcher {
+                watcher.task.cancel()
+                Task { await broker.removeWatcher(watcher.id) }
+            }
+        }
+        do {
+            for try await envelope in inbound {
+                if !handshake.isDone {
+                    guard case .hello(let hello) = envelope.body else {
+                        await connection.reply(to: envelope, error: BrokerError(.handshakeRequired, "the first message must be Hello"))
+                        return
+                    }
+                    if let problem = Self.check(hello) {
+                        await connection.reply(to: envelope, error: problem)
+                        return
+                    }
+                    await connection.reply(to: envelope, with: .welcome(.with {
+                        $0.protocolVersion = WireProtocol.version
+                        $0.brokerVersion = WireProtocol.brokerVersion
+                        $0.brokerPid = getpid()
+                    }))
+                    handshake.complete()
+                    continue
+                }
+                guard case .controlRequest(let request) = envelope.body, let kind = request.kind else {
+                    await connection.reply(to: envelope, error: BrokerError(.invalidRequest, "expected a control request"))
+                    continue
+                }
+                if case .watch = kind, watcher == nil {
+                    let (id, events) = await broker.addWatcher()
+                    await connection.reply(to: envelope, with: .controlReply(.with { $0.watchStarted = .init() }))
+                    watcher = (id, Task {
+                        for await event in events {
+                            do { try await connection.send(.lifecycleEvent(event)) } catch { break }
+                        }
+                    })
+                    continue
+                }
+                do {
+                    let reply = try await handle(kind)
+                    await connection.reply(to: envelope, with: .controlReply(.with { $0.kind = reply }))
+                } catch let error as BrokerError {
+                    await connection.reply(to: envelope, error: error)
+                } catch {
+                    logger.error("control request failed", metadata: ["error": "\(error)"])
+                    await connection.reply(to: envelope, error: BrokerError(.internalError, "internal error: \(error)"))
+                }
+            }
+        } catch let error as BrokerError {
+            logger.notice("closing a misbehaving control connection", metadata: ["error": "\(error.message)"])
+            try? await connection.send(.error(error.wire))
+        } catch {
+            logger.debug("control connection ended", metadata: ["error": "\(error)"])
+        }
+    }
+
+    static func check(_ hello: Windowbroker_V1_Hello) -> BrokerError? {
+        if hello.protocolVersion != WireProtocol.version {
+            return BrokerError(.unsupportedVersion, "client speaks protocol \(hello.protocolVersion); this broker speaks \(WireProtocol.version)")
+        }
+        if hello.peerKind != .control {
+            return BrokerError(.permissionDenied, "only control clients connect here; workers are started by the broker")
+        }
+        return nil
+    }
+
+    private func sessionID(_ text: String) throws -> UUID {
+        guard let id = UUID(uuidString: text) else {
+            throw BrokerError(.unknownSession, "'\(text)' is not a session id; `wmctl sessions` lists them")
+        }
+        return id
+    }
+
+    private func stateReply(_ outcome: Broker.Outcome) -> ControlReply {
+        .sessionState(.with {
+            $0.sessionID = outcome.sessionID.uuidString.lowercased()
+            $0.state = outcome.state.wire
+            $0.created = outcome.created
+            $0.detail = outcome.notes.joined(separator: "; ")
+        })
+    }
+
+    private func handle(_ request: ControlRequest) async throws -> ControlReply {
+        switch request {
+        case .status:
+            let status = await broker.status()
+            return .status(.with {
+                $0.version = WireProtocol.brokerVersion
+                $0.pid = getpid()
+                $0.uptimeSeconds = status.uptime
+                $0.sessions = UInt32(status.sessions)
+                $0.workers = UInt32(status.workers)
+            })
+        case .apps:
+            let apps = await broker.appList()
+            return .apps(.with {
+                $0.apps = apps.map { app in
+                    .with {
+                        $0.id = app.id
+                        $0.name = app.name
+                        $0.supportsMultipleScenes = app.supportsMultipleScenes
+                        $0.activityTypes = app.activityTypes
+                        $0.configurations = app.configurations.map(\.name)
+                    }
+                }
+            })
+        case .open(let open):
+            let maxBytes = await broker.configuration.maxActivityBytes
+            let activity = open.hasActivity ? try UserActivity(wire: open.activity, maxBytes: maxBytes) : nil
+            let request = ActivationRequest(
+                appID: open.appID.isEmpty ? nil : open.appID,
+                sessionID: open.sessionID.isEmpty ? nil : try sessionID(open.sessionID),
+                activity: activity,
+                forceNew: open.forceNew)
+            return stateReply(try await broker.open(request))
+        case .activate(let command):
+            return stateReply(try await broker.activate(try sessionID(command.sessionID)))
+        case .background(let command):
+            return stateReply(try await broker.background(try sessionID(command.sessionID)))
+        case .reclaim(let command):
+            return stateReply(try await broker.reclaim(try sessionID(command.sessionID)))
+        case .close(let command):
+            return stateReply(try await broker.close(try sessionID(command.sessionID)))
+        case .sessions(let list):
+            let sessions = await broker.sessionList(appID: list.appID.isEmpty ? nil : list.appID)
+            return .sessions(.with { $0.sessions = sessions })
+        case .show(let command):
+            return .session(try await broker.sessionInfo(try sessionID(command.sessionID)))
+        case .send(let send):
+            let arguments = try PlistValue.dictionary(wire: send.arguments, path: "arguments")
+            return .actionResult(try await broker.perform(try sessionID(send.sessionID), action: send.action, arguments: arguments))
+        case .watch:
+            throw BrokerError(.invalidRequest, "this connection is already watching")
+        case .ping(let ping):
+            return .ping(.with { $0.payload = ping.payload })
+        }
+    }
+}
+

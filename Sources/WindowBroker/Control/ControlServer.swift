@@ -1,0 +1,97 @@
+import CLinuxShim
+import Foundation
+import Glibc
+import IPCWire
+import Logging
+import NIOCore
+import NIOPosix
+
+/// The control socket wmctl talks to: `<runtime-dir>/control.sock` in a 0700 directory.
+/// Peers of another uid are refused (SO_PEERCRED). Each connection must start with Hello;
+/// a peer that sends garbage gets an error if one can still be sent, and is closed. The
+/// broker keeps serving everyone else.
+public struct ControlServer: Sendable {
+    public let broker: Broker
+    public let socketPath: String
+    let logger: Logger
+
+    public init(broker: Broker, socketPath: String, logger: Logger) {
+        self.broker = broker
+        self.socketPath = socketPath
+        self.logger = logger
+    }
+
+    struct Accepted: Sendable {
+        var channel: WireChannel
+        var peer: wb_ucred?
+    }
+
+    /// Binds the socket path (after checking no other broker serves it) and serves until cancelled.
+    /// `onListening` runs once connections are accepted.
+    public func run(onListening: @Sendable () async -> Void = {}) async throws {
+        try Self.prepare(socketPath: socketPath)
+        let maxFrame = await broker.configuration.maxFrameBytes
+        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 128)
+            .bind(unixDomainSocketPath: socketPath, cleanupExistingSocketFile: true) { channel in
+                let credentials: EventLoopFuture<wb_ucred?>
+                if let provider = channel as? SocketOptionProvider {
+                    credentials = provider.unsafeGetSocketOption(
+                        level: SocketOptionLevel(wb_sol_socket()), name: SocketOptionName(wb_so_peercred())
+                    ).map { Optional($0) }.recover { _ in nil }
+                } else {
+                    credentials = channel.eventLoop.makeSucceededFuture(nil)
+                }
+                return credentials.flatMapThrowing { peer in
+                    Accepted(channel: try WireChannel.wrapping(channel, maxFrameBytes: maxFrame), peer: peer)
+                }
+            }
+        defer { unlink(socketPath) }
+        chmod(socketPath, 0o600)
+        logger.info("control socket listening", metadata: ["path": "\(socketPath)"])
+        try await server.executeThenClose { inbound in
+            await onListening()
+            try await withThrowingDiscardingTaskGroup { group in
+                for try await accepted in inbound {
+                    group.addTask { await self.serve(accepted) }
+                }
+            }
+        }
+    }
+
+    /// Creates the runtime directory 0700 and removes a stale socket; refuses when a live
+    /// broker answers on it.
+    static func prepare(socketPath: String) throws {
+        let directory = (socketPath as NSString).deletingLastPathComponent
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        chmod(directory, 0o700)
+        guard FileManager.default.fileExists(atPath: socketPath) else { return }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            let bytes = Array(socketPath.utf8.prefix(buffer.count - 1))
+            buffer.copyBytes(from: bytes + [0])
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        if connected == 0 {
+            throw BrokerError(.requestDenied, "another broker is already serving \(socketPath)")
+        }
+    }
+
+    private func serve(_ accepted: Accepted) async {
+        let handler = ControlRequestHandler(broker: broker, logger: logger)
+        try? await accepted.channel.executeThenClose { inbound, outbound in
+            let connection = WireConnection(outbound: outbound)
+            if let peer = accepted.peer, peer.uid != getuid() {
+                logger.warning("refused a control peer of another user", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
+                try? await connection.send(.error(BrokerError(.permissionDenied, "this broker serves uid \(getuid()) only").wire))
+                return
+            }
+            await handler.serve(connection: connection, inbound: inbound, peerPID: accepted.peer?.pid)
+        }
+    }
+}

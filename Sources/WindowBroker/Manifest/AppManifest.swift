@@ -1,0 +1,55 @@
+import Foundation
+
+/// What the broker knows about an app: read from one JSON file per app in an apps directory.
+///
+/// ```json
+/// {
+///   "id": "notes",
+///   "name": "Notes",
+///   "executable": "notes",
+///   "arguments": [],
+///   "supportsMultipleScenes": true,
+///   "configurations": [
+///     { "name": "Default", "role": "windowApplication", "delegate": "NoteSceneDelegate",
+///       "canActivate": ["*"], "prefersToActivate": [] }
+///   ],
+///   "activityTypes": ["notes.edit"]
+/// }
+/// ```
+/// `executable` is an absolute path, a path relative to the manifest's directory (it contains
+/// a `/`), or a bare name looked up beside `windowbrokerd` and then on `PATH`.
+public struct AppManifest: Sendable, Equatable {
+    public struct Configuration: Sendable, Equatable, Codable {
+        public var name: String
+        public var role: String
+        public var delegate: String
+        /// Glob patterns on `targetContentIdentifier` this configuration may be used for (default: all).
+        public var canActivate: [String]?
+        public var prefersToActivate: [String]?
+    }
+
+    public var id: String
+    public var name: String
+    public var executable: String
+    public var arguments: [String]
+    public var supportsMultipleScenes: Bool
+    public var configurations: [Configuration]
+    public var activityTypes: [String]
+    /// The file it was read from, for messages.
+    public var source: String
+
+    public static let defaultRole = "windowApplication"
+
+    /// The configuration a new scene of `role` gets: the first one declared for that role.
+    public func defaultConfiguration(role: String = AppManifest.defaultRole) -> Configuration? {
+        configurations.first { $0.role == role } ?? configurations.first
+    }
+
+    public func configuration(named name: String) -> Configuration? {
+        configurations.first { $0.name == name }
+    }
+
+    public func declares(activityType: String) -> Bool {
+        activityTypes.contains(activityType)
+    }
+}

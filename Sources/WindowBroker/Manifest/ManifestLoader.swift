@@ -1,0 +1,143 @@
+import Foundation
+
+/// A manifest that could not be used: which file, which field, and why. The broker logs it and
+/// skips the app; it still starts.
+public struct ManifestProblem: Error, Sendable, CustomStringConvertible, Equatable {
+    public var file: String
+    public var field: String
+    public var reason: String
+    public var description: String { "\(file): field '\(field)': \(reason)" }
+}
+
+/// Reads app manifests (`*.json`) from the apps directories.
+public struct ManifestLoader: Sendable {
+    public var directories: [String]
+    /// Where bare executable names are looked for first (the broker's own directory).
+    public var helperDirectory: String?
+    public var searchPath: [String]
+
+    public init(directories: [String], helperDirectory: String?, searchPath: [String]) {
+        self.directories = directories
+        self.helperDirectory = helperDirectory
+        self.searchPath = searchPath
+    }
+
+    /// `$XDG_DATA_HOME/windowbroker/apps` then each `$XDG_DATA_DIRS/windowbroker/apps`.
+    public static func defaultDirectories(environment: [String: String]) -> [String] {
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        let dataHome = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? home + "/.local/share"
+        let dataDirs = (environment["XDG_DATA_DIRS"].flatMap { $0.isEmpty ? nil : $0 } ?? "/usr/local/share:/usr/share")
+            .split(separator: ":").map(String.init)
+        return ([dataHome] + dataDirs).map { $0 + "/windowbroker/apps" }
+    }
+
+    /// Loads every manifest; the first directory wins when two declare the same id.
+    public func load() -> (apps: [String: AppManifest], problems: [ManifestProblem]) {
+        var apps: [String: AppManifest] = [:]
+        var problems: [ManifestProblem] = []
+        let fm = FileManager.default
+        for directory in directories {
+            guard let names = try? fm.contentsOfDirectory(atPath: directory) else { continue }
+            for name in names.sorted() where name.hasSuffix(".json") {
+                let file = directory + "/" + name
+                do {
+                    let manifest = try parse(file: file)
+                    if let existing = apps[manifest.id] {
+                        problems.append(ManifestProblem(file: file, field: "id", reason: "'\(manifest.id)' is already declared by \(existing.source); this file is ignored"))
+                    } else {
+                        apps[manifest.id] = manifest
+                    }
+                } catch let problem as ManifestProblem {
+                    problems.append(problem)
+                } catch {
+                    problems.append(ManifestProblem(file: file, field: "-", reason: "\(error)"))
+                }
+            }
+        }
+        return (apps, problems)
+    }
+
+    private struct RawManifest: Decodable {
+        var id: String?
+        var name: String?
+        var executable: String?
+        var arguments: [String]?
+        var supportsMultipleScenes: Bool?
+        var configurations: [AppManifest.Configuration]?
+        var activityTypes: [String]?
+    }
+
+    public func parse(file: String) throws -> AppManifest {
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw ManifestProblem(file: file, field: "-", reason: "cannot be read")
+        }
+        let raw: RawManifest
+        do {
+            raw = try JSONDecoder().decode(RawManifest.self, from: data)
+        } catch DecodingError.typeMismatch(let type, let context) {
+            throw ManifestProblem(file: file, field: Self.path(context.codingPath), reason: "expected \(type)")
+        } catch DecodingError.keyNotFound(let key, let context) {
+            throw ManifestProblem(file: file, field: Self.path(context.codingPath + [key]), reason: "is required")
+        } catch DecodingError.valueNotFound(let type, let context) {
+            throw ManifestProblem(file: file, field: Self.path(context.codingPath), reason: "expected \(type), found null")
+        } catch {
+            throw ManifestProblem(file: file, field: "-", reason: "is not valid JSON")
+        }
+        func require<T>(_ value: T?, _ field: String) throws -> T {
+            guard let value else { throw ManifestProblem(file: file, field: field, reason: "is required") }
+            return value
+        }
+        let id = try require(raw.id, "id")
+        guard id.range(of: #"^[A-Za-z0-9][A-Za-z0-9._-]*$"#, options: .regularExpression) != nil else {
+            throw ManifestProblem(file: file, field: "id", reason: "'\(id)' must be letters, digits, '.', '_' or '-'")
+        }
+        let executable = try resolve(executable: try require(raw.executable, "executable"), manifest: file)
+        let configurations = raw.configurations ?? [
+            .init(name: "Default", role: AppManifest.defaultRole, delegate: "SceneDelegate", canActivate: nil, prefersToActivate: nil)
+        ]
+        guard !configurations.isEmpty else {
+            throw ManifestProblem(file: file, field: "configurations", reason: "must declare at least one configuration")
+        }
+        var seen = Set<String>()
+        for (i, configuration) in configurations.enumerated() where !seen.insert(configuration.name).inserted {
+            throw ManifestProblem(file: file, field: "configurations[\(i)].name", reason: "'\(configuration.name)' is declared twice")
+        }
+        let activityTypes = raw.activityTypes ?? []
+        if let empty = activityTypes.firstIndex(where: \.isEmpty) {
+            throw ManifestProblem(file: file, field: "activityTypes[\(empty)]", reason: "must not be empty")
+        }
+        return AppManifest(
+            id: id,
+            name: raw.name ?? id,
+            executable: executable,
+            arguments: raw.arguments ?? [],
+            supportsMultipleScenes: raw.supportsMultipleScenes ?? true,
+            configurations: configurations,
+            activityTypes: activityTypes,
+            source: file
+        )
+    }
+
+    private func resolve(executable: String, manifest: String) throws -> String {
+        let fm = FileManager.default
+        let candidates: [String]
+        if executable.hasPrefix("/") {
+            candidates = [executable]
+        } else if executable.contains("/") {
+            let base = (manifest as NSString).deletingLastPathComponent
+            candidates = [((base as NSString).appendingPathComponent(executable) as NSString).standardizingPath]
+        } else {
+            candidates = ([helperDirectory].compactMap { $0 } + searchPath).map { $0 + "/" + executable }
+        }
+        guard let found = candidates.first(where: { fm.isExecutableFile(atPath: $0) }) else {
+            throw ManifestProblem(
+                file: manifest, field: "executable",
+                reason: "'\(executable)' is not an executable file (looked at \(candidates.prefix(3).joined(separator: ", ")))")
+        }
+        return found
+    }
+
+    private static func path(_ keys: [CodingKey]) -> String {
+        keys.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined().trimmingCharacters(in: CharacterSet(charactersIn: "."))
+    }
+}

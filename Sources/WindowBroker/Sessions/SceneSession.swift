@@ -1,0 +1,106 @@
+import Foundation
+import IPCWire
+
+/// Why a session's process went away last time. Stored with the session and shown by wmctl.
+public enum DisconnectReason: Sendable, Equatable, CustomStringConvertible {
+    /// `wmctl reclaim`: the system took the process away after saving its state.
+    case reclaimed
+    /// The memory-pressure policy reclaimed it.
+    case memoryPressure
+    /// The worker exited on its own with this status.
+    case exited(code: Int32)
+    /// The worker died from a signal the broker did not send.
+    case crashed(signal: Int32)
+    /// The worker missed a deadline and was killed.
+    case timedOut
+    /// The broker stopped (gracefully or not) while the scene was connected.
+    case brokerStopped
+    /// The user discarded the session.
+    case discarded
+
+    public var description: String {
+        switch self {
+        case .reclaimed: "reclaimed"
+        case .memoryPressure: "memoryPressure"
+        case .exited(let code): "crashed(exit \(code))"
+        case .crashed(let signal): "crashed(\(Self.signalName(signal)))"
+        case .timedOut: "timedOut"
+        case .brokerStopped: "brokerStopped"
+        case .discarded: "discarded"
+        }
+    }
+
+    public init?(stored: String) {
+        switch stored {
+        case "reclaimed": self = .reclaimed
+        case "memoryPressure": self = .memoryPressure
+        case "timedOut": self = .timedOut
+        case "brokerStopped": self = .brokerStopped
+        case "discarded": self = .discarded
+        default:
+            if stored.hasPrefix("crashed(exit "), let code = Int32(stored.dropFirst(13).dropLast()) {
+                self = .exited(code: code)
+            } else if stored.hasPrefix("crashed("), let signal = Self.signalNumber(String(stored.dropFirst(8).dropLast())) {
+                self = .crashed(signal: signal)
+            } else {
+                return nil
+            }
+        }
+    }
+
+    private static let signalNames: [Int32: String] = [
+        1: "SIGHUP", 2: "SIGINT", 3: "SIGQUIT", 4: "SIGILL", 5: "SIGTRAP", 6: "SIGABRT", 7: "SIGBUS",
+        8: "SIGFPE", 9: "SIGKILL", 10: "SIGUSR1", 11: "SIGSEGV", 12: "SIGUSR2", 13: "SIGPIPE",
+        14: "SIGALRM", 15: "SIGTERM",
+    ]
+
+    static func signalName(_ signal: Int32) -> String { signalNames[signal] ?? "signal \(signal)" }
+
+    static func signalNumber(_ name: String) -> Int32? {
+        signalNames.first { $0.value == name }?.key ?? Int32(name.replacingOccurrences(of: "signal ", with: ""))
+    }
+}
+
+/// Activation conditions of a scene: which target content identifiers it may take (`canActivate`)
+/// and which it wants (`prefersToActivate`). Patterns are shell globs.
+public struct ActivationConditions: Sendable, Equatable, Codable {
+    public var canActivate: [String]
+    public var prefersToActivate: [String]
+
+    public static let `default` = ActivationConditions(canActivate: ["*"], prefersToActivate: [])
+}
+
+/// One entry in the switcher: outlives its worker process and broker restarts, ends only when discarded.
+public struct SceneSession: Sendable, Equatable {
+    public let id: UUID
+    public let appID: String
+    public var configuration: String
+    public var role: String
+    public var title: String
+    public var state: SceneState
+    public var createdAt: Date
+    public var lastActiveAt: Date
+    public var lastDisconnect: DisconnectReason?
+    public var launchCount: Int
+    /// The last committed restoration activity; what a reconnecting scene gets back.
+    public var restoration: UserActivity?
+    /// The activity the scene last reported as current (kept in memory only).
+    public var currentActivity: UserActivity?
+    public var activationConditions: ActivationConditions
+
+    public init(id: UUID = UUID(), appID: String, configuration: String, role: String, title: String, now: Date = Date()) {
+        self.id = id
+        self.appID = appID
+        self.configuration = configuration
+        self.role = role
+        self.title = title
+        self.state = .unattached
+        self.createdAt = now
+        self.lastActiveAt = now
+        self.lastDisconnect = nil
+        self.launchCount = 0
+        self.restoration = nil
+        self.currentActivity = nil
+        self.activationConditions = .default
+    }
+}

@@ -1,0 +1,175 @@
+import Foundation
+import GRDB
+import IPCWire
+
+/// Durable session state in SQLite (GRDB, WAL): sessions, their committed restoration
+/// activities, and discards waiting for the next launch of their app. The file is 0600 in a
+/// 0700 directory: restoration data is user data.
+public final class SessionStore: Sendable {
+    private let pool: DatabasePool
+    public let path: String
+
+    public init(directory: String) throws {
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try fm.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory)
+        path = directory + "/state.sqlite"
+        if !fm.fileExists(atPath: path) {
+            guard fm.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+                throw BrokerError(.internalError, "cannot create \(path)")
+            }
+        }
+        try fm.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        var configuration = Configuration()
+        configuration.foreignKeysEnabled = true
+        pool = try DatabasePool(path: path, configuration: configuration)
+        try Self.migrator.migrate(pool)
+    }
+
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: sessions, restoration, pending discards") { db in
+            try db.execute(sql: """
+                CREATE TABLE session (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    appID TEXT NOT NULL,
+                    configuration TEXT NOT NULL,
+                    role TEXT NOT NULL,
+                    title TEXT NOT NULL DEFAULT '',
+                    createdAt DOUBLE NOT NULL,
+                    lastActiveAt DOUBLE NOT NULL,
+                    lastDisconnect TEXT,
+                    launchCount INTEGER NOT NULL DEFAULT 0,
+                    attached INTEGER NOT NULL DEFAULT 0,
+                    activationConditions BLOB
+                );
+                CREATE INDEX session_app ON session(appID);
+                CREATE TABLE restorationActivity (
+                    sessionID TEXT PRIMARY KEY NOT NULL REFERENCES session(id) ON DELETE CASCADE,
+                    activity BLOB NOT NULL,
+                    savedAt DOUBLE NOT NULL
+                );
+                CREATE TABLE pendingDiscard (
+                    appID TEXT NOT NULL,
+                    sessionID TEXT NOT NULL,
+                    discardedAt DOUBLE NOT NULL,
+                    PRIMARY KEY (appID, sessionID)
+                );
+                """)
+        }
+        return migrator
+    }
+
+    /// Every session, with its restoration activity. Sessions that were attached when the
+    /// previous broker stopped come back unattached with reason `brokerStopped`.
+    public func loadAll() async throws -> [SceneSession] {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE session SET lastDisconnect = ?, attached = 0 WHERE attached = 1",
+                           arguments: [DisconnectReason.brokerStopped.description])
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT s.*, r.activity AS restoration FROM session s
+                LEFT JOIN restorationActivity r ON r.sessionID = s.id ORDER BY s.createdAt
+                """)
+            return rows.compactMap { row -> SceneSession? in
+                guard let id = UUID(uuidString: row["id"]) else { return nil }
+                var session = SceneSession(
+                    id: id, appID: row["appID"], configuration: row["configuration"], role: row["role"],
+                    title: row["title"], now: Date(timeIntervalSince1970: row["createdAt"]))
+                session.lastActiveAt = Date(timeIntervalSince1970: row["lastActiveAt"])
+                session.lastDisconnect = (row["lastDisconnect"] as String?).flatMap(DisconnectReason.init(stored:))
+                session.launchCount = row["launchCount"]
+                if let data = row["activationConditions"] as Data?,
+                   let conditions = try? JSONDecoder().decode(ActivationConditions.self, from: data) {
+                    session.activationConditions = conditions
+                }
+                if let data = row["restoration"] as Data? {
+                    session.restoration = try? UserActivity(serialized: data)
+                }
+                return session
+            }
+        }
+    }
+
+    public func insert(_ session: SceneSession) async throws {
+        let arguments = Self.arguments(session, attached: false)
+        try await pool.write { db in
+            try db.execute(sql: """
+                INSERT INTO session (id, appID, configuration, role, title, createdAt, lastActiveAt,
+                    lastDisconnect, launchCount, attached, activationConditions)
+                VALUES (:id, :appID, :configuration, :role, :title, :createdAt, :lastActiveAt,
+                    :lastDisconnect, :launchCount, :attached, :activationConditions)
+                """, arguments: arguments)
+        }
+    }
+
+    /// Writes the session's metadata (not its restoration activity).
+    public func update(_ session: SceneSession, attached: Bool) async throws {
+        let arguments = Self.arguments(session, attached: attached)
+        try await pool.write { db in
+            try db.execute(sql: """
+                UPDATE session SET configuration = :configuration, role = :role, title = :title,
+                    lastActiveAt = :lastActiveAt, lastDisconnect = :lastDisconnect, launchCount = :launchCount,
+                    attached = :attached, activationConditions = :activationConditions
+                WHERE id = :id
+                """, arguments: arguments)
+        }
+    }
+
+    /// Commits a restoration activity; when this returns, it is on disk.
+    public func saveRestoration(_ activity: UserActivity, for id: UUID) async throws {
+        let blob = activity.serialized()
+        let key = id.uuidString
+        try await pool.write { db in
+            try db.execute(sql: """
+                INSERT INTO restorationActivity (sessionID, activity, savedAt) VALUES (?, ?, ?)
+                ON CONFLICT(sessionID) DO UPDATE SET activity = excluded.activity, savedAt = excluded.savedAt
+                """, arguments: [key, blob, Date().timeIntervalSince1970])
+        }
+    }
+
+    /// Deletes the session and its restoration data; when `remember` is set, keeps the
+    /// discard to deliver at the app's next launch. One transaction.
+    public func discard(_ id: UUID, appID: String, remember: Bool) async throws {
+        let key = id.uuidString
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM session WHERE id = ?", arguments: [key])
+            if remember {
+                try db.execute(sql: "INSERT OR REPLACE INTO pendingDiscard (appID, sessionID, discardedAt) VALUES (?, ?, ?)",
+                               arguments: [appID, key, Date().timeIntervalSince1970])
+            }
+        }
+    }
+
+    public func pendingDiscards(appID: String) async throws -> [UUID] {
+        try await pool.read { db in
+            try String.fetchAll(db, sql: "SELECT sessionID FROM pendingDiscard WHERE appID = ? ORDER BY discardedAt", arguments: [appID])
+                .compactMap(UUID.init(uuidString:))
+        }
+    }
+
+    public func removePendingDiscards(_ ids: [UUID], appID: String) async throws {
+        guard !ids.isEmpty else { return }
+        let keys = ids.map(\.uuidString)
+        try await pool.write { db in
+            for key in keys {
+                try db.execute(sql: "DELETE FROM pendingDiscard WHERE appID = ? AND sessionID = ?", arguments: [appID, key])
+            }
+        }
+    }
+
+    private static func arguments(_ session: SceneSession, attached: Bool) -> StatementArguments {
+        [
+            "id": session.id.uuidString,
+            "appID": session.appID,
+            "configuration": session.configuration,
+            "role": session.role,
+            "title": session.title,
+            "createdAt": session.createdAt.timeIntervalSince1970,
+            "lastActiveAt": session.lastActiveAt.timeIntervalSince1970,
+            "lastDisconnect": session.lastDisconnect?.description,
+            "launchCount": session.launchCount,
+            "attached": attached,
+            "activationConditions": try? JSONEncoder().encode(session.activationConditions),
+        ]
+    }
+}

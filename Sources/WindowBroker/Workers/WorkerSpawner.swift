@@ -1,0 +1,106 @@
+import CLinuxShim
+import Foundation
+import Glibc
+import IPCWire
+import NIOCore
+import NIOPosix
+
+/// Starts one worker process for one scene session.
+///
+/// The worker's only link to the broker is one end of a `socketpair` inherited as fd 3: no
+/// path to connect to, no token to steal, so no other process can pose as that worker. Every
+/// other descriptor is closed in the child, its signal state is reset, and the environment is
+/// scrubbed of what systemd gave the broker (a worker must not notify or claim sockets).
+public struct WorkerSpawner: Sendable {
+    /// Variables a worker must never inherit.
+    public static let scrubbedVariables: Set<String> = [
+        "NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_USEC", "WATCHDOG_PID",
+    ]
+
+    public var environment: [String: String]
+    public var group: any EventLoopGroup
+
+    public init(environment: [String: String], group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+        self.environment = environment.filter { !Self.scrubbedVariables.contains($0.key) }
+        self.group = group
+    }
+
+    /// A started worker: its pid, its wire connection and the task reading from it.
+    public struct Started: Sendable {
+        public var pid: pid_t
+        public var connection: WireConnection
+    }
+
+    /// Spawns `app`'s executable for `sessionID`. `onEnvelope` receives every non-reply frame
+    /// the worker sends; `onExit` is called once when the process is reaped.
+    public func spawn(
+        app: AppManifest,
+        sessionID: UUID,
+        onEnvelope: @escaping @Sendable (Envelope, WireConnection) async -> Void,
+        onConnectionEnd: @escaping @Sendable (BrokerError?) async -> Void
+    ) async throws -> Started {
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            throw BrokerError(.resourceExhausted, "cannot create a socket pair for a new worker: \(String(cString: strerror(errno)))")
+        }
+        let brokerEnd = pair[0]
+        var workerEnd = pair[1]
+        if workerEnd == 3 {
+            // dup2(3, 3) would keep FD_CLOEXEC set; move it out of the way first.
+            workerEnd = fcntl(3, F_DUPFD_CLOEXEC, 4)
+            close(3)
+        }
+
+        var env = environment
+        env["WINDOWBROKER_FD"] = "3"
+        env["WINDOWBROKER_SESSION"] = sessionID.uuidString.lowercased()
+        env["WINDOWBROKER_APP"] = app.id
+        env["WINDOWBROKER_PID"] = String(getpid())
+        let argv = [app.executable] + app.arguments
+        let envp = env.map { "\($0.key)=\($0.value)" }.sorted()
+
+        var pid: pid_t = 0
+        let rc = withCStrings(argv) { cArgv in
+            withCStrings(envp) { cEnvp in
+                wb_spawn_worker(app.executable, cArgv, cEnvp, workerEnd, &pid)
+            }
+        }
+        close(workerEnd)
+        guard rc == 0 else {
+            close(brokerEnd)
+            throw BrokerError(.workerFailed, "cannot start \(app.executable): \(String(cString: strerror(rc)))")
+        }
+
+        let channel: WireChannel
+        do {
+            channel = try await ClientBootstrap(group: group).withConnectedSocket(brokerEnd) { channel in
+                channel.eventLoop.makeCompletedFuture { try WireChannel.wrapping(channel) }
+            }
+        } catch {
+            Glibc.kill(pid, SIGKILL)
+            throw BrokerError(.internalError, "cannot adopt the worker's socket: \(error)")
+        }
+
+        let connection = await withCheckedContinuation { (ready: CheckedContinuation<WireConnection, Never>) in
+            Task {
+                try? await channel.executeThenClose { inbound, outbound in
+                    let connection = WireConnection(outbound: outbound)
+                    ready.resume(returning: connection)
+                    let ending = await connection.readLoop(inbound) { envelope in
+                        await onEnvelope(envelope, connection)
+                    }
+                    await onConnectionEnd(ending)
+                }
+            }
+        }
+        return Started(pid: pid, connection: connection)
+    }
+}
+
+/// Runs `body` with a NULL-terminated C array of the strings.
+private func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
+    var pointers = strings.map { strdup($0) }
+    pointers.append(nil)
+    defer { pointers.forEach { free($0) } }
+    return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+}

@@ -1,0 +1,82 @@
+/// windowbrokerd: the thin executable around WindowBroker: flags, logging, service lifecycle.
+import ArgumentParser
+import Foundation
+import Logging
+import ServiceLifecycle
+import WindowBroker
+
+@main
+struct WindowBrokerDaemon: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "windowbrokerd",
+        abstract: "The windowbroker daemon: one worker process per scene, persistent sessions, state restoration.")
+
+    @Option(name: .customLong("apps-dir"), help: "A directory of app manifests (*.json). Repeatable. Default: $XDG_DATA_HOME/windowbroker/apps and $XDG_DATA_DIRS.")
+    var appsDirectories: [String] = []
+
+    @Option(name: .customLong("state-dir"), help: "Where state.sqlite lives. Default: $XDG_STATE_HOME/windowbroker.")
+    var stateDirectory: String?
+
+    @Option(name: .customLong("runtime-dir"), help: "Where control.sock lives (0700). Default: $XDG_RUNTIME_DIR/windowbroker.")
+    var runtimeDirectory: String?
+
+    @Option(help: "Scenes in the foreground at once.")
+    var maxForeground = 2
+
+    @Option(help: "Running scene processes at once.")
+    var maxWorkers = 64
+
+    @Option(help: "Seconds a reconnecting scene may take to restore its interaction state.")
+    var restorationTimeout = 5.0
+
+    @Option(help: "Seconds a scene may take to answer any other lifecycle call.")
+    var workerTimeout = 5.0
+
+    @Option(help: "trace, debug, info, notice, warning, error or critical.")
+    var logLevel = "info"
+
+    func run() async throws {
+        guard let level = Logger.Level(rawValue: logLevel) else {
+            throw ValidationError("unknown log level '\(logLevel)'")
+        }
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "windowbrokerd")
+        // Restoration data is user data: every file the broker creates is private to the user.
+        umask(0o077)
+
+        var configuration = BrokerConfiguration(
+            appsDirectories: appsDirectories.isEmpty ? nil : appsDirectories.map(Self.absolute),
+            stateDirectory: stateDirectory.map(Self.absolute),
+            runtimeDirectory: runtimeDirectory.map(Self.absolute),
+            helperDirectory: Self.ownDirectory())
+        configuration.maxForegroundScenes = max(1, maxForeground)
+        configuration.maxLiveWorkers = max(1, maxWorkers)
+        configuration.restorationTimeout = .milliseconds(Int(restorationTimeout * 1000))
+        configuration.workerTimeout = .milliseconds(Int(workerTimeout * 1000))
+
+        let broker = try await Broker(configuration: configuration, logger: logger)
+        let socketPath = configuration.socketPath
+        let service = BrokerService(broker: broker, logger: logger) {
+            logger.info("ready", metadata: ["socket": "\(socketPath)", "pid": "\(getpid())"])
+        }
+        let group = ServiceGroup(configuration: .init(
+            services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
+        try await group.run()
+    }
+
+    static func absolute(_ path: String) -> String {
+        path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+    }
+
+    /// The directory of this executable: where the bundled reference app lives.
+    static func ownDirectory() -> String? {
+        guard let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
+        return (exe as NSString).deletingLastPathComponent
+    }
+}
