@@ -66,7 +66,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
-        .executableTarget(name: "notes", dependencies: ["SceneWorker"]),
+        .executableTarget(name: "notes", dependencies: ["SceneWorker", "IPCWire"]),
         .executableTarget(
             name: "wmctl",
             dependencies: [

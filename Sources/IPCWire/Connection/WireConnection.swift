@@ -21,7 +21,7 @@ public actor WireConnection {
 
     /// Sends `body` as a request and waits for the envelope that names it in `reply_to`.
     /// An `Error` reply is thrown as `BrokerError`.
-    public func request(_ body: Envelope.OneOf_Body, timeout: Duration, what: @autoclosure () -> String = "the peer") async throws -> Envelope {
+    public func request(_ body: Envelope.OneOf_Body, timeout: Duration, what peer: String = "the peer") async throws -> Envelope {
         if let closedError { throw closedError }
         let id = nextID
         nextID += 1
@@ -29,7 +29,6 @@ public actor WireConnection {
             $0.id = id
             $0.body = body
         }
-        let peer = what()
         let reply = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Envelope, any Error>) in
             let deadline = Task { [weak self] in
                 guard (try? await Task.sleep(for: timeout)) != nil else { return }

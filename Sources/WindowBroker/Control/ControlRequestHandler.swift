@@ -20,7 +20,7 @@ struct ControlRequestHandler: Sendable {
 
     func serve(connection: WireConnection, inbound: NIOAsyncChannelInboundStream<Envelope>, peerPID: pid_t?) async {
         let handshake = Handshake()
-        let handshakeTimeout = await broker.configuration.handshakeTimeout
+        let handshakeTimeout = broker.configuration.handshakeTimeout
         await withTaskGroup(of: Bool.self) { group in
             group.addTask {
                 // The handshake deadline: a peer that never says Hello does not hold a connection.
@@ -149,7 +149,7 @@ struct ControlRequestHandler: Sendable {
                 }
             })
         case .open(let open):
-            let maxBytes = await broker.configuration.maxActivityBytes
+            let maxBytes = broker.configuration.maxActivityBytes
             let activity = open.hasActivity ? try UserActivity(wire: open.activity, maxBytes: maxBytes) : nil
             let request = ActivationRequest(
                 appID: open.appID.isEmpty ? nil : open.appID,

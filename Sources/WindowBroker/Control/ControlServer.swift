@@ -30,7 +30,7 @@ public struct ControlServer: Sendable {
     /// `onListening` runs once connections are accepted.
     public func run(onListening: @Sendable () async -> Void = {}) async throws {
         try Self.prepare(socketPath: socketPath)
-        let maxFrame = await broker.configuration.maxFrameBytes
+        let maxFrame = broker.configuration.maxFrameBytes
         let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 128)
             .bind(unixDomainSocketPath: socketPath, cleanupExistingSocketFile: true) { channel in

@@ -1,0 +1,110 @@
+import IPCWire
+
+/// The app-level delegate (`UIApplicationDelegate`'s scene part). In windowbroker every scene
+/// is its own process, so "the app" here is this process: it launches once, gets the discards
+/// of sessions closed while none of its processes ran, and makes the scene's delegate.
+@MainActor
+public protocol AppDelegate: AnyObject {
+    /// The process has started (app-level launch). Called first, once.
+    func didFinishLaunching()
+    /// Which configuration the connecting session should use; nil keeps the broker's choice.
+    func configurationName(forConnecting session: SceneSessionInfo, options: ConnectionOptions) -> String?
+    /// Sessions the user discarded: delete data tied to them (drafts, caches).
+    func didDiscardSceneSessions(_ sessionIDs: [String])
+    /// The delegate for the scene this process hosts.
+    func makeSceneDelegate(for session: SceneSessionInfo) -> any SceneDelegate
+}
+
+extension AppDelegate {
+    public func didFinishLaunching() {}
+    public func configurationName(forConnecting session: SceneSessionInfo, options: ConnectionOptions) -> String? { nil }
+    public func didDiscardSceneSessions(_ sessionIDs: [String]) {}
+}
+
+/// The scene delegate (`UIWindowSceneDelegate`). Calls arrive in the order SCENE-MODEL.md
+/// fixes; each returns before the broker moves on.
+@MainActor
+public protocol SceneDelegate: AnyObject {
+    /// The scene connects to its session. `options.userActivities` carry the activation's
+    /// activities; `scene.session.restorationActivity` is what the scene handed over last time.
+    func willConnect(to scene: Scene, options: ConnectionOptions)
+    /// The system is taking the process away (reclaim, discard). Free resources; keep user data.
+    func didDisconnect(_ scene: Scene)
+    func willEnterForeground(_ scene: Scene)
+    func didBecomeActive(_ scene: Scene)
+    func willResignActive(_ scene: Scene)
+    func didEnterBackground(_ scene: Scene)
+    /// The activity that brings this scene back as it is now; asked when it goes to the background.
+    func stateRestorationActivity(for scene: Scene) -> UserActivity?
+    /// After `willConnect`, before the first foreground: put interaction state (cursor, scroll)
+    /// back. Call `restoration.extend()` to finish asynchronously, then `restoration.complete()`.
+    func restoreInteractionState(_ scene: Scene, with activity: UserActivity, restoration: RestorationRequest)
+    /// An activity for a scene that is already connected.
+    func `continue`(_ scene: Scene, activity: UserActivity)
+    /// An action sent to this scene (a command, `wmctl send`).
+    func perform(_ scene: Scene, action: SceneAction) -> ActionOutcome
+}
+
+extension SceneDelegate {
+    public func didDisconnect(_ scene: Scene) {}
+    public func willEnterForeground(_ scene: Scene) {}
+    public func didBecomeActive(_ scene: Scene) {}
+    public func willResignActive(_ scene: Scene) {}
+    public func didEnterBackground(_ scene: Scene) {}
+    public func stateRestorationActivity(for scene: Scene) -> UserActivity? { scene.userActivity }
+    public func restoreInteractionState(_ scene: Scene, with activity: UserActivity, restoration: RestorationRequest) {}
+    public func `continue`(_ scene: Scene, activity: UserActivity) {}
+    public func perform(_ scene: Scene, action: SceneAction) -> ActionOutcome { .declined("this scene performs no actions") }
+}
+
+/// What the session looks like from inside the scene.
+public struct SceneSessionInfo: Sendable, Equatable {
+    public var id: String
+    public var appID: String
+    public var configuration: String
+    public var role: String
+    public var title: String
+    /// What the scene handed over last time (nil for a new session).
+    public var restorationActivity: UserActivity?
+}
+
+public struct ConnectionOptions: Sendable {
+    public var userActivities: [UserActivity]
+}
+
+public struct SceneAction: Sendable {
+    public var name: String
+    public var arguments: [String: PlistValue]
+
+    public subscript(argument: String) -> PlistValue? { arguments[argument] }
+}
+
+public enum ActionOutcome: Sendable {
+    case performed(PlistValue?)
+    case declined(String)
+}
+
+/// Handed to `restoreInteractionState`: extend to finish later, then complete. The broker
+/// closes a scene that does not complete within its restoration deadline (default 5 s).
+@MainActor
+public final class RestorationRequest {
+    private(set) var extended = false
+    private var completion: CheckedContinuation<Void, Never>?
+    private var completed = false
+
+    init() {}
+
+    public func extend() { extended = true }
+
+    public func complete() {
+        guard !completed else { return }
+        completed = true
+        completion?.resume()
+        completion = nil
+    }
+
+    func waitForCompletion() async {
+        if completed || !extended { return }
+        await withCheckedContinuation { completion = $0 }
+    }
+}

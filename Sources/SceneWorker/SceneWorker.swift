@@ -1,0 +1,224 @@
+/// SceneWorker: the SDK an app links to run as a windowbroker scene.
+///
+/// An app implements `AppDelegate` and `SceneDelegate` (modelled on UIKit's) and calls
+/// `SceneWorker.run(_:)`. The runtime adopts the socket the broker handed it as fd 3, says
+/// Hello, and turns broker commands into delegate calls in the contract's order, answering
+/// each. The process dies with the broker (PR_SET_PDEATHSIG) and exits after didDisconnect.
+import CLinuxShim
+import Foundation
+import IPCWire
+import NIOCore
+import NIOPosix
+
+public enum SceneWorker {
+    /// What the runtime could not do; printed to stderr before the process exits.
+    public enum StartError: Error, CustomStringConvertible {
+        case notStartedByBroker
+        case brokerGone
+        case handshakeFailed(String)
+
+        public var description: String {
+            switch self {
+            case .notStartedByBroker:
+                "this program is a windowbroker scene worker; start it through the broker (wmctl open APP)"
+            case .brokerGone: "the broker that started this worker is gone"
+            case .handshakeFailed(let message): "the broker refused this worker: \(message)"
+            }
+        }
+    }
+
+    /// Runs the scene until the broker disconnects it, then exits the process.
+    @MainActor
+    public static func run(_ app: some AppDelegate) async -> Never {
+        do {
+            try await SceneRuntime(app: app).run()
+            exit(0)
+        } catch {
+            FileHandle.standardError.write(Data("scene worker: \(error)\n".utf8))
+            exit(error is StartError ? 2 : 1)
+        }
+    }
+}
+
+@MainActor
+final class SceneRuntime {
+    private let app: any AppDelegate
+    private var scene: Scene?
+    private var delegate: (any SceneDelegate)?
+    private var launched = false
+    private let updates: AsyncStream<Windowbroker_V1_SceneUpdate>
+    private let updateSink: AsyncStream<Windowbroker_V1_SceneUpdate>.Continuation
+    /// Set once didDisconnect has been acknowledged: the process ends.
+    private var finished = false
+    private let done: AsyncStream<Void>
+    private let doneSink: AsyncStream<Void>.Continuation
+
+    init(app: any AppDelegate) {
+        self.app = app
+        (updates, updateSink) = AsyncStream.makeStream(of: Windowbroker_V1_SceneUpdate.self)
+        (done, doneSink) = AsyncStream.makeStream(of: Void.self)
+    }
+
+    func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        guard let fdText = environment["WINDOWBROKER_FD"], let fd = Int32(fdText),
+              let sessionID = environment["WINDOWBROKER_SESSION"] else {
+            throw SceneWorker.StartError.notStartedByBroker
+        }
+        // Die with the broker; if it is already gone (we were reparented), stop now.
+        _ = wb_set_parent_death_signal(SIGKILL)
+        if let brokerPID = environment["WINDOWBROKER_PID"].flatMap(Int32.init), getppid() != brokerPID {
+            throw SceneWorker.StartError.brokerGone
+        }
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .withConnectedSocket(fd) { channel in
+                channel.eventLoop.makeCompletedFuture { try WireChannel.wrapping(channel) }
+            }
+        try await channel.executeThenClose { inbound, outbound in
+            let connection = WireConnection(outbound: outbound)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    await connection.readLoop(inbound) { envelope in
+                        await self.handle(envelope, connection: connection)
+                    }
+                }
+                let updates = self.updates
+                let done = self.done
+                group.addTask {
+                    for await _ in done {}
+                }
+                group.addTask {
+                    for await update in updates {
+                        try? await connection.send(.workerMessage(.with { $0.sceneUpdate = update }))
+                    }
+                }
+                let welcome = try await connection.request(.hello(.with {
+                    $0.protocolVersion = WireProtocol.version
+                    $0.peerKind = .worker
+                    $0.clientName = ProcessInfo.processInfo.processName
+                    $0.sessionID = sessionID
+                }), timeout: .seconds(30), what: "the broker")
+                guard case .welcome = welcome.body else {
+                    throw SceneWorker.StartError.handshakeFailed("unexpected answer to Hello")
+                }
+                // The connection ends when the broker closes it or after didDisconnect; leaving
+                // executeThenClose closes the channel after the last reply has been written.
+                _ = try await group.next()
+                self.updateSink.finish()
+                group.cancelAll()
+            }
+        }
+    }
+
+    private func handle(_ envelope: Envelope, connection: WireConnection) async {
+        guard case .workerCommand(let command) = envelope.body, let kind = command.kind else { return }
+        do {
+            let reply = try await perform(kind)
+            await connection.reply(to: envelope, with: .workerMessage(.with { $0.kind = reply }))
+        } catch let error as BrokerError {
+            await connection.reply(to: envelope, error: error)
+        } catch {
+            await connection.reply(to: envelope, error: BrokerError(.workerFailed, "\(error)"))
+        }
+        if finished {
+            // didDisconnect was acknowledged: the system is taking this process away.
+            doneSink.finish()
+        }
+    }
+
+    private func requireScene() throws -> (Scene, any SceneDelegate) {
+        guard let scene, let delegate else { throw BrokerError(.invalidState, "the scene is not connected yet") }
+        return (scene, delegate)
+    }
+
+    private func perform(_ command: Windowbroker_V1_WorkerCommand.OneOf_Kind) async throws -> Windowbroker_V1_WorkerMessage.OneOf_Kind {
+        switch command {
+        case .connect(let connect):
+            return .connected(.with { $0.configuration = connectScene(connect) })
+        case .restoreInteractionState(let restore):
+            let (scene, delegate) = try requireScene()
+            let activity = try UserActivity(wire: restore.activity, maxBytes: .max)
+            let request = RestorationRequest()
+            delegate.restoreInteractionState(scene, with: activity, restoration: request)
+            await request.waitForCompletion()
+            return .ack(.init())
+        case .transition(let transition):
+            let (scene, delegate) = try requireScene()
+            switch transition.transition {
+            case .willEnterForeground:
+                delegate.willEnterForeground(scene)
+                scene.state = .foregroundInactive
+            case .didBecomeActive:
+                delegate.didBecomeActive(scene)
+                scene.state = .foregroundActive
+            case .willResignActive:
+                delegate.willResignActive(scene)
+                scene.state = .foregroundInactive
+            case .didEnterBackground:
+                delegate.didEnterBackground(scene)
+                scene.state = .background
+            case .unspecified, .UNRECOGNIZED:
+                throw BrokerError(.invalidRequest, "unknown lifecycle transition")
+            }
+            return .ack(.init())
+        case .restorationActivityRequest:
+            let (scene, delegate) = try requireScene()
+            let activity = delegate.stateRestorationActivity(for: scene)
+            return .restorationActivity(.with { if let activity { $0.activity = activity.wire } })
+        case .continueActivity(let request):
+            let (scene, delegate) = try requireScene()
+            delegate.continue(scene, activity: try UserActivity(wire: request.activity, maxBytes: .max))
+            return .ack(.init())
+        case .performAction(let request):
+            let (scene, delegate) = try requireScene()
+            let arguments = try PlistValue.dictionary(wire: request.arguments, path: "arguments")
+            switch delegate.perform(scene, action: SceneAction(name: request.action, arguments: arguments)) {
+            case .performed(let value):
+                return .actionResult(.with {
+                    $0.performed = true
+                    if let value { $0.value = value.wire }
+                })
+            case .declined(let reason):
+                return .actionResult(.with { $0.declineReason = reason })
+            }
+        case .disconnect(let disconnect):
+            if let scene, let delegate {
+                delegate.didDisconnect(scene)
+                if disconnect.discarded { app.didDiscardSceneSessions([scene.session.id]) }
+            }
+            finished = true
+            return .ack(.init())
+        case .discardSessions(let discard):
+            app.didDiscardSceneSessions(discard.sessionIds)
+            return .ack(.init())
+        }
+    }
+
+    /// App launch (once), pending discards, configuration, then willConnect.
+    private func connectScene(_ connect: Windowbroker_V1_ConnectScene) -> String {
+        if !launched {
+            launched = true
+            app.didFinishLaunching()
+        }
+        if !connect.discardedSessionIds.isEmpty {
+            app.didDiscardSceneSessions(connect.discardedSessionIds)
+        }
+        let info = connect.session
+        let restoration = connect.hasRestorationActivity ? try? UserActivity(wire: connect.restorationActivity, maxBytes: .max) : nil
+        var session = SceneSessionInfo(
+            id: info.id, appID: info.appID, configuration: info.configuration, role: info.role,
+            title: info.title, restorationActivity: restoration)
+        let options = ConnectionOptions(userActivities: connect.userActivities.compactMap { try? UserActivity(wire: $0, maxBytes: .max) })
+        if let chosen = app.configurationName(forConnecting: session, options: options),
+           connect.availableConfigurations.contains(chosen) {
+            session.configuration = chosen
+        }
+        let sink = updateSink
+        let scene = Scene(session: session) { sink.yield($0) }
+        let delegate = app.makeSceneDelegate(for: session)
+        self.scene = scene
+        self.delegate = delegate
+        delegate.willConnect(to: scene, options: options)
+        return session.configuration
+    }
+}

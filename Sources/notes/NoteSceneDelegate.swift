@@ -1,0 +1,150 @@
+import Foundation
+import IPCWire
+import SceneWorker
+
+/// One note: text and a cursor (a character offset). Its restoration activity carries the
+/// note id and text in `userInfo` and the cursor as interaction state.
+@MainActor
+final class NoteSceneDelegate: SceneDelegate {
+    static let activityType = "notes.edit"
+
+    private unowned let app: NotesAppDelegate
+    var noteID = ""
+    var text = ""
+    var cursor = 0
+    /// Test hook: how long restoreInteractionState takes next time (kept in the restoration activity).
+    var restoreDelayMilliseconds: Int64 = 0
+    /// Test hook: stop answering when asked for the restoration activity.
+    var hangOnSave = false
+    var continued: [String] = []
+
+    init(app: NotesAppDelegate) {
+        self.app = app
+    }
+
+    private func record(_ callback: String) {
+        app.callbacks.append(callback)
+    }
+
+    func willConnect(to scene: Scene, options: ConnectionOptions) {
+        record("willConnect")
+        if let restoration = scene.session.restorationActivity {
+            load(restoration)
+        } else if let activity = options.userActivities.first(where: { $0.activityType == Self.activityType }) {
+            load(activity)
+            if let requested = activity.interactionState.flatMap(Self.decodeCursor) { cursor = min(requested, text.count) }
+        }
+        if noteID.isEmpty { noteID = scene.session.id }
+        if let title = options.userActivities.first?.title, !title.isEmpty { scene.title = title }
+        scene.activationConditions = (["*"], [noteID])
+        publish(scene)
+    }
+
+    private func load(_ activity: UserActivity) {
+        noteID = activity.userInfo["noteID"]?.stringValue ?? activity.targetContentIdentifier ?? noteID
+        text = activity.userInfo["text"]?.stringValue ?? text
+        restoreDelayMilliseconds = activity.userInfo["restoreDelayMs"]?.integerValue ?? 0
+    }
+
+    func restoreInteractionState(_ scene: Scene, with activity: UserActivity, restoration: RestorationRequest) {
+        record("restoreInteractionState")
+        let restored = activity.interactionState.flatMap(Self.decodeCursor) ?? 0
+        cursor = min(max(0, restored), text.count)
+        if restoreDelayMilliseconds > 0 {
+            restoration.extend()
+            let delay = restoreDelayMilliseconds
+            Task { @MainActor in
+                try? await Task.sleep(for: .milliseconds(delay))
+                restoration.complete()
+            }
+        }
+    }
+
+    func willEnterForeground(_ scene: Scene) { record("willEnterForeground") }
+    func didBecomeActive(_ scene: Scene) { record("didBecomeActive") }
+    func willResignActive(_ scene: Scene) { record("willResignActive") }
+    func didEnterBackground(_ scene: Scene) { record("didEnterBackground") }
+    func didDisconnect(_ scene: Scene) { record("didDisconnect") }
+
+    func `continue`(_ scene: Scene, activity: UserActivity) {
+        record("continue")
+        continued.append(activity.activityType)
+    }
+
+    func stateRestorationActivity(for scene: Scene) -> UserActivity? {
+        record("stateRestorationActivity")
+        if hangOnSave {
+            // Simulates a scene stuck in its own code: the broker's deadline must fire.
+            Thread.sleep(forTimeInterval: 3600)
+        }
+        return currentActivity(scene)
+    }
+
+    private func currentActivity(_ scene: Scene) -> UserActivity {
+        var info: [String: PlistValue] = ["noteID": .string(noteID), "text": .string(text)]
+        if restoreDelayMilliseconds > 0 { info["restoreDelayMs"] = .integer(restoreDelayMilliseconds) }
+        return UserActivity(
+            activityType: Self.activityType,
+            title: scene.title,
+            targetContentIdentifier: noteID,
+            userInfo: info,
+            keywords: text.split(separator: " ").prefix(8).map(String.init),
+            isEligibleForSearch: true,
+            interactionState: Data("{\"cursor\":\(cursor)}".utf8),
+            persistentIdentifier: scene.session.id)
+    }
+
+    private func publish(_ scene: Scene) {
+        scene.userActivity = currentActivity(scene)
+    }
+
+    static func decodeCursor(_ data: Data) -> Int? {
+        struct State: Decodable { var cursor: Int }
+        return (try? JSONDecoder().decode(State.self, from: data))?.cursor
+    }
+
+    func perform(_ scene: Scene, action: SceneAction) -> ActionOutcome {
+        switch action.name {
+        case "type":
+            guard let inserted = action["text"]?.stringValue else { return .declined("type needs text=...") }
+            let index = text.index(text.startIndex, offsetBy: min(cursor, text.count))
+            text.insert(contentsOf: inserted, at: index)
+            cursor = min(cursor, text.count - inserted.count) + inserted.count
+            app.drafts.save(text, session: scene.session.id)
+            publish(scene)
+            return .performed(stateValue(scene))
+        case "move-cursor":
+            guard let position = action["position"]?.integerValue else { return .declined("move-cursor needs position=N") }
+            cursor = Int(max(0, min(Int64(text.count), position)))
+            publish(scene)
+            return .performed(stateValue(scene))
+        case "state":
+            return .performed(stateValue(scene))
+        case "set-restore-delay":
+            guard let ms = action["ms"]?.integerValue else { return .declined("set-restore-delay needs ms=N") }
+            restoreDelayMilliseconds = ms
+            return .performed(.integer(ms))
+        case "hang-on-save":
+            hangOnSave = true
+            return .performed(.bool(true))
+        case "crash":
+            kill(getpid(), SIGSEGV)
+            return .performed(nil)
+        default:
+            return .declined("unknown action '\(action.name)' (type, move-cursor, state, set-restore-delay, hang-on-save, crash)")
+        }
+    }
+
+    private func stateValue(_ scene: Scene) -> PlistValue {
+        .dictionary([
+            "noteID": .string(noteID),
+            "text": .string(text),
+            "cursor": .integer(Int64(cursor)),
+            "callbacks": .list(app.callbacks.map { .string($0) }),
+            "discarded": .list(app.discardedSessions.map { .string($0) }),
+            "continued": .list(continued.map { .string($0) }),
+            "pid": .integer(Int64(getpid())),
+            "state": .string(scene.state.rawValue),
+        ])
+    }
+}

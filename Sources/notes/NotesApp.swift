@@ -1,0 +1,56 @@
+/// notes: the reference app. Each scene edits one note (text and cursor) and exercises every
+/// SceneWorker callback; its `state` action reports the callbacks this process received, in order.
+import Foundation
+import IPCWire
+import SceneWorker
+
+@main
+struct NotesMain {
+    static func main() async {
+        await SceneWorker.run(NotesAppDelegate())
+    }
+}
+
+@MainActor
+final class NotesAppDelegate: AppDelegate {
+    /// Every delegate callback this process received, app-level and scene-level, in order.
+    var callbacks: [String] = []
+    let drafts = DraftStore()
+
+    func didFinishLaunching() {
+        callbacks.append("didFinishLaunching")
+    }
+
+    func didDiscardSceneSessions(_ sessionIDs: [String]) {
+        callbacks.append("didDiscardSceneSessions")
+        discardedSessions += sessionIDs
+        for id in sessionIDs { drafts.delete(session: id) }
+    }
+
+    var discardedSessions: [String] = []
+
+    func makeSceneDelegate(for session: SceneSessionInfo) -> any SceneDelegate {
+        NoteSceneDelegate(app: self)
+    }
+}
+
+/// Drafts on disk, one file per session: what the app deletes when a session is discarded.
+struct DraftStore {
+    let directory: String = {
+        let env = ProcessInfo.processInfo.environment
+        if let dir = env["NOTES_DATA_DIR"], !dir.isEmpty { return dir + "/drafts" }
+        let dataHome = env["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory() + "/.local/share"
+        return dataHome + "/windowbroker-notes/drafts"
+    }()
+
+    func save(_ text: String, session: String) {
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try? text.write(toFile: path(session), atomically: true, encoding: .utf8)
+    }
+
+    func delete(session: String) {
+        try? FileManager.default.removeItem(atPath: path(session))
+    }
+
+    func path(_ session: String) -> String { directory + "/" + session + ".txt" }
+}

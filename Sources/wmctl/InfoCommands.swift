@@ -1,0 +1,134 @@
+import ArgumentParser
+import Foundation
+import IPCWire
+
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "The broker's version, pid, uptime and counts.")
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let global = self.global
+        try await global.withBroker { client in
+            guard case .status(let status) = try await client.request(.status(.init())) else { return }
+            global.emit(.dictionary([
+                "version": .string(status.version),
+                "pid": .integer(Int64(status.pid)),
+                "uptimeSeconds": .real((status.uptimeSeconds * 1000).rounded() / 1000),
+                "sessions": .integer(Int64(status.sessions)),
+                "workers": .integer(Int64(status.workers)),
+            ])) {
+                "windowbroker \(status.version), pid \(status.pid), up \(Int(status.uptimeSeconds)) s: \(status.sessions) sessions, \(status.workers) running"
+            }
+        }
+    }
+}
+
+struct Apps: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "The installed apps (from their manifests).")
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let global = self.global
+        try await global.withBroker { client in
+            guard case .apps(let reply) = try await client.request(.apps(.init())) else { return }
+            global.emit(.list(reply.apps.map {
+                .dictionary([
+                    "id": .string($0.id),
+                    "name": .string($0.name),
+                    "supportsMultipleScenes": .bool($0.supportsMultipleScenes),
+                    "activityTypes": .list($0.activityTypes.map { .string($0) }),
+                ])
+            })) {
+                Output.table(["ID", "NAME", "MULTIPLE", "ACTIVITY TYPES"], reply.apps.map {
+                    [$0.id, $0.name, $0.supportsMultipleScenes ? "yes" : "no", $0.activityTypes.joined(separator: ",")]
+                })
+            }
+        }
+    }
+}
+
+struct Watch: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print lifecycle events as they happen, one per line.")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Stop after this many events.") var count: Int?
+    @Option(help: "Stop after this many seconds.") var timeout: Double?
+
+    func run() async throws {
+        let global = self.global
+        let count = self.count
+        let timeout = self.timeout
+        try await global.withBroker { client in
+            guard case .watchStarted = try await client.request(.watch(.init())) else { return }
+            if !global.json { FileHandle.standardError.write(Data("watching (ctrl-c to stop)\n".utf8)) }
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    var seen = 0
+                    for await event in client.events {
+                        let line: PlistValue = .dictionary([
+                            "time": .string(Output.iso(event.time)),
+                            "session": .string(event.sessionID),
+                            "app": .string(event.appID),
+                            "event": .string(event.event),
+                            "detail": .string(event.detail),
+                        ])
+                        if global.json {
+                            Output.printJSON(line)
+                        } else {
+                            Output.line("\(Output.iso(event.time))  \(event.sessionID)  \(event.appID)  \(event.event)  \(event.detail)")
+                        }
+                        seen += 1
+                        if let count, seen >= count { return }
+                    }
+                }
+                if let timeout {
+                    group.addTask { try? await Task.sleep(for: .milliseconds(Int(timeout * 1000))) }
+                }
+                await group.next()
+                group.cancelAll()
+            }
+        }
+    }
+}
+
+struct Ping: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Measure control round trips.")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "How many round trips.") var count = 10
+
+    func validate() throws {
+        guard count > 0 else { throw ValidationError("--count must be at least 1") }
+    }
+
+    func run() async throws {
+        let global = self.global
+        let count = self.count
+        try await global.withBroker { client in
+            var samples: [Double] = []
+            let clock = ContinuousClock()
+            for i in 0..<count {
+                let payload = Data("ping \(i)".utf8)
+                let started = clock.now
+                guard case .ping(let pong) = try await client.request(.ping(.with { $0.payload = payload })), pong.payload == payload else {
+                    throw BrokerError(.malformedFrame, "the broker's pong did not echo the ping")
+                }
+                let elapsed = clock.now - started
+                samples.append(Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12)
+            }
+            samples.sort()
+            func percentile(_ p: Double) -> Double { samples[min(samples.count - 1, Int((Double(samples.count) * p).rounded(.up)) - 1)] }
+            let mean = samples.reduce(0, +) / Double(samples.count)
+            func round(_ v: Double) -> PlistValue { .real((v * 10).rounded() / 10) }
+            global.emit(.dictionary([
+                "count": .integer(Int64(count)),
+                "minMicros": round(samples[0]),
+                "p50Micros": round(percentile(0.5)),
+                "p99Micros": round(percentile(0.99)),
+                "maxMicros": round(samples[samples.count - 1]),
+                "meanMicros": round(mean),
+            ])) {
+                String(format: "%d round trips: min %.0f µs, p50 %.0f µs, p99 %.0f µs, max %.0f µs, mean %.0f µs",
+                       count, samples[0], percentile(0.5), percentile(0.99), samples[samples.count - 1], mean)
+            }
+        }
+    }
+}

@@ -1,0 +1,189 @@
+import ArgumentParser
+import Foundation
+import IPCWire
+
+struct Open: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Open a scene of an app (requestSceneSessionActivation); it ends foregroundActive.")
+
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The app id (see `wmctl apps`).") var app: String
+    @Option(help: "The activity type (one the app declares).") var activity: String?
+    @Option(help: "The activity's title.") var title: String?
+    @Option(help: "The activity's targetContentIdentifier (matched against scenes' activation conditions).") var target: String?
+    @Option(help: "A userInfo entry KEY=VALUE (a string). Repeatable.") var info: [String] = []
+    @Option(name: .customLong("info-json"), help: "userInfo as a JSON object; {\"$date\":...}, {\"$data\":...}, {\"$url\":...} for those types.") var infoJSON: String?
+    @Flag(name: .customLong("new"), help: "Always create a new scene, even when one prefers this content.") var forceNew = false
+
+    func validate() throws {
+        if activity == nil, title != nil || target != nil || !info.isEmpty || infoJSON != nil {
+            throw ValidationError("--title, --target, --info and --info-json describe an activity: give --activity TYPE too")
+        }
+    }
+
+    func run() async throws {
+        var userInfo = try parsePairs(info, option: "--info")
+        if let infoJSON {
+            let parsed: PlistValue
+            do { parsed = try PlistValue.parse(json: infoJSON) } catch { throw ValidationError("--info-json: \(error)") }
+            guard case .dictionary(let entries) = parsed else {
+                throw ValidationError("--info-json must be a JSON object (userInfo is a dictionary)")
+            }
+            userInfo.merge(entries) { _, new in new }
+        }
+        let request = Windowbroker_V1_OpenRequest.with {
+            $0.appID = app
+            $0.forceNew = forceNew
+            if let activity {
+                $0.activity = UserActivity(activityType: activity, title: title ?? "", targetContentIdentifier: target, userInfo: userInfo).wire
+            }
+        }
+        let global = self.global
+        try await global.withBroker { client in
+            guard case .sessionState(let reply) = try await client.request(.open(request), timeout: .seconds(60)) else { return }
+            global.emit(.dictionary([
+                "session": .string(reply.sessionID),
+                "created": .bool(reply.created),
+                "state": .string(Output.stateName(reply.state)),
+                "detail": .string(reply.detail),
+            ])) {
+                "\(reply.created ? "opened" : "activated") \(reply.sessionID) (\(Output.stateName(reply.state)))"
+                    + (reply.detail.isEmpty ? "" : "\n  \(reply.detail)")
+            }
+        }
+    }
+}
+
+/// The shared shape of activate / background / reclaim / close.
+protocol SessionCommand: AsyncParsableCommand {
+    var global: GlobalOptions { get }
+    var session: String { get }
+    static var verb: String { get }
+    static func request(_ command: Windowbroker_V1_SessionCommand) -> ControlRequest
+}
+
+extension SessionCommand {
+    func run() async throws {
+        let global = self.global
+        let request = Self.request(.with { $0.sessionID = session })
+        try await global.withBroker { client in
+            guard case .sessionState(let reply) = try await client.request(request, timeout: .seconds(60)) else { return }
+            global.emit(.dictionary([
+                "session": .string(reply.sessionID),
+                "state": .string(Output.stateName(reply.state)),
+                "detail": .string(reply.detail),
+            ])) {
+                "\(Self.verb) \(reply.sessionID) (\(Output.stateName(reply.state)))" + (reply.detail.isEmpty ? "" : "\n  \(reply.detail)")
+            }
+        }
+    }
+}
+
+struct Activate: SessionCommand {
+    static let configuration = CommandConfiguration(abstract: "Bring a session to the foreground (relaunched and restored if it has no process).")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The session id.") var session: String
+    static let verb = "activated"
+    static func request(_ command: Windowbroker_V1_SessionCommand) -> ControlRequest { .activate(command) }
+}
+
+struct Background: SessionCommand {
+    static let configuration = CommandConfiguration(abstract: "Send a scene to the background; its restoration activity is saved.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The session id.") var session: String
+    static let verb = "backgrounded"
+    static func request(_ command: Windowbroker_V1_SessionCommand) -> ControlRequest { .background(command) }
+}
+
+struct Reclaim: SessionCommand {
+    static let configuration = CommandConfiguration(abstract: "Take a background scene's process away after saving its state; the session stays.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The session id.") var session: String
+    static let verb = "reclaimed"
+    static func request(_ command: Windowbroker_V1_SessionCommand) -> ControlRequest { .reclaim(command) }
+}
+
+struct Close: SessionCommand {
+    static let configuration = CommandConfiguration(abstract: "Discard a session (close it in the switcher); its app is told and its saved state deleted.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The session id.") var session: String
+    static let verb = "closed"
+    static func request(_ command: Windowbroker_V1_SessionCommand) -> ControlRequest { .close(command) }
+}
+
+struct Sessions: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "The switcher: every session, with or without a process.")
+    @OptionGroup var global: GlobalOptions
+    @Option(help: "Only this app's sessions.") var app: String?
+
+    func run() async throws {
+        let global = self.global
+        let request = ControlRequest.sessions(.with { $0.appID = app ?? "" })
+        try await global.withBroker { client in
+            guard case .sessions(let reply) = try await client.request(request) else { return }
+            global.emit(.list(reply.sessions.map { .dictionary(Output.session($0)) })) {
+                Output.table(
+                    ["ID", "APP", "STATE", "PID", "TITLE", "RESTORE", "LAST DISCONNECT"],
+                    reply.sessions.map {
+                        [$0.id, $0.appID, Output.stateName($0.state), $0.pid == 0 ? "-" : "\($0.pid)", $0.title,
+                         $0.restorationSaved ? "yes" : "no", $0.lastDisconnect.isEmpty ? "-" : $0.lastDisconnect]
+                    })
+            }
+        }
+    }
+}
+
+struct Show: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "One session, with its saved restoration activity.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The session id.") var session: String
+
+    func run() async throws {
+        let global = self.global
+        let request = ControlRequest.show(.with { $0.sessionID = session })
+        try await global.withBroker { client in
+            guard case .session(let info) = try await client.request(request) else { return }
+            var object = Output.session(info)
+            var restoration = PlistValue.null
+            if info.hasRestorationActivity, let activity = try? UserActivity(wire: info.restorationActivity, maxBytes: .max) {
+                restoration = .dictionary([
+                    "activityType": .string(activity.activityType),
+                    "title": .string(activity.title),
+                    "targetContentIdentifier": activity.targetContentIdentifier.map { .string($0) } ?? .null,
+                    "userInfo": .dictionary(activity.userInfo),
+                    "interactionState": activity.interactionState.map { .data($0) } ?? .null,
+                ])
+            }
+            object["restorationActivity"] = restoration
+            global.emit(.dictionary(object)) {
+                object.keys.sorted().map { "\($0): \(Output.describe(object[$0]!))" }.joined(separator: "\n")
+            }
+        }
+    }
+}
+
+struct Send: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Send an action to a connected scene.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The session id.") var session: String
+    @Argument(help: "The action name (notes: type, move-cursor, state).") var action: String
+    @Option(help: "An argument KEY=VALUE. Repeatable.") var arg: [String] = []
+
+    func run() async throws {
+        let global = self.global
+        let arguments = try parsePairs(arg, option: "--arg")
+        let request = ControlRequest.send(.with {
+            $0.sessionID = session
+            $0.action = action
+            $0.arguments = PlistValue.wire(dictionary: arguments)
+        })
+        try await global.withBroker { client in
+            guard case .actionResult(let result) = try await client.request(request) else { return }
+            let value = result.hasValue ? ((try? PlistValue(wire: result.value, path: "value")) ?? .null) : .null
+            var object: [String: PlistValue] = ["result": .string(result.performed ? "performed" : "declined"), "value": value]
+            if !result.performed { object["reason"] = .string(result.declineReason) }
+            global.emit(.dictionary(object)) {
+                result.performed ? "performed: \(Output.describe(value))" : "declined: \(result.declineReason)"
+            }
+        }
+    }
+}

@@ -1,0 +1,167 @@
+/// wmctl: the command line for windowbroker, a thin client of IPCWire.
+///
+/// Exit codes: 0 success; 1 the broker refused (message on stderr, or with --json an
+/// `{"error": {"code", "message"}}` object on stdout); 2 usage; 3 the broker cannot be reached.
+import ArgumentParser
+import Foundation
+import IPCWire
+
+@main
+enum WMCtlMain {
+    static func main() async {
+        do {
+            var command = try WMCtl.parseAsRoot(hoistingGlobalOptions(Array(CommandLine.arguments.dropFirst())))
+            if var command = command as? AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch let exit as CLIExit {
+            Foundation.exit(exit.code)
+        } catch {
+            let code = WMCtl.exitCode(for: error)
+            let message = WMCtl.fullMessage(for: error)
+            if code == .success {
+                print(message)
+                Foundation.exit(0)
+            }
+            FileHandle.standardError.write(Data((message + "\n").utf8))
+            Foundation.exit(2)
+        }
+    }
+}
+
+/// Lets the global options stand before the subcommand too (`wmctl --json --socket P status`):
+/// they are moved after it, where every subcommand declares them.
+func hoistingGlobalOptions(_ arguments: [String]) -> [String] {
+    var leading: [String] = []
+    var index = 0
+    while index < arguments.count, arguments[index].hasPrefix("-") {
+        let argument = arguments[index]
+        if argument == "--socket", index + 1 < arguments.count {
+            leading += [argument, arguments[index + 1]]
+            index += 2
+        } else if argument == "--json" || argument.hasPrefix("--socket=") {
+            leading.append(argument)
+            index += 1
+        } else {
+            return arguments
+        }
+    }
+    guard index < arguments.count else { return arguments }
+    return [arguments[index]] + leading + arguments[(index + 1)...]
+}
+
+struct CLIExit: Error {
+    var code: Int32
+}
+
+struct WMCtl: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "wmctl",
+        abstract: "Drive the windowbroker: open scenes, move them between foreground and background, reclaim and restore them.",
+        subcommands: [
+            Status.self, Apps.self, Open.self, Activate.self, Background.self, Reclaim.self, Close.self,
+            Sessions.self, Show.self, Send.self, Watch.self, Ping.self,
+        ])
+}
+
+/// Options every command takes.
+struct GlobalOptions: ParsableArguments {
+    @Option(help: "The broker's control socket (default: $WINDOWBROKER_SOCKET, else $XDG_RUNTIME_DIR/windowbroker/control.sock).")
+    var socket: String?
+
+    @Flag(help: "Print JSON instead of text.")
+    var json = false
+
+    var socketPath: String {
+        if let socket { return socket }
+        let env = ProcessInfo.processInfo.environment
+        if let fromEnv = env["WINDOWBROKER_SOCKET"], !fromEnv.isEmpty { return fromEnv }
+        return BrokerClient.defaultSocketPath(environment: env)
+    }
+
+    /// Connects, runs `body`, and turns failures into the documented exit codes.
+    func withBroker(_ body: @Sendable (BrokerClient) async throws -> Void) async throws {
+        do {
+            try await BrokerClient.withConnection(socketPath: socketPath, clientName: "wmctl", body)
+        } catch let error as BrokerError {
+            if json {
+                Output.printJSON(.dictionary(["error": .dictionary(["code": .string(error.code.rawValue), "message": .string(error.message)])]))
+            } else {
+                FileHandle.standardError.write(Data("wmctl: \(error.message)\n".utf8))
+            }
+            throw CLIExit(code: error.code == .brokerUnreachable ? 3 : 1)
+        }
+    }
+
+    func emit(_ value: PlistValue, human: () -> String) {
+        if json { Output.printJSON(value) } else { Output.line(human()) }
+    }
+}
+
+enum Output {
+    static func printJSON(_ value: PlistValue) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let data = (try? encoder.encode(value)) ?? Data("null".utf8)
+        line(String(decoding: data, as: UTF8.self))
+    }
+
+    /// Writes a line unbuffered, so `watch` output reaches pipes as it happens.
+    static func line(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+    }
+
+    static func iso(_ seconds: Double) -> String {
+        seconds == 0 ? "" : ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: seconds))
+    }
+
+    static func stateName(_ state: Windowbroker_V1_SceneState) -> String {
+        SceneState(wire: state).rawValue
+    }
+
+    static func session(_ info: Windowbroker_V1_SessionInfo) -> [String: PlistValue] {
+        [
+            "id": .string(info.id),
+            "app": .string(info.appID),
+            "title": .string(info.title),
+            "configuration": .string(info.configuration),
+            "state": .string(stateName(info.state)),
+            "pid": info.pid == 0 ? .null : .integer(Int64(info.pid)),
+            "lastActive": .string(iso(info.lastActiveAt)),
+            "created": .string(iso(info.createdAt)),
+            "hasRestoration": .bool(info.restorationSaved),
+            "lastDisconnect": info.lastDisconnect.isEmpty ? .null : .string(info.lastDisconnect),
+            "launchCount": .integer(Int64(info.launchCount)),
+        ]
+    }
+
+    /// A plain table: columns padded to their widest cell.
+    static func table(_ header: [String], _ rows: [[String]]) -> String {
+        let all = [header] + rows
+        let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
+        return all.map { row in
+            row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }
+                .joined(separator: "  ").trimmingCharacters(in: .whitespaces)
+        }.joined(separator: "\n")
+    }
+
+    static func describe(_ value: PlistValue) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+    }
+}
+
+/// Turns `K=V` pairs into a dictionary of strings.
+func parsePairs(_ pairs: [String], option: String) throws -> [String: PlistValue] {
+    var out: [String: PlistValue] = [:]
+    for pair in pairs {
+        guard let eq = pair.firstIndex(of: "="), eq != pair.startIndex else {
+            throw ValidationError("\(option) takes KEY=VALUE, not '\(pair)'")
+        }
+        out[String(pair[..<eq])] = .string(String(pair[pair.index(after: eq)...]))
+    }
+    return out
+}

@@ -1,0 +1,68 @@
+import Foundation
+import IPCWire
+import XCTest
+
+final class PlistValueTests: XCTestCase {
+    func testEveryPlistKindRoundTripsThroughTheWire() throws {
+        let value: PlistValue = .dictionary([
+            "s": .string("text"), "i": .integer(-42), "r": .real(2.5), "b": .bool(true),
+            "d": .data(Data([0, 1, 2])), "t": .date(Date(timeIntervalSince1970: 1_700_000_000)),
+            "u": .url("https://example.org/x"), "l": .list([.integer(1), .null]),
+            "m": .dictionary(["nested": .string("yes")]), "n": .null,
+        ])
+        XCTAssertEqual(try PlistValue(wire: value.wire), value)
+    }
+
+    func testAValueWithoutAKindIsNotAPropertyList() {
+        var wire = Windowbroker_V1_PlistDictionary()
+        wire.entries["bad"] = Windowbroker_V1_PlistValue()
+        XCTAssertThrowsError(try PlistValue.dictionary(wire: wire)) { error in
+            XCTAssertEqual((error as? BrokerError)?.code, .invalidUserInfo)
+            XCTAssertTrue((error as? BrokerError)?.message.contains("userInfo.bad") == true)
+        }
+    }
+
+    func testNestingDeeperThanTheLimitIsRefused() {
+        var value = PlistValue.string("leaf")
+        for _ in 0...WireProtocol.maxUserInfoDepth + 1 { value = .list([value]) }
+        XCTAssertThrowsError(try PlistValue(wire: value.wire)) { error in
+            XCTAssertEqual((error as? BrokerError)?.code, .invalidUserInfo)
+        }
+        var shallow = PlistValue.string("leaf")
+        for _ in 0..<WireProtocol.maxUserInfoDepth { shallow = .list([shallow]) }
+        XCTAssertNoThrow(try PlistValue(wire: shallow.wire))
+    }
+
+    func testJSONInputMapsTypesAndTaggedKinds() throws {
+        let parsed = try PlistValue.parse(json: #"{"a": 1, "b": 1.5, "c": true, "d": null, "e": [1, "x"], "f": {"$date": "2026-11-21T10:00:00Z"}, "g": {"$data": "AAE="}, "h": {"$url": "file:///tmp"}}"#)
+        XCTAssertEqual(parsed["a"], .integer(1))
+        XCTAssertEqual(parsed["b"], .real(1.5))
+        XCTAssertEqual(parsed["c"], .bool(true))
+        XCTAssertEqual(parsed["d"], .null)
+        XCTAssertEqual(parsed["e"], .list([.integer(1), .string("x")]))
+        XCTAssertEqual(parsed["f"], .date(ISO8601DateFormatter().date(from: "2026-11-21T10:00:00Z")!))
+        XCTAssertEqual(parsed["g"], .data(Data([0, 1])))
+        XCTAssertEqual(parsed["h"], .url("file:///tmp"))
+        XCTAssertThrowsError(try PlistValue.parse(json: "{not json"))
+    }
+
+    func testActivityValidationChecksTypeAndSize() {
+        var wire = UserActivity(activityType: "notes.edit", userInfo: ["text": .string(String(repeating: "x", count: 2000))]).wire
+        XCTAssertThrowsError(try UserActivity(wire: wire, maxBytes: 1000)) { error in
+            XCTAssertEqual((error as? BrokerError)?.code, .payloadTooLarge)
+        }
+        XCTAssertNoThrow(try UserActivity(wire: wire, maxBytes: 4000))
+        wire.activityType = ""
+        XCTAssertThrowsError(try UserActivity(wire: wire, maxBytes: 4000)) { error in
+            XCTAssertEqual((error as? BrokerError)?.code, .invalidRequest)
+        }
+    }
+
+    func testRestorationActivitySurvivesItsAtRestEncoding() throws {
+        let activity = UserActivity(
+            activityType: "notes.edit", title: "T", targetContentIdentifier: "n1",
+            userInfo: ["text": .string("hello")], keywords: ["k"], isEligibleForSearch: true,
+            interactionState: Data("{\"cursor\":3}".utf8), persistentIdentifier: "p")
+        XCTAssertEqual(try UserActivity(serialized: activity.serialized()), activity)
+    }
+}

@@ -1,0 +1,277 @@
+import Foundation
+import XCTest
+
+/// Starts a real `windowbrokerd` with a private runtime and state directory, runs the real
+/// `wmctl` against it, and kills everything it started (by pid) at the end.
+final class BrokerHarness {
+    let root: String
+    let runtimeDirectory: String
+    let stateDirectory: String
+    let notesDataDirectory: String
+    let appsDirectory: String
+    var socketPath: String { runtimeDirectory + "/control.sock" }
+    private(set) var broker: Process?
+    private var logPath: String { root + "/broker.log" }
+    private var extraArguments: [String]
+    /// Every worker pid seen, so teardown can make sure none survives.
+    private var seenWorkerPIDs: Set<Int32> = []
+
+    static var binDirectory: String {
+        if let dir = ProcessInfo.processInfo.environment["WINDOWBROKER_BIN_DIR"], !dir.isEmpty { return dir }
+        // Tests/WindowBrokerTests/Harness/BrokerHarness.swift -> package root
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+        return root.appendingPathComponent(".build/debug").path
+    }
+
+    static var repositoryAppsDirectory: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("apps").path
+    }
+
+    init(arguments: [String] = [], file: StaticString = #filePath, line: UInt = #line) throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("wb-test-\(UUID().uuidString.prefix(8))").path
+        root = base
+        runtimeDirectory = base + "/run/windowbroker"
+        stateDirectory = base + "/state"
+        notesDataDirectory = base + "/notes"
+        appsDirectory = base + "/apps"
+        extraArguments = arguments
+        try FileManager.default.createDirectory(atPath: appsDirectory, withIntermediateDirectories: true)
+        for name in ["notes.json", "notes-single.json"] {
+            try FileManager.default.copyItem(atPath: Self.repositoryAppsDirectory + "/" + name, toPath: appsDirectory + "/" + name)
+        }
+        guard FileManager.default.isExecutableFile(atPath: Self.binDirectory + "/windowbrokerd") else {
+            throw HarnessError("windowbrokerd is not built in \(Self.binDirectory); run `swift build` (make test does)")
+        }
+    }
+
+    var environment: [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        env["XDG_RUNTIME_DIR"] = root + "/run"
+        env["XDG_STATE_HOME"] = root + "/state-home"
+        env["XDG_DATA_HOME"] = root + "/data-home"
+        env["NOTES_DATA_DIR"] = notesDataDirectory
+        env["WINDOWBROKER_SOCKET"] = socketPath
+        for key in ["NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "WATCHDOG_USEC"] { env[key] = nil }
+        return env
+    }
+
+    /// Starts the broker and waits until it answers `status`.
+    func start() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binDirectory + "/windowbrokerd")
+        process.arguments = ["--apps-dir", appsDirectory, "--state-dir", stateDirectory, "--runtime-dir", runtimeDirectory,
+                             "--log-level", "debug"] + extraArguments
+        process.environment = environment
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        log.seekToEndOfFile()
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        broker = process
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            if !process.isRunning { throw HarnessError("windowbrokerd exited with \(process.terminationStatus):\n\(brokerLog)") }
+            if wmctl("status").code == 0 { return }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        throw HarnessError("windowbrokerd did not answer within 30 s:\n\(brokerLog)")
+    }
+
+    var brokerLog: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+    var brokerPID: Int32 { broker?.processIdentifier ?? 0 }
+
+    struct Result {
+        var code: Int32
+        var stdout: String
+        var stderr: String
+
+        func json() throws -> Any {
+            try JSONSerialization.jsonObject(with: Data(stdout.utf8), options: [.fragmentsAllowed])
+        }
+    }
+
+    /// Runs the real wmctl (with --socket) and returns its exit code and output.
+    @discardableResult
+    func wmctl(_ arguments: String...) -> Result { wmctl(arguments) }
+
+    func wmctl(_ arguments: [String], socket: Bool = true) -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binDirectory + "/wmctl")
+        process.arguments = (socket ? ["--socket", socketPath] : []) + arguments
+        process.environment = environment
+        let out = root + "/wmctl-\(UUID().uuidString).out"
+        let err = out + ".err"
+        _ = FileManager.default.createFile(atPath: out, contents: nil)
+        _ = FileManager.default.createFile(atPath: err, contents: nil)
+        defer {
+            try? FileManager.default.removeItem(atPath: out)
+            try? FileManager.default.removeItem(atPath: err)
+        }
+        do {
+            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
+            try process.run()
+        } catch {
+            return Result(code: -1, stdout: "", stderr: "cannot run wmctl: \(error)")
+        }
+        process.waitUntilExit()
+        return Result(
+            code: process.terminationStatus,
+            stdout: (try? String(contentsOfFile: out, encoding: .utf8)) ?? "",
+            stderr: (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
+    }
+
+    /// wmctl --json ... that must succeed; returns the decoded object.
+    func json(_ arguments: String..., file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
+        let result = wmctl(["--json"] + arguments)
+        guard result.code == 0 else {
+            throw HarnessError("wmctl \(arguments.joined(separator: " ")) exited \(result.code): \(result.stdout) \(result.stderr)")
+        }
+        guard let object = try result.json() as? [String: Any] else { throw HarnessError("not an object: \(result.stdout)") }
+        return object
+    }
+
+    func jsonList(_ arguments: String...) throws -> [[String: Any]] {
+        let result = wmctl(["--json"] + arguments)
+        guard result.code == 0, let list = try result.json() as? [[String: Any]] else {
+            throw HarnessError("wmctl \(arguments.joined(separator: " ")) exited \(result.code): \(result.stdout) \(result.stderr)")
+        }
+        return list
+    }
+
+    /// wmctl --json ... that must fail with exit 1; returns the error code.
+    func refusal(_ arguments: String...) throws -> (code: String, message: String) {
+        let result = wmctl(["--json"] + arguments)
+        guard result.code == 1, let object = try? result.json() as? [String: Any],
+              let error = object["error"] as? [String: Any] else {
+            throw HarnessError("expected a refusal (exit 1) from wmctl \(arguments.joined(separator: " ")), got \(result.code): \(result.stdout) \(result.stderr)")
+        }
+        return (error["code"] as? String ?? "", error["message"] as? String ?? "")
+    }
+
+    // MARK: - Scenes
+
+    /// Opens a notes scene and returns its session id.
+    func openNote(_ noteID: String, title: String? = nil, app: String = "notes", extra: [String] = []) throws -> String {
+        let reply = try json(["open", app, "--activity", "notes.edit", "--title", title ?? noteID, "--info", "noteID=\(noteID)"] + extra)
+        guard let session = reply["session"] as? String else { throw HarnessError("no session in \(reply)") }
+        return session
+    }
+
+    func json(_ arguments: [String]) throws -> [String: Any] {
+        let result = wmctl(["--json"] + arguments)
+        guard result.code == 0, let object = try result.json() as? [String: Any] else {
+            throw HarnessError("wmctl \(arguments.joined(separator: " ")) exited \(result.code): \(result.stdout) \(result.stderr)")
+        }
+        return object
+    }
+
+    /// The notes scene's own view of itself (its `state` action).
+    func noteState(_ session: String) throws -> NoteState {
+        let reply = try json("send", session, "state")
+        guard let value = reply["value"] as? [String: Any] else { throw HarnessError("no value in \(reply)") }
+        let state = NoteState(
+            text: value["text"] as? String ?? "",
+            cursor: value["cursor"] as? Int ?? -1,
+            callbacks: value["callbacks"] as? [String] ?? [],
+            discarded: value["discarded"] as? [String] ?? [],
+            continued: value["continued"] as? [String] ?? [],
+            pid: Int32(value["pid"] as? Int ?? 0))
+        seenWorkerPIDs.insert(state.pid)
+        return state
+    }
+
+    func session(_ id: String) throws -> [String: Any] {
+        guard let found = try jsonList("sessions").first(where: { $0["id"] as? String == id }) else {
+            throw HarnessError("session \(id) is not listed")
+        }
+        if let pid = found["pid"] as? Int { seenWorkerPIDs.insert(Int32(pid)) }
+        return found
+    }
+
+    func state(_ id: String) throws -> String { try session(id)["state"] as? String ?? "" }
+
+    func type(_ session: String, _ text: String) throws {
+        _ = try json("send", session, "type", "--arg", "text=\(text)")
+    }
+
+    /// Waits until `condition` holds, polling; fails the test after `timeout`.
+    func eventually(_ what: String, timeout: TimeInterval = 20, _ condition: () throws -> Bool) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if (try? condition()) == true { return }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        throw HarnessError("timed out waiting for: \(what)")
+    }
+
+    // MARK: - Stopping
+
+    /// Sends a signal to the broker and waits for it to exit; returns its exit status.
+    @discardableResult
+    func stop(signal: Int32 = SIGTERM) -> Int32 {
+        guard let broker, broker.isRunning else { return broker?.terminationStatus ?? 0 }
+        kill(broker.processIdentifier, signal)
+        broker.waitUntilExit()
+        self.broker = nil
+        return broker.terminationStatus
+    }
+
+    func remember(pid: Int32) { seenWorkerPIDs.insert(pid) }
+
+    /// Kills the broker and any worker it started, then removes the temp directory.
+    func tearDown() {
+        stop(signal: SIGKILL)
+        for pid in seenWorkerPIDs where pid > 0 && processExists(pid) {
+            kill(pid, SIGKILL)
+        }
+        try? FileManager.default.removeItem(atPath: root)
+    }
+}
+
+struct NoteState {
+    var text: String
+    var cursor: Int
+    var callbacks: [String]
+    var discarded: [String]
+    var continued: [String]
+    var pid: Int32
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// True while a process with this pid exists and is not a zombie.
+func processExists(_ pid: Int32) -> Bool {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return false }
+    // Field 3 (after the parenthesised name) is the state; Z is a zombie.
+    guard let close = stat.lastIndex(of: ")") else { return false }
+    let state = stat[stat.index(close, offsetBy: 2)]
+    return state != "Z" && state != "X"
+}
+
+/// A test case that owns one broker for its duration.
+class BrokerTestCase: XCTestCase {
+    var harness: BrokerHarness!
+
+    /// Extra windowbrokerd flags for this test case.
+    var brokerArguments: [String] { [] }
+
+    override func setUpWithError() throws {
+        harness = try BrokerHarness(arguments: brokerArguments)
+        try harness.start()
+    }
+
+    override func tearDown() {
+        if let harness, (testRun?.totalFailureCount ?? 0) > 0 {
+            print("---- broker log ----\n\(harness.brokerLog.suffix(6000))\n--------------------")
+        }
+        harness?.tearDown()
+        harness = nil
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+import XCTest
+
+/// The callback order SCENE-MODEL.md makes part of the contract, checked from the worker's own
+/// record of what it received.
+final class LifecycleTests: BrokerTestCase {
+    func testNewSceneGetsLaunchConnectForegroundActive() throws {
+        let session = try harness.openNote("packing", title: "Packing list")
+        let note = try harness.noteState(session)
+        XCTAssertEqual(note.callbacks, ["didFinishLaunching", "willConnect", "willEnterForeground", "didBecomeActive"])
+        XCTAssertEqual(try harness.state(session), "foregroundActive")
+        XCTAssertEqual(try harness.session(session)["title"] as? String, "Packing list")
+    }
+
+    func testBackgroundThenForegroundOrder() throws {
+        let session = try harness.openNote("a")
+        XCTAssertEqual(try harness.json("background", session)["state"] as? String, "background")
+        XCTAssertEqual(try harness.json("activate", session)["state"] as? String, "foregroundActive")
+        let note = try harness.noteState(session)
+        XCTAssertEqual(note.callbacks, [
+            "didFinishLaunching", "willConnect", "willEnterForeground", "didBecomeActive",
+            "willResignActive", "didEnterBackground", "stateRestorationActivity",
+            "willEnterForeground", "didBecomeActive",
+        ])
+        XCTAssertEqual(try harness.session(session)["hasRestoration"] as? Bool, true)
+    }
+
+    func testReclaimThenReactivateRestoresTextAndCursorInOrder() throws {
+        let session = try harness.openNote("packing")
+        try harness.type(session, "socks, passport")
+        _ = try harness.json("send", session, "move-cursor", "--arg", "position=5")
+        let before = try harness.noteState(session)
+        _ = try harness.json("background", session)
+        let reclaimed = try harness.json("reclaim", session)
+        XCTAssertEqual(reclaimed["state"] as? String, "unattached")
+        try harness.eventually("the reclaimed worker is gone") { !processExists(before.pid) }
+
+        let listed = try harness.session(session)
+        XCTAssertEqual(listed["state"] as? String, "unattached")
+        XCTAssertEqual(listed["lastDisconnect"] as? String, "reclaimed")
+        XCTAssertTrue(listed["pid"] is NSNull)
+        XCTAssertEqual(listed["hasRestoration"] as? Bool, true)
+
+        XCTAssertEqual(try harness.json("activate", session)["state"] as? String, "foregroundActive")
+        let after = try harness.noteState(session)
+        XCTAssertNotEqual(after.pid, before.pid, "a new process hosts the scene")
+        XCTAssertEqual(after.text, "socks, passport")
+        XCTAssertEqual(after.cursor, 5)
+        XCTAssertEqual(after.callbacks, ["didFinishLaunching", "willConnect", "restoreInteractionState", "willEnterForeground", "didBecomeActive"])
+    }
+
+    func testShowCarriesTheRestorationActivity() throws {
+        let session = try harness.openNote("trip")
+        try harness.type(session, "tickets")
+        _ = try harness.json("background", session)
+        let shown = try harness.json("show", session)
+        let activity = try XCTUnwrap(shown["restorationActivity"] as? [String: Any])
+        XCTAssertEqual(activity["activityType"] as? String, "notes.edit")
+        XCTAssertEqual(activity["targetContentIdentifier"] as? String, "trip")
+        let info = try XCTUnwrap(activity["userInfo"] as? [String: Any])
+        XCTAssertEqual(info["text"] as? String, "tickets")
+    }
+
+    func testDiscardOfConnectedSceneTellsItAndOtherScenesAndDeletesData() throws {
+        let first = try harness.openNote("one")
+        let second = try harness.openNote("two")
+        try harness.type(first, "draft text")
+        let draft = harness.notesDataDirectory + "/drafts/\(first).txt"
+        XCTAssertTrue(FileManager.default.fileExists(atPath: draft))
+        let firstPID = try harness.noteState(first).pid
+
+        XCTAssertEqual(try harness.json("close", first)["state"] as? String, "unattached")
+        try harness.eventually("the discarded worker exits") { !processExists(firstPID) }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: draft), "the app deleted the discarded session's draft")
+        XCTAssertEqual(try harness.noteState(second).discarded, [first])
+        XCTAssertFalse(try harness.jsonList("sessions").contains { $0["id"] as? String == first })
+        XCTAssertEqual(try harness.refusal("show", first).code, "sessionDiscarded")
+        XCTAssertEqual(try harness.refusal("activate", first).code, "sessionDiscarded")
+    }
+
+    func testDiscardWithNoRunningWorkerIsDeliveredAtNextLaunchBeforeWillConnect() throws {
+        let old = try harness.openNote("old")
+        try harness.type(old, "old draft")
+        _ = try harness.json("background", old)
+        _ = try harness.json("reclaim", old)
+        try harness.eventually("no notes worker runs") { (try harness.json("status")["workers"] as? Int) == 0 }
+
+        let closed = try harness.json("close", old)
+        XCTAssertTrue((closed["detail"] as? String ?? "").contains("next launch"), "\(closed)")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: harness.notesDataDirectory + "/drafts/\(old).txt"), "nobody was told yet")
+
+        let fresh = try harness.openNote("new")
+        let note = try harness.noteState(fresh)
+        XCTAssertEqual(note.callbacks, ["didFinishLaunching", "didDiscardSceneSessions", "willConnect", "willEnterForeground", "didBecomeActive"])
+        XCTAssertEqual(note.discarded, [old])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: harness.notesDataDirectory + "/drafts/\(old).txt"))
+
+        // Delivered once: the next launch does not get it again.
+        let another = try harness.openNote("another")
+        XCTAssertEqual(try harness.noteState(another).discarded, [])
+    }
+
+    func testFocusKeepsOneActiveSceneAndBoundsTheForeground() throws {
+        let a = try harness.openNote("a")
+        let b = try harness.openNote("b")
+        func states() throws -> [String: String] {
+            Dictionary(uniqueKeysWithValues: try harness.jsonList("sessions").map { ($0["id"] as! String, $0["state"] as! String) })
+        }
+        XCTAssertEqual(try states(), [a: "foregroundInactive", b: "foregroundActive"])
+        XCTAssertEqual(try harness.noteState(a).callbacks.suffix(1), ["willResignActive"])
+
+        let c = try harness.openNote("c")
+        // Split view holds two: the least recently active (a) went to the background, saved.
+        XCTAssertEqual(try states(), [a: "background", b: "foregroundInactive", c: "foregroundActive"])
+        XCTAssertEqual(try harness.session(a)["hasRestoration"] as? Bool, true)
+
+        _ = try harness.json("activate", a)
+        XCTAssertEqual(try states(), [a: "foregroundActive", b: "background", c: "foregroundInactive"])
+        XCTAssertEqual(try states().values.filter { $0 == "foregroundActive" }.count, 1)
+    }
+
+    func testTargetContentPreferenceReusesTheScene() throws {
+        let first = try harness.json("open", "notes", "--activity", "notes.edit", "--target", "groceries", "--info", "noteID=groceries")
+        XCTAssertEqual(first["created"] as? Bool, true)
+        let session = try XCTUnwrap(first["session"] as? String)
+        let again = try harness.json("open", "notes", "--activity", "notes.edit", "--target", "groceries")
+        XCTAssertEqual(again["created"] as? Bool, false)
+        XCTAssertEqual(again["session"] as? String, session)
+        XCTAssertEqual(try harness.noteState(session).continued, ["notes.edit"])
+        let forced = try harness.json("open", "notes", "--activity", "notes.edit", "--target", "groceries", "--new")
+        XCTAssertEqual(forced["created"] as? Bool, true)
+    }
+
+    func testSingleSceneAppActivatesItsSceneInsteadOfOpeningAnother() throws {
+        let first = try harness.openNote("only", app: "notes-single")
+        let second = try harness.json("open", "notes-single", "--activity", "notes.edit", "--title", "other")
+        XCTAssertEqual(second["session"] as? String, first)
+        XCTAssertEqual(second["created"] as? Bool, false)
+        XCTAssertEqual(try harness.noteState(first).continued, ["notes.edit"])
+        let refused = try harness.refusal("open", "notes-single", "--activity", "notes.edit", "--new")
+        XCTAssertEqual(refused.code, "multipleScenesUnsupported")
+        XCTAssertEqual(try harness.jsonList("sessions", "--app", "notes-single").count, 1)
+    }
+
+    func testWatchStreamsLifecycleEvents() throws {
+        let watcher = Process()
+        watcher.executableURL = URL(fileURLWithPath: BrokerHarness.binDirectory + "/wmctl")
+        watcher.arguments = ["--socket", harness.socketPath, "--json", "watch", "--count", "5", "--timeout", "30"]
+        let pipe = Pipe()
+        watcher.standardOutput = pipe
+        try watcher.run()
+        harness.remember(pid: watcher.processIdentifier)
+        Thread.sleep(forTimeInterval: 0.5)
+        let session = try harness.openNote("watched")
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        watcher.waitUntilExit()
+        XCTAssertEqual(watcher.terminationStatus, 0)
+        let events = String(decoding: output, as: UTF8.self).split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        XCTAssertEqual(events.map { $0["event"] as? String ?? "" }, ["created", "launched", "willConnect", "willEnterForeground", "didBecomeActive"])
+        XCTAssertTrue(events.allSatisfy { $0["session"] as? String == session && $0["app"] as? String == "notes" && $0["time"] is String })
+    }
+}

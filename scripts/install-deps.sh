@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the system packages the build and tests need, only when missing.
+# libsqlite3-dev: GRDB links the system SQLite.
+set -euo pipefail
+needed=()
+for pkg in libsqlite3-dev pkg-config; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || needed+=("$pkg")
+done
+if [ ${#needed[@]} -gt 0 ]; then
+  echo "installing: ${needed[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq -o DPkg::Lock::Timeout=300 "${needed[@]}"
+fi
+command -v swift >/dev/null || { echo "swift is not on PATH (expected /opt/swift/usr/bin)"; exit 1; }
