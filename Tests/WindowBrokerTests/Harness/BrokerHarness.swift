@@ -147,7 +147,7 @@ final class BrokerHarness {
         let result = wmctl(["--json"] + arguments)
         guard result.code == 1, let object = try? result.json() as? [String: Any],
               let error = object["error"] as? [String: Any] else {
-            throw HarnessError("expected a refusal (exit 1) from wmctl \(arguments.joined(separator: " ")), got \(result.code): \(result.stdout) \(result.stderr)")
+            throw HarnessError("expected a refusal (exit 1) from wmctl \(arguments.joined(separator: " ").prefix(200)), got \(result.code): \(result.stdout.prefix(500)) \(result.stderr.prefix(500))")
         }
         return (error["code"] as? String ?? "", error["message"] as? String ?? "")
     }

@@ -1,0 +1,163 @@
+import Foundation
+import IPCWire
+import XCTest
+
+/// Bad input gets a clear, typed error and changes nothing.
+final class ErrorTests: BrokerTestCase {
+    private func snapshot() throws -> String {
+        let sessions = try harness.jsonList("sessions").map { entry in
+            "\(entry["id"] ?? "") \(entry["state"] ?? "") \(entry["hasRestoration"] ?? "") \(entry["title"] ?? "")"
+        }
+        return sessions.sorted().joined(separator: "\n")
+    }
+
+    func testRefusedRequestsChangeNothing() throws {
+        let session = try harness.openNote("keep")
+        try harness.type(session, "precious")
+        let before = try snapshot()
+
+        XCTAssertEqual(try harness.refusal("open", "no-such-app").code, "unknownApp")
+        let undeclared = try harness.refusal("open", "notes", "--activity", "mail.compose")
+        XCTAssertEqual(undeclared.code, "undeclaredActivityType")
+        XCTAssertTrue(undeclared.message.contains("notes.edit"), undeclared.message)
+        XCTAssertEqual(try harness.refusal("activate", UUID().uuidString).code, "unknownSession")
+        XCTAssertEqual(try harness.refusal("show", "not-a-uuid").code, "unknownSession")
+        XCTAssertEqual(try harness.refusal("reclaim", session).code, "invalidState", "a foreground scene is never reclaimed")
+        XCTAssertEqual(try harness.refusal("send", UUID().uuidString, "state").code, "unknownSession")
+
+        var deep = "\"leaf\""
+        for _ in 0..<40 { deep = "[\(deep)]" }
+        XCTAssertEqual(try harness.refusal("open", "notes", "--activity", "notes.edit", "--info-json", "{\"deep\": \(deep)}").code, "invalidUserInfo")
+        let big = String(repeating: "x", count: 100 * 1024)  // three of these exceed the 256 KiB activity limit
+        XCTAssertEqual(try harness.refusal("open", "notes", "--activity", "notes.edit", "--info", "a=\(big)", "--info", "b=\(big)", "--info", "c=\(big)").code, "payloadTooLarge")
+
+        XCTAssertEqual(try snapshot(), before)
+        XCTAssertEqual(try harness.noteState(session).text, "precious")
+    }
+
+    func testUsageErrorsExitTwoAndUnreachableBrokerExitsThree() throws {
+        XCTAssertEqual(harness.wmctl("open").code, 2)
+        XCTAssertEqual(harness.wmctl("open", "notes", "--title", "no activity type").code, 2)
+        XCTAssertEqual(harness.wmctl("open", "notes", "--activity", "notes.edit", "--info-json", "[1, 2]").code, 2)
+        XCTAssertEqual(harness.wmctl("send", "x", "type", "--arg", "no-equals-sign").code, 2)
+        let unreachable = harness.wmctl(["--socket", harness.root + "/nowhere.sock", "--json", "status"], socket: false)
+        XCTAssertEqual(unreachable.code, 3)
+        XCTAssertTrue(unreachable.stdout.contains("brokerUnreachable"), unreachable.stdout)
+    }
+
+    func testNonPlistUserInfoFromARawClientIsRefused() throws {
+        let raw = try RawSocket(path: harness.socketPath)
+        try raw.greet()
+        var activity = UserActivity(activityType: "notes.edit").wire
+        activity.userInfo.entries["bad"] = Windowbroker_V1_PlistValue()  // a value with no plist type
+        try raw.write(frame: .with {
+            $0.id = 2
+            $0.controlRequest = .with { $0.open = .with { $0.appID = "notes"; $0.activity = activity } }
+        })
+        let reply = try XCTUnwrap(raw.readFrame())
+        XCTAssertEqual(reply.replyTo, 2)
+        guard case .error(let error) = reply.body else { return XCTFail("expected an error, got \(reply)") }
+        XCTAssertEqual(error.code, .invalidUserInfo)
+        XCTAssertTrue(error.message.contains("userInfo.bad"), error.message)
+        XCTAssertEqual(try harness.jsonList("sessions").count, 0)
+    }
+
+    func testEveryRequestGetsExactlyOneReplyInOrder() throws {
+        let raw = try RawSocket(path: harness.socketPath)
+        try raw.greet()
+        let requests: [Windowbroker_V1_ControlRequest] = [
+            .with { $0.status = .init() },
+            .with { $0.activate = .with { $0.sessionID = UUID().uuidString } },
+            .with { $0.ping = .with { $0.payload = Data([1, 2, 3]) } },
+            Windowbroker_V1_ControlRequest(),  // no request kind at all
+            .with { $0.apps = .init() },
+        ]
+        for (i, request) in requests.enumerated() {
+            try raw.write(frame: .with { $0.id = UInt64(10 + i); $0.controlRequest = request })
+        }
+        var kinds: [String] = []
+        for i in requests.indices {
+            let reply = try XCTUnwrap(raw.readFrame(), "reply \(i)")
+            XCTAssertEqual(reply.replyTo, UInt64(10 + i))
+            switch reply.body {
+            case .controlReply: kinds.append("reply")
+            case .error(let error): kinds.append("error:\(error.code)")
+            default: kinds.append("other")
+            }
+        }
+        XCTAssertEqual(kinds, ["reply", "error:unknownSession", "reply", "error:invalidRequest", "reply"])
+    }
+}
+
+/// Malformed frames: the offending connection is answered if possible and closed; the broker
+/// keeps serving everyone else.
+final class MalformedFrameTests: BrokerTestCase {
+    private func assertBrokerServes(file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(harness.wmctl("status").code, 0, "the broker still serves", file: file, line: line)
+    }
+
+    func testTruncatedFrame() throws {
+        let raw = try RawSocket(path: harness.socketPath, receiveTimeout: 2)
+        raw.write(RawSocket.header(100) + [1, 2, 3])
+        assertBrokerServes()
+        // The broker is still waiting for the rest; closing our end must not disturb it.
+    }
+
+    func testOversizedFrameIsRefusedWithPayloadTooLarge() throws {
+        let raw = try RawSocket(path: harness.socketPath)
+        try raw.greet()
+        let size = 2 * 1024 * 1024
+        _ = raw.write(RawSocket.header(size) + [UInt8](repeating: 0x41, count: size))
+        let answer = try XCTUnwrap(raw.readFrame())
+        guard case .error(let error) = answer.body else { return XCTFail("expected an error, got \(answer)") }
+        XCTAssertEqual(error.code, .payloadTooLarge)
+        XCTAssertTrue(raw.isClosedByPeer())
+        assertBrokerServes()
+    }
+
+    func testRandomBytesGetMalformedFrameAndClose() throws {
+        let raw = try RawSocket(path: harness.socketPath)
+        var generator = SystemRandomNumberGenerator()
+        let garbage = (0..<64).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        raw.write(RawSocket.header(garbage.count) + garbage.map { $0 | 0x80 })  // high bits: never a valid varint tag stream
+        let answer = raw.readFrame()
+        if let answer, case .error(let error) = answer.body {
+            XCTAssertTrue([.malformedFrame, .handshakeRequired].contains(error.code), "\(error)")
+        } else {
+            XCTFail("expected an error frame, got \(String(describing: answer))")
+        }
+        XCTAssertTrue(raw.isClosedByPeer())
+        assertBrokerServes()
+    }
+
+    func testWrongFirstMessageGetsHandshakeRequired() throws {
+        let raw = try RawSocket(path: harness.socketPath)
+        try raw.write(frame: .with { $0.id = 1; $0.controlRequest = .with { $0.status = .init() } })
+        let answer = try XCTUnwrap(raw.readFrame())
+        guard case .error(let error) = answer.body else { return XCTFail("expected an error, got \(answer)") }
+        XCTAssertEqual(error.code, .handshakeRequired)
+        XCTAssertTrue(raw.isClosedByPeer())
+        assertBrokerServes()
+    }
+
+    func testUnknownVersionAndWorkerKindAreRefused() throws {
+        let old = try RawSocket(path: harness.socketPath)
+        try old.write(frame: RawSocket.hello(version: 99))
+        guard case .error(let versionError)? = old.readFrame()?.body else { return XCTFail("expected an error") }
+        XCTAssertEqual(versionError.code, .unsupportedVersion)
+        XCTAssertTrue(old.isClosedByPeer())
+
+        let posing = try RawSocket(path: harness.socketPath)
+        try posing.write(frame: RawSocket.hello(kind: .worker))
+        guard case .error(let kindError)? = posing.readFrame()?.body else { return XCTFail("expected an error") }
+        XCTAssertEqual(kindError.code, .permissionDenied, "workers cannot connect through the control socket")
+        assertBrokerServes()
+    }
+
+    func testControlSocketAndStateArePrivate() throws {
+        let runtime = try FileManager.default.attributesOfItem(atPath: harness.runtimeDirectory)
+        XCTAssertEqual((runtime[.posixPermissions] as? Int).map { $0 & 0o777 }, 0o700)
+        let store = try FileManager.default.attributesOfItem(atPath: harness.stateDirectory + "/state.sqlite")
+        XCTAssertEqual((store[.posixPermissions] as? Int).map { $0 & 0o777 }, 0o600)
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import Glibc
+import IPCWire
+
+/// A plain blocking Unix-socket client for sending exactly the bytes a test wants, including
+/// garbage, and reading what the broker answers.
+final class RawSocket {
+    let fd: Int32
+
+    init(path: String, receiveTimeout: TimeInterval = 10) throws {
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            buffer.copyBytes(from: Array(path.utf8.prefix(buffer.count - 1)) + [0])
+        }
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard rc == 0 else { close(fd); throw HarnessError("connect(\(path)) failed: errno \(errno)") }
+        var timeout = timeval(tv_sec: Int(receiveTimeout), tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(fd) }
+
+    /// Writes all bytes; returns false when the peer has closed.
+    @discardableResult
+    func write(_ bytes: [UInt8]) -> Bool {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { return false }
+            offset += n
+        }
+        return true
+    }
+
+    func write(frame envelope: Envelope) throws {
+        let body: [UInt8] = try envelope.serializedBytes()
+        write(Self.header(body.count) + body)
+    }
+
+    static func header(_ length: Int) -> [UInt8] {
+        let n = UInt32(length)
+        return [UInt8(n >> 24), UInt8(n >> 16 & 0xff), UInt8(n >> 8 & 0xff), UInt8(n & 0xff)]
+    }
+
+    private func readExactly(_ count: Int) -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: count)
+        var offset = 0
+        while offset < count {
+            let n = buffer[offset...].withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { return nil }
+            offset += n
+        }
+        return buffer
+    }
+
+    /// Reads one frame; nil when the connection closed (or nothing came within the timeout).
+    func readFrame() -> Envelope? {
+        guard let header = readExactly(4) else { return nil }
+        let length = header.reduce(0) { $0 << 8 | Int($1) }
+        guard let body = readExactly(length) else { return nil }
+        return try? Envelope(serializedBytes: body)
+    }
+
+    /// True when the broker has closed its end (read returns 0 after any pending frames).
+    func isClosedByPeer() -> Bool {
+        var byte: UInt8 = 0
+        while true {
+            let n = recv(fd, &byte, 1, 0)
+            if n == 0 { return true }
+            if n < 0 { return false }
+        }
+    }
+
+    static func hello(version: UInt32 = WireProtocol.version, kind: Windowbroker_V1_PeerKind = .control) -> Envelope {
+        .with {
+            $0.id = 1
+            $0.hello = .with {
+                $0.protocolVersion = version
+                $0.peerKind = kind
+                $0.clientName = "raw-test"
+            }
+        }
+    }
+
+    /// Says Hello and checks for Welcome.
+    func greet() throws {
+        try write(frame: Self.hello())
+        guard case .welcome? = readFrame()?.body else { throw HarnessError("no Welcome") }
+    }
+}
