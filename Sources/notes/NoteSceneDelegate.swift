@@ -128,7 +128,8 @@ final class NoteSceneDelegate: SceneDelegate {
             hangOnSave = true
             return .performed(.bool(true))
         case "crash":
-            kill(getpid(), SIGSEGV)
+            // A real fault (not a signal sent by kill, which a crash handler could survive).
+            UnsafeMutablePointer<Int>(bitPattern: 0x10)!.pointee = 1
             return .performed(nil)
         default:
             return .declined("unknown action '\(action.name)' (type, move-cursor, state, set-restore-delay, hang-on-save, crash)")

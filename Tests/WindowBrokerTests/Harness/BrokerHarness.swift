@@ -267,8 +267,15 @@ class BrokerTestCase: XCTestCase {
         try harness.start()
     }
 
+    private var failed = false
+
+    override func record(_ issue: XCTIssue) {
+        failed = true
+        super.record(issue)
+    }
+
     override func tearDown() {
-        if let harness, (testRun?.totalFailureCount ?? 0) > 0 {
+        if let harness, failed {
             print("---- broker log ----\n\(harness.brokerLog.suffix(6000))\n--------------------")
         }
         harness?.tearDown()
