@@ -269,9 +269,9 @@ class BrokerTestCase: XCTestCase {
 
     private var failed = false
 
-    override func record(_ issue: XCTIssue) {
+    override func recordFailure(withDescription description: String, inFile filePath: String, atLine lineNumber: Int, expected: Bool) {
         failed = true
-        super.record(issue)
+        super.recordFailure(withDescription: description, inFile: filePath, atLine: lineNumber, expected: expected)
     }
 
     override func tearDown() {
