@@ -161,3 +161,16 @@ final class MalformedFrameTests: BrokerTestCase {
         XCTAssertEqual((store[.posixPermissions] as? Int).map { $0 & 0o777 }, 0o600)
     }
 }
+
+/// A bad manifest is skipped with a logged reason; the broker still starts and serves the rest.
+final class BadManifestTests: XCTestCase {
+    func testBrokerStartsAndSkipsABadManifest() throws {
+        let harness = try BrokerHarness()
+        defer { harness.tearDown() }
+        FileManager.default.createFile(atPath: harness.appsDirectory + "/broken.json", contents: Data(#"{"id": "broken", "executable": 42}"#.utf8))
+        try harness.start()
+        let apps = try harness.jsonList("apps").compactMap { $0["id"] as? String }
+        XCTAssertEqual(apps, ["notes", "notes-single"])
+        XCTAssertTrue(harness.brokerLog.contains("broken.json: field 'executable'"), harness.brokerLog)
+    }
+}

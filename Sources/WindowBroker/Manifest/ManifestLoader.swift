@@ -31,7 +31,7 @@ public struct ManifestLoader: Sendable {
         return ([dataHome] + dataDirs).map { $0 + "/windowbroker/apps" }
     }
 
-    /// Loads every manifest; the first directory wins when two declare the same id.
+    /// Loads every manifest, directories in order and files by name; the first declaration of an id wins.
     public func load() -> (apps: [String: AppManifest], problems: [ManifestProblem]) {
         var apps: [String: AppManifest] = [:]
         var problems: [ManifestProblem] = []
