@@ -113,8 +113,12 @@ enum Output {
         FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
 
+    /// ISO 8601 with milliseconds, so `watch` timestamps can time what they record.
     static func iso(_ seconds: Double) -> String {
-        seconds == 0 ? "" : ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: seconds))
+        guard seconds != 0 else { return "" }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: Date(timeIntervalSince1970: seconds))
     }
 
     static func stateName(_ state: Windowbroker_V1_SceneState) -> String {

@@ -174,3 +174,28 @@ final class BadManifestTests: XCTestCase {
         XCTAssertTrue(harness.brokerLog.contains("broken.json: field 'executable'"), harness.brokerLog)
     }
 }
+
+/// SO_PEERCRED: a control peer running as another user is refused even when it can reach the socket.
+final class PeerCredentialTests: BrokerTestCase {
+    func testAPeerOfAnotherUidIsRefused() throws {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else {
+            throw XCTSkip("needs root and setpriv to act as another user")
+        }
+        // Open the path up so only the credential check stands in the way.
+        for dir in [harness.root, harness.root + "/run", harness.runtimeDirectory] { chmod(dir, 0o755) }
+        chmod(harness.socketPath, 0o666)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups",
+                             BrokerHarness.binDirectory + "/wmctl", "--socket", harness.socketPath, "--json", "status"]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard !output.contains("Permission denied") else { throw XCTSkip("the test binaries are not readable by nobody") }
+        XCTAssertEqual(process.terminationStatus, 1, output)
+        XCTAssertTrue(output.contains("permissionDenied"), output)
+        XCTAssertEqual(harness.wmctl("status").code, 0, "the owner is still served")
+    }
+}

@@ -50,7 +50,15 @@ public final class BrokerClient: Sendable {
             return try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     await connection.readLoop(inbound) { envelope in
-                        if case .lifecycleEvent(let event) = envelope.body { eventSink.yield(event) }
+                        switch envelope.body {
+                        case .lifecycleEvent(let event):
+                            eventSink.yield(event)
+                        case .error(let error):
+                            // The broker says why it is closing the connection: that is what callers see.
+                            await connection.failPending(BrokerError(wire: error))
+                        default:
+                            break
+                        }
                     }
                     eventSink.finish()
                 }

@@ -17,6 +17,7 @@ public struct BrokerConfiguration: Sendable {
     public var maxForegroundScenes = 2
     public var maxLiveWorkers = 64
     public var maxSessionsPerApp = 256
+    public var maxControlConnections = 128
     public var maxFrameBytes = WireProtocol.defaultMaxFrameBytes
     public var maxActivityBytes = WireProtocol.defaultMaxActivityBytes
 

@@ -5,6 +5,7 @@ import IPCWire
 import Logging
 import NIOCore
 import NIOPosix
+import Synchronization
 
 /// The control socket wmctl talks to: `<runtime-dir>/control.sock` in a 0700 directory.
 /// Peers of another uid are refused (SO_PEERCRED). Each connection must start with Hello;
@@ -14,6 +15,14 @@ public struct ControlServer: Sendable {
     public let broker: Broker
     public let socketPath: String
     let logger: Logger
+    private let connections = ConnectionCount()
+
+    /// How many control connections are open; bounded so a peer cannot exhaust the broker.
+    final class ConnectionCount: Sendable {
+        private let value = Atomic<Int>(0)
+        func enter() -> Int { value.add(1, ordering: .relaxed).newValue }
+        func leave() { value.subtract(1, ordering: .relaxed) }
+    }
 
     public init(broker: Broker, socketPath: String, logger: Logger) {
         self.broker = broker
@@ -84,8 +93,15 @@ public struct ControlServer: Sendable {
 
     private func serve(_ accepted: Accepted) async {
         let handler = ControlRequestHandler(broker: broker, logger: logger)
+        let open = connections.enter()
+        defer { connections.leave() }
+        let limit = broker.configuration.maxControlConnections
         try? await accepted.channel.executeThenClose { inbound, outbound in
             let connection = WireConnection(outbound: outbound)
+            if open > limit {
+                try? await connection.send(.error(BrokerError(.resourceExhausted, "\(limit) control connections are open; try again later").wire))
+                return
+            }
             if let peer = accepted.peer, peer.uid != getuid() {
                 logger.warning("refused a control peer of another user", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
                 try? await connection.send(.error(BrokerError(.permissionDenied, "this broker serves uid \(getuid()) only").wire))
