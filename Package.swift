@@ -22,6 +22,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.0"),
     ],
     targets: [
+        .systemLibrary(
+            name: "CSystemd",
+            pkgConfig: "libsystemd",
+            providers: [.apt(["libsystemd-dev"])]
+        ),
         .target(
             name: "CLinuxShim",
             cSettings: [.define("_GNU_SOURCE")]
@@ -40,9 +45,11 @@ let package = Package(
             dependencies: [
                 "IPCWire",
                 "CLinuxShim",
+                "CSystemd",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -78,7 +85,7 @@ let package = Package(
         .testTarget(
             name: "WindowBrokerTests",
             dependencies: [
-                "WindowBroker", "IPCWire",
+                "WindowBroker", "IPCWire", "CLinuxShim",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]

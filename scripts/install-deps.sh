@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs the system packages the build and tests need, only when missing.
-# libsqlite3-dev: GRDB links the system SQLite.
+# libsqlite3-dev: GRDB links the system SQLite. libsystemd-dev + pkg-config: the CSystemd
+# module (sd_notify, sd_listen_fds, sd_journal_sendv). systemd: systemd-socket-activate and
+# systemd-analyze for the tests (installing the package starts nothing).
 set -euo pipefail
 needed=()
-for pkg in libsqlite3-dev pkg-config; do
+for pkg in libsqlite3-dev pkg-config libsystemd-dev systemd; do
   dpkg -s "$pkg" >/dev/null 2>&1 || needed+=("$pkg")
 done
 if [ ${#needed[@]} -gt 0 ]; then

@@ -65,5 +65,31 @@ int wb_set_parent_death_signal(int signal) {
 
 int wb_sol_socket(void) { return SOL_SOCKET; }
 int wb_so_peercred(void) { return SO_PEERCRED; }
+int wb_sock_stream(void) { return SOCK_STREAM; }
+int wb_sock_cloexec(void) { return SOCK_CLOEXEC; }
 
 _Static_assert(sizeof(struct wb_ucred) == sizeof(struct ucred), "wb_ucred must match struct ucred");
+
+int wb_enable_passcred(int fd) {
+    int on = 1;
+    return setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof on);
+}
+
+long wb_recv_with_pid(int fd, void *buffer, unsigned long length, pid_t *pid) {
+    struct iovec iov = { .iov_base = buffer, .iov_len = length };
+    union { struct cmsghdr align; char data[CMSG_SPACE(sizeof(struct ucred))]; } control;
+    struct msghdr message = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.data, .msg_controllen = sizeof control.data,
+    };
+    ssize_t n = recvmsg(fd, &message, 0);
+    if (n < 0) return -1;
+    *pid = 0;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&message); c; c = CMSG_NXTHDR(&message, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
+            struct ucred cred;
+            memcpy(&cred, CMSG_DATA(c), sizeof cred);
+            *pid = cred.pid;
+        }
+    }
+    return (long)n;
+}

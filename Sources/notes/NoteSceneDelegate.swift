@@ -127,12 +127,21 @@ final class NoteSceneDelegate: SceneDelegate {
         case "hang-on-save":
             hangOnSave = true
             return .performed(.bool(true))
+        case "environment":
+            // Which service-manager variables reached this worker (none should).
+            let env = ProcessInfo.processInfo.environment
+            let leaked = ["NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_USEC", "WATCHDOG_PID"]
+                .filter { env[$0] != nil }
+            return .performed(.dictionary([
+                "serviceManagerVariables": .list(leaked.map { .string($0) }),
+                "WINDOWBROKER_FD": env["WINDOWBROKER_FD"].map { .string($0) } ?? .null,
+            ]))
         case "crash":
             // A real fault (not a signal sent by kill, which a crash handler could survive).
             UnsafeMutablePointer<Int>(bitPattern: 0x10)!.pointee = 1
             return .performed(nil)
         default:
-            return .declined("unknown action '\(action.name)' (type, move-cursor, state, set-restore-delay, hang-on-save, crash)")
+            return .declined("unknown action '\(action.name)' (type, move-cursor, state, set-restore-delay, hang-on-save, environment, crash)")
         }
     }
 

@@ -35,14 +35,30 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
 
+    @Option(help: "stderr or journald (default: journald when started by systemd with JOURNAL_STREAM, else stderr).")
+    var log: String?
+
     func run() async throws {
         guard let level = Logger.Level(rawValue: logLevel) else {
             throw ValidationError("unknown log level '\(logLevel)'")
         }
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+        let environment = ProcessInfo.processInfo.environment
+        let destination = log ?? (environment["JOURNAL_STREAM"] != nil ? "journald" : "stderr")
+        switch destination {
+        case "journald":
+            LoggingSystem.bootstrap { label in
+                var handler = JournalLogHandler(label: label)
+                handler.logLevel = level
+                return handler
+            }
+        case "stderr":
+            LoggingSystem.bootstrap { label in
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
+        default:
+            throw ValidationError("--log takes stderr or journald, not '\(destination)'")
         }
         let logger = Logger(label: "windowbrokerd")
         // Restoration data is user data: every file the broker creates is private to the user.
@@ -58,11 +74,11 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
         configuration.restorationTimeout = .milliseconds(Int(restorationTimeout * 1000))
         configuration.workerTimeout = .milliseconds(Int(workerTimeout * 1000))
 
+        // Socket activation: serve the socket systemd passed, or bind the path; never both.
+        let listener: ControlServer.Listener = try SocketActivation.controlSocket().map { .inherited(fd: $0) }
+            ?? .path(configuration.socketPath)
         let broker = try await Broker(configuration: configuration, logger: logger)
-        let socketPath = configuration.socketPath
-        let service = BrokerService(broker: broker, logger: logger) {
-            logger.info("ready", metadata: ["socket": "\(socketPath)", "pid": "\(getpid())"])
-        }
+        let service = BrokerService(broker: broker, listener: listener, logger: logger)
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint],

@@ -28,8 +28,17 @@ typedef struct wb_ucred {
     gid_t gid;
 } wb_ucred;
 
-/// SOL_SOCKET / SO_PEERCRED as plain integers.
+/// SOL_SOCKET / SO_PEERCRED / SOCK_STREAM / SOCK_CLOEXEC as plain integers: Glibc's enum for
+/// socket types is claimed by whichever C module includes <sys/socket.h> first (libsystemd's).
 int wb_sol_socket(void);
 int wb_so_peercred(void);
+int wb_sock_stream(void);
+int wb_sock_cloexec(void);
+
+/// Turns on SO_PASSCRED so each received datagram carries its sender's credentials.
+int wb_enable_passcred(int fd);
+
+/// Receives one datagram and the sender's pid (0 when none came with it). Returns its length or -1.
+long wb_recv_with_pid(int fd, void *buffer, unsigned long length, pid_t *pid);
 
 #endif

@@ -23,6 +23,9 @@ public actor Broker {
     /// Sessions discarded during this run, so a late request gets "discarded" rather than "unknown".
     var discarded: Set<UUID> = []
     var watchers: [UUID: AsyncStream<LifecycleEvent>.Continuation] = [:]
+    /// Told the one-line status whenever it changes (systemd's STATUS=).
+    private var statusObserver: (@Sendable (String) -> Void)?
+    private var lastStatusLine = ""
 
     // Lifecycle operations run one at a time: each is a sequence of awaited worker replies,
     // and two interleaved sequences could break the callback order or the focus invariant.
@@ -81,6 +84,27 @@ public actor Broker {
     public func status() -> Status {
         Status(uptime: Date().timeIntervalSince(startedAt), sessions: sessions.count, workers: workers.count)
     }
+
+    /// "Ready: 3 sessions, 1 worker".
+    public var statusLine: String {
+        func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
+        return "Ready: \(count(sessions.count, "session")), \(count(workers.count, "worker"))"
+    }
+
+    public func observeStatus(_ observer: @escaping @Sendable (String) -> Void) {
+        statusObserver = observer
+        lastStatusLine = statusLine
+    }
+
+    private func publishStatusIfChanged() {
+        let line = statusLine
+        guard line != lastStatusLine else { return }
+        lastStatusLine = line
+        statusObserver?(line)
+    }
+
+    /// Answers when the broker's executor is free: what the watchdog pets with.
+    public func heartbeat() {}
 
     public func appList() -> [AppManifest] {
         apps.values.sorted { $0.id < $1.id }
@@ -149,6 +173,7 @@ public actor Broker {
         }
         logger.debug("lifecycle", metadata: ["session": "\(record.sessionID)", "app": "\(app)", "event": "\(event)", "detail": "\(detail)"])
         for watcher in watchers.values { watcher.yield(record) }
+        publishStatusIfChanged()
     }
 
     func persist(_ id: UUID) async {

@@ -1,28 +1,67 @@
+import Foundation
 import Logging
 import ServiceLifecycle
+import UnixSignals
 
 /// The broker as a swift-service-lifecycle `Service`: serves the control socket until a
-/// graceful shutdown (SIGTERM/SIGINT), then snapshots and stops every scene.
+/// graceful shutdown (SIGTERM/SIGINT), then snapshots and stops every scene. Tells systemd
+/// READY=1 once the socket accepts (the store was opened before), keeps STATUS= current, pets
+/// the watchdog from the broker's own executor, reloads manifests on SIGHUP.
 public struct BrokerService: Service {
     public let broker: Broker
+    let listener: ControlServer.Listener
+    let notifier: SystemdNotifier
     let logger: Logger
-    let onListening: @Sendable () async -> Void
 
-    public init(broker: Broker, logger: Logger, onListening: @escaping @Sendable () async -> Void = {}) {
+    public init(broker: Broker, listener: ControlServer.Listener, notifier: SystemdNotifier = SystemdNotifier(), logger: Logger) {
         self.broker = broker
+        self.listener = listener
+        self.notifier = notifier
         self.logger = logger
-        self.onListening = onListening
     }
 
     public func run() async throws {
-        let server = ControlServer(broker: broker, socketPath: broker.configuration.socketPath, logger: logger)
+        let server = ControlServer(broker: broker, listener: listener, logger: logger)
+        let notifier = self.notifier
+        let broker = self.broker
+        let logger = self.logger
         do {
             try await cancelWhenGracefulShutdown {
-                try await server.run(onListening: onListening)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        try await server.run {
+                            let status = await broker.statusLine
+                            logger.info("ready", metadata: ["status": "\(status)", "pid": "\(getpid())"])
+                            notifier.ready(status: status)
+                            await broker.observeStatus { notifier.status($0) }
+                        }
+                    }
+                    if let interval = SystemdNotifier.watchdogInterval() {
+                        group.addTask {
+                            // Petting goes through the broker's executor: a wedged broker stops petting.
+                            while true {
+                                try await Task.sleep(for: interval)
+                                await broker.heartbeat()
+                                notifier.watchdog()
+                            }
+                        }
+                    }
+                    group.addTask {
+                        for await _ in await UnixSignalsSequence(trapping: .sighup) {
+                            notifier.reloading()
+                            let problems = await broker.reloadManifests()
+                            logger.info("reloaded app manifests", metadata: ["problems": "\(problems.count)"])
+                            notifier.ready(status: await broker.statusLine)
+                        }
+                    }
+                    try await group.next()
+                    group.cancelAll()
+                }
             }
         } catch is CancellationError {
             // Graceful shutdown: fall through to the snapshot.
         }
+        notifier.stopping()
         logger.info("shutting down: saving every connected scene")
         await broker.shutdown()
         logger.info("stopped")

@@ -12,8 +12,14 @@ import Synchronization
 /// a peer that sends garbage gets an error if one can still be sent, and is closed. The
 /// broker keeps serving everyone else.
 public struct ControlServer: Sendable {
+    /// Where connections come from: a path the broker binds, or a socket systemd passed.
+    public enum Listener: Sendable {
+        case path(String)
+        case inherited(fd: Int32)
+    }
+
     public let broker: Broker
-    public let socketPath: String
+    public let listener: Listener
     let logger: Logger
     private let connections = ConnectionCount()
 
@@ -24,9 +30,9 @@ public struct ControlServer: Sendable {
         func leave() { value.subtract(1, ordering: .relaxed) }
     }
 
-    public init(broker: Broker, socketPath: String, logger: Logger) {
+    public init(broker: Broker, listener: Listener, logger: Logger) {
         self.broker = broker
-        self.socketPath = socketPath
+        self.listener = listener
         self.logger = logger
     }
 
@@ -35,29 +41,38 @@ public struct ControlServer: Sendable {
         var peer: wb_ucred?
     }
 
-    /// Binds the socket path (after checking no other broker serves it) and serves until cancelled.
-    /// `onListening` runs once connections are accepted.
+    /// Binds the socket path (after checking no other broker serves it), or adopts the socket
+    /// systemd passed, and serves until cancelled. `onListening` runs once connections are accepted.
     public func run(onListening: @Sendable () async -> Void = {}) async throws {
-        try Self.prepare(socketPath: socketPath)
         let maxFrame = broker.configuration.maxFrameBytes
-        let server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.backlog, value: 128)
-            .bind(unixDomainSocketPath: socketPath, cleanupExistingSocketFile: true) { channel in
-                let credentials: EventLoopFuture<wb_ucred?>
-                if let provider = channel as? SocketOptionProvider {
-                    credentials = provider.unsafeGetSocketOption(
-                        level: SocketOptionLevel(wb_sol_socket()), name: SocketOptionName(wb_so_peercred())
-                    ).map { Optional($0) }.recover { _ in nil }
-                } else {
-                    credentials = channel.eventLoop.makeSucceededFuture(nil)
-                }
-                return credentials.flatMapThrowing { peer in
-                    Accepted(channel: try WireChannel.wrapping(channel, maxFrameBytes: maxFrame), peer: peer)
-                }
+        let initializer: @Sendable (Channel) -> EventLoopFuture<Accepted> = { channel in
+            let credentials: EventLoopFuture<wb_ucred?>
+            if let provider = channel as? SocketOptionProvider {
+                credentials = provider.unsafeGetSocketOption(
+                    level: SocketOptionLevel(wb_sol_socket()), name: SocketOptionName(wb_so_peercred())
+                ).map { Optional($0) }.recover { _ in nil }
+            } else {
+                credentials = channel.eventLoop.makeSucceededFuture(nil)
             }
-        defer { unlink(socketPath) }
-        chmod(socketPath, 0o600)
-        logger.info("control socket listening", metadata: ["path": "\(socketPath)"])
+            return credentials.flatMapThrowing { peer in
+                Accepted(channel: try WireChannel.wrapping(channel, maxFrameBytes: maxFrame), peer: peer)
+            }
+        }
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).serverChannelOption(.backlog, value: 128)
+        let server: NIOAsyncChannel<Accepted, Never>
+        var boundPath: String?
+        switch listener {
+        case .path(let socketPath):
+            try Self.prepare(socketPath: socketPath)
+            server = try await bootstrap.bind(unixDomainSocketPath: socketPath, cleanupExistingSocketFile: true, childChannelInitializer: initializer)
+            chmod(socketPath, 0o600)
+            boundPath = socketPath
+            logger.info("control socket listening", metadata: ["path": "\(socketPath)"])
+        case .inherited(let fd):
+            server = try await bootstrap.bind(fd, childChannelInitializer: initializer)
+            logger.info("control socket passed by the service manager", metadata: ["fd": "\(fd)"])
+        }
+        defer { if let boundPath { unlink(boundPath) } }
         try await server.executeThenClose { inbound in
             await onListening()
             try await withThrowingDiscardingTaskGroup { group in
@@ -75,7 +90,7 @@ public struct ControlServer: Sendable {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         chmod(directory, 0o700)
         guard FileManager.default.fileExists(atPath: socketPath) else { return }
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_UNIX, wb_sock_stream(), 0)
         defer { close(fd) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)

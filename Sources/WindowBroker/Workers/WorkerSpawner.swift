@@ -40,7 +40,7 @@ public struct WorkerSpawner: Sendable {
         onConnectionEnd: @escaping @Sendable (BrokerError?) async -> Void
     ) async throws -> Started {
         var pair: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+        guard socketpair(AF_UNIX, wb_sock_stream() | wb_sock_cloexec(), 0, &pair) == 0 else {
             throw BrokerError(.resourceExhausted, "cannot create a socket pair for a new worker: \(String(cString: strerror(errno)))")
         }
         let brokerEnd = pair[0]

@@ -15,6 +15,10 @@ final class BrokerHarness {
     private var extraArguments: [String]
     /// Every worker pid seen, so teardown can make sure none survives.
     private var seenWorkerPIDs: Set<Int32> = []
+    /// The broker's NOTIFY_SOCKET, owned by the test.
+    let notify: NotifyListener
+    /// Added to the broker's environment (e.g. WATCHDOG_USEC).
+    var brokerEnvironment: [String: String] = [:]
 
     static var binDirectory: String {
         if let dir = ProcessInfo.processInfo.environment["WINDOWBROKER_BIN_DIR"], !dir.isEmpty { return dir }
@@ -41,6 +45,7 @@ final class BrokerHarness {
         for name in ["notes.json", "notes-single.json"] {
             try FileManager.default.copyItem(atPath: Self.repositoryAppsDirectory + "/" + name, toPath: appsDirectory + "/" + name)
         }
+        notify = try NotifyListener(path: base + "/notify.sock")
         guard FileManager.default.isExecutableFile(atPath: Self.binDirectory + "/windowbrokerd") else {
             throw HarnessError("windowbrokerd is not built in \(Self.binDirectory); run `swift build` (make test does)")
         }
@@ -57,13 +62,17 @@ final class BrokerHarness {
         return env
     }
 
-    /// Starts the broker and waits until it answers `status`.
+    /// Starts the broker and waits for READY=1 on the test's NOTIFY_SOCKET.
     func start() throws {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binDirectory + "/windowbrokerd")
         process.arguments = ["--apps-dir", appsDirectory, "--state-dir", stateDirectory, "--runtime-dir", runtimeDirectory,
                              "--log-level", "debug"] + extraArguments
-        process.environment = environment
+        var env = environment
+        env["NOTIFY_SOCKET"] = notify.path
+        env.merge(brokerEnvironment) { _, new in new }
+        process.environment = env
+        readyIndex = notify.messages.count
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         log.seekToEndOfFile()
@@ -74,11 +83,14 @@ final class BrokerHarness {
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             if !process.isRunning { throw HarnessError("windowbrokerd exited with \(process.terminationStatus):\n\(brokerLog)") }
-            if wmctl("status").code == 0 { return }
-            Thread.sleep(forTimeInterval: 0.05)
+            if notify.messages.dropFirst(readyIndex).contains(where: { $0.assignments.contains("READY=1") }) { return }
+            Thread.sleep(forTimeInterval: 0.01)
         }
-        throw HarnessError("windowbrokerd did not answer within 30 s:\n\(brokerLog)")
+        throw HarnessError("windowbrokerd sent no READY=1 within 30 s:\n\(brokerLog)")
     }
+
+    /// Where this run's notifications start in `notify.messages`.
+    private(set) var readyIndex = 0
 
     var brokerLog: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
     var brokerPID: Int32 { broker?.processIdentifier ?? 0 }
@@ -228,6 +240,7 @@ final class BrokerHarness {
         for pid in seenWorkerPIDs where pid > 0 && processExists(pid) {
             kill(pid, SIGKILL)
         }
+        notify.stop()
         try? FileManager.default.removeItem(atPath: root)
     }
 }

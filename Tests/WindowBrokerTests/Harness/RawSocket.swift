@@ -92,3 +92,22 @@ final class RawSocket {
         guard case .welcome? = readFrame()?.body else { throw HarnessError("no Welcome") }
     }
 }
+
+/// posix_spawn without Foundation's child watching; output (stdout and stderr) to a file.
+func spawnProcess(_ path: String, arguments: [String], environment: [String: String], output: String) throws -> pid_t {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    let argv = ([path] + arguments).map { strdup($0) } + [nil]
+    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer {
+        argv.forEach { free($0) }
+        envp.forEach { free($0) }
+    }
+    var pid: pid_t = 0
+    let rc = posix_spawn(&pid, path, &actions, nil, argv, envp)
+    guard rc == 0 else { throw HarnessError("posix_spawn(\(path)) failed: \(rc)") }
+    return pid
+}

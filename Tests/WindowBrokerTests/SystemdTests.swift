@@ -1,0 +1,187 @@
+import Foundation
+import Logging
+import XCTest
+
+@testable import WindowBroker
+
+/// The broker as systemd sees it: notifications on a test-owned NOTIFY_SOCKET, socket
+/// activation through systemd-socket-activate, graceful SIGTERM, and the unit files.
+final class NotifyTests: XCTestCase {
+    func testReadyOnlyOnceTheSocketAcceptsThenStatusWatchdogAndStopping() throws {
+        let harness = try BrokerHarness()
+        defer { harness.tearDown() }
+        harness.brokerEnvironment["WATCHDOG_USEC"] = "300000"
+        try harness.start()
+
+        // READY=1 has arrived (start() waited for it): the socket must accept right now.
+        let raw = try RawSocket(path: harness.socketPath)
+        try raw.greet()
+        let ready = try harness.notify.waitFor("READY=1")
+        XCTAssertTrue(ready.assignments.contains("STATUS=Ready: 0 sessions, 0 workers"), ready.text)
+
+        let session = try harness.openNote("notified")
+        try harness.notify.waitFor("STATUS=Ready: 1 session, 1 worker")
+
+        let start = harness.notify.messages.count
+        Thread.sleep(forTimeInterval: 1.2)
+        let pets = harness.notify.messages.dropFirst(start).filter { $0.assignments.contains("WATCHDOG=1") }
+        XCTAssertGreaterThanOrEqual(pets.count, 3, "WATCHDOG=1 every 150 ms (half of WATCHDOG_USEC)")
+
+        let environment = try harness.json("send", session, "environment")
+        XCTAssertEqual((environment["value"] as? [String: Any])?["serviceManagerVariables"] as? [String], [])
+        XCTAssertEqual((environment["value"] as? [String: Any])?["WINDOWBROKER_FD"] as? String, "3")
+
+        let brokerPID = harness.brokerPID
+        XCTAssertEqual(harness.stop(signal: SIGTERM), 0)
+        let stopping = try harness.notify.waitFor("STOPPING=1")
+        XCTAssertEqual(stopping.senderPID, brokerPID)
+        let senders = Set(harness.notify.messages.map(\.senderPID))
+        XCTAssertEqual(senders, [brokerPID], "only the broker notifies; no worker ever does")
+    }
+
+    func testSIGHUPReloadsManifestsBetweenRELOADINGAndREADY() throws {
+        let harness = try BrokerHarness()
+        defer { harness.tearDown() }
+        try harness.start()
+        XCTAssertEqual(try harness.jsonList("apps").count, 2)
+        try FileManager.default.copyItem(atPath: harness.appsDirectory + "/notes.json", toPath: harness.root + "/extra.json")
+        let manifest = try String(contentsOfFile: harness.root + "/extra.json", encoding: .utf8)
+            .replacingOccurrences(of: "\"id\": \"notes\"", with: "\"id\": \"notes-extra\"")
+        try manifest.write(toFile: harness.appsDirectory + "/extra.json", atomically: true, encoding: .utf8)
+
+        let before = harness.notify.messages.count
+        kill(harness.brokerPID, SIGHUP)
+        try harness.notify.waitFor("RELOADING=1", after: before)
+        try harness.notify.waitFor("READY=1", after: before)
+        XCTAssertEqual(try harness.jsonList("apps").compactMap { $0["id"] as? String }, ["notes", "notes-extra", "notes-single"])
+    }
+}
+
+final class GracefulShutdownTests: BrokerTestCase {
+    func testSIGTERMWithThreeLiveScenesExitsZeroAndANewBrokerRestoresAllThree() throws {
+        var texts: [String: String] = [:]
+        for name in ["alpha", "beta", "gamma"] {
+            let session = try harness.openNote(name)
+            try harness.type(session, "text of \(name)")
+            texts[session] = "text of \(name)"
+        }
+        XCTAssertEqual(harness.stop(signal: SIGTERM), 0)
+        try harness.start()
+        for (session, text) in texts {
+            _ = try harness.json("activate", session)
+            XCTAssertEqual(try harness.noteState(session).text, text)
+        }
+    }
+}
+
+final class SocketActivationTests: XCTestCase {
+    func testServesThePassedSocketAndDoesNotBindItsOwnPath() throws {
+        guard let activate = ["/usr/bin/systemd-socket-activate", "/bin/systemd-socket-activate"]
+            .first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            throw XCTSkip("systemd-socket-activate is not installed (make test installs the systemd package)")
+        }
+        let harness = try BrokerHarness()
+        defer { harness.tearDown() }
+        let activatedPath = harness.root + "/activated.sock"
+        var env = harness.environment
+        env["WINDOWBROKER_SOCKET"] = nil
+        // Not Foundation's Process: it watches its child through a descriptor that
+        // systemd-socket-activate closes before exec, and then blocks in waitpid.
+        let activator = try spawnProcess(activate, arguments: [
+            "-l", activatedPath, "--fdname=control", "-E", "NOTIFY_SOCKET=\(harness.notify.path)",
+            BrokerHarness.binDirectory + "/windowbrokerd", "--apps-dir", harness.appsDirectory,
+            "--state-dir", harness.stateDirectory, "--runtime-dir", harness.runtimeDirectory,
+        ], environment: env, output: harness.root + "/activate.log")
+        harness.remember(pid: activator)
+        defer {
+            kill(activator, SIGKILL)
+            var status: Int32 = 0
+            waitpid(activator, &status, 0)
+        }
+
+        // The first connection starts the broker.
+        var status: [String: Any] = [:]
+        try harness.eventually("wmctl status over the activated socket") {
+            let result = harness.wmctl(["--socket", activatedPath, "--json", "status"], socket: false)
+            guard result.code == 0, let object = try result.json() as? [String: Any] else { return false }
+            status = object
+            return true
+        }
+        let brokerPID = Int32(status["pid"] as? Int ?? 0)
+        XCTAssertEqual(brokerPID, activator, "systemd-socket-activate execs the broker in place")
+        try harness.notify.waitFor("READY=1")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: harness.socketPath), "the broker did not bind its own path")
+
+        let opened = harness.wmctl(["--socket", activatedPath, "--json", "open", "notes", "--activity", "notes.edit"], socket: false)
+        XCTAssertEqual(opened.code, 0, opened.stdout + opened.stderr)
+
+        kill(brokerPID, SIGTERM)
+        var exitStatus: Int32 = -1
+        try harness.eventually("the activated broker exits") { waitpid(activator, &exitStatus, WNOHANG) == activator }
+        XCTAssertEqual(exitStatus, 0, "exit code 0 after SIGTERM")
+    }
+}
+
+final class UnitFileTests: XCTestCase {
+    func testUnitsPassSystemdAnalyzeVerify() throws {
+        guard let analyze = ["/usr/bin/systemd-analyze", "/bin/systemd-analyze"]
+            .first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            throw XCTSkip("systemd-analyze is not installed (make test installs the systemd package)")
+        }
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("wb-units-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        // A private HOME with the binaries where the units expect them (%h/.local/bin).
+        let bin = root + "/home/.local/bin"
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: root + "/run", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        for name in ["windowbrokerd", "wmctl", "notes"] {
+            try FileManager.default.createSymbolicLink(atPath: bin + "/" + name, withDestinationPath: BrokerHarness.binDirectory + "/" + name)
+        }
+        let units = URL(fileURLWithPath: BrokerHarness.repositoryAppsDirectory).deletingLastPathComponent().appendingPathComponent("systemd").path
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: analyze)
+        process.arguments = ["--user", "verify", units + "/windowbroker.socket", units + "/windowbroker.service"]
+        process.environment = ["HOME": root + "/home", "XDG_RUNTIME_DIR": root + "/run", "PATH": "/usr/bin:/bin"]
+        let output = Pipe()
+        process.standardError = output
+        process.standardOutput = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, text)
+        XCTAssertEqual(text.trimmingCharacters(in: .whitespacesAndNewlines), "", "no warnings")
+    }
+}
+
+final class JournalFieldTests: XCTestCase {
+    func testFieldsAreUpperCaseWithTheDocumentedNames() {
+        let fields = JournalLogHandler.fields(
+            level: .warning, message: "scene process ended\nunexpectedly",
+            metadata: ["session": "abc", "app": "notes", "pid": "42", "event": "crashed", "reason": "crashed(SIGSEGV)",
+                       "weird key-1": "x", "_trusted": "no", "9lives": "cat"],
+            label: "windowbrokerd", identifier: "windowbrokerd", file: "Broker.swift", function: "workerExited", line: 7)
+        XCTAssertEqual(Array(fields.prefix(7)), [
+            "MESSAGE=scene process ended\nunexpectedly", "PRIORITY=4", "SYSLOG_IDENTIFIER=windowbrokerd",
+            "LOGGER=windowbrokerd", "CODE_FILE=Broker.swift", "CODE_LINE=7", "CODE_FUNC=workerExited",
+        ])
+        let rest = Set(fields.dropFirst(7))
+        XCTAssertEqual(rest, ["SESSION_ID=abc", "APP_ID=notes", "WORKER_PID=42", "EVENT=crashed", "REASON=crashed(SIGSEGV)",
+                              "WEIRD_KEY_1=x", "TRUSTED=no", "LIVES=cat"])
+        for field in fields {
+            let name = field.prefix { $0 != "=" }
+            XCTAssertTrue(name.allSatisfy { $0.isUppercase || $0.isNumber || $0 == "_" }, String(name))
+            XCTAssertFalse(name.first == "_" || name.first?.isNumber == true, String(name))
+        }
+    }
+
+    func testPrioritiesFollowSyslog() {
+        XCTAssertEqual([Logger.Level.trace, .debug, .info, .notice, .warning, .error, .critical].map(JournalLogHandler.priority), [7, 7, 6, 5, 4, 3, 2])
+    }
+
+    func testMetadataCannotOverrideTheMessageFields() {
+        let fields = JournalLogHandler.fields(level: .info, message: "m", metadata: ["message": "spoof", "priority": "0"],
+                                              label: "l", identifier: "i", file: "f", function: "g", line: 1)
+        XCTAssertEqual(fields.filter { $0.hasPrefix("MESSAGE=") }, ["MESSAGE=m"])
+        XCTAssertEqual(fields.filter { $0.hasPrefix("PRIORITY=") }, ["PRIORITY=6"])
+    }
+}
