@@ -43,6 +43,14 @@ public protocol SceneDelegate: AnyObject {
     func `continue`(_ scene: Scene, activity: UserActivity)
     /// An action sent to this scene (a command, `wmctl send`).
     func perform(_ scene: Scene, action: SceneAction) -> ActionOutcome
+    /// Memory is short and this scene is in the background: drop caches, keep user data.
+    /// Return how many bytes were freed (reported to the broker).
+    func didReceiveMemoryWarning(_ scene: Scene, level: MemoryWarningLevel) -> Int
+}
+
+public enum MemoryWarningLevel: String, Sendable {
+    case warning
+    case critical
 }
 
 extension SceneDelegate {
@@ -55,6 +63,7 @@ extension SceneDelegate {
     public func restoreInteractionState(_ scene: Scene, with activity: UserActivity, restoration: RestorationRequest) {}
     public func `continue`(_ scene: Scene, activity: UserActivity) {}
     public func perform(_ scene: Scene, action: SceneAction) -> ActionOutcome { .declined("this scene performs no actions") }
+    public func didReceiveMemoryWarning(_ scene: Scene, level: MemoryWarningLevel) -> Int { 0 }
 }
 
 /// What the session looks like from inside the scene.

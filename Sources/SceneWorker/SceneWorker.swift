@@ -188,6 +188,10 @@ final class SceneRuntime {
             }
             finished = true
             return .ack(.init())
+        case .memoryWarning(let warning):
+            let (scene, delegate) = try requireScene()
+            let freed = delegate.didReceiveMemoryWarning(scene, level: warning.level == .critical ? .critical : .warning)
+            return .memoryWarning(.with { $0.freedBytes = UInt64(max(0, freed)) })
         case .discardSessions(let discard):
             app.didDiscardSceneSessions(discard.sessionIds)
             return .ack(.init())

@@ -17,6 +17,10 @@ final class NoteSceneDelegate: SceneDelegate {
     /// Test hook: stop answering when asked for the restoration activity.
     var hangOnSave = false
     var continued: [String] = []
+    /// Memory the scene holds on purpose (`allocate`): like user data, kept on a warning.
+    private var ballast: [UnsafeMutableRawBufferPointer] = []
+    /// A cache (`fill-cache`): dropped on a memory warning.
+    private var cache: [UnsafeMutableRawBufferPointer] = []
 
     init(app: NotesAppDelegate) {
         self.app = app
@@ -65,6 +69,24 @@ final class NoteSceneDelegate: SceneDelegate {
     func willResignActive(_ scene: Scene) { record("willResignActive") }
     func didEnterBackground(_ scene: Scene) { record("didEnterBackground") }
     func didDisconnect(_ scene: Scene) { record("didDisconnect") }
+
+    func didReceiveMemoryWarning(_ scene: Scene, level: MemoryWarningLevel) -> Int {
+        record("didReceiveMemoryWarning")
+        let freed = cache.reduce(0) { $0 + $1.count }
+        cache.forEach { $0.deallocate() }
+        cache.removeAll()
+        return freed
+    }
+
+    /// Allocates and touches `megabytes` so the pages are really resident (PSS grows).
+    private static func touchedMegabytes(_ megabytes: Int) -> [UnsafeMutableRawBufferPointer] {
+        (0..<megabytes).map { _ in
+            let block = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 4096)
+            // Non-zero bytes on every page: nothing the kernel can share or leave unmapped.
+            block.initializeMemory(as: UInt8.self, repeating: 0x5a)
+            return block
+        }
+    }
 
     func `continue`(_ scene: Scene, activity: UserActivity) {
         record("continue")
@@ -127,6 +149,18 @@ final class NoteSceneDelegate: SceneDelegate {
         case "hang-on-save":
             hangOnSave = true
             return .performed(.bool(true))
+        case "allocate":
+            guard let megabytes = action["megabytes"]?.integerValue, megabytes > 0, megabytes <= 4096 else {
+                return .declined("allocate needs megabytes=N (1...4096)")
+            }
+            ballast += Self.touchedMegabytes(Int(megabytes))
+            return .performed(.integer(Int64(ballast.count) << 20))
+        case "fill-cache":
+            guard let megabytes = action["megabytes"]?.integerValue, megabytes > 0, megabytes <= 4096 else {
+                return .declined("fill-cache needs megabytes=N (1...4096)")
+            }
+            cache += Self.touchedMegabytes(Int(megabytes))
+            return .performed(.integer(Int64(cache.count) << 20))
         case "environment":
             // Which service-manager variables reached this worker (none should).
             let env = ProcessInfo.processInfo.environment
@@ -141,7 +175,7 @@ final class NoteSceneDelegate: SceneDelegate {
             UnsafeMutablePointer<Int>(bitPattern: 0x10)!.pointee = 1
             return .performed(nil)
         default:
-            return .declined("unknown action '\(action.name)' (type, move-cursor, state, set-restore-delay, hang-on-save, environment, crash)")
+            return .declined("unknown action '\(action.name)' (type, move-cursor, state, allocate, fill-cache, set-restore-delay, hang-on-save, environment, crash)")
         }
     }
 

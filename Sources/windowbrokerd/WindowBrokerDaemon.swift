@@ -32,6 +32,18 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
     @Option(help: "Seconds a scene may take to answer any other lifecycle call.")
     var workerTimeout = 5.0
 
+    @Option(help: "Memory all workers together may use (PSS), e.g. 512M or 2G. Default: no budget.")
+    var memoryBudget: String?
+
+    @Option(help: "The PSI file to read (kernel format). Tests point it at a file of their own.")
+    var psiPath = "/proc/pressure/memory"
+
+    @Option(help: "Seconds between memory samples.")
+    var pressureInterval = 1.0
+
+    @Option(help: "MemAvailable below this is critical (twice it: warning), e.g. 64M; 0 turns it off.")
+    var memAvailableFloor = "64M"
+
     @Option(help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
 
@@ -77,13 +89,35 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
         // Socket activation: serve the socket systemd passed, or bind the path; never both.
         let listener: ControlServer.Listener = try SocketActivation.controlSocket().map { .inherited(fd: $0) }
             ?? .path(configuration.socketPath)
-        let broker = try await Broker(configuration: configuration, logger: logger)
-        let service = BrokerService(broker: broker, listener: listener, logger: logger)
+        var memory = MemoryConfiguration()
+        memory.budget = try memoryBudget.map { try Self.bytes($0, option: "--memory-budget") }
+        memory.psiPath = psiPath
+        memory.sampleInterval = .milliseconds(Int(max(0.05, pressureInterval) * 1000))
+        memory.minimumActionInterval = max(memory.sampleInterval * 2, .milliseconds(200))
+        memory.thresholds.memAvailableFloor = try Self.bytes(memAvailableFloor, option: "--mem-available-floor")
+        let broker = try await Broker(configuration: configuration, memory: memory, logger: logger)
+        let service = BrokerService(broker: broker, listener: listener, memory: memory, logger: logger)
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         try await group.run()
+    }
+
+    /// "512M", "2G", "300k", "1048576".
+    static func bytes(_ text: String, option: String) throws -> UInt64 {
+        let units: [Character: UInt64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+        var digits = text.uppercased()
+        var scale: UInt64 = 1
+        if digits.hasSuffix("IB") { digits.removeLast(2) } else if digits.hasSuffix("B") { digits.removeLast() }
+        if let last = digits.last, let unit = units[last] {
+            scale = unit
+            digits.removeLast()
+        }
+        guard let value = Double(digits), value >= 0 else {
+            throw ValidationError("\(option) takes a size such as 512M or 2G, not '\(text)'")
+        }
+        return UInt64(value * Double(scale))
     }
 
     static func absolute(_ path: String) -> String {

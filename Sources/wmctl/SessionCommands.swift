@@ -122,9 +122,10 @@ struct Sessions: AsyncParsableCommand {
             guard case .sessions(let reply) = try await client.request(request) else { return }
             global.emit(.list(reply.sessions.map { .dictionary(Output.session($0)) })) {
                 Output.table(
-                    ["ID", "APP", "STATE", "PID", "TITLE", "RESTORE", "LAST DISCONNECT"],
+                    ["ID", "APP", "STATE", "PID", "PSS", "TITLE", "RESTORE", "LAST DISCONNECT"],
                     reply.sessions.map {
-                        [$0.id, $0.appID, Output.stateName($0.state), $0.pid == 0 ? "-" : "\($0.pid)", $0.title,
+                        [$0.id, $0.appID, Output.stateName($0.state), $0.pid == 0 ? "-" : "\($0.pid)",
+                         $0.pid == 0 ? "-" : Output.mebibytes($0.pssBytes), $0.title,
                          $0.restorationSaved ? "yes" : "no", $0.lastDisconnect.isEmpty ? "-" : $0.lastDisconnect]
                     })
             }

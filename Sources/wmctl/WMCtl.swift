@@ -32,7 +32,7 @@ enum WMCtlMain {
 }
 
 /// Lets the global options stand before the subcommand too (`wmctl --json --socket P status`):
-/// they are moved after it, where every subcommand declares them.
+/// they are moved to the end, where every (leaf) subcommand declares them.
 func hoistingGlobalOptions(_ arguments: [String]) -> [String] {
     var leading: [String] = []
     var index = 0
@@ -49,7 +49,7 @@ func hoistingGlobalOptions(_ arguments: [String]) -> [String] {
         }
     }
     guard index < arguments.count else { return arguments }
-    return [arguments[index]] + leading + arguments[(index + 1)...]
+    return Array(arguments[index...]) + leading
 }
 
 struct CLIExit: Error {
@@ -62,7 +62,7 @@ struct WMCtl: AsyncParsableCommand {
         abstract: "Drive the windowbroker: open scenes, move them between foreground and background, reclaim and restore them.",
         subcommands: [
             Status.self, Apps.self, Open.self, Activate.self, Background.self, Reclaim.self, Close.self,
-            Sessions.self, Show.self, Send.self, Watch.self, Ping.self,
+            Sessions.self, Show.self, Send.self, Watch.self, Ping.self, Pressure.self,
         ])
 }
 
@@ -121,6 +121,10 @@ enum Output {
         return formatter.string(from: Date(timeIntervalSince1970: seconds))
     }
 
+    static func mebibytes(_ bytes: UInt64) -> String {
+        String(format: "%.1f MiB", Double(bytes) / 1_048_576)
+    }
+
     static func stateName(_ state: Windowbroker_V1_SceneState) -> String {
         SceneState(wire: state).rawValue
     }
@@ -138,6 +142,7 @@ enum Output {
             "hasRestoration": .bool(info.restorationSaved),
             "lastDisconnect": info.lastDisconnect.isEmpty ? .null : .string(info.lastDisconnect),
             "launchCount": .integer(Int64(info.launchCount)),
+            "pss": info.pid == 0 ? .null : .integer(Int64(info.pssBytes)),
         ]
     }
 

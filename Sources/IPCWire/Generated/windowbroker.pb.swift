@@ -266,6 +266,44 @@ public nonisolated enum Windowbroker_V1_PresentationStyle: SwiftProtobuf.Enum, S
 
 }
 
+public nonisolated enum Windowbroker_V1_PressureLevel: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case normal // = 0
+  case warning // = 1
+  case critical // = 2
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .normal
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .normal
+    case 1: self = .warning
+    case 2: self = .critical
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .normal: return 0
+    case .warning: return 1
+    case .critical: return 2
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Windowbroker_V1_PressureLevel] = [
+    .normal,
+    .warning,
+    .critical,
+  ]
+
+}
+
 public nonisolated enum Windowbroker_V1_Transition: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
   case unspecified // = 0
@@ -709,6 +747,12 @@ public nonisolated struct Windowbroker_V1_SessionInfo: @unchecked Sendable {
   /// Clears the value of `restorationActivity`. Subsequent reads from it will return its default value.
   public mutating func clearRestorationActivity() {_uniqueStorage()._restorationActivity = nil}
 
+  /// Proportional set size of the live worker, from its last sample (0 without a worker).
+  public var pssBytes: UInt64 {
+    get {_storage._pssBytes}
+    set {_uniqueStorage()._pssBytes = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -839,6 +883,22 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     set {kind = .ping(newValue)}
   }
 
+  public var pressure: Windowbroker_V1_PressureRequest {
+    get {
+      if case .pressure(let v)? = kind {return v}
+      return Windowbroker_V1_PressureRequest()
+    }
+    set {kind = .pressure(newValue)}
+  }
+
+  public var simulatePressure: Windowbroker_V1_SimulatePressureRequest {
+    get {
+      if case .simulatePressure(let v)? = kind {return v}
+      return Windowbroker_V1_SimulatePressureRequest()
+    }
+    set {kind = .simulatePressure(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -854,6 +914,8 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     case send(Windowbroker_V1_SendRequest)
     case watch(Windowbroker_V1_WatchRequest)
     case ping(Windowbroker_V1_PingRequest)
+    case pressure(Windowbroker_V1_PressureRequest)
+    case simulatePressure(Windowbroker_V1_SimulatePressureRequest)
 
   }
 
@@ -1052,6 +1114,22 @@ public nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     set {kind = .ping(newValue)}
   }
 
+  public var pressure: Windowbroker_V1_PressureReply {
+    get {
+      if case .pressure(let v)? = kind {return v}
+      return Windowbroker_V1_PressureReply()
+    }
+    set {kind = .pressure(newValue)}
+  }
+
+  public var pressureResponse: Windowbroker_V1_PressureResponse {
+    get {
+      if case .pressureResponse(let v)? = kind {return v}
+      return Windowbroker_V1_PressureResponse()
+    }
+    set {kind = .pressureResponse(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -1063,6 +1141,8 @@ public nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     case actionResult(Windowbroker_V1_ActionResult)
     case watchStarted(Windowbroker_V1_WatchStarted)
     case ping(Windowbroker_V1_PingReply)
+    case pressure(Windowbroker_V1_PressureReply)
+    case pressureResponse(Windowbroker_V1_PressureResponse)
 
   }
 
@@ -1083,6 +1163,10 @@ public nonisolated struct Windowbroker_V1_StatusReply: Sendable {
   public var sessions: UInt32 = 0
 
   public var workers: UInt32 = 0
+
+  public var pressureLevel: Windowbroker_V1_PressureLevel = .normal
+
+  public var reclaimedCount: UInt32 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1199,6 +1283,112 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
   public init() {}
 }
 
+public nonisolated struct Windowbroker_V1_PressureRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_PressureReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var level: Windowbroker_V1_PressureLevel = .normal
+
+  public var someAvg10: Double = 0
+
+  public var fullAvg10: Double = 0
+
+  public var memAvailable: UInt64 = 0
+
+  public var workersPss: UInt64 = 0
+
+  /// 0: no budget.
+  public var budget: UInt64 = 0
+
+  public var reclaimedCount: UInt32 = 0
+
+  public var reclaimedBytes: UInt64 = 0
+
+  /// "trigger <path>" or "poll <path>".
+  public var psiSource: String = String()
+
+  /// Why the level is what it is, e.g. "budget exceeded: 230 MiB of 200 MiB".
+  public var reasons: [String] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_SimulatePressureRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var level: Windowbroker_V1_PressureLevel = .normal
+
+  /// Benchmark baseline only: reclaim without asking for a restoration activity first.
+  public var skipSave: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_ReclaimRecord: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var sessionID: String = String()
+
+  public var freedBytes: UInt64 = 0
+
+  public var seconds: Double = 0
+
+  public var detail: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_WarningRecord: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var sessionID: String = String()
+
+  public var freedBytes: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_PressureResponse: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var level: Windowbroker_V1_PressureLevel = .normal
+
+  public var warned: [Windowbroker_V1_WarningRecord] = []
+
+  public var reclaimed: [Windowbroker_V1_ReclaimRecord] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 public nonisolated struct Windowbroker_V1_WorkerCommand: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -1270,6 +1460,14 @@ public nonisolated struct Windowbroker_V1_WorkerCommand: Sendable {
     set {kind = .discardSessions(newValue)}
   }
 
+  public var memoryWarning: Windowbroker_V1_MemoryWarning {
+    get {
+      if case .memoryWarning(let v)? = kind {return v}
+      return Windowbroker_V1_MemoryWarning()
+    }
+    set {kind = .memoryWarning(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -1281,6 +1479,7 @@ public nonisolated struct Windowbroker_V1_WorkerCommand: Sendable {
     case performAction(Windowbroker_V1_PerformAction)
     case disconnect(Windowbroker_V1_DisconnectScene)
     case discardSessions(Windowbroker_V1_DiscardSessions)
+    case memoryWarning(Windowbroker_V1_MemoryWarning)
 
   }
 
@@ -1440,6 +1639,18 @@ public nonisolated struct Windowbroker_V1_DiscardSessions: Sendable {
   public init() {}
 }
 
+public nonisolated struct Windowbroker_V1_MemoryWarning: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var level: Windowbroker_V1_PressureLevel = .normal
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 public nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -1487,6 +1698,14 @@ public nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
     set {kind = .restorationExtended(newValue)}
   }
 
+  public var memoryWarning: Windowbroker_V1_MemoryWarningReply {
+    get {
+      if case .memoryWarning(let v)? = kind {return v}
+      return Windowbroker_V1_MemoryWarningReply()
+    }
+    set {kind = .memoryWarning(newValue)}
+  }
+
   /// Unsolicited: the scene changed its current user activity, title or activation conditions.
   public var sceneUpdate: Windowbroker_V1_SceneUpdate {
     get {
@@ -1504,6 +1723,7 @@ public nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
     case restorationActivity(Windowbroker_V1_RestorationActivityReply)
     case actionResult(Windowbroker_V1_ActionResult)
     case restorationExtended(Windowbroker_V1_RestorationExtended)
+    case memoryWarning(Windowbroker_V1_MemoryWarningReply)
     /// Unsolicited: the scene changed its current user activity, title or activation conditions.
     case sceneUpdate(Windowbroker_V1_SceneUpdate)
 
@@ -1566,6 +1786,18 @@ public nonisolated struct Windowbroker_V1_RestorationExtended: Sendable {
   public init() {}
 }
 
+public nonisolated struct Windowbroker_V1_MemoryWarningReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var freedBytes: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 public nonisolated struct Windowbroker_V1_SceneUpdate: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -1618,6 +1850,10 @@ nonisolated extension Windowbroker_V1_SceneState: SwiftProtobuf._ProtoNameProvid
 
 nonisolated extension Windowbroker_V1_PresentationStyle: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PRESENTATION_STYLE_AUTOMATIC\0\u{1}PRESENTATION_STYLE_STANDARD\0\u{1}PRESENTATION_STYLE_PROMINENT\0")
+}
+
+nonisolated extension Windowbroker_V1_PressureLevel: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PRESSURE_LEVEL_NORMAL\0\u{1}PRESSURE_LEVEL_WARNING\0\u{1}PRESSURE_LEVEL_CRITICAL\0")
 }
 
 nonisolated extension Windowbroker_V1_Transition: SwiftProtobuf._ProtoNameProviding {
@@ -2252,7 +2488,7 @@ nonisolated extension Windowbroker_V1_ActivationConditions: SwiftProtobuf.Messag
 
 nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SessionInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}app_id\0\u{1}configuration\0\u{1}role\0\u{1}title\0\u{1}state\0\u{1}pid\0\u{3}created_at\0\u{3}last_active_at\0\u{3}last_disconnect\0\u{3}launch_count\0\u{3}restoration_saved\0\u{3}restoration_activity\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}app_id\0\u{1}configuration\0\u{1}role\0\u{1}title\0\u{1}state\0\u{1}pid\0\u{3}created_at\0\u{3}last_active_at\0\u{3}last_disconnect\0\u{3}launch_count\0\u{3}restoration_saved\0\u{3}restoration_activity\0\u{3}pss_bytes\0")
 
   fileprivate class _StorageClass {
     var _id: String = String()
@@ -2268,6 +2504,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
     var _launchCount: UInt32 = 0
     var _restorationSaved: Bool = false
     var _restorationActivity: Windowbroker_V1_UserActivity? = nil
+    var _pssBytes: UInt64 = 0
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -2291,6 +2528,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
       _launchCount = source._launchCount
       _restorationSaved = source._restorationSaved
       _restorationActivity = source._restorationActivity
+      _pssBytes = source._pssBytes
     }
   }
 
@@ -2322,6 +2560,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
         case 11: try { try decoder.decodeSingularUInt32Field(value: &_storage._launchCount) }()
         case 12: try { try decoder.decodeSingularBoolField(value: &_storage._restorationSaved) }()
         case 13: try { try decoder.decodeSingularMessageField(value: &_storage._restorationActivity) }()
+        case 14: try { try decoder.decodeSingularUInt64Field(value: &_storage._pssBytes) }()
         default: break
         }
       }
@@ -2373,6 +2612,9 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
       try { if let v = _storage._restorationActivity {
         try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
       } }()
+      if _storage._pssBytes != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._pssBytes, fieldNumber: 14)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -2395,6 +2637,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
         if _storage._launchCount != rhs_storage._launchCount {return false}
         if _storage._restorationSaved != rhs_storage._restorationSaved {return false}
         if _storage._restorationActivity != rhs_storage._restorationActivity {return false}
+        if _storage._pssBytes != rhs_storage._pssBytes {return false}
         return true
       }
       if !storagesAreEqual {return false}
@@ -2456,7 +2699,7 @@ nonisolated extension Windowbroker_V1_AppInfo: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ControlRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{1}open\0\u{1}activate\0\u{1}background\0\u{1}reclaim\0\u{1}close\0\u{1}sessions\0\u{1}show\0\u{1}send\0\u{1}watch\0\u{1}ping\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{1}open\0\u{1}activate\0\u{1}background\0\u{1}reclaim\0\u{1}close\0\u{1}sessions\0\u{1}show\0\u{1}send\0\u{1}watch\0\u{1}ping\0\u{1}pressure\0\u{3}simulate_pressure\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2620,6 +2863,32 @@ nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, Swi
           self.kind = .ping(v)
         }
       }()
+      case 13: try {
+        var v: Windowbroker_V1_PressureRequest?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .pressure(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .pressure(v)
+        }
+      }()
+      case 14: try {
+        var v: Windowbroker_V1_SimulatePressureRequest?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .simulatePressure(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .simulatePressure(v)
+        }
+      }()
       default: break
       }
     }
@@ -2678,6 +2947,14 @@ nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, Swi
     case .ping?: try {
       guard case .ping(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
+    }()
+    case .pressure?: try {
+      guard case .pressure(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
+    }()
+    case .simulatePressure?: try {
+      guard case .simulatePressure(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
     }()
     case nil: break
     }
@@ -2938,7 +3215,7 @@ nonisolated extension Windowbroker_V1_SendRequest: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ControlReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{3}session_state\0\u{1}sessions\0\u{1}session\0\u{3}action_result\0\u{3}watch_started\0\u{1}ping\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{3}session_state\0\u{1}sessions\0\u{1}session\0\u{3}action_result\0\u{3}watch_started\0\u{1}ping\0\u{1}pressure\0\u{3}pressure_response\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3050,6 +3327,32 @@ nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, Swift
           self.kind = .ping(v)
         }
       }()
+      case 9: try {
+        var v: Windowbroker_V1_PressureReply?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .pressure(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .pressure(v)
+        }
+      }()
+      case 10: try {
+        var v: Windowbroker_V1_PressureResponse?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .pressureResponse(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .pressureResponse(v)
+        }
+      }()
       default: break
       }
     }
@@ -3093,6 +3396,14 @@ nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, Swift
       guard case .ping(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
     }()
+    case .pressure?: try {
+      guard case .pressure(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 9)
+    }()
+    case .pressureResponse?: try {
+      guard case .pressureResponse(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -3107,7 +3418,7 @@ nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, Swift
 
 nonisolated extension Windowbroker_V1_StatusReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StatusReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}pid\0\u{3}uptime_seconds\0\u{1}sessions\0\u{1}workers\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}pid\0\u{3}uptime_seconds\0\u{1}sessions\0\u{1}workers\0\u{3}pressure_level\0\u{3}reclaimed_count\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3120,6 +3431,8 @@ nonisolated extension Windowbroker_V1_StatusReply: SwiftProtobuf.Message, SwiftP
       case 3: try { try decoder.decodeSingularDoubleField(value: &self.uptimeSeconds) }()
       case 4: try { try decoder.decodeSingularUInt32Field(value: &self.sessions) }()
       case 5: try { try decoder.decodeSingularUInt32Field(value: &self.workers) }()
+      case 6: try { try decoder.decodeSingularEnumField(value: &self.pressureLevel) }()
+      case 7: try { try decoder.decodeSingularUInt32Field(value: &self.reclaimedCount) }()
       default: break
       }
     }
@@ -3141,6 +3454,12 @@ nonisolated extension Windowbroker_V1_StatusReply: SwiftProtobuf.Message, SwiftP
     if self.workers != 0 {
       try visitor.visitSingularUInt32Field(value: self.workers, fieldNumber: 5)
     }
+    if self.pressureLevel != .normal {
+      try visitor.visitSingularEnumField(value: self.pressureLevel, fieldNumber: 6)
+    }
+    if self.reclaimedCount != 0 {
+      try visitor.visitSingularUInt32Field(value: self.reclaimedCount, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3150,6 +3469,8 @@ nonisolated extension Windowbroker_V1_StatusReply: SwiftProtobuf.Message, SwiftP
     if lhs.uptimeSeconds != rhs.uptimeSeconds {return false}
     if lhs.sessions != rhs.sessions {return false}
     if lhs.workers != rhs.workers {return false}
+    if lhs.pressureLevel != rhs.pressureLevel {return false}
+    if lhs.reclaimedCount != rhs.reclaimedCount {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3403,9 +3724,258 @@ nonisolated extension Windowbroker_V1_LifecycleEvent: SwiftProtobuf.Message, Swi
   }
 }
 
+nonisolated extension Windowbroker_V1_PressureRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PressureRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_PressureRequest, rhs: Windowbroker_V1_PressureRequest) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_PressureReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PressureReply"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}level\0\u{3}some_avg10\0\u{3}full_avg10\0\u{3}mem_available\0\u{3}workers_pss\0\u{1}budget\0\u{3}reclaimed_count\0\u{3}reclaimed_bytes\0\u{3}psi_source\0\u{1}reasons\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.level) }()
+      case 2: try { try decoder.decodeSingularDoubleField(value: &self.someAvg10) }()
+      case 3: try { try decoder.decodeSingularDoubleField(value: &self.fullAvg10) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.memAvailable) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.workersPss) }()
+      case 6: try { try decoder.decodeSingularUInt64Field(value: &self.budget) }()
+      case 7: try { try decoder.decodeSingularUInt32Field(value: &self.reclaimedCount) }()
+      case 8: try { try decoder.decodeSingularUInt64Field(value: &self.reclaimedBytes) }()
+      case 9: try { try decoder.decodeSingularStringField(value: &self.psiSource) }()
+      case 10: try { try decoder.decodeRepeatedStringField(value: &self.reasons) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.level != .normal {
+      try visitor.visitSingularEnumField(value: self.level, fieldNumber: 1)
+    }
+    if self.someAvg10.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.someAvg10, fieldNumber: 2)
+    }
+    if self.fullAvg10.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.fullAvg10, fieldNumber: 3)
+    }
+    if self.memAvailable != 0 {
+      try visitor.visitSingularUInt64Field(value: self.memAvailable, fieldNumber: 4)
+    }
+    if self.workersPss != 0 {
+      try visitor.visitSingularUInt64Field(value: self.workersPss, fieldNumber: 5)
+    }
+    if self.budget != 0 {
+      try visitor.visitSingularUInt64Field(value: self.budget, fieldNumber: 6)
+    }
+    if self.reclaimedCount != 0 {
+      try visitor.visitSingularUInt32Field(value: self.reclaimedCount, fieldNumber: 7)
+    }
+    if self.reclaimedBytes != 0 {
+      try visitor.visitSingularUInt64Field(value: self.reclaimedBytes, fieldNumber: 8)
+    }
+    if !self.psiSource.isEmpty {
+      try visitor.visitSingularStringField(value: self.psiSource, fieldNumber: 9)
+    }
+    if !self.reasons.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.reasons, fieldNumber: 10)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_PressureReply, rhs: Windowbroker_V1_PressureReply) -> Bool {
+    if lhs.level != rhs.level {return false}
+    if lhs.someAvg10 != rhs.someAvg10 {return false}
+    if lhs.fullAvg10 != rhs.fullAvg10 {return false}
+    if lhs.memAvailable != rhs.memAvailable {return false}
+    if lhs.workersPss != rhs.workersPss {return false}
+    if lhs.budget != rhs.budget {return false}
+    if lhs.reclaimedCount != rhs.reclaimedCount {return false}
+    if lhs.reclaimedBytes != rhs.reclaimedBytes {return false}
+    if lhs.psiSource != rhs.psiSource {return false}
+    if lhs.reasons != rhs.reasons {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_SimulatePressureRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SimulatePressureRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}level\0\u{3}skip_save\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.level) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.skipSave) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.level != .normal {
+      try visitor.visitSingularEnumField(value: self.level, fieldNumber: 1)
+    }
+    if self.skipSave != false {
+      try visitor.visitSingularBoolField(value: self.skipSave, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_SimulatePressureRequest, rhs: Windowbroker_V1_SimulatePressureRequest) -> Bool {
+    if lhs.level != rhs.level {return false}
+    if lhs.skipSave != rhs.skipSave {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_ReclaimRecord: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReclaimRecord"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}freed_bytes\0\u{1}seconds\0\u{1}detail\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.sessionID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.freedBytes) }()
+      case 3: try { try decoder.decodeSingularDoubleField(value: &self.seconds) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.detail) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.sessionID.isEmpty {
+      try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 1)
+    }
+    if self.freedBytes != 0 {
+      try visitor.visitSingularUInt64Field(value: self.freedBytes, fieldNumber: 2)
+    }
+    if self.seconds.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.seconds, fieldNumber: 3)
+    }
+    if !self.detail.isEmpty {
+      try visitor.visitSingularStringField(value: self.detail, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_ReclaimRecord, rhs: Windowbroker_V1_ReclaimRecord) -> Bool {
+    if lhs.sessionID != rhs.sessionID {return false}
+    if lhs.freedBytes != rhs.freedBytes {return false}
+    if lhs.seconds != rhs.seconds {return false}
+    if lhs.detail != rhs.detail {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_WarningRecord: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".WarningRecord"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}freed_bytes\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.sessionID) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.freedBytes) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.sessionID.isEmpty {
+      try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 1)
+    }
+    if self.freedBytes != 0 {
+      try visitor.visitSingularUInt64Field(value: self.freedBytes, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_WarningRecord, rhs: Windowbroker_V1_WarningRecord) -> Bool {
+    if lhs.sessionID != rhs.sessionID {return false}
+    if lhs.freedBytes != rhs.freedBytes {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_PressureResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PressureResponse"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}level\0\u{1}warned\0\u{1}reclaimed\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.level) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.warned) }()
+      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.reclaimed) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.level != .normal {
+      try visitor.visitSingularEnumField(value: self.level, fieldNumber: 1)
+    }
+    if !self.warned.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.warned, fieldNumber: 2)
+    }
+    if !self.reclaimed.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.reclaimed, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_PressureResponse, rhs: Windowbroker_V1_PressureResponse) -> Bool {
+    if lhs.level != rhs.level {return false}
+    if lhs.warned != rhs.warned {return false}
+    if lhs.reclaimed != rhs.reclaimed {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Windowbroker_V1_WorkerCommand: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".WorkerCommand"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}connect\0\u{3}restore_interaction_state\0\u{1}transition\0\u{3}restoration_activity_request\0\u{3}continue_activity\0\u{3}perform_action\0\u{1}disconnect\0\u{3}discard_sessions\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}connect\0\u{3}restore_interaction_state\0\u{1}transition\0\u{3}restoration_activity_request\0\u{3}continue_activity\0\u{3}perform_action\0\u{1}disconnect\0\u{3}discard_sessions\0\u{3}memory_warning\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3517,6 +4087,19 @@ nonisolated extension Windowbroker_V1_WorkerCommand: SwiftProtobuf.Message, Swif
           self.kind = .discardSessions(v)
         }
       }()
+      case 9: try {
+        var v: Windowbroker_V1_MemoryWarning?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .memoryWarning(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .memoryWarning(v)
+        }
+      }()
       default: break
       }
     }
@@ -3559,6 +4142,10 @@ nonisolated extension Windowbroker_V1_WorkerCommand: SwiftProtobuf.Message, Swif
     case .discardSessions?: try {
       guard case .discardSessions(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
+    }()
+    case .memoryWarning?: try {
+      guard case .memoryWarning(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 9)
     }()
     case nil: break
     }
@@ -3847,9 +4434,39 @@ nonisolated extension Windowbroker_V1_DiscardSessions: SwiftProtobuf.Message, Sw
   }
 }
 
+nonisolated extension Windowbroker_V1_MemoryWarning: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".MemoryWarning"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}level\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.level) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.level != .normal {
+      try visitor.visitSingularEnumField(value: self.level, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_MemoryWarning, rhs: Windowbroker_V1_MemoryWarning) -> Bool {
+    if lhs.level != rhs.level {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Windowbroker_V1_WorkerMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".WorkerMessage"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}ack\0\u{1}connected\0\u{3}restoration_activity\0\u{3}action_result\0\u{3}restoration_extended\0\u{4}\u{5}scene_update\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}ack\0\u{1}connected\0\u{3}restoration_activity\0\u{3}action_result\0\u{3}restoration_extended\0\u{3}memory_warning\0\u{4}\u{4}scene_update\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3922,6 +4539,19 @@ nonisolated extension Windowbroker_V1_WorkerMessage: SwiftProtobuf.Message, Swif
           self.kind = .restorationExtended(v)
         }
       }()
+      case 6: try {
+        var v: Windowbroker_V1_MemoryWarningReply?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .memoryWarning(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .memoryWarning(v)
+        }
+      }()
       case 10: try {
         var v: Windowbroker_V1_SceneUpdate?
         var hadOneofValue = false
@@ -3965,6 +4595,10 @@ nonisolated extension Windowbroker_V1_WorkerMessage: SwiftProtobuf.Message, Swif
     case .restorationExtended?: try {
       guard case .restorationExtended(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 5)
+    }()
+    case .memoryWarning?: try {
+      guard case .memoryWarning(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
     }()
     case .sceneUpdate?: try {
       guard case .sceneUpdate(let v)? = self.kind else { preconditionFailure() }
@@ -4079,6 +4713,36 @@ nonisolated extension Windowbroker_V1_RestorationExtended: SwiftProtobuf.Message
   }
 
   public static func ==(lhs: Windowbroker_V1_RestorationExtended, rhs: Windowbroker_V1_RestorationExtended) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_MemoryWarningReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".MemoryWarningReply"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}freed_bytes\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.freedBytes) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.freedBytes != 0 {
+      try visitor.visitSingularUInt64Field(value: self.freedBytes, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_MemoryWarningReply, rhs: Windowbroker_V1_MemoryWarningReply) -> Bool {
+    if lhs.freedBytes != rhs.freedBytes {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

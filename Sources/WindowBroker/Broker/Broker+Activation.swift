@@ -58,6 +58,7 @@ extension Broker {
     /// it connects now, as `continue` when it was already connected.
     private func bringForward(_ id: UUID, activity: UserActivity?) async throws -> [String] {
         var notes: [String] = []
+        if workers[id] == nil { try checkRoomForLaunch() }
         let scenes = sessions.values.map { FocusPolicy.Scene(id: $0.id, state: $0.state, lastActiveAt: $0.lastActiveAt) }
         for change in FocusPolicy.makeRoom(for: id, among: scenes, maxForeground: configuration.maxForegroundScenes) {
             do {

@@ -141,6 +141,8 @@ extension Broker {
         sessions[id]?.launchCount += 1
         sessions[id]?.state = .launching
         await persist(id)
+        // A new process changes what workers use: sample now rather than at the next tick.
+        defer { memory.wake?() }
         do {
             try await worker.waitForHello(timeout: configuration.launchTimeout)
         } catch {

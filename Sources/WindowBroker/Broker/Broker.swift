@@ -23,6 +23,7 @@ public actor Broker {
     /// Sessions discarded during this run, so a late request gets "discarded" rather than "unknown".
     var discarded: Set<UUID> = []
     var watchers: [UUID: AsyncStream<LifecycleEvent>.Continuation] = [:]
+    var memory: MemoryState
     /// Told the one-line status whenever it changes (systemd's STATUS=).
     private var statusObserver: (@Sendable (String) -> Void)?
     private var lastStatusLine = ""
@@ -32,8 +33,9 @@ public actor Broker {
     private var lifecycleBusy = false
     private var lifecycleWaiters: [CheckedContinuation<Void, Never>] = []
 
-    public init(configuration: BrokerConfiguration, logger: Logger) async throws {
+    public init(configuration: BrokerConfiguration, memory: MemoryConfiguration = MemoryConfiguration(), logger: Logger) async throws {
         self.configuration = configuration
+        self.memory = MemoryState(policy: PressurePolicy(thresholds: memory.thresholds), configuration: memory)
         self.logger = logger
         self.store = try SessionStore(directory: configuration.stateDirectory)
         self.spawner = WorkerSpawner(environment: configuration.environment)
@@ -88,7 +90,7 @@ public actor Broker {
     /// "Ready: 3 sessions, 1 worker".
     public var statusLine: String {
         func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
-        return "Ready: \(count(sessions.count, "session")), \(count(workers.count, "worker"))"
+        return "Ready: \(count(sessions.count, "session")), \(count(workers.count, "worker")), pressure \(memory.policy.level)"
     }
 
     public func observeStatus(_ observer: @escaping @Sendable (String) -> Void) {
@@ -130,6 +132,7 @@ public actor Broker {
             $0.title = session.title
             $0.state = session.state.wire
             $0.pid = workers[session.id]?.pid ?? 0
+            $0.pssBytes = workers[session.id] != nil ? memory.pss[session.id] ?? 0 : 0
             $0.createdAt = session.createdAt.timeIntervalSince1970
             $0.lastActiveAt = session.lastActiveAt.timeIntervalSince1970
             $0.lastDisconnect = session.lastDisconnect?.description ?? ""

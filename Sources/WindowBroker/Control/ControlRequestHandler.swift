@@ -128,7 +128,10 @@ struct ControlRequestHandler: Sendable {
         switch request {
         case .status:
             let status = await broker.status()
+            let report = await broker.pressureReport()
             return .status(.with {
+                $0.pressureLevel = report.level
+                $0.reclaimedCount = report.reclaimedCount
                 $0.version = WireProtocol.brokerVersion
                 $0.pid = getpid()
                 $0.uptimeSeconds = status.uptime
@@ -177,6 +180,31 @@ struct ControlRequestHandler: Sendable {
             throw BrokerError(.invalidRequest, "this connection is already watching")
         case .ping(let ping):
             return .ping(.with { $0.payload = ping.payload })
+        case .pressure:
+            return .pressure(await broker.pressureReport())
+        case .simulatePressure(let simulate):
+            let level = PressureLevel(wire: simulate.level)
+            guard level > .normal else {
+                throw BrokerError(.invalidRequest, "simulate warning or critical; normal needs no response")
+            }
+            let outcome = await broker.simulatePressure(level, saving: !simulate.skipSave)
+            return .pressureResponse(.with {
+                $0.level = outcome.level.wire
+                $0.warned = outcome.warned.map { record in
+                    .with {
+                        $0.sessionID = record.0.uuidString.lowercased()
+                        $0.freedBytes = record.1
+                    }
+                }
+                $0.reclaimed = outcome.reclaimed.map { record in
+                    .with {
+                        $0.sessionID = record.id.uuidString.lowercased()
+                        $0.freedBytes = record.freed
+                        $0.seconds = record.seconds
+                        $0.detail = record.detail
+                    }
+                }
+            })
         }
     }
 }

@@ -1,0 +1,79 @@
+import Foundation
+import Logging
+
+/// Where the memory inputs come from and how often they are read.
+public struct MemoryConfiguration: Sendable {
+    /// Total PSS all workers may use; nil: no budget.
+    public var budget: UInt64?
+    /// Reclaim under a budget stops at budget minus this fraction of it.
+    public var budgetMargin = 0.1
+    public var psiPath = "/proc/pressure/memory"
+    public var memInfoPath = "/proc/meminfo"
+    public var sampleInterval: Duration = .seconds(1)
+    /// At most one warning round or reclaim round per this interval at an unchanged level.
+    public var minimumActionInterval: Duration = .seconds(2)
+    public var thresholds = PressureThresholds()
+    /// The PSI trigger's stall and window (warning threshold: 70 ms per 1 s).
+    public var triggerStall: Duration = .milliseconds(70)
+    public var triggerWindow: Duration = .seconds(1)
+
+    public init() {}
+}
+
+/// Samples PSI, MemAvailable and every worker's PSS, off the broker's executor, and hands the
+/// readings to the broker, which owns the level and decides. A PSI trigger (when the kernel
+/// allows it) or a launch wakes it before the next interval.
+public struct MemoryMonitor: Sendable {
+    let broker: Broker
+    let configuration: MemoryConfiguration
+    let logger: Logger
+
+    public init(broker: Broker, configuration: MemoryConfiguration, logger: Logger) {
+        self.broker = broker
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    public func run() async {
+        let (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let trigger = PSITrigger.start(
+            path: configuration.psiPath, stall: configuration.triggerStall, window: configuration.triggerWindow
+        ) { wake.yield() }
+        defer { trigger?.stop() }
+        let source = trigger.map { "trigger '\($0.spec)' on \(configuration.psiPath)" } ?? "poll \(configuration.psiPath)"
+        logger.info("memory monitor started", metadata: [
+            "psi": "\(source)", "budget": "\(configuration.budget.map { $0.mebibytes } ?? "none")",
+            "interval": "\(configuration.sampleInterval)",
+        ])
+        await broker.attachMemoryMonitor(source: source) { wake.yield() }
+        wake.yield()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                // The interval tick shares the wake-up stream with the trigger and launches.
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: configuration.sampleInterval)
+                    wake.yield()
+                }
+            }
+            group.addTask {
+                for await _ in wakeups {
+                    let pids = await broker.workerPIDs()
+                    let readings = sample(pids)
+                    await broker.applyPressure(readings.inputs, pss: readings.pss)
+                }
+            }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    func sample(_ pids: [UUID: pid_t]) -> (inputs: PressureInputs, pss: [UUID: UInt64]) {
+        var pss: [UUID: UInt64] = [:]
+        for (session, pid) in pids {
+            if let bytes = ProcessMemory.pss(of: pid) { pss[session] = bytes }
+        }
+        let psi = (try? String(contentsOfFile: configuration.psiPath, encoding: .utf8)).flatMap(PSIReading.parse)
+        let memInfo = (try? String(contentsOfFile: configuration.memInfoPath, encoding: .utf8)).flatMap(MemInfo.parse)
+        return (PressureInputs(psi: psi, memInfo: memInfo, workersPSS: pss.values.reduce(0, +), budget: configuration.budget), pss)
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+import Glibc
+
+/// A kernel PSI trigger: writes `some <stall-us> <window-us>` to the pressure file and waits
+/// for POLLPRI on a dedicated thread, so the broker hears about a stall within the window
+/// instead of at its next poll. Unavailable on regular files (tests) and some kernels: then
+/// `start` returns nil and the monitor polls.
+final class PSITrigger: @unchecked Sendable {
+    private let fd: Int32
+    // Written once by stop(), read by the thread; a torn read only delays the stop by one poll.
+    private var stopped = false
+    private var thread: Thread?
+
+    private init(fd: Int32) {
+        self.fd = fd
+    }
+
+    /// The spec actually installed, e.g. "some 140000 2000000".
+    private(set) var spec = ""
+
+    static func start(path: String, stall: Duration, window: Duration, onEvent: @escaping @Sendable () -> Void) -> PSITrigger? {
+        let fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        // Without CAP_SYS_RESOURCE the kernel only takes windows that are multiples of 2 s:
+        // then the same stall rate over a 2 s window.
+        let scaled = window.microseconds % 2_000_000 == 0 ? [] : [(stall.microseconds * 2_000_000 / window.microseconds, Int64(2_000_000))]
+        var installed: String?
+        for (stallMicros, windowMicros) in [(stall.microseconds, window.microseconds)] + scaled {
+            let spec = "some \(stallMicros) \(windowMicros)"
+            if spec.withCString({ write(fd, $0, strlen($0) + 1) }) > 0 {
+                installed = spec
+                break
+            }
+        }
+        guard let installed else {
+            close(fd)
+            return nil
+        }
+        let trigger = PSITrigger(fd: fd)
+        trigger.spec = installed
+        let thread = Thread { [trigger] in trigger.loop(onEvent) }
+        thread.name = "windowbroker.psi"
+        trigger.thread = thread
+        thread.start()
+        return trigger
+    }
+
+    private func loop(_ onEvent: @Sendable () -> Void) {
+        var descriptor = pollfd(fd: fd, events: Int16(POLLPRI), revents: 0)
+        while !stopped {
+            descriptor.revents = 0
+            let n = poll(&descriptor, 1, 500)
+            if n < 0 && errno != EINTR { break }
+            if descriptor.revents & Int16(POLLERR) != 0 { break }
+            if descriptor.revents & Int16(POLLPRI) != 0 { onEvent() }
+        }
+        close(fd)
+    }
+
+    func stop() { stopped = true }
+}
+
+extension Duration {
+    var microseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+    }
+
+    var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,86 @@
+import ArgumentParser
+import Foundation
+import IPCWire
+
+struct Pressure: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Memory pressure: the level, its inputs, and what reclaim has done.",
+        subcommands: [PressureShow.self, PressureSimulate.self],
+        defaultSubcommand: PressureShow.self)
+}
+
+private func levelName(_ level: Windowbroker_V1_PressureLevel) -> String {
+    switch level {
+    case .warning: "warning"
+    case .critical: "critical"
+    default: "normal"
+    }
+}
+
+struct PressureShow: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "show", abstract: "The current level and its inputs.")
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let global = self.global
+        try await global.withBroker { client in
+            guard case .pressure(let p) = try await client.request(.pressure(.init())) else { return }
+            global.emit(.dictionary([
+                "level": .string(levelName(p.level)),
+                "psi": .dictionary(["someAvg10": .real(p.someAvg10), "fullAvg10": .real(p.fullAvg10), "source": .string(p.psiSource)]),
+                "memAvailable": .integer(Int64(p.memAvailable)),
+                "workersPss": .integer(Int64(p.workersPss)),
+                "budget": p.budget == 0 ? .null : .integer(Int64(p.budget)),
+                "reclaimed": .dictionary(["count": .integer(Int64(p.reclaimedCount)), "bytes": .integer(Int64(p.reclaimedBytes))]),
+                "reasons": .list(p.reasons.map { .string($0) }),
+            ])) {
+                var lines = [
+                    "level: \(levelName(p.level))" + (p.reasons.isEmpty ? "" : " (\(p.reasons.joined(separator: "; ")))"),
+                    "psi: some avg10 \(p.someAvg10)%, full avg10 \(p.fullAvg10)% (\(p.psiSource))",
+                    "MemAvailable: \(Output.mebibytes(p.memAvailable))",
+                    "workers PSS: \(Output.mebibytes(p.workersPss))" + (p.budget == 0 ? " (no budget)" : " of a \(Output.mebibytes(p.budget)) budget"),
+                ]
+                lines.append("reclaimed: \(p.reclaimedCount) scenes, \(Output.mebibytes(p.reclaimedBytes))")
+                return lines.joined(separator: "\n")
+            }
+        }
+    }
+}
+
+struct PressureSimulate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "simulate",
+        abstract: "Run the response to a memory warning or critical pressure now, as a real signal would.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "warning or critical.") var level: String
+    @Flag(name: .customLong("skip-save"), help: "Benchmark baseline only: kill background scenes without saving their state first.")
+    var skipSave = false
+
+    func validate() throws {
+        guard level == "warning" || level == "critical" else { throw ValidationError("simulate warning or critical, not '\(level)'") }
+    }
+
+    func run() async throws {
+        let global = self.global
+        let request = ControlRequest.simulatePressure(.with {
+            $0.level = level == "critical" ? .critical : .warning
+            $0.skipSave = skipSave
+        })
+        try await global.withBroker { client in
+            guard case .pressureResponse(let r) = try await client.request(request, timeout: .seconds(600)) else { return }
+            global.emit(.dictionary([
+                "level": .string(levelName(r.level)),
+                "warned": .list(r.warned.map { .dictionary(["session": .string($0.sessionID), "freedBytes": .integer(Int64($0.freedBytes))]) }),
+                "reclaimed": .list(r.reclaimed.map {
+                    .dictionary(["session": .string($0.sessionID), "freedBytes": .integer(Int64($0.freedBytes)),
+                                 "seconds": .real($0.seconds), "detail": .string($0.detail)])
+                }),
+            ])) {
+                var lines = ["simulated \(levelName(r.level)): \(r.warned.count) warned, \(r.reclaimed.count) reclaimed"]
+                lines += r.warned.map { "  warned \($0.sessionID): freed \(Output.mebibytes($0.freedBytes))" }
+                lines += r.reclaimed.map { "  reclaimed \($0.sessionID): \($0.detail)" }
+                return lines.joined(separator: "\n")
+            }
+        }
+    }
+}
