@@ -7,6 +7,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -92,4 +93,9 @@ long wb_recv_with_pid(int fd, void *buffer, unsigned long length, pid_t *pid) {
         }
     }
     return (long)n;
+}
+
+int wb_is_procfs(const char *path) {
+    struct statfs fs;
+    return statfs(path, &fs) == 0 && fs.f_type == 0x9fa0 /* PROC_SUPER_MAGIC */;
 }

@@ -41,6 +41,9 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
     @Option(help: "Seconds between memory samples.")
     var pressureInterval = 1.0
 
+    @Option(help: "Seconds the inputs must stay calm before the pressure level steps down.")
+    var pressureCooldown = 3.0
+
     @Option(help: "MemAvailable below this is critical (twice it: warning), e.g. 64M; 0 turns it off.")
     var memAvailableFloor = "64M"
 
@@ -94,6 +97,7 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
         memory.psiPath = psiPath
         memory.sampleInterval = .milliseconds(Int(max(0.05, pressureInterval) * 1000))
         memory.minimumActionInterval = max(memory.sampleInterval * 2, .milliseconds(200))
+        memory.thresholds.coolDown = .milliseconds(Int(max(0, pressureCooldown) * 1000))
         memory.thresholds.memAvailableFloor = try Self.bytes(memAvailableFloor, option: "--mem-available-floor")
         let broker = try await Broker(configuration: configuration, memory: memory, logger: logger)
         let service = BrokerService(broker: broker, listener: listener, memory: memory, logger: logger)

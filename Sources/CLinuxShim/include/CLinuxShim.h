@@ -41,4 +41,7 @@ int wb_enable_passcred(int fd);
 /// Receives one datagram and the sender's pid (0 when none came with it). Returns its length or -1.
 long wb_recv_with_pid(int fd, void *buffer, unsigned long length, pid_t *pid);
 
+/// 1 when `path` lives on procfs (where PSI triggers can be written), 0 otherwise.
+int wb_is_procfs(const char *path);
+
 #endif

@@ -26,6 +26,7 @@ extension Broker {
                 notes += try await bringForward(id, activity: request.activity)
                 return Outcome(sessionID: id, state: sessions[id]?.state ?? .unattached, created: false, notes: notes)
             case .create(let configurationName, let role):
+                try checkRoomForLaunch()
                 let count = sessions.values.filter { $0.appID == app.id }.count
                 guard count < self.configuration.maxSessionsPerApp else {
                     throw BrokerError(.resourceExhausted, "app '\(app.id)' already has \(count) sessions (limit \(self.configuration.maxSessionsPerApp)); close some first")

@@ -29,6 +29,8 @@ extension Broker {
         for step in steps {
             guard let current = sessions[id] else { throw BrokerError(.sessionDiscarded, "session \(id) went away") }
             if step != .launch, workers[id] == nil {
+                // Already gone (e.g. killed after missing the save deadline): disconnected is where it was going.
+                if step == .disconnect { break }
                 throw BrokerError(.workerFailed, "the scene's process ended before \(step.rawValue); its last saved state is kept")
             }
             if let note = try await execute(step, on: id, options: options, reason: reason ?? .reclaimed, discarding: discarding) {

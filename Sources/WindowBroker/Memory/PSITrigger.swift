@@ -1,3 +1,4 @@
+import CLinuxShim
 import Foundation
 import Glibc
 
@@ -19,6 +20,8 @@ final class PSITrigger: @unchecked Sendable {
     private(set) var spec = ""
 
     static func start(path: String, stall: Duration, window: Duration, onEvent: @escaping @Sendable () -> Void) -> PSITrigger? {
+        // Only the kernel's file takes triggers; writing a spec into a plain file would clobber it.
+        guard wb_is_procfs(path) == 1 else { return nil }
         let fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         // Without CAP_SYS_RESOURCE the kernel only takes windows that are multiples of 2 s:

@@ -12,7 +12,7 @@ final class BrokerHarness {
     var socketPath: String { runtimeDirectory + "/control.sock" }
     private(set) var broker: Process?
     private var logPath: String { root + "/broker.log" }
-    private var extraArguments: [String]
+    var extraArguments: [String]
     /// Every worker pid seen, so teardown can make sure none survives.
     private var seenWorkerPIDs: Set<Int32> = []
     /// The broker's NOTIFY_SOCKET, owned by the test.

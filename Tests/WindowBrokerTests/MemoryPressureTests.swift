@@ -1,0 +1,226 @@
+import Foundation
+import XCTest
+
+@testable import WindowBroker
+
+/// A budget with real allocations: background scenes are reclaimed oldest first after saving,
+/// the foreground never, and every reclaimed scene comes back exactly.
+final class MemoryBudgetTests: BrokerTestCase {
+    override var brokerArguments: [String] { ["--memory-budget", "200M", "--pressure-interval", "0.2", "--mem-available-floor", "0"] }
+
+    func testOldestBackgroundScenesAreReclaimedUntilUnderBudgetAndRestoreExactly() throws {
+        var order: [String] = []
+        for i in 1...5 {
+            let session = try harness.openNote("n\(i)")
+            try harness.type(session, "note number \(i)")
+            _ = try harness.json("send", session, "move-cursor", "--arg", "position=\(i)")
+            _ = try harness.json("send", session, "allocate", "--arg", "megabytes=60")
+            if i < 5 { _ = try harness.json("background", session) }
+            order.append(session)
+        }
+        let foreground = order[4]
+        let foregroundPID = try harness.noteState(foreground).pid
+        try harness.eventually("workers are back under the 200 MiB budget") {
+            let pressure = try harness.json("pressure")
+            return (pressure["workersPss"] as? Int ?? .max) <= 200 << 20
+        }
+
+        let reclaimed = try order.filter { try harness.session($0)["lastDisconnect"] as? String == "memoryPressure" }
+        XCTAssertFalse(reclaimed.isEmpty)
+        XCTAssertEqual(reclaimed, Array(order.prefix(reclaimed.count)), "least recently used first")
+        XCTAssertFalse(reclaimed.contains(foreground))
+        XCTAssertEqual(try harness.noteState(foreground).pid, foregroundPID, "the foreground scene is never reclaimed")
+        for session in reclaimed {
+            XCTAssertEqual(try harness.state(session), "unattached")
+            XCTAssertEqual(try harness.session(session)["hasRestoration"] as? Bool, true)
+        }
+        let pressure = try harness.json("pressure")
+        let counters = try XCTUnwrap(pressure["reclaimed"] as? [String: Any])
+        XCTAssertEqual(counters["count"] as? Int, reclaimed.count)
+        XCTAssertGreaterThan(counters["bytes"] as? Int ?? 0, reclaimed.count * (60 << 20))
+
+        for session in reclaimed {
+            _ = try harness.json("activate", session)
+            let note = try harness.noteState(session)
+            let index = order.firstIndex(of: session)! + 1
+            XCTAssertEqual(note.text, "note number \(index)")
+            XCTAssertEqual(note.cursor, index)
+            XCTAssertEqual(note.callbacks, ["didFinishLaunching", "willConnect", "restoreInteractionState", "willEnterForeground", "didBecomeActive"])
+        }
+    }
+}
+
+final class ForegroundOverBudgetTests: BrokerTestCase {
+    override var brokerArguments: [String] { ["--memory-budget", "100M", "--pressure-interval", "0.2", "--mem-available-floor", "0"] }
+
+    func testANewActivationFailsWithAResourceErrorAndNothingIsKilled() throws {
+        let big = try harness.openNote("big")
+        _ = try harness.json("send", big, "allocate", "--arg", "megabytes=120")
+        let pid = try harness.noteState(big).pid
+        try harness.eventually("the broker has sampled the allocation") {
+            (try harness.json("pressure")["workersPss"] as? Int ?? 0) > 100 << 20
+        }
+        let refused = try harness.refusal("open", "notes", "--activity", "notes.edit")
+        XCTAssertEqual(refused.code, "resourceExhausted")
+        XCTAssertTrue(refused.message.contains("foreground"), refused.message)
+        XCTAssertEqual(try harness.jsonList("sessions").count, 1, "no session was created")
+        XCTAssertEqual(try harness.noteState(big).pid, pid)
+        XCTAssertEqual(try harness.state(big), "foregroundActive")
+    }
+}
+
+/// The kernel's PSI format, fed from a file: warning, then critical, then back to normal.
+final class PSIFileTests: BrokerTestCase {
+    var psiPath: String { harness.root + "/pressure-memory" }
+
+    override func setUpWithError() throws {
+        harness = try BrokerHarness(arguments: [])
+        try write(some: 0, full: 0)
+        harness.extraArguments = ["--psi-path", psiPath, "--pressure-interval", "0.1", "--pressure-cooldown", "1", "--mem-available-floor", "0"]
+        try harness.start()
+    }
+
+    func write(some: Double, full: Double) throws {
+        let text = String(format: "some avg10=%.2f avg60=%.2f avg300=%.2f total=%d\nfull avg10=%.2f avg60=%.2f avg300=%.2f total=%d\n",
+                          some, some / 2, some / 4, Int(some * 100_000), full, full / 2, full / 4, Int(full * 100_000))
+        try text.write(toFile: psiPath, atomically: true, encoding: .utf8)
+    }
+
+    func level() throws -> String { try harness.json("pressure")["level"] as? String ?? "" }
+
+    func testWarningThenCriticalThenNormalWithHysteresis() throws {
+        let background = try harness.openNote("bg")
+        _ = try harness.json("send", background, "fill-cache", "--arg", "megabytes=20")
+        _ = try harness.json("background", background)
+        let foreground = try harness.openNote("fg")
+        XCTAssertEqual(try level(), "normal")
+
+        try write(some: 20, full: 2)
+        try harness.eventually("warning") { try level() == "warning" }
+        try harness.eventually("the background scene got its memory warning") {
+            try harness.noteState(background).callbacks.contains("didReceiveMemoryWarning")
+        }
+        XCTAssertFalse(try harness.noteState(foreground).callbacks.contains("didReceiveMemoryWarning"), "foreground scenes are not warned")
+        XCTAssertNotEqual(try harness.state(background), "unattached", "no reclaim at warning")
+
+        try write(some: 55, full: 10)
+        try harness.eventually("critical reclaims the background scene") {
+            try harness.session(background)["lastDisconnect"] as? String == "memoryPressure"
+        }
+        XCTAssertEqual(try level(), "critical")
+        XCTAssertEqual(try harness.state(foreground), "foregroundActive", "foreground scenes are never reclaimed")
+
+        // Below the warning bar but above its exit bar: the level steps down to warning, no further.
+        try write(some: 5, full: 0)
+        try harness.eventually("critical steps down to warning after the cool-down") { try level() == "warning" }
+        Thread.sleep(forTimeInterval: 2)
+        XCTAssertEqual(try level(), "warning", "hysteresis holds while PSI stays above the exit bar")
+
+        try write(some: 0, full: 0)
+        try harness.eventually("back to normal") { try level() == "normal" }
+        let shown = try harness.json("pressure")
+        XCTAssertEqual((shown["psi"] as? [String: Any])?["someAvg10"] as? Double, 0)
+        XCTAssertTrue(((shown["psi"] as? [String: Any])?["source"] as? String ?? "").hasPrefix("poll "), "a regular file takes no trigger")
+    }
+}
+
+/// A scene that hangs when asked for its state during a reclaim: the last committed activity
+/// is kept, the worker is killed after the deadline, the reply says so; nothing else changes.
+final class HangingReclaimTests: BrokerTestCase {
+    override var brokerArguments: [String] { ["--worker-timeout", "1", "--pressure-interval", "0.2", "--mem-available-floor", "0"] }
+
+    func testHangingSceneIsKilledAndItsLastCommittedStateKept() throws {
+        let hanging = try harness.openNote("hanging")
+        try harness.type(hanging, "committed")
+        _ = try harness.json("background", hanging)
+        _ = try harness.json("send", hanging, "hang-on-save")
+        let hangingPID = try harness.noteState(hanging).pid
+        let healthy = try harness.openNote("healthy")
+        try harness.type(healthy, "fresh")
+        _ = try harness.json("background", healthy)
+        let foreground = try harness.openNote("front")
+        let foregroundPID = try harness.noteState(foreground).pid
+
+        let response = try harness.json("pressure", "simulate", "critical")
+        let reclaimed = try XCTUnwrap(response["reclaimed"] as? [[String: Any]])
+        XCTAssertEqual(reclaimed.compactMap { $0["session"] as? String }, [hanging, healthy], "least recently used first")
+        let hangingDetail = reclaimed.first?["detail"] as? String ?? ""
+        XCTAssertTrue(hangingDetail.contains("last committed restoration activity is kept"), hangingDetail)
+        XCTAssertFalse(processExists(hangingPID))
+        XCTAssertEqual(try harness.session(hanging)["lastDisconnect"] as? String, "timedOut")
+        XCTAssertEqual(try harness.session(healthy)["lastDisconnect"] as? String, "memoryPressure")
+        XCTAssertEqual(try harness.noteState(foreground).pid, foregroundPID)
+
+        _ = try harness.json("activate", hanging)
+        XCTAssertEqual(try harness.noteState(hanging).text, "committed")
+        _ = try harness.json("activate", healthy)
+        XCTAssertEqual(try harness.noteState(healthy).text, "fresh")
+    }
+
+    func testSimulatedWarningReachesOnlyBackgroundScenesAndReportsFreedBytes() throws {
+        let background = try harness.openNote("cached")
+        _ = try harness.json("send", background, "fill-cache", "--arg", "megabytes=16")
+        _ = try harness.json("background", background)
+        let foreground = try harness.openNote("front")
+        let response = try harness.json("pressure", "simulate", "warning")
+        let warned = try XCTUnwrap(response["warned"] as? [[String: Any]])
+        XCTAssertEqual(warned.compactMap { $0["session"] as? String }, [background])
+        XCTAssertEqual(warned.first?["freedBytes"] as? Int, 16 << 20)
+        XCTAssertEqual((response["reclaimed"] as? [Any])?.count, 0)
+        XCTAssertFalse(try harness.noteState(foreground).callbacks.contains("didReceiveMemoryWarning"))
+    }
+}
+
+final class PressurePolicyTests: XCTestCase {
+    private func psi(_ some: Double, _ full: Double = 0) -> PSIReading {
+        PSIReading(some: .init(avg10: some, avg60: 0, avg300: 0, total: 0), full: .init(avg10: full, avg60: 0, avg300: 0, total: 0))
+    }
+
+    private func inputs(some: Double = 0, full: Double = 0, available: UInt64 = 8 << 30, pss: UInt64 = 0, budget: UInt64? = nil) -> PressureInputs {
+        PressureInputs(psi: psi(some, full), memInfo: MemInfo(total: 16 << 30, available: available), workersPSS: pss, budget: budget)
+    }
+
+    func testEachInputRaisesTheLevel() {
+        let policy = PressurePolicy()
+        XCTAssertEqual(policy.rawLevel(inputs()).0, .normal)
+        XCTAssertEqual(policy.rawLevel(inputs(some: 7)).0, .warning)
+        XCTAssertEqual(policy.rawLevel(inputs(some: 40)).0, .critical)
+        XCTAssertEqual(policy.rawLevel(inputs(some: 10, full: 70)).0, .critical)
+        XCTAssertEqual(policy.rawLevel(inputs(available: 100 << 20)).0, .warning)
+        XCTAssertEqual(policy.rawLevel(inputs(available: 32 << 20)).0, .critical)
+        XCTAssertEqual(policy.rawLevel(inputs(pss: 95, budget: 100)).0, .warning)
+        XCTAssertEqual(policy.rawLevel(inputs(pss: 101, budget: 100)).0, .critical)
+    }
+
+    func testRisesAtOnceAndStepsDownOneLevelPerCoolDownBelowTheExitBar() {
+        var thresholds = PressureThresholds()
+        thresholds.coolDown = .seconds(3)
+        var policy = PressurePolicy(thresholds: thresholds)
+        let t0 = ContinuousClock.now
+        XCTAssertEqual(policy.update(inputs(some: 50), now: t0).level, .critical)
+        // 5 % is under the warning bar (7) but over its exit bar (3.5): at most down to warning.
+        XCTAssertEqual(policy.update(inputs(some: 5), now: t0 + .seconds(1)).level, .critical)
+        XCTAssertEqual(policy.update(inputs(some: 5), now: t0 + .seconds(5)).level, .warning)
+        XCTAssertEqual(policy.update(inputs(some: 5), now: t0 + .seconds(20)).level, .warning)
+        XCTAssertEqual(policy.update(inputs(some: 1), now: t0 + .seconds(21)).level, .warning)
+        XCTAssertEqual(policy.update(inputs(some: 1), now: t0 + .seconds(25)).level, .normal)
+        XCTAssertEqual(policy.update(inputs(some: 8), now: t0 + .seconds(26)).level, .warning, "rising needs no cool-down")
+    }
+
+    func testParsesTheKernelFormatAndTheRealFile() throws {
+        let sample = "some avg10=1.23 avg60=0.50 avg300=0.10 total=123456\nfull avg10=0.40 avg60=0.20 avg300=0.05 total=65432\n"
+        let parsed = try XCTUnwrap(PSIReading.parse(sample))
+        XCTAssertEqual(parsed.some, .init(avg10: 1.23, avg60: 0.5, avg300: 0.1, total: 123456))
+        XCTAssertEqual(parsed.full?.total, 65432)
+        XCTAssertNil(PSIReading.parse("garbage"))
+        if let real = try? String(contentsOfFile: "/proc/pressure/memory", encoding: .utf8) {
+            XCTAssertNotNil(PSIReading.parse(real), real)
+        }
+        let meminfo = try XCTUnwrap(MemInfo.parse(try String(contentsOfFile: "/proc/meminfo", encoding: .utf8)))
+        XCTAssertGreaterThan(meminfo.total, 0)
+        XCTAssertLessThanOrEqual(meminfo.available, meminfo.total)
+        let ownPSS = try XCTUnwrap(ProcessMemory.pss(of: getpid()))
+        XCTAssertGreaterThan(ownPSS, 1 << 20)
+        XCTAssertNil(ProcessMemory.pss(of: 999_999_999))
+    }
+}
