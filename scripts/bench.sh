@@ -67,3 +67,45 @@ show("wmctl reclaim (save, commit, didDisconnect, exit)", read("reclaim.txt"))
 show("wmctl activate, reclaimed scene (spawn + restore)", read("activate.txt"))
 PY
 "$BIN/wmctl" status
+
+# ---------------------------------------------------------------- reclaim under pressure
+# Time from the pressure signal (`wmctl pressure simulate critical`) to every background
+# scene's process gone, for 1, 10 and 50 scenes of 8 MiB each; with the save step (fresh
+# restoration activity, committed) and without it (kill only, what systemd-oomd/earlyoom do).
+echo
+echo "== reclaim: signal -> all background processes exited (release, sequential reclaim)"
+reclaim_run() {  # $1 = scenes, $2 = save|skip
+  local n=$1 mode=$2 dir
+  dir=$(mktemp -d "$DIR/reclaim.XXXXXX")
+  XDG_RUNTIME_DIR=$dir/run XDG_STATE_HOME=$dir/state NOTES_DATA_DIR=$dir/notes \
+    "$BIN/windowbrokerd" --apps-dir apps --max-workers 64 --log-level warning 2>"$dir/log" &
+  local broker=$!
+  local sock=$dir/run/windowbroker/control.sock
+  for _ in $(seq 100); do "$BIN/wmctl" --socket "$sock" status >/dev/null 2>&1 && break; sleep 0.1; done
+  for i in $(seq "$n"); do
+    s=$("$BIN/wmctl" --socket "$sock" --json open notes --activity notes.edit --info "noteID=r$i" | python3 -c "import json,sys;print(json.load(sys.stdin)['session'])")
+    "$BIN/wmctl" --socket "$sock" send "$s" allocate --arg megabytes=8 >/dev/null
+    "$BIN/wmctl" --socket "$sock" background "$s" >/dev/null
+  done
+  local flag=""; [ "$mode" = skip ] && flag="--skip-save"
+  local t0; t0=$(date +%s%N)
+  "$BIN/wmctl" --socket "$sock" --json pressure simulate critical $flag > "$dir/reply.json"
+  local wall=$(( ($(date +%s%N) - t0) / 1000000 ))
+  python3 - "$dir/reply.json" "$n" "$mode" "$wall" <<'PY'
+import json, sys
+reply, n, mode, wall = json.load(open(sys.argv[1])), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+r = reply["reclaimed"]
+total = sum(x["seconds"] for x in r) * 1000
+freed = sum(x["freedBytes"] for x in r) / 1048576
+print(f"{n:>3} scenes, {'with save   ' if mode == 'save' else 'kill only   '} reclaimed {len(r):>3}  broker {total:8.1f} ms  "
+      f"({total / max(1, len(r)):6.1f} ms/scene)  wall incl. wmctl {wall:5d} ms  freed {freed:7.1f} MiB")
+with open(sys.argv[1] + ".total", "w") as f: f.write(str(total))
+PY
+  cp "$dir/reply.json.total" "$DIR/total-$n-$mode"
+  kill "$broker"; wait "$broker" 2>/dev/null || true
+}
+for n in 1 10 50; do
+  reclaim_run "$n" skip
+  reclaim_run "$n" save
+  python3 -c "import sys; s=float(open('$DIR/total-$n-save').read()); k=float(open('$DIR/total-$n-skip').read()); print(f'    cost of saving state at {$n} scenes: {s/k if k else float(\"nan\"):.2f}x the kill-only time')"
+done

@@ -17,10 +17,10 @@ final class NotifyTests: XCTestCase {
         let raw = try RawSocket(path: harness.socketPath)
         try raw.greet()
         let ready = try harness.notify.waitFor("READY=1")
-        XCTAssertTrue(ready.assignments.contains("STATUS=Ready: 0 sessions, 0 workers"), ready.text)
+        XCTAssertTrue(ready.assignments.contains("STATUS=Ready: 0 sessions, 0 workers, pressure normal"), ready.text)
 
         let session = try harness.openNote("notified")
-        try harness.notify.waitFor("STATUS=Ready: 1 session, 1 worker")
+        try harness.notify.waitFor("STATUS=Ready: 1 session, 1 worker, pressure normal")
 
         let start = harness.notify.messages.count
         Thread.sleep(forTimeInterval: 1.2)

@@ -48,12 +48,12 @@ final class NotifyListener: @unchecked Sendable {
 
     var messages: [Message] { lock.withLock { received } }
 
-    /// Waits for a message containing `assignment` (e.g. "READY=1"); returns it.
+    /// Waits for a message with an assignment starting with `assignment` (e.g. "READY=1"); returns it.
     @discardableResult
     func waitFor(_ assignment: String, after count: Int = 0, timeout: TimeInterval = 20) throws -> Message {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
-            if let found = messages.dropFirst(count).first(where: { $0.assignments.contains(assignment) || $0.assignments.contains { $0.hasPrefix(assignment) && assignment.hasSuffix("=") } }) {
+            if let found = messages.dropFirst(count).first(where: { $0.assignments.contains { $0.hasPrefix(assignment) } }) {
                 return found
             }
             Thread.sleep(forTimeInterval: 0.02)
