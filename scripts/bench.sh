@@ -87,6 +87,7 @@ reclaim_run() {  # $1 = scenes, $2 = save|skip
     "$BIN/wmctl" --socket "$sock" send "$s" allocate --arg megabytes=8 >/dev/null
     "$BIN/wmctl" --socket "$sock" background "$s" >/dev/null
   done
+  sleep 1.5  # let the broker sample every worker's PSS after its allocation
   local flag=""; [ "$mode" = skip ] && flag="--skip-save"
   local t0; t0=$(date +%s%N)
   "$BIN/wmctl" --socket "$sock" --json pressure simulate critical $flag > "$dir/reply.json"

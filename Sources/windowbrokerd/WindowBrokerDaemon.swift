@@ -41,6 +41,15 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
     @Option(help: "Seconds between memory samples.")
     var pressureInterval = 1.0
 
+    @Option(help: "PSI 'some' avg10 percentage that means warning (70 ms stall per second = 7).")
+    var psiWarning = 7.0
+
+    @Option(help: "PSI 'some' avg10 percentage that means critical.")
+    var psiCriticalSome = 40.0
+
+    @Option(help: "PSI 'full' avg10 percentage that means critical (700 ms per second = 70).")
+    var psiCriticalFull = 70.0
+
     @Option(help: "Seconds the inputs must stay calm before the pressure level steps down.")
     var pressureCooldown = 3.0
 
@@ -97,6 +106,10 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
         memory.psiPath = psiPath
         memory.sampleInterval = .milliseconds(Int(max(0.05, pressureInterval) * 1000))
         memory.minimumActionInterval = max(memory.sampleInterval * 2, .milliseconds(200))
+        memory.thresholds.warningSomePercent = psiWarning
+        memory.thresholds.criticalSomePercent = psiCriticalSome
+        memory.thresholds.criticalFullPercent = psiCriticalFull
+        memory.triggerStall = .microseconds(Int64(psiWarning * 10_000))
         memory.thresholds.coolDown = .milliseconds(Int(max(0, pressureCooldown) * 1000))
         memory.thresholds.memAvailableFloor = try Self.bytes(memAvailableFloor, option: "--mem-available-floor")
         let broker = try await Broker(configuration: configuration, memory: memory, logger: logger)

@@ -16,8 +16,11 @@ struct Status: AsyncParsableCommand {
                 "uptimeSeconds": .real((status.uptimeSeconds * 1000).rounded() / 1000),
                 "sessions": .integer(Int64(status.sessions)),
                 "workers": .integer(Int64(status.workers)),
+                "pressure": .string(Output.pressureName(status.pressureLevel)),
+                "reclaimed": .integer(Int64(status.reclaimedCount)),
             ])) {
-                "windowbroker \(status.version), pid \(status.pid), up \(Int(status.uptimeSeconds)) s: \(status.sessions) sessions, \(status.workers) running"
+                "windowbroker \(status.version), pid \(status.pid), up \(Int(status.uptimeSeconds)) s: \(status.sessions) sessions, \(status.workers) running, "
+                    + "pressure \(Output.pressureName(status.pressureLevel)), \(status.reclaimedCount) reclaimed"
             }
         }
     }

@@ -9,11 +9,13 @@ struct Pressure: AsyncParsableCommand {
         defaultSubcommand: PressureShow.self)
 }
 
-private func levelName(_ level: Windowbroker_V1_PressureLevel) -> String {
-    switch level {
-    case .warning: "warning"
-    case .critical: "critical"
-    default: "normal"
+extension Output {
+    static func pressureName(_ level: Windowbroker_V1_PressureLevel) -> String {
+        switch level {
+        case .warning: "warning"
+        case .critical: "critical"
+        default: "normal"
+        }
     }
 }
 
@@ -26,7 +28,7 @@ struct PressureShow: AsyncParsableCommand {
         try await global.withBroker { client in
             guard case .pressure(let p) = try await client.request(.pressure(.init())) else { return }
             global.emit(.dictionary([
-                "level": .string(levelName(p.level)),
+                "level": .string(Output.pressureName(p.level)),
                 "psi": .dictionary(["someAvg10": .real(p.someAvg10), "fullAvg10": .real(p.fullAvg10), "source": .string(p.psiSource)]),
                 "memAvailable": .integer(Int64(p.memAvailable)),
                 "workersPss": .integer(Int64(p.workersPss)),
@@ -35,7 +37,7 @@ struct PressureShow: AsyncParsableCommand {
                 "reasons": .list(p.reasons.map { .string($0) }),
             ])) {
                 var lines = [
-                    "level: \(levelName(p.level))" + (p.reasons.isEmpty ? "" : " (\(p.reasons.joined(separator: "; ")))"),
+                    "level: \(Output.pressureName(p.level))" + (p.reasons.isEmpty ? "" : " (\(p.reasons.joined(separator: "; ")))"),
                     "psi: some avg10 \(p.someAvg10)%, full avg10 \(p.fullAvg10)% (\(p.psiSource))",
                     "MemAvailable: \(Output.mebibytes(p.memAvailable))",
                     "workers PSS: \(Output.mebibytes(p.workersPss))" + (p.budget == 0 ? " (no budget)" : " of a \(Output.mebibytes(p.budget)) budget"),
@@ -69,14 +71,14 @@ struct PressureSimulate: AsyncParsableCommand {
         try await global.withBroker { client in
             guard case .pressureResponse(let r) = try await client.request(request, timeout: .seconds(600)) else { return }
             global.emit(.dictionary([
-                "level": .string(levelName(r.level)),
+                "level": .string(Output.pressureName(r.level)),
                 "warned": .list(r.warned.map { .dictionary(["session": .string($0.sessionID), "freedBytes": .integer(Int64($0.freedBytes))]) }),
                 "reclaimed": .list(r.reclaimed.map {
                     .dictionary(["session": .string($0.sessionID), "freedBytes": .integer(Int64($0.freedBytes)),
                                  "seconds": .real($0.seconds), "detail": .string($0.detail)])
                 }),
             ])) {
-                var lines = ["simulated \(levelName(r.level)): \(r.warned.count) warned, \(r.reclaimed.count) reclaimed"]
+                var lines = ["simulated \(Output.pressureName(r.level)): \(r.warned.count) warned, \(r.reclaimed.count) reclaimed"]
                 lines += r.warned.map { "  warned \($0.sessionID): freed \(Output.mebibytes($0.freedBytes))" }
                 lines += r.reclaimed.map { "  reclaimed \($0.sessionID): \($0.detail)" }
                 return lines.joined(separator: "\n")

@@ -62,10 +62,13 @@ extension Broker {
             logger.notice("memory pressure level changed", metadata: ["from": "\(before)", "to": "\(level)", "reasons": "\(reasons.joined(separator: "; "))"])
             emitBrokerEvent("pressure", "\(before) -> \(level): \(reasons.joined(separator: "; "))")
         }
-        guard level > .normal else { return }
+        // Hysteresis holds the reported level; actions follow what the inputs call for now, so a
+        // level held at critical after the budget is met reclaims nothing more.
+        let (now, _) = memory.policy.rawLevel(inputs)
+        guard now > .normal else { return }
         let due = level > before || memory.lastAction.map { .now - $0 >= memory.configuration.minimumActionInterval } ?? true
         guard due else { return }
-        _ = await respond(to: level, simulated: false, saving: true)
+        _ = await respond(to: now, simulated: false, saving: true)
     }
 
     /// `wmctl pressure simulate`: the same response a real signal gets.
