@@ -161,6 +161,13 @@ final class NoteSceneDelegate: SceneDelegate {
             }
             cache += Self.touchedMegabytes(Int(megabytes))
             return .performed(.integer(Int64(cache.count) << 20))
+        case "open-files":
+            // What this process holds open: the broker must not have leaked anything but fd 3.
+            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+            let targets = fds.compactMap { fd in
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + fd)).map { "\(fd) -> \($0)" }
+            }
+            return .performed(.list(targets.sorted().map { .string($0) }))
         case "environment":
             // Which service-manager variables reached this worker (none should).
             let env = ProcessInfo.processInfo.environment
@@ -175,7 +182,7 @@ final class NoteSceneDelegate: SceneDelegate {
             UnsafeMutablePointer<Int>(bitPattern: 0x10)!.pointee = 1
             return .performed(nil)
         default:
-            return .declined("unknown action '\(action.name)' (type, move-cursor, state, allocate, fill-cache, set-restore-delay, hang-on-save, environment, crash)")
+            return .declined("unknown action '\(action.name)' (type, move-cursor, state, allocate, fill-cache, set-restore-delay, hang-on-save, environment, open-files, crash)")
         }
     }
 

@@ -144,9 +144,9 @@ struct Show: AsyncParsableCommand {
         try await global.withBroker { client in
             guard case .session(let info) = try await client.request(request) else { return }
             var object = Output.session(info)
-            var restoration = PlistValue.null
-            if info.hasRestorationActivity, let activity = try? UserActivity(wire: info.restorationActivity, maxBytes: .max) {
-                restoration = .dictionary([
+            func describe(_ wire: Windowbroker_V1_UserActivity, present: Bool) -> PlistValue {
+                guard present, let activity = try? UserActivity(wire: wire, maxBytes: .max) else { return .null }
+                return .dictionary([
                     "activityType": .string(activity.activityType),
                     "title": .string(activity.title),
                     "targetContentIdentifier": activity.targetContentIdentifier.map { .string($0) } ?? .null,
@@ -154,7 +154,8 @@ struct Show: AsyncParsableCommand {
                     "interactionState": activity.interactionState.map { .data($0) } ?? .null,
                 ])
             }
-            object["restorationActivity"] = restoration
+            object["restorationActivity"] = describe(info.restorationActivity, present: info.hasRestorationActivity)
+            object["currentActivity"] = describe(info.currentActivity, present: info.hasCurrentActivity)
             global.emit(.dictionary(object)) {
                 object.keys.sorted().map { "\($0): \(Output.describe(object[$0]!))" }.joined(separator: "\n")
             }

@@ -162,3 +162,42 @@ final class LifecycleTests: BrokerTestCase {
         XCTAssertTrue(events.allSatisfy { $0["session"] as? String == session && $0["app"] as? String == "notes" && $0["time"] is String })
     }
 }
+
+/// What a worker inherits: its socket on fd 3 and nothing of the broker's.
+final class WorkerIsolationTests: BrokerTestCase {
+    /// stdout and stderr are shared on purpose (a scene's output lands where the broker's does).
+    func testAWorkerHoldsNoDescriptorOfTheBroker() throws {
+        let session = try harness.openNote("isolated")
+        try harness.type(session, "x")
+        _ = try harness.json("background", session)  // the store has been written: its files are open in the broker
+        let files = try XCTUnwrap(try harness.json("send", session, "open-files")["value"] as? [String])
+        XCTAssertTrue(files.contains { $0.hasPrefix("3 -> socket:") }, "\(files)")
+        for file in files {
+            XCTAssertFalse(file.contains(harness.stateDirectory), "a broker file leaked into the worker: \(file)")
+            XCTAssertFalse(file.contains(harness.runtimeDirectory), "a broker file leaked into the worker: \(file)")
+        }
+    }
+
+    func testTheSceneReportsItsCurrentActivity() throws {
+        let session = try harness.openNote("current")
+        try harness.type(session, "live text")
+        try harness.eventually("the broker keeps the scene's latest user activity") {
+            let shown = try harness.json("show", session)
+            let info = (shown["currentActivity"] as? [String: Any])?["userInfo"] as? [String: Any]
+            return info?["text"] as? String == "live text"
+        }
+        XCTAssertTrue(try harness.json("show", session)["restorationActivity"] is NSNull, "nothing was saved yet")
+    }
+}
+
+/// The journald handler in the real daemon: with no journal to talk to, logging must not
+/// disturb the broker.
+final class JournalLoggingTests: BrokerTestCase {
+    override var brokerArguments: [String] { ["--log", "journald"] }
+
+    func testTheBrokerRunsWithTheJournalHandler() throws {
+        let session = try harness.openNote("journaled")
+        XCTAssertEqual(try harness.state(session), "foregroundActive")
+        XCTAssertFalse(harness.brokerLog.contains("windowbrokerd:"), "log lines went to the journal handler, not stderr")
+    }
+}

@@ -753,6 +753,16 @@ public nonisolated struct Windowbroker_V1_SessionInfo: @unchecked Sendable {
     set {_uniqueStorage()._pssBytes = newValue}
   }
 
+  /// The activity the scene last reported as current (kept while the broker runs).
+  public var currentActivity: Windowbroker_V1_UserActivity {
+    get {_storage._currentActivity ?? Windowbroker_V1_UserActivity()}
+    set {_uniqueStorage()._currentActivity = newValue}
+  }
+  /// Returns true if `currentActivity` has been explicitly set.
+  public var hasCurrentActivity: Bool {_storage._currentActivity != nil}
+  /// Clears the value of `currentActivity`. Subsequent reads from it will return its default value.
+  public mutating func clearCurrentActivity() {_uniqueStorage()._currentActivity = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2488,7 +2498,7 @@ nonisolated extension Windowbroker_V1_ActivationConditions: SwiftProtobuf.Messag
 
 nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SessionInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}app_id\0\u{1}configuration\0\u{1}role\0\u{1}title\0\u{1}state\0\u{1}pid\0\u{3}created_at\0\u{3}last_active_at\0\u{3}last_disconnect\0\u{3}launch_count\0\u{3}restoration_saved\0\u{3}restoration_activity\0\u{3}pss_bytes\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}app_id\0\u{1}configuration\0\u{1}role\0\u{1}title\0\u{1}state\0\u{1}pid\0\u{3}created_at\0\u{3}last_active_at\0\u{3}last_disconnect\0\u{3}launch_count\0\u{3}restoration_saved\0\u{3}restoration_activity\0\u{3}pss_bytes\0\u{3}current_activity\0")
 
   fileprivate class _StorageClass {
     var _id: String = String()
@@ -2505,6 +2515,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
     var _restorationSaved: Bool = false
     var _restorationActivity: Windowbroker_V1_UserActivity? = nil
     var _pssBytes: UInt64 = 0
+    var _currentActivity: Windowbroker_V1_UserActivity? = nil
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -2529,6 +2540,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
       _restorationSaved = source._restorationSaved
       _restorationActivity = source._restorationActivity
       _pssBytes = source._pssBytes
+      _currentActivity = source._currentActivity
     }
   }
 
@@ -2561,6 +2573,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
         case 12: try { try decoder.decodeSingularBoolField(value: &_storage._restorationSaved) }()
         case 13: try { try decoder.decodeSingularMessageField(value: &_storage._restorationActivity) }()
         case 14: try { try decoder.decodeSingularUInt64Field(value: &_storage._pssBytes) }()
+        case 15: try { try decoder.decodeSingularMessageField(value: &_storage._currentActivity) }()
         default: break
         }
       }
@@ -2615,6 +2628,9 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
       if _storage._pssBytes != 0 {
         try visitor.visitSingularUInt64Field(value: _storage._pssBytes, fieldNumber: 14)
       }
+      try { if let v = _storage._currentActivity {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -2638,6 +2654,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
         if _storage._restorationSaved != rhs_storage._restorationSaved {return false}
         if _storage._restorationActivity != rhs_storage._restorationActivity {return false}
         if _storage._pssBytes != rhs_storage._pssBytes {return false}
+        if _storage._currentActivity != rhs_storage._currentActivity {return false}
         return true
       }
       if !storagesAreEqual {return false}

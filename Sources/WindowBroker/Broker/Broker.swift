@@ -141,6 +141,9 @@ public actor Broker {
             if includeRestoration, let restoration = session.restoration {
                 $0.restorationActivity = restoration.wire
             }
+            if includeRestoration, let current = session.currentActivity {
+                $0.currentActivity = current.wire
+            }
         }
     }
 
