@@ -100,10 +100,19 @@ public final class RestorationRequest {
     private(set) var extended = false
     private var completion: CheckedContinuation<Void, Never>?
     private var completed = false
+    private let onExtend: () -> Void
 
-    init() {}
+    init(onExtend: @escaping () -> Void) {
+        self.onExtend = onExtend
+    }
 
-    public func extend() { extended = true }
+    /// Finish later: the broker is told (a `restorationExtended` event) and waits for
+    /// `complete()` until its restoration deadline.
+    public func extend() {
+        guard !extended else { return }
+        extended = true
+        onExtend()
+    }
 
     public func complete() {
         guard !completed else { return }

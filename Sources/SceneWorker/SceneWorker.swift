@@ -46,8 +46,9 @@ final class SceneRuntime {
     private var scene: Scene?
     private var delegate: (any SceneDelegate)?
     private var launched = false
-    private let updates: AsyncStream<Windowbroker_V1_SceneUpdate>
-    private let updateSink: AsyncStream<Windowbroker_V1_SceneUpdate>.Continuation
+    /// Unsolicited messages to the broker (scene updates, restoration extensions), in order.
+    private let updates: AsyncStream<Windowbroker_V1_WorkerMessage.OneOf_Kind>
+    private let updateSink: AsyncStream<Windowbroker_V1_WorkerMessage.OneOf_Kind>.Continuation
     /// Set once didDisconnect has been acknowledged: the process ends.
     private var finished = false
     private let done: AsyncStream<Void>
@@ -55,7 +56,7 @@ final class SceneRuntime {
 
     init(app: any AppDelegate) {
         self.app = app
-        (updates, updateSink) = AsyncStream.makeStream(of: Windowbroker_V1_SceneUpdate.self)
+        (updates, updateSink) = AsyncStream.makeStream(of: Windowbroker_V1_WorkerMessage.OneOf_Kind.self)
         (done, doneSink) = AsyncStream.makeStream(of: Void.self)
     }
 
@@ -88,8 +89,8 @@ final class SceneRuntime {
                     for await _ in done {}
                 }
                 group.addTask {
-                    for await update in updates {
-                        try? await connection.send(.workerMessage(.with { $0.sceneUpdate = update }))
+                    for await message in updates {
+                        try? await connection.send(.workerMessage(.with { $0.kind = message }))
                     }
                 }
                 let welcome = try await connection.request(.hello(.with {
@@ -138,7 +139,8 @@ final class SceneRuntime {
         case .restoreInteractionState(let restore):
             let (scene, delegate) = try requireScene()
             let activity = try UserActivity(wire: restore.activity, maxBytes: .max)
-            let request = RestorationRequest()
+            let sink = updateSink
+            let request = RestorationRequest { sink.yield(.restorationExtended(.init())) }
             delegate.restoreInteractionState(scene, with: activity, restoration: request)
             await request.waitForCompletion()
             return .ack(.init())
@@ -218,7 +220,7 @@ final class SceneRuntime {
             session.configuration = chosen
         }
         let sink = updateSink
-        let scene = Scene(session: session) { sink.yield($0) }
+        let scene = Scene(session: session) { sink.yield(.sceneUpdate($0)) }
         let delegate = app.makeSceneDelegate(for: session)
         self.scene = scene
         self.delegate = delegate

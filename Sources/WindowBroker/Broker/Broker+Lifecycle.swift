@@ -127,8 +127,7 @@ extension Broker {
             app: app, sessionID: id,
             onEnvelope: { [weak self] envelope, connection in
                 await self?.workerEnvelope(envelope, from: id, connection: connection)
-            },
-            onConnectionEnd: { _ in })
+            })
         let worker = WorkerProcess(pid: started.pid, sessionID: id, connection: started.connection)
         workers[id] = worker
         do {

@@ -18,7 +18,7 @@ struct ControlRequestHandler: Sendable {
         func complete() { done.store(true, ordering: .releasing) }
     }
 
-    func serve(connection: WireConnection, inbound: NIOAsyncChannelInboundStream<Envelope>, peerPID: pid_t?) async {
+    func serve(connection: WireConnection, inbound: NIOAsyncChannelInboundStream<Envelope>) async {
         let handshake = Handshake()
         let handshakeTimeout = broker.configuration.handshakeTimeout
         await withTaskGroup(of: Bool.self) { group in

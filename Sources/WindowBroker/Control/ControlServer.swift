@@ -122,7 +122,7 @@ public struct ControlServer: Sendable {
                 try? await connection.send(.error(BrokerError(.permissionDenied, "this broker serves uid \(getuid()) only").wire))
                 return
             }
-            await handler.serve(connection: connection, inbound: inbound, peerPID: accepted.peer?.pid)
+            await handler.serve(connection: connection, inbound: inbound)
         }
     }
 }

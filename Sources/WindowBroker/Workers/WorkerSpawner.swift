@@ -25,19 +25,18 @@ public struct WorkerSpawner: Sendable {
         self.group = group
     }
 
-    /// A started worker: its pid, its wire connection and the task reading from it.
+    /// A started worker: its pid and its wire connection (read by a task of its own).
     public struct Started: Sendable {
         public var pid: pid_t
         public var connection: WireConnection
     }
 
     /// Spawns `app`'s executable for `sessionID`. `onEnvelope` receives every non-reply frame
-    /// the worker sends; `onExit` is called once when the process is reaped.
+    /// the worker sends. The exit is observed separately (`ExitWatcher`).
     public func spawn(
         app: AppManifest,
         sessionID: UUID,
-        onEnvelope: @escaping @Sendable (Envelope, WireConnection) async -> Void,
-        onConnectionEnd: @escaping @Sendable (BrokerError?) async -> Void
+        onEnvelope: @escaping @Sendable (Envelope, WireConnection) async -> Void
     ) async throws -> Started {
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, wb_sock_stream() | wb_sock_cloexec(), 0, &pair) == 0 else {
@@ -86,10 +85,9 @@ public struct WorkerSpawner: Sendable {
                 try? await channel.executeThenClose { inbound, outbound in
                     let connection = WireConnection(outbound: outbound)
                     ready.resume(returning: connection)
-                    let ending = await connection.readLoop(inbound) { envelope in
+                    await connection.readLoop(inbound) { envelope in
                         await onEnvelope(envelope, connection)
                     }
-                    await onConnectionEnd(ending)
                 }
             }
         }
