@@ -115,6 +115,9 @@ final class PSIFileTests: BrokerTestCase {
         }
         XCTAssertEqual(try level(), "critical")
         XCTAssertEqual(try harness.state(foreground), "foregroundActive", "foreground scenes are never reclaimed")
+        try harness.eventually("systemd's STATUS= shows the level") {
+            harness.notify.messages.contains { $0.assignments.contains { $0.hasPrefix("STATUS=") && $0.hasSuffix("pressure critical") } }
+        }
 
         // Below the warning bar but above its exit bar: the level steps down to warning, no further.
         try write(some: 5, full: 0)

@@ -160,14 +160,6 @@ extension Broker {
         }
     }
 
-    func emitBrokerEvent(_ event: String, _ detail: String) {
-        let record = LifecycleEvent.with {
-            $0.time = Date().timeIntervalSince1970
-            $0.event = event
-            $0.detail = detail
-        }
-        for watcher in watchers.values { watcher.yield(record) }
-    }
 }
 
 extension PressureLevel {

@@ -178,6 +178,19 @@ public actor Broker {
             $0.detail = detail
         }
         logger.debug("lifecycle", metadata: ["session": "\(record.sessionID)", "app": "\(app)", "event": "\(event)", "detail": "\(detail)"])
+        publish(record)
+    }
+
+    /// An event about the broker as a whole (no session), e.g. a pressure level change.
+    func emitBrokerEvent(_ event: String, _ detail: String) {
+        publish(.with {
+            $0.time = Date().timeIntervalSince1970
+            $0.event = event
+            $0.detail = detail
+        })
+    }
+
+    private func publish(_ record: LifecycleEvent) {
         for watcher in watchers.values { watcher.yield(record) }
         publishStatusIfChanged()
     }
