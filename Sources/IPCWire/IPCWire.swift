@@ -19,3 +19,26 @@ public enum WireProtocol {
     /// Deepest nesting of lists and dictionaries accepted in `userInfo`.
     public static let maxUserInfoDepth = 32
 }
+
+extension Windowbroker_V1_Hello {
+    /// The first frame every peer sends, speaking this build's protocol version.
+    public static func current(_ kind: Windowbroker_V1_PeerKind, clientName: String, sessionID: String = "") -> Self {
+        .with {
+            $0.protocolVersion = WireProtocol.version
+            $0.peerKind = kind
+            $0.clientName = clientName
+            $0.sessionID = sessionID
+        }
+    }
+}
+
+extension Windowbroker_V1_Welcome {
+    /// The broker's answer to an accepted Hello; `brokerPID` is the answering process.
+    public static func current(brokerPID: Int32) -> Self {
+        .with {
+            $0.protocolVersion = WireProtocol.version
+            $0.brokerVersion = WireProtocol.brokerVersion
+            $0.brokerPid = brokerPID
+        }
+    }
+}

@@ -93,12 +93,9 @@ final class SceneRuntime {
                         try? await connection.send(.workerMessage(.with { $0.kind = message }))
                     }
                 }
-                let welcome = try await connection.request(.hello(.with {
-                    $0.protocolVersion = WireProtocol.version
-                    $0.peerKind = .worker
-                    $0.clientName = ProcessInfo.processInfo.processName
-                    $0.sessionID = sessionID
-                }), timeout: .seconds(30), what: "the broker")
+                let welcome = try await connection.request(
+                    .hello(.current(.worker, clientName: ProcessInfo.processInfo.processName, sessionID: sessionID)),
+                    timeout: .seconds(30), what: "the broker")
                 guard case .welcome = welcome.body else {
                     throw SceneWorker.StartError.handshakeFailed("unexpected answer to Hello")
                 }

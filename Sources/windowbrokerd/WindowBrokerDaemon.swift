@@ -113,7 +113,7 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
         memory.thresholds.coolDown = .milliseconds(Int(max(0, pressureCooldown) * 1000))
         memory.thresholds.memAvailableFloor = try Self.bytes(memAvailableFloor, option: "--mem-available-floor")
         let broker = try await Broker(configuration: configuration, memory: memory, logger: logger)
-        let service = BrokerService(broker: broker, listener: listener, memory: memory, logger: logger)
+        let service = BrokerService(broker: broker, listener: listener, logger: logger)
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint],

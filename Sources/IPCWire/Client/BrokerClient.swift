@@ -63,12 +63,7 @@ public final class BrokerClient: Sendable {
                     eventSink.finish()
                 }
                 defer { group.cancelAll() }
-                let hello = Windowbroker_V1_Hello.with {
-                    $0.protocolVersion = WireProtocol.version
-                    $0.peerKind = .control
-                    $0.clientName = clientName
-                }
-                let reply = try await connection.request(.hello(hello), timeout: timeout, what: "the broker")
+                let reply = try await connection.request(.hello(.current(.control, clientName: clientName)), timeout: timeout, what: "the broker")
                 guard case .welcome(let welcome) = reply.body else {
                     throw BrokerError(.malformedFrame, "the broker answered Hello with something other than Welcome")
                 }

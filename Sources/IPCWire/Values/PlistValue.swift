@@ -139,7 +139,7 @@ extension PlistValue: Codable {
         if entries.count == 1, let (tag, value) = entries.first, case .string(let text) = value {
             switch tag {
             case "$date":
-                guard let date = ISO8601DateFormatter().date(from: text) else {
+                guard let date = try? Date(text, strategy: .iso8601) else {
                     throw BrokerError(.invalidUserInfo, "\"$date\" must be an ISO 8601 date such as 2026-11-21T10:00:00Z, not \(text)")
                 }
                 self = .date(date)
@@ -168,7 +168,7 @@ extension PlistValue: Codable {
         case .real(let d): try c.encode(d)
         case .bool(let b): try c.encode(b)
         case .data(let d): try c.encode(d.base64EncodedString())
-        case .date(let d): try c.encode(ISO8601DateFormatter().string(from: d))
+        case .date(let d): try c.encode(d.formatted(.iso8601))
         case .url(let u): try c.encode(u)
         case .list(let l): try c.encode(l)
         case .dictionary(let d): try c.encode(d)

@@ -11,20 +11,24 @@ extension Broker {
         public var notes: [String]
     }
 
+    /// The reply for a request about `id`, with the session's state as it is now.
+    private func outcome(_ id: UUID, created: Bool = false, notes: [String]) -> Outcome {
+        Outcome(sessionID: id, state: sessions[id]?.state ?? .unattached, created: created, notes: notes)
+    }
+
     public func open(_ request: ActivationRequest) async throws -> Outcome {
         try await withLifecycleLock {
+            if let id = request.sessionID { _ = try existingSession(id) }
             let appID = request.appID ?? request.sessionID.flatMap { sessions[$0]?.appID } ?? ""
             guard let app = apps[appID] else {
-                if let id = request.sessionID { _ = try existingSession(id) }
                 let known = apps.keys.sorted().joined(separator: ", ")
                 throw BrokerError(.unknownApp, "no app '\(appID)' is installed (known: \(known.isEmpty ? "none" : known))")
             }
-            if let id = request.sessionID { _ = try existingSession(id) }
             switch try ActivationRouter.route(request, app: app, sessions: Array(sessions.values)) {
             case .existing(let id, let reason):
                 var notes = ["\(reason): session \(id.uuidString.lowercased())"]
                 notes += try await bringForward(id, activity: request.activity)
-                return Outcome(sessionID: id, state: sessions[id]?.state ?? .unattached, created: false, notes: notes)
+                return outcome(id, notes: notes)
             case .create(let configurationName, let role):
                 try checkRoomForLaunch()
                 let count = sessions.values.filter { $0.appID == app.id }.count
@@ -38,7 +42,7 @@ extension Broker {
                 emit(session.id, app: app.id, "created", configurationName)
                 do {
                     let notes = try await bringForward(session.id, activity: request.activity)
-                    return Outcome(sessionID: session.id, state: sessions[session.id]?.state ?? .unattached, created: true, notes: notes)
+                    return outcome(session.id, created: true, notes: notes)
                 } catch let error as BrokerError {
                     throw BrokerError(error.code, "\(error.message) (session \(session.id.uuidString.lowercased()) was created and is kept, unattached)")
                 }
@@ -50,7 +54,7 @@ extension Broker {
         try await withLifecycleLock {
             _ = try existingSession(id)
             let notes = try await bringForward(id, activity: nil)
-            return Outcome(sessionID: id, state: sessions[id]?.state ?? .unattached, created: false, notes: notes)
+            return outcome(id, notes: notes)
         }
     }
 
@@ -85,7 +89,7 @@ extension Broker {
                 throw BrokerError(.sessionNotConnected, "session \(id.uuidString.lowercased()) has no running process (\(session.state.rawValue)); activate it first")
             }
             let notes = try await drive(id, to: .background)
-            return Outcome(sessionID: id, state: sessions[id]?.state ?? .unattached, created: false, notes: notes)
+            return outcome(id, notes: notes)
         }
     }
 
@@ -101,7 +105,7 @@ extension Broker {
                 throw BrokerError(.invalidState, "session \(id.uuidString.lowercased()) is \(session.state.rawValue); only background scenes can be reclaimed (send it to the background first)")
             }
             let notes = try await drive(id, to: .reclaimed, reason: reason)
-            return Outcome(sessionID: id, state: sessions[id]?.state ?? .unattached, created: false, notes: notes)
+            return outcome(id, notes: notes)
         }
     }
 
@@ -121,11 +125,7 @@ extension Broker {
                     delivered = true
                 } catch {
                     notes.append("the scene did not disconnect cleanly: \(error)")
-                    if let worker = workers[id] {
-                        await worker.markIntendedEnd(.discarded)
-                        worker.kill()
-                        workerGone(id, pid: worker.pid, reason: .discarded)
-                    }
+                    await terminate(id, reason: .discarded)
                 }
             }
             let others = workers.filter { $0.key != id && sessions[$0.key]?.appID == session.appID }
@@ -143,7 +143,7 @@ extension Broker {
             discarded.insert(id)
             if !delivered { notes.append("no scene of '\(session.appID)' is running; the app is told at its next launch") }
             emit(id, app: session.appID, "discarded", delivered ? "delivered" : "pending")
-            return Outcome(sessionID: id, state: .unattached, created: false, notes: notes)
+            return outcome(id, notes: notes)
         }
     }
 
@@ -174,9 +174,8 @@ extension Broker {
                 if sessions[id]?.state == .background {
                     _ = try? await drive(id, to: .reclaimed, reason: .brokerStopped)
                 }
-                if let worker = workers[id] {
-                    worker.kill()
-                    workerGone(id, pid: worker.pid, reason: .brokerStopped)
+                if workers[id] != nil {
+                    await terminate(id, reason: .brokerStopped)
                     await persist(id)
                 }
             }

@@ -105,10 +105,7 @@ extension Broker {
             }
             return message.kind
         } catch let error as BrokerError where error.code == .timedOut {
-            await worker.markIntendedEnd(.timedOut)
-            worker.kill()
-            _ = await worker.waitForExit(timeout: configuration.exitTimeout)
-            workerGone(id, pid: worker.pid, reason: .timedOut)
+            await terminate(id, reason: .timedOut)
             throw BrokerError(.timedOut, "the scene did not finish \(doing) within \(timeout.formattedSeconds); its process was stopped and its saved state is kept")
         } catch let error as BrokerError where error.code == .connectionClosed {
             throw BrokerError(.workerFailed, "the scene's process ended during \(doing); its saved state is kept")
@@ -128,10 +125,10 @@ extension Broker {
             onEnvelope: { [weak self] envelope, connection in
                 await self?.workerEnvelope(envelope, from: id, connection: connection)
             })
-        let worker = WorkerProcess(pid: started.pid, sessionID: id, connection: started.connection)
+        let worker = WorkerProcess(pid: started.pid, connection: started.connection)
         workers[id] = worker
         do {
-            exitWatchers[started.pid] = try ExitWatcher(pid: started.pid) { [weak self] exit in
+            try ExitWatcher.watch(pid: started.pid) { [weak self] exit in
                 Task { await self?.workerExited(id, worker: worker, exit: exit) }
             }
         } catch {
@@ -147,8 +144,7 @@ extension Broker {
         do {
             try await worker.waitForHello(timeout: configuration.launchTimeout)
         } catch {
-            await worker.markIntendedEnd(.timedOut)
-            worker.kill()
+            await terminate(id, reason: .timedOut)
             throw BrokerError(.workerFailed, "the scene process \(app.executable) did not start: \((error as? BrokerError)?.message ?? "\(error)")")
         }
     }
@@ -221,6 +217,16 @@ extension Broker {
         }
         if await worker.waitForExit(timeout: configuration.exitTimeout) == nil {
             logger.warning("scene did not exit after didDisconnect; killing it", metadata: ["session": "\(id)", "pid": "\(worker.pid)"])
+        }
+        await terminate(id, reason: reason)
+    }
+
+    /// Ends the session's worker now: SIGKILL (a no-op if it already exited), wait for the
+    /// exit, record it as intended with `reason`. Every path that ends a worker comes here.
+    func terminate(_ id: UUID, reason: DisconnectReason) async {
+        guard let worker = workers[id] else { return }
+        await worker.markIntendedEnd(reason)
+        if await worker.exit == nil {
             worker.kill()
             _ = await worker.waitForExit(timeout: configuration.exitTimeout)
         }

@@ -5,7 +5,6 @@ import IPCWire
 /// `PressurePolicy`), the last readings, and what reclaim has done.
 struct MemoryState: Sendable {
     var policy: PressurePolicy
-    var configuration: MemoryConfiguration
     var inputs = PressureInputs(psi: nil, memInfo: nil, workersPSS: 0, budget: nil)
     var reasons: [String] = []
     var pss: [UUID: UInt64] = [:]
@@ -34,7 +33,10 @@ extension Broker {
         workers.mapValues(\.pid)
     }
 
-    public var pressureLevel: PressureLevel { memory.policy.level }
+    /// What the live workers use, from their last samples.
+    private var liveWorkersPSS: UInt64 {
+        memory.pss.filter { workers[$0.key] != nil }.values.reduce(0, +)
+    }
 
     public func pressureReport() -> Windowbroker_V1_PressureReply {
         .with {
@@ -42,8 +44,8 @@ extension Broker {
             $0.someAvg10 = memory.inputs.psi?.some.avg10 ?? 0
             $0.fullAvg10 = memory.inputs.psi?.full?.avg10 ?? 0
             $0.memAvailable = memory.inputs.memInfo?.available ?? 0
-            $0.workersPss = memory.pss.filter { workers[$0.key] != nil }.values.reduce(0, +)
-            $0.budget = memory.configuration.budget ?? 0
+            $0.workersPss = liveWorkersPSS
+            $0.budget = memoryConfiguration.budget ?? 0
             $0.reclaimedCount = UInt32(memory.reclaimedCount)
             $0.reclaimedBytes = memory.reclaimedBytes
             $0.psiSource = memory.psiSource
@@ -56,7 +58,7 @@ extension Broker {
         memory.inputs = inputs
         memory.pss = pss
         let before = memory.policy.level
-        let (level, reasons) = memory.policy.update(inputs, now: .now)
+        let (level, now, reasons) = memory.policy.update(inputs, now: .now)
         memory.reasons = reasons
         if level != before {
             logger.notice("memory pressure level changed", metadata: ["from": "\(before)", "to": "\(level)", "reasons": "\(reasons.joined(separator: "; "))"])
@@ -64,9 +66,8 @@ extension Broker {
         }
         // Hysteresis holds the reported level; actions follow what the inputs call for now, so a
         // level held at critical after the budget is met reclaims nothing more.
-        let (now, _) = memory.policy.rawLevel(inputs)
         guard now > .normal else { return }
-        let due = level > before || memory.lastAction.map { .now - $0 >= memory.configuration.minimumActionInterval } ?? true
+        let due = level > before || memory.lastAction.map { .now - $0 >= memoryConfiguration.minimumActionInterval } ?? true
         guard due else { return }
         _ = await respond(to: now, simulated: false, saving: true)
     }
@@ -102,8 +103,8 @@ extension Broker {
             }
             return outcome
         }
-        var used = memory.pss.filter { workers[$0.key] != nil }.values.reduce(0, +)
-        let target = memory.configuration.budget.map { UInt64(Double($0) * (1 - memory.configuration.budgetMargin)) }
+        var used = liveWorkersPSS
+        let target = memoryConfiguration.budget.map { UInt64(Double($0) * (1 - memoryConfiguration.budgetMargin)) }
         let overBudget = target.map { used > $0 } ?? false
         for session in background {
             if !simulated {
@@ -140,11 +141,8 @@ extension Broker {
             return try await reclaim(id, reason: .memoryPressure).notes
         }
         return try await withLifecycleLock {
-            guard let worker = workers[id], sessions[id]?.state == .background else { return [] }
-            await worker.markIntendedEnd(.memoryPressure)
-            worker.kill()
-            _ = await worker.waitForExit(timeout: configuration.exitTimeout)
-            workerGone(id, pid: worker.pid, reason: .memoryPressure)
+            guard workers[id] != nil, sessions[id]?.state == .background else { return [] }
+            await terminate(id, reason: .memoryPressure)
             await persist(id)
             return ["killed without saving"]
         }
@@ -153,7 +151,7 @@ extension Broker {
     /// Refuses a launch when the foreground alone already exceeds the budget: nothing
     /// else is killed to make room for it.
     func checkRoomForLaunch() throws {
-        guard let budget = memory.configuration.budget else { return }
+        guard let budget = memoryConfiguration.budget else { return }
         let foreground = sessions.values.filter { $0.state.isForeground }.compactMap { memory.pss[$0.id] }.reduce(0, +)
         if foreground > budget {
             throw BrokerError(.resourceExhausted, "not enough memory for another scene: the foreground scenes use \(foreground.mebibytes) of the \(budget.mebibytes) budget; close or background one first")

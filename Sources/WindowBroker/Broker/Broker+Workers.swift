@@ -12,11 +12,7 @@ extension Broker {
                 await worker.recordHello(.failure(problem))
                 return
             }
-            await connection.reply(to: envelope, with: .welcome(.with {
-                $0.protocolVersion = WireProtocol.version
-                $0.brokerVersion = WireProtocol.brokerVersion
-                $0.brokerPid = getpid()
-            }))
+            await connection.reply(to: envelope, with: .welcome(.current(brokerPID: getpid())))
             await worker.recordHello(.success(()))
         case .workerMessage(let message):
             guard case .sceneUpdate(let update)? = message.kind else {
@@ -68,7 +64,6 @@ extension Broker {
     /// The exit watcher saw the process go. Unplanned exits are crashes; the session stays,
     /// unattached, with its last committed restoration activity.
     func workerExited(_ id: UUID, worker: WorkerProcess, exit: WorkerExit) async {
-        exitWatchers[worker.pid] = nil
         await worker.recordExit(exit)
         let intended = await worker.intendedEnd
         let reason: DisconnectReason

@@ -11,6 +11,7 @@ import Logging
 
 public actor Broker {
     public let configuration: BrokerConfiguration
+    public let memoryConfiguration: MemoryConfiguration
     let store: SessionStore
     let spawner: WorkerSpawner
     let logger: Logger
@@ -19,7 +20,6 @@ public actor Broker {
     var apps: [String: AppManifest] = [:]
     var sessions: [UUID: SceneSession] = [:]
     var workers: [UUID: WorkerProcess] = [:]
-    var exitWatchers: [pid_t: ExitWatcher] = [:]
     /// Sessions discarded during this run, so a late request gets "discarded" rather than "unknown".
     var discarded: Set<UUID> = []
     var watchers: [UUID: AsyncStream<LifecycleEvent>.Continuation] = [:]
@@ -35,7 +35,8 @@ public actor Broker {
 
     public init(configuration: BrokerConfiguration, memory: MemoryConfiguration = MemoryConfiguration(), logger: Logger) async throws {
         self.configuration = configuration
-        self.memory = MemoryState(policy: PressurePolicy(thresholds: memory.thresholds), configuration: memory)
+        self.memoryConfiguration = memory
+        self.memory = MemoryState(policy: PressurePolicy(thresholds: memory.thresholds))
         self.logger = logger
         self.store = try SessionStore(directory: configuration.stateDirectory)
         self.spawner = WorkerSpawner(environment: configuration.environment)

@@ -10,17 +10,12 @@ import UnixSignals
 public struct BrokerService: Service {
     public let broker: Broker
     let listener: ControlServer.Listener
-    let memory: MemoryConfiguration
     let notifier: SystemdNotifier
     let logger: Logger
 
-    public init(
-        broker: Broker, listener: ControlServer.Listener, memory: MemoryConfiguration,
-        notifier: SystemdNotifier = SystemdNotifier(), logger: Logger
-    ) {
+    public init(broker: Broker, listener: ControlServer.Listener, notifier: SystemdNotifier = SystemdNotifier(), logger: Logger) {
         self.broker = broker
         self.listener = listener
-        self.memory = memory
         self.notifier = notifier
         self.logger = logger
     }
@@ -41,7 +36,7 @@ public struct BrokerService: Service {
                             await broker.observeStatus { notifier.status($0) }
                         }
                     }
-                    let monitor = MemoryMonitor(broker: broker, configuration: memory, logger: logger)
+                    let monitor = MemoryMonitor(broker: broker, logger: logger)
                     group.addTask { await monitor.run() }
                     if let interval = SystemdNotifier.watchdogInterval() {
                         group.addTask {

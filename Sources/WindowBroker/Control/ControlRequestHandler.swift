@@ -58,11 +58,7 @@ struct ControlRequestHandler: Sendable {
                         await connection.reply(to: envelope, error: problem)
                         return
                     }
-                    await connection.reply(to: envelope, with: .welcome(.with {
-                        $0.protocolVersion = WireProtocol.version
-                        $0.brokerVersion = WireProtocol.brokerVersion
-                        $0.brokerPid = getpid()
-                    }))
+                    await connection.reply(to: envelope, with: .welcome(.current(brokerPID: getpid())))
                     handshake.complete()
                     continue
                 }

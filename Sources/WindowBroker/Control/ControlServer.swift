@@ -63,7 +63,7 @@ public struct ControlServer: Sendable {
         var boundPath: String?
         switch listener {
         case .path(let socketPath):
-            try Self.prepare(socketPath: socketPath)
+            try await Self.prepare(socketPath: socketPath)
             server = try await bootstrap.bind(unixDomainSocketPath: socketPath, cleanupExistingSocketFile: true, childChannelInitializer: initializer)
             chmod(socketPath, 0o600)
             boundPath = socketPath
@@ -85,23 +85,15 @@ public struct ControlServer: Sendable {
 
     /// Creates the runtime directory 0700 and removes a stale socket; refuses when a live
     /// broker answers on it.
-    static func prepare(socketPath: String) throws {
+    static func prepare(socketPath: String) async throws {
         let directory = (socketPath as NSString).deletingLastPathComponent
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         chmod(directory, 0o700)
         guard FileManager.default.fileExists(atPath: socketPath) else { return }
-        let fd = socket(AF_UNIX, wb_sock_stream(), 0)
-        defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            let bytes = Array(socketPath.utf8.prefix(buffer.count - 1))
-            buffer.copyBytes(from: bytes + [0])
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        if connected == 0 {
+        // A stale file refuses connections and is replaced by the bind; a live broker answers.
+        if let live = try? await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connect(unixDomainSocketPath: socketPath).get() {
+            try? await live.close()
             throw BrokerError(.requestDenied, "another broker is already serving \(socketPath)")
         }
     }

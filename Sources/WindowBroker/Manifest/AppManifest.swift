@@ -40,11 +40,6 @@ public struct AppManifest: Sendable, Equatable {
 
     public static let defaultRole = "windowApplication"
 
-    /// The configuration a new scene of `role` gets: the first one declared for that role.
-    public func defaultConfiguration(role: String = AppManifest.defaultRole) -> Configuration? {
-        configurations.first { $0.role == role } ?? configurations.first
-    }
-
     public func configuration(named name: String) -> Configuration? {
         configurations.first { $0.name == name }
     }

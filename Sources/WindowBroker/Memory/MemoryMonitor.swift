@@ -28,9 +28,9 @@ public struct MemoryMonitor: Sendable {
     let configuration: MemoryConfiguration
     let logger: Logger
 
-    public init(broker: Broker, configuration: MemoryConfiguration, logger: Logger) {
+    public init(broker: Broker, logger: Logger) {
         self.broker = broker
-        self.configuration = configuration
+        self.configuration = broker.memoryConfiguration
         self.logger = logger
     }
 

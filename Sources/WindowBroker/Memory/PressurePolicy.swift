@@ -95,18 +95,18 @@ public struct PressurePolicy: Sendable {
     }
 
     /// Rises at once; steps down one level only after the inputs stayed below the exit bars
-    /// for `coolDown`.
-    public mutating func update(_ inputs: PressureInputs, now: ContinuousClock.Instant) -> (level: PressureLevel, reasons: [String]) {
+    /// for `coolDown`. `raw` is what the inputs alone call for now (what actions follow).
+    public mutating func update(_ inputs: PressureInputs, now: ContinuousClock.Instant) -> (level: PressureLevel, raw: PressureLevel, reasons: [String]) {
         let (raw, reasons) = rawLevel(inputs)
         if raw >= level {
             level = raw
             calmSince = nil
-            return (level, reasons)
+            return (level, raw, reasons)
         }
         let (calmLevel, _) = rawLevel(inputs, scale: thresholds.exitFraction)
         guard calmLevel < level else {
             calmSince = nil
-            return (level, reasons.isEmpty ? ["holding \(level) until inputs fall below the exit bars"] : reasons)
+            return (level, raw, reasons.isEmpty ? ["holding \(level) until inputs fall below the exit bars"] : reasons)
         }
         if let since = calmSince {
             if now - since >= thresholds.coolDown {
@@ -116,6 +116,6 @@ public struct PressurePolicy: Sendable {
         } else {
             calmSince = now
         }
-        return (level, reasons)
+        return (level, raw, reasons)
     }
 }

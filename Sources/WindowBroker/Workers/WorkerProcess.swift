@@ -14,18 +14,17 @@ public enum WorkerExit: Sendable, Equatable {
 /// through a pidfd so the broker never blocks on waitpid.
 public actor WorkerProcess {
     public nonisolated let pid: pid_t
-    public nonisolated let sessionID: UUID
     public nonisolated let connection: WireConnection
     public private(set) var exit: WorkerExit?
     /// Set by the broker before it ends the process on purpose, so the exit is not a crash.
     public var intendedEnd: DisconnectReason?
-    private var exitWaiters: [CheckedContinuation<WorkerExit, Never>] = []
+    /// Each waiter is woken by the exit or by its own deadline, whichever comes first.
+    private var exitWaiters: [UUID: CheckedContinuation<Void, Never>] = [:]
     private var helloWaiter: CheckedContinuation<Void, any Error>?
     private var helloState: Result<Void, BrokerError>?
 
-    init(pid: pid_t, sessionID: UUID, connection: WireConnection) {
+    init(pid: pid_t, connection: WireConnection) {
         self.pid = pid
-        self.sessionID = sessionID
         self.connection = connection
     }
 
@@ -35,7 +34,7 @@ public actor WorkerProcess {
 
     func recordExit(_ status: WorkerExit) {
         exit = status
-        for waiter in exitWaiters { waiter.resume(returning: status) }
+        for waiter in exitWaiters.values { waiter.resume() }
         exitWaiters.removeAll()
         recordHello(.failure(BrokerError(.workerFailed, "the worker exited before saying hello (\(status))")))
     }
@@ -43,19 +42,18 @@ public actor WorkerProcess {
     /// Waits for the process to exit, up to `timeout`; nil when it is still running.
     public func waitForExit(timeout: Duration) async -> WorkerExit? {
         if let exit { return exit }
+        let key = UUID()
         let deadline = Task { [weak self] in
             guard (try? await Task.sleep(for: timeout)) != nil else { return }
-            await self?.wakeExitWaiters()
+            await self?.stopWaiting(key)
         }
         defer { deadline.cancel() }
-        _ = await withCheckedContinuation { exitWaiters.append($0) }
+        await withCheckedContinuation { exitWaiters[key] = $0 }
         return exit
     }
 
-    private func wakeExitWaiters() {
-        // A timed-out wait resumes with a placeholder; callers read `exit` for the truth.
-        for waiter in exitWaiters { waiter.resume(returning: .signaled(0)) }
-        exitWaiters.removeAll()
+    private func stopWaiting(_ key: UUID) {
+        exitWaiters.removeValue(forKey: key)?.resume()
     }
 
     /// SIGKILL; the exit is still observed through the pidfd.
@@ -82,27 +80,25 @@ public actor WorkerProcess {
     }
 }
 
-/// Watches a pidfd and reports the exit once. The source lives until the process is reaped.
-final class ExitWatcher: @unchecked Sendable {
-    // Only touched on `queue`.
-    private var source: DispatchSourceRead?
-    private let pidfd: Int32
+/// Watches a pidfd and reports the exit once, reaping the process. The watch keeps itself
+/// alive (its handler holds the source) until the exit has been reported.
+enum ExitWatcher {
     private static let queue = DispatchQueue(label: "windowbroker.reaper")
 
-    init(pid: pid_t, onExit: @escaping @Sendable (WorkerExit) -> Void) throws {
-        pidfd = wb_pidfd_open(pid)
+    static func watch(pid: pid_t, onExit: @escaping @Sendable (WorkerExit) -> Void) throws {
+        let pidfd = wb_pidfd_open(pid)
         guard pidfd >= 0 else { throw BrokerError(.internalError, "pidfd_open(\(pid)) failed: errno \(errno)") }
-        let source = DispatchSource.makeReadSource(fileDescriptor: pidfd, queue: Self.queue)
-        let fd = pidfd
-        source.setEventHandler { [weak self] in
+        let source = DispatchSource.makeReadSource(fileDescriptor: pidfd, queue: queue)
+        // The handler captures the source: a cycle that the cancel below breaks once reaped.
+        source.setEventHandler { [source] in
             var code: Int32 = -1
             var signal: Int32 = -1
-            guard wb_pidfd_try_reap(fd, &code, &signal) == 1 else { return }
-            self?.source?.cancel()
+            guard wb_pidfd_try_reap(pidfd, &code, &signal) == 1 else { return }
+            source.cancel()
+            source.setEventHandler(handler: nil)
             onExit(code >= 0 ? .exited(code: code) : .signaled(signal))
         }
-        source.setCancelHandler { close(fd) }
-        self.source = source
+        source.setCancelHandler { close(pidfd) }
         source.resume()
     }
 }
