@@ -9,7 +9,7 @@ struct Status: AsyncParsableCommand {
     func run() async throws {
         let global = self.global
         try await global.withBroker { client in
-            guard case .status(let status) = try await client.request(.status(.init())) else { return }
+            guard case .status(let status) = try await client.request(.status(.init())) else { throw BrokerError.unexpectedReply }
             global.emit(.dictionary([
                 "version": .string(status.version),
                 "pid": .integer(Int64(status.pid)),
@@ -33,7 +33,7 @@ struct Apps: AsyncParsableCommand {
     func run() async throws {
         let global = self.global
         try await global.withBroker { client in
-            guard case .apps(let reply) = try await client.request(.apps(.init())) else { return }
+            guard case .apps(let reply) = try await client.request(.apps(.init())) else { throw BrokerError.unexpectedReply }
             global.emit(.list(reply.apps.map {
                 .dictionary([
                     "id": .string($0.id),
@@ -61,7 +61,7 @@ struct Watch: AsyncParsableCommand {
         let count = self.count
         let timeout = self.timeout
         try await global.withBroker { client in
-            guard case .watchStarted = try await client.request(.watch(.init())) else { return }
+            guard case .watchStarted = try await client.request(.watch(.init())) else { throw BrokerError.unexpectedReply }
             if !global.json { FileHandle.standardError.write(Data("watching (ctrl-c to stop)\n".utf8)) }
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {

@@ -26,7 +26,7 @@ struct PressureShow: AsyncParsableCommand {
     func run() async throws {
         let global = self.global
         try await global.withBroker { client in
-            guard case .pressure(let p) = try await client.request(.pressure(.init())) else { return }
+            guard case .pressure(let p) = try await client.request(.pressure(.init())) else { throw BrokerError.unexpectedReply }
             global.emit(.dictionary([
                 "level": .string(Output.pressureName(p.level)),
                 "psi": .dictionary(["someAvg10": .real(p.someAvg10), "fullAvg10": .real(p.fullAvg10), "source": .string(p.psiSource)]),
@@ -69,7 +69,7 @@ struct PressureSimulate: AsyncParsableCommand {
             $0.skipSave = skipSave
         })
         try await global.withBroker { client in
-            guard case .pressureResponse(let r) = try await client.request(request, timeout: .seconds(600)) else { return }
+            guard case .pressureResponse(let r) = try await client.request(request, timeout: .seconds(600)) else { throw BrokerError.unexpectedReply }
             global.emit(.dictionary([
                 "level": .string(Output.pressureName(r.level)),
                 "warned": .list(r.warned.map { .dictionary(["session": .string($0.sessionID), "freedBytes": .integer(Int64($0.freedBytes))]) }),

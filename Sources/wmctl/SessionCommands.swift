@@ -39,16 +39,8 @@ struct Open: AsyncParsableCommand {
         }
         let global = self.global
         try await global.withBroker { client in
-            guard case .sessionState(let reply) = try await client.request(.open(request), timeout: .seconds(60)) else { return }
-            global.emit(.dictionary([
-                "session": .string(reply.sessionID),
-                "created": .bool(reply.created),
-                "state": .string(Output.stateName(reply.state)),
-                "detail": .string(reply.detail),
-            ])) {
-                "\(reply.created ? "opened" : "activated") \(reply.sessionID) (\(Output.stateName(reply.state)))"
-                    + (reply.detail.isEmpty ? "" : "\n  \(reply.detail)")
-            }
+            guard case .sessionState(let reply) = try await client.request(.open(request), timeout: .seconds(60)) else { throw BrokerError.unexpectedReply }
+            global.emit(reply, verb: reply.created ? "opened" : "activated", showingCreated: true)
         }
     }
 }
@@ -66,14 +58,8 @@ extension SessionCommand {
         let global = self.global
         let request = Self.request(.with { $0.sessionID = session })
         try await global.withBroker { client in
-            guard case .sessionState(let reply) = try await client.request(request, timeout: .seconds(60)) else { return }
-            global.emit(.dictionary([
-                "session": .string(reply.sessionID),
-                "state": .string(Output.stateName(reply.state)),
-                "detail": .string(reply.detail),
-            ])) {
-                "\(Self.verb) \(reply.sessionID) (\(Output.stateName(reply.state)))" + (reply.detail.isEmpty ? "" : "\n  \(reply.detail)")
-            }
+            guard case .sessionState(let reply) = try await client.request(request, timeout: .seconds(60)) else { throw BrokerError.unexpectedReply }
+            global.emit(reply, verb: Self.verb, showingCreated: false)
         }
     }
 }
@@ -119,7 +105,7 @@ struct Sessions: AsyncParsableCommand {
         let global = self.global
         let request = ControlRequest.sessions(.with { $0.appID = app ?? "" })
         try await global.withBroker { client in
-            guard case .sessions(let reply) = try await client.request(request) else { return }
+            guard case .sessions(let reply) = try await client.request(request) else { throw BrokerError.unexpectedReply }
             global.emit(.list(reply.sessions.map { .dictionary(Output.session($0)) })) {
                 Output.table(
                     ["ID", "APP", "STATE", "PID", "PSS", "TITLE", "RESTORE", "LAST DISCONNECT"],
@@ -142,7 +128,7 @@ struct Show: AsyncParsableCommand {
         let global = self.global
         let request = ControlRequest.show(.with { $0.sessionID = session })
         try await global.withBroker { client in
-            guard case .session(let info) = try await client.request(request) else { return }
+            guard case .session(let info) = try await client.request(request) else { throw BrokerError.unexpectedReply }
             var object = Output.session(info)
             func describe(_ wire: Windowbroker_V1_UserActivity, present: Bool) -> PlistValue {
                 guard present, let activity = try? UserActivity(wire: wire, maxBytes: .max) else { return .null }
@@ -179,7 +165,7 @@ struct Send: AsyncParsableCommand {
             $0.arguments = PlistValue.wire(dictionary: arguments)
         })
         try await global.withBroker { client in
-            guard case .actionResult(let result) = try await client.request(request) else { return }
+            guard case .actionResult(let result) = try await client.request(request) else { throw BrokerError.unexpectedReply }
             let value = result.hasValue ? ((try? PlistValue(wire: result.value, path: "value")) ?? .null) : .null
             var object: [String: PlistValue] = ["result": .string(result.performed ? "performed" : "declined"), "value": value]
             if !result.performed { object["reason"] = .string(result.declineReason) }

@@ -52,6 +52,11 @@ func hoistingGlobalOptions(_ arguments: [String]) -> [String] {
     return Array(arguments[index...]) + leading
 }
 
+extension BrokerError {
+    /// The broker answered with a reply of another kind than the request asks for.
+    static let unexpectedReply = BrokerError(.malformedFrame, "the broker sent a reply of the wrong kind")
+}
+
 struct CLIExit: Error {
     var code: Int32
 }
@@ -98,6 +103,19 @@ struct GlobalOptions: ParsableArguments {
     func emit(_ value: PlistValue, human: () -> String) {
         if json { Output.printJSON(value) } else { Output.line(human()) }
     }
+
+    /// The reply of open / activate / background / reclaim / close.
+    func emit(_ reply: Windowbroker_V1_SessionStateReply, verb: String, showingCreated: Bool) {
+        var object: [String: PlistValue] = [
+            "session": .string(reply.sessionID),
+            "state": .string(Output.stateName(reply.state)),
+            "detail": .string(reply.detail),
+        ]
+        if showingCreated { object["created"] = .bool(reply.created) }
+        emit(.dictionary(object)) {
+            "\(verb) \(reply.sessionID) (\(Output.stateName(reply.state)))" + (reply.detail.isEmpty ? "" : "\n  \(reply.detail)")
+        }
+    }
 }
 
 enum Output {
@@ -115,11 +133,10 @@ enum Output {
 
     /// ISO 8601 with milliseconds, so `watch` timestamps can time what they record.
     static func iso(_ seconds: Double) -> String {
-        guard seconds != 0 else { return "" }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.string(from: Date(timeIntervalSince1970: seconds))
+        seconds == 0 ? "" : Date(timeIntervalSince1970: seconds).formatted(isoWithMilliseconds)
     }
+
+    private static let isoWithMilliseconds = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 
     static func mebibytes(_ bytes: UInt64) -> String {
         String(format: "%.1f MiB", Double(bytes) / 1_048_576)

@@ -137,21 +137,19 @@ final class BrokerHarness {
     }
 
     /// wmctl --json ... that must succeed; returns the decoded object.
-    func json(_ arguments: String..., file: StaticString = #filePath, line: UInt = #line) throws -> [String: Any] {
-        let result = wmctl(["--json"] + arguments)
-        guard result.code == 0 else {
-            throw HarnessError("wmctl \(arguments.joined(separator: " ")) exited \(result.code): \(result.stdout) \(result.stderr)")
-        }
-        guard let object = try result.json() as? [String: Any] else { throw HarnessError("not an object: \(result.stdout)") }
-        return object
-    }
+    func json(_ arguments: String...) throws -> [String: Any] { try json(arguments) }
 
-    func jsonList(_ arguments: String...) throws -> [[String: Any]] {
+    func json(_ arguments: [String]) throws -> [String: Any] { try decoded(arguments) }
+
+    func jsonList(_ arguments: String...) throws -> [[String: Any]] { try decoded(arguments) }
+
+    /// wmctl --json ... that must succeed, decoded as `T`.
+    private func decoded<T>(_ arguments: [String]) throws -> T {
         let result = wmctl(["--json"] + arguments)
-        guard result.code == 0, let list = try result.json() as? [[String: Any]] else {
+        guard result.code == 0, let value = try result.json() as? T else {
             throw HarnessError("wmctl \(arguments.joined(separator: " ")) exited \(result.code): \(result.stdout) \(result.stderr)")
         }
-        return list
+        return value
     }
 
     /// wmctl --json ... that must fail with exit 1; returns the error code.
@@ -171,14 +169,6 @@ final class BrokerHarness {
         let reply = try json(["open", app, "--activity", "notes.edit", "--title", title ?? noteID, "--info", "noteID=\(noteID)"] + extra)
         guard let session = reply["session"] as? String else { throw HarnessError("no session in \(reply)") }
         return session
-    }
-
-    func json(_ arguments: [String]) throws -> [String: Any] {
-        let result = wmctl(["--json"] + arguments)
-        guard result.code == 0, let object = try result.json() as? [String: Any] else {
-            throw HarnessError("wmctl \(arguments.joined(separator: " ")) exited \(result.code): \(result.stdout) \(result.stderr)")
-        }
-        return object
     }
 
     /// The notes scene's own view of itself (its `state` action).

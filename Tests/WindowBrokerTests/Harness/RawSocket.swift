@@ -9,14 +9,7 @@ final class RawSocket {
 
     init(path: String, receiveTimeout: TimeInterval = 10) throws {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            buffer.copyBytes(from: Array(path.utf8.prefix(buffer.count - 1)) + [0])
-        }
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let rc = withUnixAddress(path) { connect(fd, $0, $1) }
         guard rc == 0 else { close(fd); throw HarnessError("connect(\(path)) failed: errno \(errno)") }
         var timeout = timeval(tv_sec: Int(receiveTimeout), tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
@@ -110,4 +103,16 @@ func spawnProcess(_ path: String, arguments: [String], environment: [String: Str
     let rc = posix_spawn(&pid, path, &actions, nil, argv, envp)
     guard rc == 0 else { throw HarnessError("posix_spawn(\(path)) failed: \(rc)") }
     return pid
+}
+
+/// Calls `body` with `path` as a `sockaddr_un` (for bind/connect).
+func withUnixAddress(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+        buffer.copyBytes(from: Array(path.utf8.prefix(buffer.count - 1)) + [0])
+    }
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
 }
