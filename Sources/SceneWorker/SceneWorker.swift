@@ -62,10 +62,11 @@ final class SceneRuntime {
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
-        guard let fdText = environment["WINDOWBROKER_FD"], let fd = Int32(fdText),
-              let sessionID = environment["WINDOWBROKER_SESSION"] else {
+        guard let fdText = environment["WINDOWBROKER_FD"], let fd = Int32(fdText) else {
             throw SceneWorker.StartError.notStartedByBroker
         }
+        // A prewarmed worker starts without a session; it learns it in willConnect.
+        let sessionID = environment["WINDOWBROKER_SESSION"] ?? ""
         // Die with the broker; if it is already gone (we were reparented), stop now.
         _ = wb_set_parent_death_signal(SIGKILL)
         if let brokerPID = environment["WINDOWBROKER_PID"].flatMap(Int32.init), getppid() != brokerPID {
@@ -99,6 +100,9 @@ final class SceneRuntime {
                 guard case .welcome = welcome.body else {
                     throw SceneWorker.StartError.handshakeFailed("unexpected answer to Hello")
                 }
+                // App-level launch happens now, before any session is known: a prewarmed
+                // process has done it by the time it is bound to a session.
+                self.finishLaunchingIfNeeded()
                 // The connection ends when the broker closes it or after didDisconnect; leaving
                 // executeThenClose closes the channel after the last reply has been written.
                 _ = try await group.next()
@@ -197,12 +201,15 @@ final class SceneRuntime {
         }
     }
 
+    private func finishLaunchingIfNeeded() {
+        guard !launched else { return }
+        launched = true
+        app.didFinishLaunching()
+    }
+
     /// App launch (once), pending discards, configuration, then willConnect.
     private func connectScene(_ connect: Windowbroker_V1_ConnectScene) -> String {
-        if !launched {
-            launched = true
-            app.didFinishLaunching()
-        }
+        finishLaunchingIfNeeded()
         if !connect.discardedSessionIds.isEmpty {
             app.didDiscardSceneSessions(connect.discardedSessionIds)
         }

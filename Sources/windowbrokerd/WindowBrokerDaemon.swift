@@ -32,6 +32,12 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
     @Option(help: "Seconds a scene may take to answer any other lifecycle call.")
     var workerTimeout = 5.0
 
+    @Option(help: "Seconds a new scene process may take to start and say Hello.")
+    var launchTimeout = 10.0
+
+    @Option(help: "Scenes that save and stop at once during reclaim and shutdown. Default: the number of CPUs.")
+    var reclaimConcurrency: Int?
+
     @Option(help: "Memory all workers together may use (PSS), e.g. 512M or 2G. Default: no budget.")
     var memoryBudget: String?
 
@@ -97,6 +103,8 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
         configuration.maxLiveWorkers = max(1, maxWorkers)
         configuration.restorationTimeout = .milliseconds(Int(restorationTimeout * 1000))
         configuration.workerTimeout = .milliseconds(Int(workerTimeout * 1000))
+        configuration.launchTimeout = .milliseconds(Int(max(0.1, launchTimeout) * 1000))
+        if let reclaimConcurrency { configuration.reclaimConcurrency = max(1, reclaimConcurrency) }
 
         // Socket activation: serve the socket systemd passed, or bind the path; never both.
         let listener: ControlServer.Listener = try SocketActivation.controlSocket().map { .inherited(fd: $0) }

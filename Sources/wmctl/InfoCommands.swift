@@ -18,9 +18,12 @@ struct Status: AsyncParsableCommand {
                 "workers": .integer(Int64(status.workers)),
                 "pressure": .string(Output.pressureName(status.pressureLevel)),
                 "reclaimed": .integer(Int64(status.reclaimedCount)),
+                "prewarmed": .dictionary(status.prewarmed.mapValues { .integer(Int64($0)) }),
             ])) {
-                "windowbroker \(status.version), pid \(status.pid), up \(Int(status.uptimeSeconds)) s: \(status.sessions) sessions, \(status.workers) running, "
+                let prewarmed = status.prewarmed.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+                return "windowbroker \(status.version), pid \(status.pid), up \(Int(status.uptimeSeconds)) s: \(status.sessions) sessions, \(status.workers) running, "
                     + "pressure \(Output.pressureName(status.pressureLevel)), \(status.reclaimedCount) reclaimed"
+                    + (prewarmed.isEmpty ? "" : ", prewarmed: \(prewarmed)")
             }
         }
     }
@@ -55,13 +58,22 @@ struct Watch: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Option(help: "Stop after this many events.") var count: Int?
     @Option(help: "Stop after this many seconds.") var timeout: Double?
+    @Option(name: .customLong("session"), help: "Only events of this session (repeatable).") var sessions: [String] = []
+    @Option(name: .customLong("app"), help: "Only events of this app (repeatable).") var apps: [String] = []
+    @Option(name: .customLong("event"), help: "Only events of this name, e.g. didBecomeActive, reclaimed (repeatable).") var events: [String] = []
 
     func run() async throws {
         let global = self.global
         let count = self.count
         let timeout = self.timeout
+        // The broker applies the filters: nothing else is sent.
+        let request = ControlRequest.watch(.with {
+            $0.sessionIds = sessions
+            $0.appIds = apps
+            $0.events = events
+        })
         try await global.withBroker { client in
-            guard case .watchStarted = try await client.request(.watch(.init())) else { throw BrokerError.unexpectedReply }
+            guard case .watchStarted = try await client.request(request) else { throw BrokerError.unexpectedReply }
             if !global.json { FileHandle.standardError.write(Data("watching (ctrl-c to stop)\n".utf8)) }
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {

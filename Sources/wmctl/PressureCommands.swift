@@ -75,7 +75,8 @@ struct PressureSimulate: AsyncParsableCommand {
                 "warned": .list(r.warned.map { .dictionary(["session": .string($0.sessionID), "freedBytes": .integer(Int64($0.freedBytes))]) }),
                 "reclaimed": .list(r.reclaimed.map {
                     .dictionary(["session": .string($0.sessionID), "freedBytes": .integer(Int64($0.freedBytes)),
-                                 "seconds": .real($0.seconds), "detail": .string($0.detail)])
+                                 "seconds": .real($0.seconds), "startedAt": .string(Output.iso($0.startedAt)),
+                                 "detail": .string($0.detail)])
                 }),
             ])) {
                 var lines = ["simulated \(Output.pressureName(r.level)): \(r.warned.count) warned, \(r.reclaimed.count) reclaimed"]

@@ -112,6 +112,12 @@ struct GlobalOptions: ParsableArguments {
             "detail": .string(reply.detail),
         ]
         if showingCreated { object["created"] = .bool(reply.created) }
+        switch reply.launch {
+        case .existing: object["launch"] = .string("existing")
+        case .spawned: object["launch"] = .string("spawned")
+        case .prewarmed: object["launch"] = .string("prewarmed")
+        default: break
+        }
         emit(.dictionary(object)) {
             "\(verb) \(reply.sessionID) (\(Output.stateName(reply.state)))" + (reply.detail.isEmpty ? "" : "\n  \(reply.detail)")
         }

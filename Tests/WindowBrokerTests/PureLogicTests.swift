@@ -57,39 +57,198 @@ final class LifecyclePlanTests: XCTestCase {
     }
 }
 
-final class FocusPolicyTests: XCTestCase {
-    private let t0 = Date(timeIntervalSince1970: 1000)
-
+final class FocusCoordinatorTests: XCTestCase {
     func testTheActiveSceneResignsWhenAnotherBecomesActive() {
+        var focus = FocusCoordinator(maxForeground: 2)
         let a = UUID(), b = UUID()
-        let changes = FocusPolicy.makeRoom(for: b, among: [
-            .init(id: a, state: .foregroundActive, lastActiveAt: t0),
-            .init(id: b, state: .background, lastActiveAt: t0.addingTimeInterval(-10)),
-        ], maxForeground: 2)
-        XCTAssertEqual(changes.map(\.id), [a])
-        XCTAssertEqual(changes.map(\.target), [.foregroundInactive])
+        XCTAssertEqual(focus.bringForward(a).changes, [])
+        let decision = focus.bringForward(b)
+        XCTAssertEqual(decision.changes, [.init(a, .foregroundInactive)])
+        XCTAssertEqual(decision.resigning, a)
+        XCTAssertEqual(focus.active, b)
+        XCTAssertEqual(focus.foreground, [a, b])
     }
 
     func testTheLeastRecentlyActiveForegroundSceneGoesToTheBackground() {
+        var focus = FocusCoordinator(maxForeground: 2)
         let old = UUID(), recent = UUID(), new = UUID()
-        let changes = FocusPolicy.makeRoom(for: new, among: [
-            .init(id: old, state: .foregroundInactive, lastActiveAt: t0),
-            .init(id: recent, state: .foregroundActive, lastActiveAt: t0.addingTimeInterval(5)),
-            .init(id: new, state: .unattached, lastActiveAt: t0.addingTimeInterval(-100)),
-        ], maxForeground: 2)
-        XCTAssertEqual(changes.map(\.id), [recent, old])
-        XCTAssertEqual(changes.map(\.target), [.foregroundInactive, .background])
+        _ = focus.bringForward(old)
+        _ = focus.bringForward(recent)
+        let decision = focus.bringForward(new)
+        XCTAssertEqual(decision.changes, [.init(recent, .foregroundInactive), .init(old, .background)])
+        XCTAssertEqual(focus.foreground, [recent, new])
     }
 
-    func testWithOneForegroundSlotEveryOtherSceneLeaves() {
+    func testWithOneForegroundSlotTheActiveSceneGoesStraightToTheBackground() {
+        var focus = FocusCoordinator(maxForeground: 1)
+        let a = UUID(), b = UUID()
+        _ = focus.bringForward(a)
+        let decision = focus.bringForward(b)
+        XCTAssertEqual(decision.changes, [.init(a, .background)])
+        XCTAssertEqual(decision.resigning, a, "b still waits for a to leave before it becomes active")
+    }
+
+    func testDecisionsFollowEarlierIntentionsNotCurrentStates() {
+        var focus = FocusCoordinator(maxForeground: 2)
+        let a = UUID(), b = UUID()
+        _ = focus.bringForward(a)
+        focus.remove(a)  // `background a` was requested; its save may still be running
+        XCTAssertEqual(focus.bringForward(b).changes, [], "a is not asked to resign twice")
+    }
+
+    func testAFailedLaunchMakesThePreviousSceneActiveAgain() {
+        var focus = FocusCoordinator(maxForeground: 2)
+        let a = UUID(), b = UUID()
+        _ = focus.bringForward(a)
+        let decision = focus.bringForward(b)
+        XCTAssertEqual(focus.bringForwardFailed(decision), [.init(a, .foregroundActive)])
+        XCTAssertEqual(focus.active, a)
+        XCTAssertEqual(focus.foreground, [a])
+    }
+
+    func testAFailedLaunchDoesNotUndoALaterDecision() {
+        var focus = FocusCoordinator(maxForeground: 2)
         let a = UUID(), b = UUID(), c = UUID()
-        let changes = FocusPolicy.makeRoom(for: c, among: [
-            .init(id: a, state: .foregroundActive, lastActiveAt: t0),
-            .init(id: b, state: .foregroundInactive, lastActiveAt: t0),
-            .init(id: c, state: .background, lastActiveAt: t0),
-        ], maxForeground: 1)
-        XCTAssertEqual(Set(changes.map(\.id)), [a, b])
-        XCTAssertTrue(changes.allSatisfy { $0.target == .background })
+        _ = focus.bringForward(a)
+        let failing = focus.bringForward(b)
+        _ = focus.bringForward(c)
+        XCTAssertEqual(focus.bringForwardFailed(failing), [])
+        XCTAssertEqual(focus.active, c)
+        XCTAssertFalse(focus.foreground.contains(b))
+    }
+
+    func testAtMostOneSceneIsEverMeantToBeActive() {
+        var focus = FocusCoordinator(maxForeground: 2)
+        let ids = (0..<5).map { _ in UUID() }
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<500 {
+            let id = ids.randomElement(using: &generator)!
+            switch Int.random(in: 0..<3, using: &generator) {
+            case 0: focus.remove(id)
+            default: _ = focus.bringForward(id)
+            }
+            XCTAssertLessThanOrEqual(focus.foreground.count, 2)
+            XCTAssertEqual(Set(focus.foreground).count, focus.foreground.count)
+            if let active = focus.active { XCTAssertTrue(focus.foreground.contains(active)) }
+        }
+    }
+}
+
+/// The lifecycle reducer's error paths, driven event by event without processes.
+final class SessionLifecycleTests: XCTestCase {
+    private func perform(_ effects: [SessionLifecycle.Effect]) -> (LifecycleStep, UInt64)? {
+        for case .perform(let step, let attempt) in effects { return (step, attempt) }
+        return nil
+    }
+
+    /// Answers every step with success and returns the emitted steps and the final result.
+    func testAColdLaunchRunsEveryStepInOrderAndPersists() throws {
+        var machine = SessionLifecycle(state: .unattached, hasRestoration: false)
+        var effects = machine.handle(.requested(.foregroundActive))
+        var performed: [LifecycleStep] = []
+        while let (step, attempt) = perform(effects) {
+            performed.append(step)
+            effects = machine.handle(.stepSucceeded(attempt: attempt))
+        }
+        XCTAssertEqual(performed, [.launch, .connect, .willEnterForeground, .didBecomeActive])
+        XCTAssertEqual(effects.suffix(2), [.persist, .finish(.success([]))])
+        XCTAssertEqual(machine.state, .foregroundActive)
+        XCTAssertTrue(machine.isFinished)
+    }
+
+    func testADeadlineMissedInTheMiddleKillsAndFailsWithTimedOut() throws {
+        var machine = SessionLifecycle(state: .unattached, hasRestoration: true)
+        var effects = machine.handle(.requested(.foregroundActive))
+        let (_, launch) = try XCTUnwrap(perform(effects))
+        effects = machine.handle(.stepSucceeded(attempt: launch))
+        let (_, connect) = try XCTUnwrap(perform(effects))
+        effects = machine.handle(.stepSucceeded(attempt: connect))
+        let (step, restore) = try XCTUnwrap(perform(effects))
+        XCTAssertEqual(step, .restoreInteractionState)
+        effects = machine.handle(.deadlineMissed(attempt: restore, after: .seconds(5)))
+        XCTAssertEqual(effects.first, .kill(.timedOut))
+        guard case .finish(.failure(let error)) = effects.last else { return XCTFail("\(effects)") }
+        XCTAssertEqual(error.code, .timedOut)
+        XCTAssertTrue(error.message.contains("restoreInteractionState within 5 s"), error.message)
+        XCTAssertEqual(machine.state, .unattached)
+        XCTAssertTrue(effects.contains(.persist))
+    }
+
+    func testALateReplyAfterTheDeadlineChangesNothing() throws {
+        var machine = SessionLifecycle(state: .foregroundActive, hasRestoration: false)
+        let effects = machine.handle(.requested(.background))
+        let (_, resign) = try XCTUnwrap(perform(effects))
+        _ = machine.handle(.deadlineMissed(attempt: resign, after: .seconds(1)))
+        let before = machine
+        XCTAssertEqual(machine.handle(.stepSucceeded(attempt: resign)), [])
+        XCTAssertEqual(machine, before)
+    }
+
+    func testARepliesForAnEarlierAttemptAreIgnored() throws {
+        var machine = SessionLifecycle(state: .background, hasRestoration: false)
+        let effects = machine.handle(.requested(.foregroundActive))
+        let (_, enter) = try XCTUnwrap(perform(effects))
+        XCTAssertEqual(machine.handle(.stepSucceeded(attempt: enter + 7)), [], "not the attempt in flight")
+        XCTAssertEqual(machine.inFlight?.step, .willEnterForeground)
+    }
+
+    func testTheProcessEndingDuringAStepReapsAndFails() throws {
+        var machine = SessionLifecycle(state: .background, hasRestoration: true)
+        let effects = machine.handle(.requested(.foregroundActive))
+        let (_, enter) = try XCTUnwrap(perform(effects))
+        let after = machine.handle(.stepFailed(attempt: enter, BrokerError(.connectionClosed, "eof")))
+        XCTAssertEqual(after.first, .reap)
+        guard case .finish(.failure(let error)) = after.last else { return XCTFail("\(after)") }
+        XCTAssertEqual(error.code, .workerFailed)
+        XCTAssertEqual(machine.state, .unattached)
+    }
+
+    func testTheProcessEndingBetweenStepsFailsBeforeTheNextOne() throws {
+        var machine = SessionLifecycle(state: .foregroundActive, hasRestoration: false)
+        var effects = machine.handle(.requested(.background))
+        let (_, resign) = try XCTUnwrap(perform(effects))
+        effects = machine.handle(.stepSucceeded(attempt: resign))
+        XCTAssertEqual(perform(effects)?.0, .didEnterBackground)
+        effects = machine.handle(.processEnded)
+        guard case .finish(.failure(let error)) = effects.last else { return XCTFail("\(effects)") }
+        XCTAssertTrue(error.message.contains("before didEnterBackground"), error.message)
+    }
+
+    func testAHangingSaveLosesTheProcessButNotTheCommittedActivity() throws {
+        var machine = SessionLifecycle(state: .background, hasRestoration: true)
+        let effects = machine.handle(.requested(.reclaimed))
+        let (step, save) = try XCTUnwrap(perform(effects))
+        XCTAssertEqual(step, .saveRestorationActivity)
+        let after = machine.handle(.deadlineMissed(attempt: save, after: .seconds(1)))
+        XCTAssertEqual(after.first, .kill(.timedOut))
+        guard case .finish(.success(let notes)) = after.last else { return XCTFail("\(after)") }
+        XCTAssertTrue(notes.joined().contains("last committed restoration activity is kept"), "\(notes)")
+        XCTAssertEqual(machine.state, .unattached)
+    }
+
+    func testARefusedActivityIsANoteAndTheReclaimGoesOn() throws {
+        var machine = SessionLifecycle(state: .background, hasRestoration: false)
+        var effects = machine.handle(.requested(.reclaimed))
+        let (_, save) = try XCTUnwrap(perform(effects))
+        effects = machine.handle(.restorationNotSaved(attempt: save, reason: "too large"))
+        XCTAssertEqual(perform(effects)?.0, .disconnect)
+        XCTAssertEqual(machine.notes, ["too large; there is no earlier saved state"])
+    }
+
+    func testAProcessGoneBeforeDisconnectIsWhereTheReclaimWasGoing() throws {
+        var machine = SessionLifecycle(state: .background, hasRestoration: true)
+        var effects = machine.handle(.requested(.reclaimed))
+        let (_, save) = try XCTUnwrap(perform(effects))
+        effects = machine.handle(.restorationCommitted(attempt: save))
+        XCTAssertEqual(perform(effects)?.0, .disconnect)
+        effects = machine.handle(.processEnded)
+        XCTAssertEqual(effects.last, .finish(.success([])))
+    }
+
+    func testNothingToDoFinishesAtOnceWithoutWriting() {
+        var machine = SessionLifecycle(state: .background, hasRestoration: false)
+        XCTAssertEqual(machine.handle(.requested(.background)), [.finish(.success([]))])
+        XCTAssertEqual(machine.handle(.processEnded), [], "a finished drive takes no more events")
     }
 }
 
@@ -98,7 +257,7 @@ final class ActivationRouterTests: XCTestCase {
         AppManifest(
             id: "notes", name: "Notes", executable: "/bin/true", arguments: [], supportsMultipleScenes: multiple,
             configurations: configurations ?? [.init(name: "Editor", role: AppManifest.defaultRole, delegate: "D", canActivate: nil, prefersToActivate: nil)],
-            activityTypes: ["notes.edit"], source: "test")
+            activityTypes: ["notes.edit"], prewarm: 0, source: "test")
     }
 
     private func session(prefers: [String] = [], lastActive: TimeInterval = 0) -> SceneSession {

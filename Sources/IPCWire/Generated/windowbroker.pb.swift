@@ -266,6 +266,114 @@ public nonisolated enum Windowbroker_V1_PresentationStyle: SwiftProtobuf.Enum, S
 
 }
 
+/// How the scene's process came to be for an open or activate.
+public nonisolated enum Windowbroker_V1_LaunchKind: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case unspecified // = 0
+
+  /// The scene already had a process.
+  case existing // = 1
+
+  /// A new process was spawned for it.
+  case spawned // = 2
+
+  /// A prewarmed process from the app's pool was bound to it.
+  case prewarmed // = 3
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .existing
+    case 2: self = .spawned
+    case 3: self = .prewarmed
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .existing: return 1
+    case .spawned: return 2
+    case .prewarmed: return 3
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Windowbroker_V1_LaunchKind] = [
+    .unspecified,
+    .existing,
+    .spawned,
+    .prewarmed,
+  ]
+
+}
+
+/// The lifecycle callbacks a scene receives, in the order SCENE-MODEL fixes.
+public nonisolated enum Windowbroker_V1_Callback: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case unspecified // = 0
+  case willConnect // = 1
+  case restoreInteractionState // = 2
+  case willEnterForeground // = 3
+  case didBecomeActive // = 4
+  case willResignActive // = 5
+  case didEnterBackground // = 6
+  case didDisconnect // = 7
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .unspecified
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .unspecified
+    case 1: self = .willConnect
+    case 2: self = .restoreInteractionState
+    case 3: self = .willEnterForeground
+    case 4: self = .didBecomeActive
+    case 5: self = .willResignActive
+    case 6: self = .didEnterBackground
+    case 7: self = .didDisconnect
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .unspecified: return 0
+    case .willConnect: return 1
+    case .restoreInteractionState: return 2
+    case .willEnterForeground: return 3
+    case .didBecomeActive: return 4
+    case .willResignActive: return 5
+    case .didEnterBackground: return 6
+    case .didDisconnect: return 7
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Windowbroker_V1_Callback] = [
+    .unspecified,
+    .willConnect,
+    .restoreInteractionState,
+    .willEnterForeground,
+    .didBecomeActive,
+    .willResignActive,
+    .didEnterBackground,
+    .didDisconnect,
+  ]
+
+}
+
 public nonisolated enum Windowbroker_V1_PressureLevel: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
   case normal // = 0
@@ -964,10 +1072,18 @@ public nonisolated struct Windowbroker_V1_PingRequest: Sendable {
   public init() {}
 }
 
+/// Filters applied by the broker; empty lists match everything. Several filters all apply.
 public nonisolated struct Windowbroker_V1_WatchRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
+
+  public var sessionIds: [String] = []
+
+  public var appIds: [String] = []
+
+  /// Event names as in LifecycleEvent.event, e.g. "didBecomeActive", "reclaimed".
+  public var events: [String] = []
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1178,6 +1294,9 @@ public nonisolated struct Windowbroker_V1_StatusReply: Sendable {
 
   public var reclaimedCount: UInt32 = 0
 
+  /// Started, handshaken, idle workers per app, waiting to be bound to a session.
+  public var prewarmed: Dictionary<String,UInt32> = [:]
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1243,6 +1362,8 @@ public nonisolated struct Windowbroker_V1_SessionStateReply: Sendable {
   /// Human-readable notes about what the broker did (e.g. "activity delivered to the existing scene").
   public var detail: String = String()
 
+  public var launch: Windowbroker_V1_LaunchKind = .unspecified
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1273,6 +1394,8 @@ public nonisolated struct Windowbroker_V1_ActionResult: Sendable {
   fileprivate var _value: Windowbroker_V1_PlistValue? = nil
 }
 
+/// An event the broker publishes (wmctl watch, the systemd STATUS line). `kind` is the typed
+/// event; `event` is its name and `detail` a human summary, both derived from `kind`.
 public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -1287,6 +1410,292 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
   public var event: String = String()
 
   public var detail: String = String()
+
+  public var kind: Windowbroker_V1_LifecycleEvent.OneOf_Kind? = nil
+
+  public var created: Windowbroker_V1_SessionCreated {
+    get {
+      if case .created(let v)? = kind {return v}
+      return Windowbroker_V1_SessionCreated()
+    }
+    set {kind = .created(newValue)}
+  }
+
+  public var launched: Windowbroker_V1_WorkerLaunched {
+    get {
+      if case .launched(let v)? = kind {return v}
+      return Windowbroker_V1_WorkerLaunched()
+    }
+    set {kind = .launched(newValue)}
+  }
+
+  public var callback: Windowbroker_V1_SceneCallback {
+    get {
+      if case .callback(let v)? = kind {return v}
+      return Windowbroker_V1_SceneCallback()
+    }
+    set {kind = .callback(newValue)}
+  }
+
+  public var restorationSaved: Windowbroker_V1_RestorationSaved {
+    get {
+      if case .restorationSaved(let v)? = kind {return v}
+      return Windowbroker_V1_RestorationSaved()
+    }
+    set {kind = .restorationSaved(newValue)}
+  }
+
+  public var restorationExtended: Windowbroker_V1_RestorationExtendedEvent {
+    get {
+      if case .restorationExtended(let v)? = kind {return v}
+      return Windowbroker_V1_RestorationExtendedEvent()
+    }
+    set {kind = .restorationExtended(newValue)}
+  }
+
+  public var continued: Windowbroker_V1_ActivityContinued {
+    get {
+      if case .continued(let v)? = kind {return v}
+      return Windowbroker_V1_ActivityContinued()
+    }
+    set {kind = .continued(newValue)}
+  }
+
+  public var discardsDelivered: Windowbroker_V1_DiscardsDelivered {
+    get {
+      if case .discardsDelivered(let v)? = kind {return v}
+      return Windowbroker_V1_DiscardsDelivered()
+    }
+    set {kind = .discardsDelivered(newValue)}
+  }
+
+  public var exited: Windowbroker_V1_WorkerEnded {
+    get {
+      if case .exited(let v)? = kind {return v}
+      return Windowbroker_V1_WorkerEnded()
+    }
+    set {kind = .exited(newValue)}
+  }
+
+  public var crashed: Windowbroker_V1_WorkerEnded {
+    get {
+      if case .crashed(let v)? = kind {return v}
+      return Windowbroker_V1_WorkerEnded()
+    }
+    set {kind = .crashed(newValue)}
+  }
+
+  public var discarded: Windowbroker_V1_SessionDiscarded {
+    get {
+      if case .discarded(let v)? = kind {return v}
+      return Windowbroker_V1_SessionDiscarded()
+    }
+    set {kind = .discarded(newValue)}
+  }
+
+  public var memoryWarning: Windowbroker_V1_MemoryWarningDelivered {
+    get {
+      if case .memoryWarning(let v)? = kind {return v}
+      return Windowbroker_V1_MemoryWarningDelivered()
+    }
+    set {kind = .memoryWarning(newValue)}
+  }
+
+  public var reclaimed: Windowbroker_V1_SceneReclaimed {
+    get {
+      if case .reclaimed(let v)? = kind {return v}
+      return Windowbroker_V1_SceneReclaimed()
+    }
+    set {kind = .reclaimed(newValue)}
+  }
+
+  public var pressure: Windowbroker_V1_PressureChanged {
+    get {
+      if case .pressure(let v)? = kind {return v}
+      return Windowbroker_V1_PressureChanged()
+    }
+    set {kind = .pressure(newValue)}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum OneOf_Kind: Equatable, Sendable {
+    case created(Windowbroker_V1_SessionCreated)
+    case launched(Windowbroker_V1_WorkerLaunched)
+    case callback(Windowbroker_V1_SceneCallback)
+    case restorationSaved(Windowbroker_V1_RestorationSaved)
+    case restorationExtended(Windowbroker_V1_RestorationExtendedEvent)
+    case continued(Windowbroker_V1_ActivityContinued)
+    case discardsDelivered(Windowbroker_V1_DiscardsDelivered)
+    case exited(Windowbroker_V1_WorkerEnded)
+    case crashed(Windowbroker_V1_WorkerEnded)
+    case discarded(Windowbroker_V1_SessionDiscarded)
+    case memoryWarning(Windowbroker_V1_MemoryWarningDelivered)
+    case reclaimed(Windowbroker_V1_SceneReclaimed)
+    case pressure(Windowbroker_V1_PressureChanged)
+
+  }
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_SessionCreated: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var configuration: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_WorkerLaunched: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var pid: Int32 = 0
+
+  public var launch: Windowbroker_V1_LaunchKind = .unspecified
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_SceneCallback: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var callback: Windowbroker_V1_Callback = .unspecified
+
+  public var state: Windowbroker_V1_SceneState = .unspecified
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_RestorationSaved: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var committed: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_RestorationExtendedEvent: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_ActivityContinued: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var activityType: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_DiscardsDelivered: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var sessionIds: [String] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+/// reason: "reclaimed", "memoryPressure", "timedOut", "crashed(SIGSEGV)", "crashed(exit 3)", ...
+public nonisolated struct Windowbroker_V1_WorkerEnded: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var reason: String = String()
+
+  public var pid: Int32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_SessionDiscarded: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var delivered: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_MemoryWarningDelivered: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var level: Windowbroker_V1_PressureLevel = .normal
+
+  public var freedBytes: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_SceneReclaimed: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var level: Windowbroker_V1_PressureLevel = .normal
+
+  public var freedBytes: UInt64 = 0
+
+  public var seconds: Double = 0
+
+  public var notes: [String] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_PressureChanged: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var from: Windowbroker_V1_PressureLevel = .normal
+
+  public var to: Windowbroker_V1_PressureLevel = .normal
+
+  public var reasons: [String] = []
+
+  public var simulated: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1363,6 +1772,9 @@ public nonisolated struct Windowbroker_V1_ReclaimRecord: Sendable {
   public var seconds: Double = 0
 
   public var detail: String = String()
+
+  /// Seconds since 1970 when this scene's save-and-stop began (reclaims run side by side).
+  public var startedAt: Double = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1860,6 +2272,14 @@ nonisolated extension Windowbroker_V1_SceneState: SwiftProtobuf._ProtoNameProvid
 
 nonisolated extension Windowbroker_V1_PresentationStyle: SwiftProtobuf._ProtoNameProviding {
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PRESENTATION_STYLE_AUTOMATIC\0\u{1}PRESENTATION_STYLE_STANDARD\0\u{1}PRESENTATION_STYLE_PROMINENT\0")
+}
+
+nonisolated extension Windowbroker_V1_LaunchKind: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0LAUNCH_KIND_UNSPECIFIED\0\u{1}LAUNCH_KIND_EXISTING\0\u{1}LAUNCH_KIND_SPAWNED\0\u{1}LAUNCH_KIND_PREWARMED\0")
+}
+
+nonisolated extension Windowbroker_V1_Callback: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CALLBACK_UNSPECIFIED\0\u{1}CALLBACK_WILL_CONNECT\0\u{1}CALLBACK_RESTORE_INTERACTION_STATE\0\u{1}CALLBACK_WILL_ENTER_FOREGROUND\0\u{1}CALLBACK_DID_BECOME_ACTIVE\0\u{1}CALLBACK_WILL_RESIGN_ACTIVE\0\u{1}CALLBACK_DID_ENTER_BACKGROUND\0\u{1}CALLBACK_DID_DISCONNECT\0")
 }
 
 nonisolated extension Windowbroker_V1_PressureLevel: SwiftProtobuf._ProtoNameProviding {
@@ -3055,18 +3475,39 @@ nonisolated extension Windowbroker_V1_PingRequest: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Windowbroker_V1_WatchRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".WatchRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_ids\0\u{3}app_ids\0\u{1}events\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    // Load everything into unknown fields
-    while try decoder.nextFieldNumber() != nil {}
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedStringField(value: &self.sessionIds) }()
+      case 2: try { try decoder.decodeRepeatedStringField(value: &self.appIds) }()
+      case 3: try { try decoder.decodeRepeatedStringField(value: &self.events) }()
+      default: break
+      }
+    }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.sessionIds.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.sessionIds, fieldNumber: 1)
+    }
+    if !self.appIds.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.appIds, fieldNumber: 2)
+    }
+    if !self.events.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.events, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Windowbroker_V1_WatchRequest, rhs: Windowbroker_V1_WatchRequest) -> Bool {
+    if lhs.sessionIds != rhs.sessionIds {return false}
+    if lhs.appIds != rhs.appIds {return false}
+    if lhs.events != rhs.events {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3435,7 +3876,7 @@ nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, Swift
 
 nonisolated extension Windowbroker_V1_StatusReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StatusReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}pid\0\u{3}uptime_seconds\0\u{1}sessions\0\u{1}workers\0\u{3}pressure_level\0\u{3}reclaimed_count\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}pid\0\u{3}uptime_seconds\0\u{1}sessions\0\u{1}workers\0\u{3}pressure_level\0\u{3}reclaimed_count\0\u{1}prewarmed\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3450,6 +3891,7 @@ nonisolated extension Windowbroker_V1_StatusReply: SwiftProtobuf.Message, SwiftP
       case 5: try { try decoder.decodeSingularUInt32Field(value: &self.workers) }()
       case 6: try { try decoder.decodeSingularEnumField(value: &self.pressureLevel) }()
       case 7: try { try decoder.decodeSingularUInt32Field(value: &self.reclaimedCount) }()
+      case 8: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufUInt32>.self, value: &self.prewarmed) }()
       default: break
       }
     }
@@ -3477,6 +3919,9 @@ nonisolated extension Windowbroker_V1_StatusReply: SwiftProtobuf.Message, SwiftP
     if self.reclaimedCount != 0 {
       try visitor.visitSingularUInt32Field(value: self.reclaimedCount, fieldNumber: 7)
     }
+    if !self.prewarmed.isEmpty {
+      try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufUInt32>.self, value: self.prewarmed, fieldNumber: 8)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3488,6 +3933,7 @@ nonisolated extension Windowbroker_V1_StatusReply: SwiftProtobuf.Message, SwiftP
     if lhs.workers != rhs.workers {return false}
     if lhs.pressureLevel != rhs.pressureLevel {return false}
     if lhs.reclaimedCount != rhs.reclaimedCount {return false}
+    if lhs.prewarmed != rhs.prewarmed {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3604,7 +4050,7 @@ nonisolated extension Windowbroker_V1_PingReply: SwiftProtobuf.Message, SwiftPro
 
 nonisolated extension Windowbroker_V1_SessionStateReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SessionStateReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}state\0\u{1}created\0\u{1}detail\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}state\0\u{1}created\0\u{1}detail\0\u{1}launch\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3616,6 +4062,7 @@ nonisolated extension Windowbroker_V1_SessionStateReply: SwiftProtobuf.Message, 
       case 2: try { try decoder.decodeSingularEnumField(value: &self.state) }()
       case 3: try { try decoder.decodeSingularBoolField(value: &self.created) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.detail) }()
+      case 5: try { try decoder.decodeSingularEnumField(value: &self.launch) }()
       default: break
       }
     }
@@ -3634,6 +4081,9 @@ nonisolated extension Windowbroker_V1_SessionStateReply: SwiftProtobuf.Message, 
     if !self.detail.isEmpty {
       try visitor.visitSingularStringField(value: self.detail, fieldNumber: 4)
     }
+    if self.launch != .unspecified {
+      try visitor.visitSingularEnumField(value: self.launch, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3642,6 +4092,7 @@ nonisolated extension Windowbroker_V1_SessionStateReply: SwiftProtobuf.Message, 
     if lhs.state != rhs.state {return false}
     if lhs.created != rhs.created {return false}
     if lhs.detail != rhs.detail {return false}
+    if lhs.launch != rhs.launch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3693,7 +4144,7 @@ nonisolated extension Windowbroker_V1_ActionResult: SwiftProtobuf.Message, Swift
 
 nonisolated extension Windowbroker_V1_LifecycleEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LifecycleEvent"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}time\0\u{3}session_id\0\u{3}app_id\0\u{1}event\0\u{1}detail\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}time\0\u{3}session_id\0\u{3}app_id\0\u{1}event\0\u{1}detail\0\u{2}\u{5}created\0\u{1}launched\0\u{1}callback\0\u{3}restoration_saved\0\u{3}restoration_extended\0\u{1}continued\0\u{3}discards_delivered\0\u{1}exited\0\u{1}crashed\0\u{1}discarded\0\u{3}memory_warning\0\u{1}reclaimed\0\u{1}pressure\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3706,12 +4157,185 @@ nonisolated extension Windowbroker_V1_LifecycleEvent: SwiftProtobuf.Message, Swi
       case 3: try { try decoder.decodeSingularStringField(value: &self.appID) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.event) }()
       case 5: try { try decoder.decodeSingularStringField(value: &self.detail) }()
+      case 10: try {
+        var v: Windowbroker_V1_SessionCreated?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .created(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .created(v)
+        }
+      }()
+      case 11: try {
+        var v: Windowbroker_V1_WorkerLaunched?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .launched(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .launched(v)
+        }
+      }()
+      case 12: try {
+        var v: Windowbroker_V1_SceneCallback?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .callback(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .callback(v)
+        }
+      }()
+      case 13: try {
+        var v: Windowbroker_V1_RestorationSaved?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .restorationSaved(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .restorationSaved(v)
+        }
+      }()
+      case 14: try {
+        var v: Windowbroker_V1_RestorationExtendedEvent?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .restorationExtended(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .restorationExtended(v)
+        }
+      }()
+      case 15: try {
+        var v: Windowbroker_V1_ActivityContinued?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .continued(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .continued(v)
+        }
+      }()
+      case 16: try {
+        var v: Windowbroker_V1_DiscardsDelivered?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .discardsDelivered(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .discardsDelivered(v)
+        }
+      }()
+      case 17: try {
+        var v: Windowbroker_V1_WorkerEnded?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .exited(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .exited(v)
+        }
+      }()
+      case 18: try {
+        var v: Windowbroker_V1_WorkerEnded?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .crashed(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .crashed(v)
+        }
+      }()
+      case 19: try {
+        var v: Windowbroker_V1_SessionDiscarded?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .discarded(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .discarded(v)
+        }
+      }()
+      case 20: try {
+        var v: Windowbroker_V1_MemoryWarningDelivered?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .memoryWarning(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .memoryWarning(v)
+        }
+      }()
+      case 21: try {
+        var v: Windowbroker_V1_SceneReclaimed?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .reclaimed(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .reclaimed(v)
+        }
+      }()
+      case 22: try {
+        var v: Windowbroker_V1_PressureChanged?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .pressure(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .pressure(v)
+        }
+      }()
       default: break
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
     if self.time.bitPattern != 0 {
       try visitor.visitSingularDoubleField(value: self.time, fieldNumber: 1)
     }
@@ -3727,6 +4351,61 @@ nonisolated extension Windowbroker_V1_LifecycleEvent: SwiftProtobuf.Message, Swi
     if !self.detail.isEmpty {
       try visitor.visitSingularStringField(value: self.detail, fieldNumber: 5)
     }
+    switch self.kind {
+    case .created?: try {
+      guard case .created(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
+    }()
+    case .launched?: try {
+      guard case .launched(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
+    }()
+    case .callback?: try {
+      guard case .callback(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
+    }()
+    case .restorationSaved?: try {
+      guard case .restorationSaved(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
+    }()
+    case .restorationExtended?: try {
+      guard case .restorationExtended(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
+    }()
+    case .continued?: try {
+      guard case .continued(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
+    }()
+    case .discardsDelivered?: try {
+      guard case .discardsDelivered(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 16)
+    }()
+    case .exited?: try {
+      guard case .exited(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 17)
+    }()
+    case .crashed?: try {
+      guard case .crashed(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 18)
+    }()
+    case .discarded?: try {
+      guard case .discarded(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
+    }()
+    case .memoryWarning?: try {
+      guard case .memoryWarning(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
+    }()
+    case .reclaimed?: try {
+      guard case .reclaimed(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 21)
+    }()
+    case .pressure?: try {
+      guard case .pressure(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 22)
+    }()
+    case nil: break
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3736,6 +4415,406 @@ nonisolated extension Windowbroker_V1_LifecycleEvent: SwiftProtobuf.Message, Swi
     if lhs.appID != rhs.appID {return false}
     if lhs.event != rhs.event {return false}
     if lhs.detail != rhs.detail {return false}
+    if lhs.kind != rhs.kind {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_SessionCreated: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SessionCreated"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}configuration\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.configuration) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.configuration.isEmpty {
+      try visitor.visitSingularStringField(value: self.configuration, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_SessionCreated, rhs: Windowbroker_V1_SessionCreated) -> Bool {
+    if lhs.configuration != rhs.configuration {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_WorkerLaunched: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".WorkerLaunched"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}pid\0\u{1}launch\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularInt32Field(value: &self.pid) }()
+      case 2: try { try decoder.decodeSingularEnumField(value: &self.launch) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.pid != 0 {
+      try visitor.visitSingularInt32Field(value: self.pid, fieldNumber: 1)
+    }
+    if self.launch != .unspecified {
+      try visitor.visitSingularEnumField(value: self.launch, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_WorkerLaunched, rhs: Windowbroker_V1_WorkerLaunched) -> Bool {
+    if lhs.pid != rhs.pid {return false}
+    if lhs.launch != rhs.launch {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_SceneCallback: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SceneCallback"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}callback\0\u{1}state\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.callback) }()
+      case 2: try { try decoder.decodeSingularEnumField(value: &self.state) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.callback != .unspecified {
+      try visitor.visitSingularEnumField(value: self.callback, fieldNumber: 1)
+    }
+    if self.state != .unspecified {
+      try visitor.visitSingularEnumField(value: self.state, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_SceneCallback, rhs: Windowbroker_V1_SceneCallback) -> Bool {
+    if lhs.callback != rhs.callback {return false}
+    if lhs.state != rhs.state {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_RestorationSaved: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RestorationSaved"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}committed\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBoolField(value: &self.committed) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.committed != false {
+      try visitor.visitSingularBoolField(value: self.committed, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_RestorationSaved, rhs: Windowbroker_V1_RestorationSaved) -> Bool {
+    if lhs.committed != rhs.committed {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_RestorationExtendedEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RestorationExtendedEvent"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_RestorationExtendedEvent, rhs: Windowbroker_V1_RestorationExtendedEvent) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_ActivityContinued: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ActivityContinued"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}activity_type\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.activityType) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.activityType.isEmpty {
+      try visitor.visitSingularStringField(value: self.activityType, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_ActivityContinued, rhs: Windowbroker_V1_ActivityContinued) -> Bool {
+    if lhs.activityType != rhs.activityType {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_DiscardsDelivered: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DiscardsDelivered"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_ids\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedStringField(value: &self.sessionIds) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.sessionIds.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.sessionIds, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_DiscardsDelivered, rhs: Windowbroker_V1_DiscardsDelivered) -> Bool {
+    if lhs.sessionIds != rhs.sessionIds {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_WorkerEnded: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".WorkerEnded"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}reason\0\u{1}pid\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.reason) }()
+      case 2: try { try decoder.decodeSingularInt32Field(value: &self.pid) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.reason.isEmpty {
+      try visitor.visitSingularStringField(value: self.reason, fieldNumber: 1)
+    }
+    if self.pid != 0 {
+      try visitor.visitSingularInt32Field(value: self.pid, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_WorkerEnded, rhs: Windowbroker_V1_WorkerEnded) -> Bool {
+    if lhs.reason != rhs.reason {return false}
+    if lhs.pid != rhs.pid {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_SessionDiscarded: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SessionDiscarded"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}delivered\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBoolField(value: &self.delivered) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.delivered != false {
+      try visitor.visitSingularBoolField(value: self.delivered, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_SessionDiscarded, rhs: Windowbroker_V1_SessionDiscarded) -> Bool {
+    if lhs.delivered != rhs.delivered {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_MemoryWarningDelivered: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".MemoryWarningDelivered"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}level\0\u{3}freed_bytes\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.level) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.freedBytes) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.level != .normal {
+      try visitor.visitSingularEnumField(value: self.level, fieldNumber: 1)
+    }
+    if self.freedBytes != 0 {
+      try visitor.visitSingularUInt64Field(value: self.freedBytes, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_MemoryWarningDelivered, rhs: Windowbroker_V1_MemoryWarningDelivered) -> Bool {
+    if lhs.level != rhs.level {return false}
+    if lhs.freedBytes != rhs.freedBytes {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_SceneReclaimed: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SceneReclaimed"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}level\0\u{3}freed_bytes\0\u{1}seconds\0\u{1}notes\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.level) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.freedBytes) }()
+      case 3: try { try decoder.decodeSingularDoubleField(value: &self.seconds) }()
+      case 4: try { try decoder.decodeRepeatedStringField(value: &self.notes) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.level != .normal {
+      try visitor.visitSingularEnumField(value: self.level, fieldNumber: 1)
+    }
+    if self.freedBytes != 0 {
+      try visitor.visitSingularUInt64Field(value: self.freedBytes, fieldNumber: 2)
+    }
+    if self.seconds.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.seconds, fieldNumber: 3)
+    }
+    if !self.notes.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.notes, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_SceneReclaimed, rhs: Windowbroker_V1_SceneReclaimed) -> Bool {
+    if lhs.level != rhs.level {return false}
+    if lhs.freedBytes != rhs.freedBytes {return false}
+    if lhs.seconds != rhs.seconds {return false}
+    if lhs.notes != rhs.notes {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_PressureChanged: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PressureChanged"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}from\0\u{1}to\0\u{1}reasons\0\u{1}simulated\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.from) }()
+      case 2: try { try decoder.decodeSingularEnumField(value: &self.to) }()
+      case 3: try { try decoder.decodeRepeatedStringField(value: &self.reasons) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.simulated) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.from != .normal {
+      try visitor.visitSingularEnumField(value: self.from, fieldNumber: 1)
+    }
+    if self.to != .normal {
+      try visitor.visitSingularEnumField(value: self.to, fieldNumber: 2)
+    }
+    if !self.reasons.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.reasons, fieldNumber: 3)
+    }
+    if self.simulated != false {
+      try visitor.visitSingularBoolField(value: self.simulated, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_PressureChanged, rhs: Windowbroker_V1_PressureChanged) -> Bool {
+    if lhs.from != rhs.from {return false}
+    if lhs.to != rhs.to {return false}
+    if lhs.reasons != rhs.reasons {return false}
+    if lhs.simulated != rhs.simulated {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3872,7 +4951,7 @@ nonisolated extension Windowbroker_V1_SimulatePressureRequest: SwiftProtobuf.Mes
 
 nonisolated extension Windowbroker_V1_ReclaimRecord: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ReclaimRecord"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}freed_bytes\0\u{1}seconds\0\u{1}detail\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}freed_bytes\0\u{1}seconds\0\u{1}detail\0\u{3}started_at\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3884,6 +4963,7 @@ nonisolated extension Windowbroker_V1_ReclaimRecord: SwiftProtobuf.Message, Swif
       case 2: try { try decoder.decodeSingularUInt64Field(value: &self.freedBytes) }()
       case 3: try { try decoder.decodeSingularDoubleField(value: &self.seconds) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.detail) }()
+      case 5: try { try decoder.decodeSingularDoubleField(value: &self.startedAt) }()
       default: break
       }
     }
@@ -3902,6 +4982,9 @@ nonisolated extension Windowbroker_V1_ReclaimRecord: SwiftProtobuf.Message, Swif
     if !self.detail.isEmpty {
       try visitor.visitSingularStringField(value: self.detail, fieldNumber: 4)
     }
+    if self.startedAt.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.startedAt, fieldNumber: 5)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3910,6 +4993,7 @@ nonisolated extension Windowbroker_V1_ReclaimRecord: SwiftProtobuf.Message, Swif
     if lhs.freedBytes != rhs.freedBytes {return false}
     if lhs.seconds != rhs.seconds {return false}
     if lhs.detail != rhs.detail {return false}
+    if lhs.startedAt != rhs.startedAt {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

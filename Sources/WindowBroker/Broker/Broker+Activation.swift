@@ -9,81 +9,117 @@ extension Broker {
         public var state: SceneState
         public var created: Bool
         public var notes: [String]
+        /// For open and activate: how the scene's process came to be.
+        public var launch: LaunchKind?
     }
 
     /// The reply for a request about `id`, with the session's state as it is now.
-    private func outcome(_ id: UUID, created: Bool = false, notes: [String]) -> Outcome {
-        Outcome(sessionID: id, state: sessions[id]?.state ?? .unattached, created: created, notes: notes)
+    private func outcome(_ id: UUID, created: Bool = false, notes: [String], launch: LaunchKind? = nil) -> Outcome {
+        Outcome(sessionID: id, state: sessions[id]?.state ?? .unattached, created: created, notes: notes, launch: launch)
     }
 
     public func open(_ request: ActivationRequest) async throws -> Outcome {
-        try await withLifecycleLock {
-            if let id = request.sessionID { _ = try existingSession(id) }
-            let appID = request.appID ?? request.sessionID.flatMap { sessions[$0]?.appID } ?? ""
-            guard let app = apps[appID] else {
-                let known = apps.keys.sorted().joined(separator: ", ")
-                throw BrokerError(.unknownApp, "no app '\(appID)' is installed (known: \(known.isEmpty ? "none" : known))")
+        if let id = request.sessionID { _ = try existingSession(id) }
+        let appID = request.appID ?? request.sessionID.flatMap { sessions[$0]?.appID } ?? ""
+        guard let app = apps[appID] else {
+            let known = apps.keys.sorted().joined(separator: ", ")
+            throw BrokerError(.unknownApp, "no app '\(appID)' is installed (known: \(known.isEmpty ? "none" : known))")
+        }
+        switch try ActivationRouter.route(request, app: app, sessions: Array(sessions.values)) {
+        case .existing(let id, let reason):
+            let (notes, launch) = try await bringForward(id, activity: request.activity)
+            return outcome(id, notes: ["\(reason): session \(id.uuidString.lowercased())"] + notes, launch: launch)
+        case .create(let configurationName, let role):
+            try checkRoomForLaunch()
+            let count = sessions.values.filter { $0.appID == app.id }.count
+            guard count < self.configuration.maxSessionsPerApp else {
+                throw BrokerError(.resourceExhausted, "app '\(app.id)' already has \(count) sessions (limit \(self.configuration.maxSessionsPerApp)); close some first")
             }
-            switch try ActivationRouter.route(request, app: app, sessions: Array(sessions.values)) {
-            case .existing(let id, let reason):
-                var notes = ["\(reason): session \(id.uuidString.lowercased())"]
-                notes += try await bringForward(id, activity: request.activity)
-                return outcome(id, notes: notes)
-            case .create(let configurationName, let role):
-                try checkRoomForLaunch()
-                let count = sessions.values.filter { $0.appID == app.id }.count
-                guard count < self.configuration.maxSessionsPerApp else {
-                    throw BrokerError(.resourceExhausted, "app '\(app.id)' already has \(count) sessions (limit \(self.configuration.maxSessionsPerApp)); close some first")
-                }
-                let title = request.activity.map { $0.title.isEmpty ? app.name : $0.title } ?? app.name
-                let session = SceneSession(appID: app.id, configuration: configurationName, role: role, title: title)
+            let title = request.activity.map { $0.title.isEmpty ? app.name : $0.title } ?? app.name
+            let session = SceneSession(appID: app.id, configuration: configurationName, role: role, title: title)
+            // Known before the insert is awaited, so a concurrent request routes with it.
+            sessions[session.id] = session
+            do {
                 try await store.insert(session)
-                sessions[session.id] = session
-                emit(session.id, app: app.id, "created", configurationName)
-                do {
-                    let notes = try await bringForward(session.id, activity: request.activity)
-                    return outcome(session.id, created: true, notes: notes)
-                } catch let error as BrokerError {
-                    throw BrokerError(error.code, "\(error.message) (session \(session.id.uuidString.lowercased()) was created and is kept, unattached)")
-                }
+            } catch {
+                sessions[session.id] = nil
+                throw error
+            }
+            emit(session.id, app: app.id, .created(configuration: configurationName))
+            do {
+                let (notes, launch) = try await bringForward(session.id, activity: request.activity)
+                return outcome(session.id, created: true, notes: notes, launch: launch)
+            } catch let error as BrokerError {
+                throw BrokerError(error.code, "\(error.message) (session \(session.id.uuidString.lowercased()) was created and is kept, unattached)")
             }
         }
     }
 
     public func activate(_ id: UUID) async throws -> Outcome {
-        try await withLifecycleLock {
-            _ = try existingSession(id)
-            let notes = try await bringForward(id, activity: nil)
-            return outcome(id, notes: notes)
-        }
+        _ = try existingSession(id)
+        let (notes, launch) = try await bringForward(id, activity: nil)
+        return outcome(id, notes: notes, launch: launch)
     }
 
-    /// Makes room (focus policy), brings the session to foregroundActive (launching and
-    /// restoring it when it has no process) and delivers the activity: in `willConnect` when
-    /// it connects now, as `continue` when it was already connected.
-    private func bringForward(_ id: UUID, activity: UserActivity?) async throws -> [String] {
-        var notes: [String] = []
+    /// Brings the session to foregroundActive (launching and restoring it when it has no
+    /// process) and delivers the activity: in `willConnect` when it connects now, as `continue`
+    /// when it was already connected. The focus coordinator decides at once what other scenes
+    /// must do; they do it on their own queues, side by side with this launch, and this scene
+    /// becomes active only after the previously active one has resigned. If this scene fails,
+    /// the previously active one is active again.
+    private func bringForward(_ id: UUID, activity: UserActivity?) async throws -> (notes: [String], launch: LaunchKind) {
         if workers[id] == nil { try checkRoomForLaunch() }
-        let scenes = sessions.values.map { FocusPolicy.Scene(id: $0.id, state: $0.state, lastActiveAt: $0.lastActiveAt) }
-        for change in FocusPolicy.makeRoom(for: id, among: scenes, maxForeground: configuration.maxForegroundScenes) {
-            do {
-                notes += try await drive(change.id, to: change.target)
-            } catch {
-                notes.append("scene \(change.id.uuidString.lowercased()) could not change: \(error)")
+        let decision = focus.bringForward(id)
+        let others: [(id: UUID, task: Task<[String], Never>)] = decision.changes.map { change in
+            (change.id, Task { await self.refocus(change) })
+        }
+        var afterResign: (@Sendable () async -> Void)?
+        if let resigning = others.first(where: { $0.id == decision.resigning })?.task {
+            afterResign = { _ = await resigning.value }
+        }
+        var notes: [String]
+        let launch: LaunchKind
+        do {
+            (notes, launch) = try await onSession(id) { () async throws -> ([String], LaunchKind) in
+                let wasConnected = sessions[id]?.state.isConnected ?? false
+                let notes = try await drive(
+                    id, to: .foregroundActive, options: .init(activities: activity.map { [$0] } ?? []),
+                    beforeBecomingActive: afterResign)
+                if wasConnected, let activity {
+                    _ = try await command(id, .continueActivity(.with { $0.activity = activity.wire }),
+                                          timeout: configuration.workerTimeout, doing: "continue")
+                    emit(id, app: sessions[id]?.appID ?? "", .continued(activityType: activity.activityType))
+                }
+                return (notes, wasConnected ? .existing : launchKinds[id] ?? .spawned)
             }
+        } catch {
+            for change in focus.bringForwardFailed(decision) {
+                _ = await refocus(change)
+            }
+            for (_, task) in others { _ = await task.value }
+            throw error
         }
-        let wasConnected = sessions[id]?.state.isConnected ?? false
-        notes += try await drive(id, to: .foregroundActive, options: .init(activities: activity.map { [$0] } ?? []))
-        if wasConnected, let activity {
-            _ = try await command(id, .continueActivity(.with { $0.activity = activity.wire }),
-                                  timeout: configuration.workerTimeout, doing: "continue")
-            emit(id, app: sessions[id]?.appID ?? "", "continue", activity.activityType)
+        for (_, task) in others { notes += await task.value }
+        return (notes, launch)
+    }
+
+    /// A focus change the coordinator decided for another scene, run in that scene's turn. It
+    /// never launches a scene: one whose process is gone by then has left the foreground anyway.
+    private func refocus(_ change: FocusCoordinator.Change) async -> [String] {
+        do {
+            return try await onSession(change.id) {
+                guard sessions[change.id]?.state.isConnected == true else { return [] }
+                return try await drive(change.id, to: change.target)
+            }
+        } catch {
+            return ["scene \(change.id.uuidString.lowercased()) could not change: \(error)"]
         }
-        return notes
     }
 
     public func background(_ id: UUID) async throws -> Outcome {
-        try await withLifecycleLock {
+        _ = try existingSession(id)
+        focus.remove(id)
+        return try await onSession(id) {
             let session = try existingSession(id)
             guard session.state.isConnected else {
                 throw BrokerError(.sessionNotConnected, "session \(id.uuidString.lowercased()) has no running process (\(session.state.rawValue)); activate it first")
@@ -95,7 +131,7 @@ extension Broker {
 
     /// Takes a background scene's process away after saving its state; the session stays.
     public func reclaim(_ id: UUID, reason: DisconnectReason = .reclaimed) async throws -> Outcome {
-        try await withLifecycleLock {
+        try await onSession(id) {
             let session = try existingSession(id)
             switch session.state {
             case .background: break
@@ -114,7 +150,9 @@ extension Broker {
     /// or, with none running, the discard waits for the app's next launch. Its restoration
     /// data is deleted.
     public func close(_ id: UUID) async throws -> Outcome {
-        try await withLifecycleLock {
+        _ = try existingSession(id)
+        focus.remove(id)
+        return try await onSession(id) {
             let session = try existingSession(id)
             var notes: [String] = []
             var delivered = false
@@ -142,45 +180,53 @@ extension Broker {
             sessions[id] = nil
             discarded.insert(id)
             if !delivered { notes.append("no scene of '\(session.appID)' is running; the app is told at its next launch") }
-            emit(id, app: session.appID, "discarded", delivered ? "delivered" : "pending")
+            emit(id, app: session.appID, .discarded(delivered: delivered))
             return outcome(id, notes: notes)
         }
     }
 
-    /// Sends an action to a connected scene (`wmctl send`).
+    /// Sends an action to a connected scene (`wmctl send`), in the session's turn.
     public func perform(_ id: UUID, action: String, arguments: [String: PlistValue]) async throws -> Windowbroker_V1_ActionResult {
-        let session = try existingSession(id)
-        guard workers[id] != nil, session.state.isConnected else {
-            throw BrokerError(.sessionNotConnected, "session \(id.uuidString.lowercased()) has no running process (\(session.state.rawValue)); activate it first")
+        _ = try existingSession(id)
+        return try await onSession(id) {
+            let session = try existingSession(id)
+            guard workers[id] != nil, session.state.isConnected else {
+                throw BrokerError(.sessionNotConnected, "session \(id.uuidString.lowercased()) has no running process (\(session.state.rawValue)); activate it first")
+            }
+            let reply = try await command(id, .performAction(.with {
+                $0.action = action
+                $0.arguments = PlistValue.wire(dictionary: arguments)
+            }), timeout: configuration.workerTimeout, doing: "perform(\(action))")
+            guard case .actionResult(let result) = reply else {
+                throw BrokerError(.workerFailed, "the scene answered perform(\(action)) with an unexpected message")
+            }
+            return result
         }
-        let reply = try await command(id, .performAction(.with {
-            $0.action = action
-            $0.arguments = PlistValue.wire(dictionary: arguments)
-        }), timeout: configuration.workerTimeout, doing: "perform(\(action))")
-        guard case .actionResult(let result) = reply else {
-            throw BrokerError(.workerFailed, "the scene answered perform(\(action)) with an unexpected message")
-        }
-        return result
     }
 
     /// Graceful stop: every connected scene saves its state (committed), is disconnected, and
-    /// its process ends. Sessions come back, unattached, at the next start.
+    /// its process ends, several at once. Sessions come back, unattached, at the next start.
     public func shutdown() async {
-        _ = try? await withLifecycleLock {
-            for id in Array(workers.keys) {
-                if sessions[id]?.state.isForeground == true {
-                    _ = try? await drive(id, to: .background)
-                }
-                if sessions[id]?.state == .background {
-                    _ = try? await drive(id, to: .reclaimed, reason: .brokerStopped)
-                }
-                if workers[id] != nil {
-                    await terminate(id, reason: .brokerStopped)
-                    await persist(id)
-                }
+        pools.closed = true
+        await drainPools(reason: .brokerStopped)
+        _ = await concurrently(Array(workers.keys), limit: configuration.reclaimConcurrency) { id in
+            await self.stopForShutdown(id)
+        }
+        events.finishAll()
+    }
+
+    private func stopForShutdown(_ id: UUID) async {
+        _ = try? await onSession(id) {
+            if sessions[id]?.state.isForeground == true {
+                _ = try? await drive(id, to: .background)
             }
-            for watcher in watchers.values { watcher.finish() }
-            watchers.removeAll()
+            if sessions[id]?.state == .background {
+                _ = try? await drive(id, to: .reclaimed, reason: .brokerStopped)
+            }
+            if workers[id] != nil {
+                await terminate(id, reason: .brokerStopped)
+                await persist(id)
+            }
         }
     }
 }

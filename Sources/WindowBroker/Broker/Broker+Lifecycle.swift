@@ -1,84 +1,94 @@
 import Foundation
 import IPCWire
 
-/// Executing lifecycle plans against worker processes. Callers hold the lifecycle lock.
+/// The session driver: runs the pure `SessionLifecycle` reducer for one session, performing its
+/// effects against that session's worker. Callers are in the session's turn (`onSession`).
 extension Broker {
     /// What the broker hands a scene when it connects.
     struct ConnectionOptions: Sendable {
         var activities: [UserActivity] = []
     }
 
-    /// Moves a session to `target`, one step at a time, recording the state after each.
-    /// Returns notes for the requester (e.g. that a stale restoration activity was kept).
+    /// Moves a session to `target`, one step at a time. Returns notes for the requester (e.g.
+    /// that a stale restoration activity was kept). `beforeBecomingActive` is awaited before
+    /// the scene's didBecomeActive: the scene that was active resigns first.
     @discardableResult
-    func drive(_ id: UUID, to target: LifecycleTarget, options: ConnectionOptions = .init(), reason: DisconnectReason? = nil) async throws -> [String] {
+    func drive(
+        _ id: UUID, to target: LifecycleTarget, options: ConnectionOptions = .init(), reason: DisconnectReason? = nil,
+        beforeBecomingActive: (@Sendable () async -> Void)? = nil
+    ) async throws -> [String] {
         let session = try existingSession(id)
-        let steps = LifecyclePlan.steps(from: session.state, to: target, hasRestoration: session.restoration != nil)
-        var notes: [String] = []
+        var machine = SessionLifecycle(state: session.state, hasRestoration: session.restoration != nil)
+        var effects = machine.handle(.requested(target))
+        var committed = false
+        while !effects.isEmpty {
+            switch effects.removeFirst() {
+            case .perform(let step, let attempt):
+                if step != .launch, workers[id] == nil {
+                    effects += machine.handle(.processEnded)
+                    continue
+                }
+                if step == .didBecomeActive, let beforeBecomingActive { await beforeBecomingActive() }
+                let event = await perform(step, attempt: attempt, on: id, options: options,
+                                          reason: reason ?? .reclaimed, discarding: target == .discarded)
+                if case .restorationCommitted = event { committed = true }
+                effects += machine.handle(event)
+            case .kill(let why):
+                await terminate(id, reason: why)
+            case .reap:
+                await reap(id)
+            case .emit(let step, let state):
+                guard let appID = sessions[id]?.appID else { continue }
+                sessions[id]?.state = workers[id] == nil ? .unattached : state
+                if step == .didBecomeActive { sessions[id]?.lastActiveAt = Date() }
+                emit(id, app: appID, event(for: step, id: id, state: sessions[id]?.state ?? .unattached, committed: committed))
+            case .persist:
+                await persist(id)
+            case .finish(let result):
+                if machine.state == .unattached, sessions[id] != nil { sessions[id]?.state = .unattached }
+                return try result.get()
+            }
+        }
+        return machine.notes
+    }
+
+    private func event(for step: LifecycleStep, id: UUID, state: SceneState, committed: Bool) -> BrokerEvent {
+        switch step {
+        case .launch: .launched(pid: workers[id]?.pid ?? 0, launch: launchKinds[id] ?? .spawned)
+        case .saveRestorationActivity: .restorationSaved(committed: committed)
+        default: .callback(step, state)
+        }
+    }
+
+    /// Runs one step and says what happened, for the reducer to decide.
+    private func perform(
+        _ step: LifecycleStep, attempt: UInt64, on id: UUID, options: ConnectionOptions, reason: DisconnectReason, discarding: Bool
+    ) async -> SessionLifecycle.Event {
+        let timeout = step == .restoreInteractionState ? configuration.restorationTimeout
+            : step == .launch ? configuration.launchTimeout : configuration.workerTimeout
         do {
-            try await run(steps, on: id, options: options, reason: reason, discarding: target == .discarded, notes: &notes)
+            switch step {
+            case .launch:
+                try await launchWorker(for: id)
+            case .connect:
+                try await connect(id, options: options)
+            case .restoreInteractionState:
+                guard let restoration = sessions[id]?.restoration else { break }
+                _ = try await request(id, .restoreInteractionState(.with { $0.activity = restoration.wire }), timeout: timeout, doing: step)
+            case .willEnterForeground, .didBecomeActive, .willResignActive, .didEnterBackground:
+                _ = try await request(id, .transition(.with { $0.transition = Self.transition(step) }), timeout: timeout, doing: step)
+            case .saveRestorationActivity:
+                return try await saveRestorationActivity(id, attempt: attempt)
+            case .disconnect:
+                await disconnect(id, reason: reason, discarded: discarding)
+            }
+            return .stepSucceeded(attempt: attempt)
+        } catch let error as BrokerError where error.code == .timedOut {
+            return .deadlineMissed(attempt: attempt, after: timeout)
+        } catch let error as BrokerError {
+            return .stepFailed(attempt: attempt, error)
         } catch {
-            await persist(id)
-            throw error
-        }
-        if !steps.isEmpty { await persist(id) }
-        return notes
-    }
-
-    private func run(_ steps: [LifecycleStep], on id: UUID, options: ConnectionOptions, reason: DisconnectReason?, discarding: Bool, notes: inout [String]) async throws {
-        for step in steps {
-            guard let current = sessions[id] else { throw BrokerError(.sessionDiscarded, "session \(id) went away") }
-            if step != .launch, workers[id] == nil {
-                // Already gone (e.g. killed after missing the save deadline): disconnected is where it was going.
-                if step == .disconnect { break }
-                throw BrokerError(.workerFailed, "the scene's process ended before \(step.rawValue); its last saved state is kept")
-            }
-            if let note = try await execute(step, on: id, options: options, reason: reason ?? .reclaimed, discarding: discarding) {
-                notes.append(note)
-            }
-            guard sessions[id] != nil else { break }
-            sessions[id]?.state = workers[id] == nil ? .unattached : step.resultingState(from: current.state)
-            if step == .didBecomeActive {
-                sessions[id]?.lastActiveAt = Date()
-            }
-            emit(id, app: current.appID, Self.eventName(step), sessions[id]?.state.rawValue ?? "")
-        }
-    }
-
-    static func eventName(_ step: LifecycleStep) -> String {
-        switch step {
-        case .launch: "launched"
-        case .connect: "willConnect"
-        case .saveRestorationActivity: "restorationSaved"
-        case .disconnect: "didDisconnect"
-        default: step.rawValue
-        }
-    }
-
-    /// Runs one step. A worker that misses a deadline is killed (reason `timedOut`) and the
-    /// error says so; its saved state is kept.
-    private func execute(_ step: LifecycleStep, on id: UUID, options: ConnectionOptions, reason: DisconnectReason, discarding: Bool) async throws -> String? {
-        switch step {
-        case .launch:
-            try await launchWorker(for: id)
-            return nil
-        case .connect:
-            try await connect(id, options: options)
-            return nil
-        case .restoreInteractionState:
-            guard let restoration = sessions[id]?.restoration else { return nil }
-            _ = try await command(id, .restoreInteractionState(.with { $0.activity = restoration.wire }),
-                                  timeout: configuration.restorationTimeout, doing: "restoreInteractionState")
-            return nil
-        case .willEnterForeground, .didBecomeActive, .willResignActive, .didEnterBackground:
-            _ = try await command(id, .transition(.with { $0.transition = Self.transition(step) }),
-                                  timeout: configuration.workerTimeout, doing: step.rawValue)
-            return nil
-        case .saveRestorationActivity:
-            return await saveRestorationActivity(id)
-        case .disconnect:
-            try await disconnect(id, reason: reason, discarded: discarding)
-            return nil
+            return .stepFailed(attempt: attempt, BrokerError(.internalError, "\(step.callbackName) failed: \(error)"))
         }
     }
 
@@ -91,7 +101,21 @@ extension Broker {
         }
     }
 
-    /// Sends a command to the session's worker and waits for its answer. On a missed
+    /// Sends a lifecycle command and waits for the answer; the reducer decides what a missed
+    /// deadline or a closed connection means.
+    private func request(_ id: UUID, _ command: Windowbroker_V1_WorkerCommand.OneOf_Kind, timeout: Duration, doing step: LifecycleStep) async throws -> Windowbroker_V1_WorkerMessage.OneOf_Kind? {
+        guard let worker = workers[id] else {
+            throw BrokerError(.connectionClosed, "the scene has no process")
+        }
+        let reply = try await worker.connection.request(
+            .workerCommand(.with { $0.kind = command }), timeout: timeout, what: "the scene (\(step.callbackName))")
+        guard case .workerMessage(let message) = reply.body else {
+            throw BrokerError(.workerFailed, "the scene answered \(step.callbackName) with an unexpected frame")
+        }
+        return message.kind
+    }
+
+    /// Sends a command outside a lifecycle plan (actions, continue, warnings). On a missed
     /// deadline the worker is killed; on a dead connection the exit path records why.
     func command(_ id: UUID, _ command: Windowbroker_V1_WorkerCommand.OneOf_Kind, timeout: Duration, doing: String) async throws -> Windowbroker_V1_WorkerMessage.OneOf_Kind? {
         guard let worker = workers[id] else {
@@ -113,36 +137,40 @@ extension Broker {
     }
 
     private func launchWorker(for id: UUID) async throws {
-        guard let session = sessions[id] else { return }
+        guard let session = sessions[id] else { throw BrokerError(.sessionDiscarded, "session \(id.uuidString.lowercased()) went away") }
         guard let app = apps[session.appID] else {
             throw BrokerError(.unknownApp, "app '\(session.appID)' is not installed any more (no manifest); the session is kept")
         }
-        guard workers.count < configuration.maxLiveWorkers else {
+        guard workers.count + launchesInFlight < configuration.maxLiveWorkers else {
             throw BrokerError(.resourceExhausted, "\(workers.count) scene processes are running (limit \(configuration.maxLiveWorkers)); close or reclaim one first")
         }
-        let started = try await spawner.spawn(
-            app: app, sessionID: id,
-            onEnvelope: { [weak self] envelope, connection in
-                await self?.workerEnvelope(envelope, from: id, connection: connection)
-            })
-        let worker = WorkerProcess(pid: started.pid, connection: started.connection)
-        workers[id] = worker
+        sessions[id]?.state = .launching
+        if let prewarmed = await takePrewarmed(app.id) {
+            workers[id] = prewarmed
+            launchKinds[id] = .prewarmed
+            sessions[id]?.launchCount += 1
+            return
+        }
+        launchKinds[id] = .spawned
+        launchesInFlight += 1
+        let handle: WorkerHandle
         do {
-            try ExitWatcher.watch(pid: started.pid) { [weak self] exit in
-                Task { await self?.workerExited(id, worker: worker, exit: exit) }
-            }
+            handle = try await spawner.spawn(app: app, sessionID: id)
+            launchesInFlight -= 1
         } catch {
-            worker.kill()
-            workers[id] = nil
+            launchesInFlight -= 1
+            sessions[id]?.state = .unattached
             throw error
         }
+        workers[id] = handle
+        supervise(handle)
         sessions[id]?.launchCount += 1
-        sessions[id]?.state = .launching
-        await persist(id)
         // A new process changes what workers use: sample now rather than at the next tick.
         defer { memory.wake?() }
         do {
-            try await worker.waitForHello(timeout: configuration.launchTimeout)
+            try await handle.waitForHello(timeout: configuration.launchTimeout)
+        } catch let error as BrokerError where error.code == .timedOut {
+            throw error
         } catch {
             await terminate(id, reason: .timedOut)
             throw BrokerError(.workerFailed, "the scene process \(app.executable) did not start: \((error as? BrokerError)?.message ?? "\(error)")")
@@ -152,16 +180,16 @@ extension Broker {
     private func connect(_ id: UUID, options: ConnectionOptions) async throws {
         guard let session = sessions[id], let app = apps[session.appID] else { return }
         let discards = (try? await store.pendingDiscards(appID: session.appID)) ?? []
-        let reply = try await command(id, .connect(.with {
+        let reply = try await request(id, .connect(.with {
             $0.session = info(session, includeRestoration: false)
             $0.discardedSessionIds = discards.map { $0.uuidString.lowercased() }
             $0.userActivities = options.activities.map(\.wire)
             if let restoration = session.restoration { $0.restorationActivity = restoration.wire }
             $0.availableConfigurations = app.configurations.map(\.name)
-        }), timeout: configuration.workerTimeout, doing: "willConnect")
+        }), timeout: configuration.workerTimeout, doing: .connect)
         if !discards.isEmpty {
             try? await store.removePendingDiscards(discards, appID: session.appID)
-            emit(id, app: session.appID, "didDiscardSceneSessions", discards.map { $0.uuidString.lowercased() }.joined(separator: ","))
+            emit(id, app: session.appID, .discardsDelivered(discards))
         }
         if case .connected(let connected) = reply, !connected.configuration.isEmpty,
            connected.configuration != session.configuration {
@@ -175,43 +203,34 @@ extension Broker {
         }
     }
 
-    /// Asks for a fresh restoration activity and commits it. When the scene cannot give one,
-    /// the last committed activity stays and the returned note says so.
-    private func saveRestorationActivity(_ id: UUID) async -> String? {
-        let kept = sessions[id]?.restoration == nil ? "there is no earlier saved state" : "the last committed restoration activity is kept"
-        let reply: Windowbroker_V1_WorkerMessage.OneOf_Kind?
-        do {
-            reply = try await command(id, .restorationActivityRequest(.init()), timeout: configuration.workerTimeout, doing: "stateRestorationActivity")
-        } catch let error as BrokerError {
-            return "\(error.message); \(kept)"
-        } catch {
-            return "saving state failed: \(error); \(kept)"
-        }
+    /// Asks for a fresh restoration activity and commits it.
+    private func saveRestorationActivity(_ id: UUID, attempt: UInt64) async throws -> SessionLifecycle.Event {
+        let reply = try await request(id, .restorationActivityRequest(.init()), timeout: configuration.workerTimeout, doing: .saveRestorationActivity)
         guard case .restorationActivity(let answer) = reply, answer.hasActivity else {
-            return nil
+            return .stepSucceeded(attempt: attempt)  // nothing to restore
         }
         do {
             let activity = try UserActivity(wire: answer.activity, maxBytes: configuration.maxActivityBytes)
             try await store.saveRestoration(activity, for: id)
             sessions[id]?.restoration = activity
-            return nil
+            return .restorationCommitted(attempt: attempt)
         } catch let error as BrokerError {
-            return "the scene's restoration activity was refused: \(error.message); \(kept)"
+            return .restorationNotSaved(attempt: attempt, reason: "the scene's restoration activity was refused: \(error.message)")
         } catch {
-            return "the restoration activity could not be committed: \(error); \(kept)"
+            return .restorationNotSaved(attempt: attempt, reason: "the restoration activity could not be committed: \(error)")
         }
     }
 
     /// didDisconnect (and didDiscardSceneSessions when discarded), then the process exits;
     /// SIGKILL after the exit deadline.
-    func disconnect(_ id: UUID, reason: DisconnectReason, discarded: Bool) async throws {
+    func disconnect(_ id: UUID, reason: DisconnectReason, discarded: Bool) async {
         guard let worker = workers[id] else { return }
         await worker.markIntendedEnd(reason)
         do {
-            _ = try await command(id, .disconnect(.with {
+            _ = try await request(id, .disconnect(.with {
                 $0.reason = reason.description
                 $0.discarded = discarded
-            }), timeout: configuration.workerTimeout, doing: "didDisconnect")
+            }), timeout: configuration.workerTimeout, doing: .disconnect)
         } catch {
             logger.warning("scene did not acknowledge didDisconnect", metadata: ["session": "\(id)", "error": "\(error)"])
         }
@@ -221,25 +240,56 @@ extension Broker {
         await terminate(id, reason: reason)
     }
 
-    /// Ends the session's worker now: SIGKILL (a no-op if it already exited), wait for the
-    /// exit, record it as intended with `reason`. Every path that ends a worker comes here.
+    /// Ends the session's worker now: SIGKILL (nothing when it already exited), wait for the
+    /// exit, record it. Every path that ends a worker on purpose comes here.
     func terminate(_ id: UUID, reason: DisconnectReason) async {
         guard let worker = workers[id] else { return }
-        await worker.markIntendedEnd(reason)
         if await worker.exit == nil {
+            await worker.markIntendedEnd(reason)
             worker.kill()
             _ = await worker.waitForExit(timeout: configuration.exitTimeout)
         }
-        workerGone(id, pid: worker.pid, reason: reason)
+        await workerEnded(worker, reason: await self.reason(for: worker, fallback: reason))
     }
 
-    /// Records that a session's worker is gone. Idempotent: the exit watcher and the code
-    /// that ended the worker on purpose may both call it.
-    func workerGone(_ id: UUID, pid: pid_t, reason: DisconnectReason) {
-        guard let worker = workers[id], worker.pid == pid else { return }
+    /// The worker's connection is gone: a process that exits by itself gets its own reason
+    /// (a crash is a crash); one that runs on without its connection is stopped.
+    func reap(_ id: UUID) async {
+        guard let worker = workers[id] else { return }
+        if await worker.waitForExit(timeout: .milliseconds(500)) == nil {
+            logger.warning("scene closed its connection but kept running; stopping it", metadata: ["session": "\(id)", "pid": "\(worker.pid)"])
+        }
+        await terminate(id, reason: .connectionLost)
+    }
+
+    /// Why the worker ended: what the broker intended, else what the kernel reported.
+    func reason(for worker: WorkerHandle, fallback: DisconnectReason) async -> DisconnectReason {
+        if let intended = await worker.intendedEnd { return intended }
+        switch await worker.exit {
+        case .exited(let code)?: return .exited(code: code)
+        case .signaled(let signal)?: return .crashed(signal: signal)
+        case nil: return fallback
+        }
+    }
+
+    /// Records that a worker is gone, once: the exit watch, a reap and a terminate may all
+    /// report the same end. The session stays, unattached, with its last committed activity.
+    func workerEnded(_ worker: WorkerHandle, reason: DisconnectReason) async {
+        guard let id = workers.first(where: { $0.value === worker })?.key else {
+            removeFromPool(worker)
+            return
+        }
         workers[id] = nil
-        guard sessions[id] != nil else { return }
+        focus.remove(id)
+        guard let appID = sessions[id]?.appID else { return }
         sessions[id]?.state = .unattached
         sessions[id]?.lastDisconnect = reason
+        if await worker.intendedEnd != nil, reason != .connectionLost {
+            emit(id, app: appID, .exited(reason, pid: worker.pid))
+        } else {
+            logger.warning("scene process ended unexpectedly", metadata: ["session": "\(id)", "pid": "\(worker.pid)", "reason": "\(reason)"])
+            emit(id, app: appID, .crashed(reason, pid: worker.pid))
+        }
+        await persist(id)
     }
 }

@@ -21,7 +21,15 @@ extension Broker {
     public struct PressureOutcome: Sendable {
         public var level: PressureLevel
         public var warned: [(UUID, UInt64)] = []
-        public var reclaimed: [(id: UUID, freed: UInt64, seconds: Double, detail: String)] = []
+        public var reclaimed: [ReclaimRecord] = []
+    }
+
+    public struct ReclaimRecord: Sendable {
+        public var id: UUID
+        public var freed: UInt64
+        public var seconds: Double
+        public var startedAt: Date
+        public var detail: String
     }
 
     func attachMemoryMonitor(source: String, wake: @escaping @Sendable () -> Void) {
@@ -62,11 +70,14 @@ extension Broker {
         memory.reasons = reasons
         if level != before {
             logger.notice("memory pressure level changed", metadata: ["from": "\(before)", "to": "\(level)", "reasons": "\(reasons.joined(separator: "; "))"])
-            emitBrokerEvent("pressure", "\(before) -> \(level): \(reasons.joined(separator: "; "))")
+            emit(nil, .pressureChanged(from: before, to: level, reasons: reasons, simulated: false))
         }
         // Hysteresis holds the reported level; actions follow what the inputs call for now, so a
         // level held at critical after the budget is met reclaims nothing more.
-        guard now > .normal else { return }
+        guard now > .normal else {
+            if level == .normal { refillPools() }
+            return
+        }
         let due = level > before || memory.lastAction.map { .now - $0 >= memoryConfiguration.minimumActionInterval } ?? true
         guard due else { return }
         _ = await respond(to: now, simulated: false, saving: true)
@@ -74,77 +85,100 @@ extension Broker {
 
     /// `wmctl pressure simulate`: the same response a real signal gets.
     public func simulatePressure(_ level: PressureLevel, saving: Bool) async -> PressureOutcome {
-        emitBrokerEvent("pressure", "simulated \(level)")
+        emit(nil, .pressureChanged(from: memory.policy.level, to: level, reasons: [], simulated: true))
         return await respond(to: level, simulated: true, saving: saving)
     }
 
     /// warning: every background scene is told to trim. critical: background scenes are
     /// reclaimed, least recently used first: down to the budget minus its margin when the
     /// budget is what is exceeded; one per action interval for kernel pressure (the level is
-    /// re-read in between); all of them when simulated.
+    /// re-read in between); all of them when simulated. LRU order decides which scenes go;
+    /// they then save and stop side by side, `reclaimConcurrency` at a time.
     private func respond(to level: PressureLevel, simulated: Bool, saving: Bool) async -> PressureOutcome {
         memory.lastAction = .now
         var outcome = PressureOutcome(level: level)
+        // Idle prewarmed processes go before any scene is disturbed.
+        await drainPools(reason: .memoryPressure)
         let background = sessions.values
             .filter { $0.state == .background && workers[$0.id] != nil }
             .sorted { $0.lastActiveAt < $1.lastActiveAt }
         if level == .warning {
-            for session in background {
-                do {
-                    let reply = try await command(session.id, .memoryWarning(.with { $0.level = level.wire }),
-                                                  timeout: configuration.workerTimeout, doing: "didReceiveMemoryWarning")
-                    var freed: UInt64 = 0
-                    if case .memoryWarning(let answer)? = reply { freed = answer.freedBytes }
-                    outcome.warned.append((session.id, freed))
-                    emit(session.id, app: session.appID, "didReceiveMemoryWarning", "level=\(level) freed=\(freed) bytes")
-                } catch {
-                    logger.warning("memory warning not delivered", metadata: ["session": "\(session.id)", "error": "\(error)"])
-                }
+            let freed = await concurrently(background.map(\.id), limit: background.count) { id in
+                await self.warn(id, level: level)
             }
+            outcome.warned = background.compactMap { session in freed[session.id]?.map { (session.id, $0) } }
             return outcome
         }
-        var used = liveWorkersPSS
+        let used = liveWorkersPSS
         let target = memoryConfiguration.budget.map { UInt64(Double($0) * (1 - memoryConfiguration.budgetMargin)) }
-        let overBudget = target.map { used > $0 } ?? false
-        for session in background {
-            if !simulated {
-                if overBudget, let target, used <= target { break }
-                if !overBudget, !outcome.reclaimed.isEmpty { break }
+        var victims: [UUID] = []
+        if simulated {
+            victims = background.map(\.id)
+        } else if let target, used > target {
+            var remaining = used
+            for session in background where remaining > target {
+                victims.append(session.id)
+                let freed = memory.pss[session.id] ?? 0
+                remaining = remaining > freed ? remaining - freed : 0
             }
-            let freed = memory.pss[session.id] ?? 0
-            let started = ContinuousClock.now
-            do {
-                let notes = try await reclaimForMemory(session.id, saving: saving)
-                let seconds = (ContinuousClock.now - started).seconds
-                used = used > freed ? used - freed : 0
-                memory.reclaimedCount += 1
-                memory.reclaimedBytes += freed
-                let detail = "level=\(level) freed=\(freed) bytes took=\(String(format: "%.1f", seconds * 1000)) ms" + (notes.isEmpty ? "" : "; " + notes.joined(separator: "; "))
-                outcome.reclaimed.append((session.id, freed, seconds, detail))
-                emit(session.id, app: session.appID, "reclaimed", detail)
-            } catch {
-                logger.warning("reclaim failed", metadata: ["session": "\(session.id)", "error": "\(error)"])
-            }
+        } else {
+            victims = background.prefix(1).map(\.id)
         }
-        if let target, used > target, !simulated {
+        let results = await concurrently(victims, limit: configuration.reclaimConcurrency) { id in
+            await self.reclaimForMemory(id, level: level, saving: saving)
+        }
+        outcome.reclaimed = victims.compactMap { results[$0] ?? nil }
+        let freed = outcome.reclaimed.reduce(0) { $0 + $1.freed }
+        if let target, used - min(used, freed) > target, !simulated {
             logger.warning("over the memory budget with no background scene left to reclaim",
-                           metadata: ["used": "\(used.mebibytes)", "target": "\(target.mebibytes)"])
+                           metadata: ["used": "\((used - min(used, freed)).mebibytes)", "target": "\(target.mebibytes)"])
         }
         memory.wake?()
         return outcome
     }
 
+    private func warn(_ id: UUID, level: PressureLevel) async -> UInt64? {
+        do {
+            let reply = try await command(id, .memoryWarning(.with { $0.level = level.wire }),
+                                          timeout: configuration.workerTimeout, doing: "didReceiveMemoryWarning")
+            var freed: UInt64 = 0
+            if case .memoryWarning(let answer)? = reply { freed = answer.freedBytes }
+            emit(id, app: sessions[id]?.appID ?? "", .memoryWarning(level, freedBytes: freed))
+            return freed
+        } catch {
+            logger.warning("memory warning not delivered", metadata: ["session": "\(id)", "error": "\(error)"])
+            return nil
+        }
+    }
+
     /// The reclaim path with reason `memoryPressure`; without saving (benchmark baseline
     /// only), the process is simply killed, as systemd-oomd or earlyoom would.
-    private func reclaimForMemory(_ id: UUID, saving: Bool) async throws -> [String] {
-        if saving {
-            return try await reclaim(id, reason: .memoryPressure).notes
-        }
-        return try await withLifecycleLock {
-            guard workers[id] != nil, sessions[id]?.state == .background else { return [] }
-            await terminate(id, reason: .memoryPressure)
-            await persist(id)
-            return ["killed without saving"]
+    private func reclaimForMemory(_ id: UUID, level: PressureLevel, saving: Bool) async -> ReclaimRecord? {
+        let freed = memory.pss[id] ?? 0
+        let startedAt = Date()
+        let started = ContinuousClock.now
+        do {
+            let notes: [String]
+            if saving {
+                notes = try await reclaim(id, reason: .memoryPressure).notes
+            } else {
+                notes = try await onSession(id) {
+                    guard workers[id] != nil, sessions[id]?.state == .background else { return [] }
+                    await terminate(id, reason: .memoryPressure)
+                    await persist(id)
+                    return ["killed without saving"]
+                }
+            }
+            let seconds = (ContinuousClock.now - started).seconds
+            memory.reclaimedCount += 1
+            memory.reclaimedBytes += freed
+            let event = BrokerEvent.reclaimed(level, freedBytes: freed, seconds: seconds, notes: notes)
+            let detail = event.detail
+            emit(id, app: sessions[id]?.appID ?? "", event)
+            return ReclaimRecord(id: id, freed: freed, seconds: seconds, startedAt: startedAt, detail: detail)
+        } catch {
+            logger.warning("reclaim failed", metadata: ["session": "\(id)", "error": "\(error)"])
+            return nil
         }
     }
 

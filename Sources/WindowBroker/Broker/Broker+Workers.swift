@@ -1,45 +1,54 @@
 import Foundation
 import IPCWire
 
-/// What workers tell the broker on their own: Hello, scene updates, and their exit.
+/// What workers tell the broker on their own, through their supervisors: scene updates,
+/// restoration extensions, a closed connection, their exit.
 extension Broker {
-    func workerEnvelope(_ envelope: Envelope, from id: UUID, connection: WireConnection) async {
-        guard let worker = workers[id], worker.connection === connection else { return }
+    /// Follows one worker's events until its supervisor has seen both the connection close and
+    /// the process reaped.
+    func supervise(_ worker: WorkerHandle) {
+        Task { [weak self] in
+            for await event in worker.events {
+                await self?.workerEvent(event, from: worker)
+            }
+        }
+    }
+
+    private func workerEvent(_ event: WorkerEvent, from worker: WorkerHandle) async {
+        let id = workers.first(where: { $0.value === worker })?.key
+        switch event {
+        case .message(let envelope):
+            guard let id else { return }
+            await workerMessage(envelope, from: id, connection: worker.connection)
+        case .connectionClosed:
+            // End of file is a failure whatever the process does next; the exit path (or the
+            // reap below, for a process that runs on) records why.
+            guard let id else {
+                worker.kill()
+                return
+            }
+            await reap(id)
+        case .exited:
+            await workerEnded(worker, reason: await reason(for: worker, fallback: .brokerStopped))
+        }
+    }
+
+    private func workerMessage(_ envelope: Envelope, from id: UUID, connection: WireConnection) async {
         switch envelope.body {
-        case .hello(let hello):
-            if let problem = Self.checkWorkerHello(hello, session: id) {
-                await connection.reply(to: envelope, error: problem)
-                await worker.recordHello(.failure(problem))
-                return
-            }
-            await connection.reply(to: envelope, with: .welcome(.current(brokerPID: getpid())))
-            await worker.recordHello(.success(()))
         case .workerMessage(let message):
-            guard case .sceneUpdate(let update)? = message.kind else {
-                if case .restorationExtended? = message.kind {
-                    emit(id, app: sessions[id]?.appID ?? "", "restorationExtended")
-                }
-                return
+            switch message.kind {
+            case .sceneUpdate(let update)?:
+                await apply(update, to: id, envelope: envelope, connection: connection)
+            case .restorationExtended?:
+                emit(id, app: sessions[id]?.appID ?? "", .restorationExtended)
+            default:
+                break
             }
-            await apply(update, to: id, envelope: envelope, connection: connection)
         default:
             if envelope.id != 0 {
                 await connection.reply(to: envelope, error: BrokerError(.invalidRequest, "workers may only send scene updates and replies"))
             }
         }
-    }
-
-    static func checkWorkerHello(_ hello: Windowbroker_V1_Hello, session: UUID) -> BrokerError? {
-        if hello.protocolVersion != WireProtocol.version {
-            return BrokerError(.unsupportedVersion, "worker speaks protocol \(hello.protocolVersion); this broker speaks \(WireProtocol.version)")
-        }
-        if hello.peerKind != .worker {
-            return BrokerError(.handshakeRequired, "a worker connection must say Hello as a worker")
-        }
-        if UUID(uuidString: hello.sessionID) != session {
-            return BrokerError(.permissionDenied, "this connection belongs to session \(session.uuidString.lowercased()), not \(hello.sessionID)")
-        }
-        return nil
     }
 
     private func apply(_ update: Windowbroker_V1_SceneUpdate, to id: UUID, envelope: Envelope, connection: WireConnection) async {
@@ -59,28 +68,5 @@ extension Broker {
         } catch {
             if envelope.id != 0 { await connection.reply(to: envelope, error: error) }
         }
-    }
-
-    /// The exit watcher saw the process go. Unplanned exits are crashes; the session stays,
-    /// unattached, with its last committed restoration activity.
-    func workerExited(_ id: UUID, worker: WorkerProcess, exit: WorkerExit) async {
-        await worker.recordExit(exit)
-        let intended = await worker.intendedEnd
-        let reason: DisconnectReason
-        switch (intended, exit) {
-        case (let intended?, _): reason = intended
-        case (nil, .exited(let code)): reason = .exited(code: code)
-        case (nil, .signaled(let signal)): reason = .crashed(signal: signal)
-        }
-        guard workers[id] === worker else { return }
-        let app = sessions[id]?.appID ?? ""
-        workerGone(id, pid: worker.pid, reason: reason)
-        if intended == nil {
-            logger.warning("scene process ended unexpectedly", metadata: ["session": "\(id)", "pid": "\(worker.pid)", "reason": "\(reason)"])
-            emit(id, app: app, "crashed", reason.description)
-        } else {
-            emit(id, app: app, "exited", reason.description)
-        }
-        await persist(id)
     }
 }

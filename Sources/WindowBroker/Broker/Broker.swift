@@ -1,10 +1,12 @@
 /// WindowBroker: the broker core.
 ///
 /// `Broker` is the one owner of broker state (sessions, workers, focus, watchers). Control
-/// connections (`Control/`) and worker connections (`Workers/`) decode frames and call into it;
-/// it decides, drives each scene through the pure lifecycle plan (`Sessions/LifecyclePlan`),
-/// persists through `Sessions/SessionStore`, and routes activations with
-/// `Activation/ActivationRouter` and `Activation/FocusPolicy`.
+/// connections (`Control/`) and worker supervisors (`Workers/`) decode frames and call into it;
+/// it decides and drives each scene through the pure lifecycle reducer
+/// (`Sessions/SessionLifecycle`) on that session's own serial queue, persists through
+/// `Sessions/SessionStore`, and routes activations with `Activation/ActivationRouter`. Only
+/// focus is decided across sessions (`Activation/FocusCoordinator`), so a scene that hangs
+/// costs only its own session.
 import Foundation
 import IPCWire
 import Logging
@@ -19,25 +21,25 @@ public actor Broker {
 
     var apps: [String: AppManifest] = [:]
     var sessions: [UUID: SceneSession] = [:]
-    var workers: [UUID: WorkerProcess] = [:]
+    var workers: [UUID: WorkerHandle] = [:]
+    /// Spawns under way: counted against the worker limit before they are in `workers`.
+    var launchesInFlight = 0
+    var sessionQueues = SessionQueues()
+    var focus: FocusCoordinator
     /// Sessions discarded during this run, so a late request gets "discarded" rather than "unknown".
     var discarded: Set<UUID> = []
-    var watchers: [UUID: AsyncStream<LifecycleEvent>.Continuation] = [:]
+    var events = EventHub()
     var memory: MemoryState
-    /// Told the one-line status whenever it changes (systemd's STATUS=).
-    private var statusObserver: (@Sendable (String) -> Void)?
-    private var lastStatusLine = ""
-
-    // Lifecycle operations run one at a time: each is a sequence of awaited worker replies,
-    // and two interleaved sequences could break the callback order or the focus invariant.
-    private var lifecycleBusy = false
-    private var lifecycleWaiters: [CheckedContinuation<Void, Never>] = []
+    /// How each session's process came to be in its latest launch (for the open/activate reply).
+    var launchKinds: [UUID: LaunchKind] = [:]
+    var pools = PrewarmPools()
 
     public init(configuration: BrokerConfiguration, memory: MemoryConfiguration = MemoryConfiguration(), logger: Logger) async throws {
         self.configuration = configuration
         self.memoryConfiguration = memory
         self.memory = MemoryState(policy: PressurePolicy(thresholds: memory.thresholds))
         self.logger = logger
+        self.focus = FocusCoordinator(maxForeground: configuration.maxForegroundScenes)
         self.store = try SessionStore(directory: configuration.stateDirectory)
         self.spawner = WorkerSpawner(environment: configuration.environment)
         for session in try await store.loadAll() {
@@ -59,21 +61,25 @@ public actor Broker {
             logger.error("skipping app manifest", metadata: ["problem": "\(problem)"])
         }
         apps = loaded
+        refillPools()
         return problems
     }
 
-    // MARK: - Serialising lifecycle operations
-
-    func withLifecycleLock<T: Sendable>(_ body: () async throws -> T) async throws -> T {
-        if lifecycleBusy {
-            await withCheckedContinuation { lifecycleWaiters.append($0) }
-        } else {
-            lifecycleBusy = true
+    /// Runs `body` for each id, at most `limit` at a time; results keyed by id.
+    func concurrently<T: Sendable>(_ ids: [UUID], limit: Int, _ body: @escaping @Sendable (UUID) async -> T) async -> [UUID: T] {
+        await withTaskGroup(of: (UUID, T).self) { group in
+            var results: [UUID: T] = [:]
+            var pending = ids[...]
+            for _ in 0..<max(1, limit) {
+                guard let id = pending.popFirst() else { break }
+                group.addTask { (id, await body(id)) }
+            }
+            while let (id, result) = await group.next() {
+                results[id] = result
+                if let next = pending.popFirst() { group.addTask { (next, await body(next)) } }
+            }
+            return results
         }
-        defer {
-            if lifecycleWaiters.isEmpty { lifecycleBusy = false } else { lifecycleWaiters.removeFirst().resume() }
-        }
-        return try await body()
     }
 
     // MARK: - Queries
@@ -92,18 +98,6 @@ public actor Broker {
     public var statusLine: String {
         func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
         return "Ready: \(count(sessions.count, "session")), \(count(workers.count, "worker")), pressure \(memory.policy.level)"
-    }
-
-    public func observeStatus(_ observer: @escaping @Sendable (String) -> Void) {
-        statusObserver = observer
-        lastStatusLine = statusLine
-    }
-
-    private func publishStatusIfChanged() {
-        let line = statusLine
-        guard line != lastStatusLine else { return }
-        lastStatusLine = line
-        statusObserver?(line)
     }
 
     /// Answers when the broker's executor is free: what the watchdog pets with.
@@ -156,44 +150,22 @@ public actor Broker {
         throw BrokerError(.unknownSession, "no session \(id.uuidString.lowercased()); `wmctl sessions` lists them")
     }
 
-    // MARK: - Watchers
+    // MARK: - Events
 
-    public func addWatcher() -> (UUID, AsyncStream<LifecycleEvent>) {
-        let id = UUID()
-        // A slow watcher loses old events instead of stalling the broker.
-        let (stream, continuation) = AsyncStream.makeStream(of: LifecycleEvent.self, bufferingPolicy: .bufferingNewest(1024))
-        watchers[id] = continuation
-        return (id, stream)
+    /// Events matching `filter`, from now on, until `unsubscribe`.
+    public func subscribe(_ filter: EventFilter = .all) -> (UUID, AsyncStream<LifecycleEvent>) {
+        events.subscribe(filter)
     }
 
-    public func removeWatcher(_ id: UUID) {
-        watchers.removeValue(forKey: id)?.finish()
+    public func unsubscribe(_ id: UUID) {
+        events.unsubscribe(id)
     }
 
-    func emit(_ sessionID: UUID, app: String, _ event: String, _ detail: String = "") {
-        let record = LifecycleEvent.with {
-            $0.time = Date().timeIntervalSince1970
-            $0.sessionID = sessionID.uuidString.lowercased()
-            $0.appID = app
-            $0.event = event
-            $0.detail = detail
-        }
-        logger.debug("lifecycle", metadata: ["session": "\(record.sessionID)", "app": "\(app)", "event": "\(event)", "detail": "\(detail)"])
-        publish(record)
-    }
-
-    /// An event about the broker as a whole (no session), e.g. a pressure level change.
-    func emitBrokerEvent(_ event: String, _ detail: String) {
-        publish(.with {
-            $0.time = Date().timeIntervalSince1970
-            $0.event = event
-            $0.detail = detail
-        })
-    }
-
-    private func publish(_ record: LifecycleEvent) {
-        for watcher in watchers.values { watcher.yield(record) }
-        publishStatusIfChanged()
+    /// Publishes an event about a session (or, with nil, about the broker as a whole).
+    func emit(_ sessionID: UUID?, app: String = "", _ event: BrokerEvent) {
+        let record = event.record(session: sessionID, app: app)
+        logger.debug("lifecycle", metadata: ["session": "\(record.sessionID)", "app": "\(app)", "event": "\(record.event)", "detail": "\(record.detail)"])
+        events.publish(record)
     }
 
     func persist(_ id: UUID) async {

@@ -20,6 +20,8 @@ public struct BrokerConfiguration: Sendable {
     public var maxControlConnections = 128
     public var maxFrameBytes = WireProtocol.defaultMaxFrameBytes
     public var maxActivityBytes = WireProtocol.defaultMaxActivityBytes
+    /// How many scenes save and stop at once during reclaim and shutdown.
+    public var reclaimConcurrency = max(1, ProcessInfo.processInfo.activeProcessorCount)
 
     /// How long a reconnecting scene may take in restoreInteractionState (extension included).
     public var restorationTimeout: Duration = .seconds(5)

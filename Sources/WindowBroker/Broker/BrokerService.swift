@@ -33,7 +33,18 @@ public struct BrokerService: Service {
                             let status = await broker.statusLine
                             logger.info("ready", metadata: ["status": "\(status)", "pid": "\(getpid())"])
                             notifier.ready(status: status)
-                            await broker.observeStatus { notifier.status($0) }
+                        }
+                    }
+                    group.addTask {
+                        // STATUS= follows the broker's events: every change of the line is one.
+                        let (_, events) = await broker.subscribe()
+                        var last = await broker.statusLine
+                        for await _ in events {
+                            let line = await broker.statusLine
+                            if line != last {
+                                last = line
+                                notifier.status(line)
+                            }
                         }
                     }
                     let monitor = MemoryMonitor(broker: broker, logger: logger)

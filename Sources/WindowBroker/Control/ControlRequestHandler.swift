@@ -44,7 +44,7 @@ struct ControlRequestHandler: Sendable {
         defer {
             if let watcher {
                 watcher.task.cancel()
-                Task { await broker.removeWatcher(watcher.id) }
+                Task { await broker.unsubscribe(watcher.id) }
             }
         }
         do {
@@ -66,8 +66,15 @@ struct ControlRequestHandler: Sendable {
                     await connection.reply(to: envelope, error: BrokerError(.invalidRequest, "expected a control request"))
                     continue
                 }
-                if case .watch = kind, watcher == nil {
-                    let (id, events) = await broker.addWatcher()
+                if case .watch(let watch) = kind, watcher == nil {
+                    let unknown = watch.events.filter { !BrokerEvent.names.contains($0) }
+                    guard unknown.isEmpty else {
+                        await connection.reply(to: envelope, error: BrokerError(.invalidRequest, "unknown event name \(unknown.map { "'\($0)'" }.joined(separator: ", ")); known: \(BrokerEvent.names.sorted().joined(separator: ", "))"))
+                        continue
+                    }
+                    let filter = EventFilter(
+                        sessions: Set(watch.sessionIds.map { $0.lowercased() }), apps: Set(watch.appIds), events: Set(watch.events))
+                    let (id, events) = await broker.subscribe(filter)
                     await connection.reply(to: envelope, with: .controlReply(.with { $0.watchStarted = .init() }))
                     watcher = (id, Task {
                         for await event in events {
@@ -117,6 +124,7 @@ struct ControlRequestHandler: Sendable {
             $0.state = outcome.state.wire
             $0.created = outcome.created
             $0.detail = outcome.notes.joined(separator: "; ")
+            if let launch = outcome.launch { $0.launch = launch.wire }
         })
     }
 
@@ -125,6 +133,7 @@ struct ControlRequestHandler: Sendable {
         case .status:
             let status = await broker.status()
             let report = await broker.pressureReport()
+            let prewarmed = await broker.prewarmedCounts()
             return .status(.with {
                 $0.pressureLevel = report.level
                 $0.reclaimedCount = report.reclaimedCount
@@ -133,6 +142,7 @@ struct ControlRequestHandler: Sendable {
                 $0.uptimeSeconds = status.uptime
                 $0.sessions = UInt32(status.sessions)
                 $0.workers = UInt32(status.workers)
+                $0.prewarmed = prewarmed.mapValues { UInt32($0) }
             })
         case .apps:
             let apps = await broker.appList()
@@ -197,6 +207,7 @@ struct ControlRequestHandler: Sendable {
                         $0.sessionID = record.id.uuidString.lowercased()
                         $0.freedBytes = record.freed
                         $0.seconds = record.seconds
+                        $0.startedAt = record.startedAt.timeIntervalSince1970
                         $0.detail = record.detail
                     }
                 }

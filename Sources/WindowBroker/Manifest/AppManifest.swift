@@ -13,7 +13,8 @@ import Foundation
 ///     { "name": "Default", "role": "windowApplication", "delegate": "NoteSceneDelegate",
 ///       "canActivate": ["*"], "prefersToActivate": [] }
 ///   ],
-///   "activityTypes": ["notes.edit"]
+///   "activityTypes": ["notes.edit"],
+///   "prewarm": 1
 /// }
 /// ```
 /// `executable` is an absolute path, a path relative to the manifest's directory (it contains
@@ -35,6 +36,9 @@ public struct AppManifest: Sendable, Equatable {
     public var supportsMultipleScenes: Bool
     public var configurations: [Configuration]
     public var activityTypes: [String]
+    /// How many started, handshaken, idle processes the broker keeps for this app, bound to a
+    /// session only when one is opened or activated (Android's zygote / iOS's prewarming idea).
+    public var prewarm: Int
     /// The file it was read from, for messages.
     public var source: String
 

@@ -65,7 +65,11 @@ public struct ManifestLoader: Sendable {
         var supportsMultipleScenes: Bool?
         var configurations: [AppManifest.Configuration]?
         var activityTypes: [String]?
+        var prewarm: Int?
     }
+
+    /// More idle processes than this per app would only waste memory.
+    public static let maxPrewarm = 8
 
     public func parse(file: String) throws -> AppManifest {
         guard let data = FileManager.default.contents(atPath: file) else {
@@ -106,6 +110,10 @@ public struct ManifestLoader: Sendable {
         if let empty = activityTypes.firstIndex(where: \.isEmpty) {
             throw ManifestProblem(file: file, field: "activityTypes[\(empty)]", reason: "must not be empty")
         }
+        let prewarm = raw.prewarm ?? 0
+        guard (0...Self.maxPrewarm).contains(prewarm) else {
+            throw ManifestProblem(file: file, field: "prewarm", reason: "\(prewarm) is out of range (0...\(Self.maxPrewarm))")
+        }
         return AppManifest(
             id: id,
             name: raw.name ?? id,
@@ -114,6 +122,7 @@ public struct ManifestLoader: Sendable {
             supportsMultipleScenes: raw.supportsMultipleScenes ?? true,
             configurations: configurations,
             activityTypes: activityTypes,
+            prewarm: prewarm,
             source: file
         )
     }

@@ -17,6 +17,8 @@ public enum DisconnectReason: Sendable, Equatable, CustomStringConvertible {
     case brokerStopped
     /// The user discarded the session.
     case discarded
+    /// The worker closed its connection but kept running; the broker stopped it.
+    case connectionLost
 
     public var description: String {
         switch self {
@@ -27,6 +29,7 @@ public enum DisconnectReason: Sendable, Equatable, CustomStringConvertible {
         case .timedOut: "timedOut"
         case .brokerStopped: "brokerStopped"
         case .discarded: "discarded"
+        case .connectionLost: "connectionLost"
         }
     }
 
@@ -37,6 +40,7 @@ public enum DisconnectReason: Sendable, Equatable, CustomStringConvertible {
         case "timedOut": self = .timedOut
         case "brokerStopped": self = .brokerStopped
         case "discarded": self = .discarded
+        case "connectionLost": self = .connectionLost
         default:
             if stored.hasPrefix("crashed(exit "), let code = Int32(stored.dropFirst(13).dropLast()) {
                 self = .exited(code: code)

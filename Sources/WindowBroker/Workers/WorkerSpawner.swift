@@ -25,19 +25,10 @@ public struct WorkerSpawner: Sendable {
         self.group = group
     }
 
-    /// A started worker: its pid and its wire connection (read by a task of its own).
-    public struct Started: Sendable {
-        public var pid: pid_t
-        public var connection: WireConnection
-    }
-
-    /// Spawns `app`'s executable for `sessionID`. `onEnvelope` receives every non-reply frame
-    /// the worker sends. The exit is observed separately (`ExitWatcher`).
-    public func spawn(
-        app: AppManifest,
-        sessionID: UUID,
-        onEnvelope: @escaping @Sendable (Envelope, WireConnection) async -> Void
-    ) async throws -> Started {
+    /// Spawns `app`'s executable, for `sessionID` or (nil) as a prewarmed worker that is bound
+    /// to a session later. The returned handle already reads the connection and watches the
+    /// exit; its `events` say what happens.
+    public func spawn(app: AppManifest, sessionID: UUID?) async throws -> WorkerHandle {
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, wb_sock_stream() | wb_sock_cloexec(), 0, &pair) == 0 else {
             throw BrokerError(.resourceExhausted, "cannot create a socket pair for a new worker: \(String(cString: strerror(errno)))")
@@ -52,7 +43,7 @@ public struct WorkerSpawner: Sendable {
 
         var env = environment
         env["WINDOWBROKER_FD"] = "3"
-        env["WINDOWBROKER_SESSION"] = sessionID.uuidString.lowercased()
+        env["WINDOWBROKER_SESSION"] = sessionID?.uuidString.lowercased()
         env["WINDOWBROKER_APP"] = app.id
         env["WINDOWBROKER_PID"] = String(getpid())
         let argv = [app.executable] + app.arguments
@@ -77,21 +68,27 @@ public struct WorkerSpawner: Sendable {
             }
         } catch {
             Glibc.kill(pid, SIGKILL)
+            ExitWatcher.watch(pid: pid) { _ in }
             throw BrokerError(.internalError, "cannot adopt the worker's socket: \(error)")
         }
 
-        let connection = await withCheckedContinuation { (ready: CheckedContinuation<WireConnection, Never>) in
+        let childPID = pid
+        let handle = await withCheckedContinuation { (ready: CheckedContinuation<WorkerHandle, Never>) in
             Task {
                 try? await channel.executeThenClose { inbound, outbound in
-                    let connection = WireConnection(outbound: outbound)
-                    ready.resume(returning: connection)
-                    await connection.readLoop(inbound) { envelope in
-                        await onEnvelope(envelope, connection)
+                    let handle = WorkerHandle(pid: childPID, connection: WireConnection(outbound: outbound), appID: app.id, spawnedFor: sessionID)
+                    ready.resume(returning: handle)
+                    await handle.connection.readLoop(inbound) { envelope in
+                        await handle.received(envelope)
                     }
+                    await handle.connectionEnded()
                 }
             }
         }
-        return Started(pid: pid, connection: connection)
+        ExitWatcher.watch(pid: pid) { exit in
+            Task { await handle.recordExit(exit) }
+        }
+        return handle
     }
 }
 

@@ -1,0 +1,76 @@
+import Foundation
+
+/// The one thing decided atomically across sessions: which scene is meant to be active and
+/// which are meant to be in the foreground (split view holds `maxForeground`). Every other
+/// part of a scene's lifecycle runs on that session's own driver; this decides what the
+/// drivers of *other* sessions must do when one scene comes forward, from what earlier
+/// decisions intended rather than from where the scenes happen to be right now.
+public struct FocusCoordinator: Sendable, Equatable {
+    public let maxForeground: Int
+    /// The scene meant to be foregroundActive.
+    public private(set) var active: UUID?
+    /// Scenes meant to be in the foreground, least recently active first.
+    public private(set) var foreground: [UUID] = []
+
+    public init(maxForeground: Int) {
+        self.maxForeground = max(1, maxForeground)
+    }
+
+    public struct Change: Sendable, Equatable {
+        public var id: UUID
+        public var target: LifecycleTarget
+
+        public init(_ id: UUID, _ target: LifecycleTarget) {
+            self.id = id
+            self.target = target
+        }
+    }
+
+    /// What bringing one scene forward asks of the others.
+    public struct Decision: Sendable, Equatable {
+        public var scene: UUID
+        /// For other scenes, in order: the active one resigns, the least recently active
+        /// foreground scenes beyond the bound go to the background.
+        public var changes: [Change]
+        /// The scene that was meant to be active before; it is active again if this one fails.
+        public var previousActive: UUID?
+        /// The change whose completion `scene` waits for before it becomes active, so that at
+        /// most one scene is ever foregroundActive.
+        public var resigning: UUID? {
+            changes.first { $0.id == previousActive }?.id
+        }
+    }
+
+    /// `id` is to become the active scene.
+    public mutating func bringForward(_ id: UUID) -> Decision {
+        let previous = active
+        foreground.removeAll { $0 == id }
+        foreground.append(id)
+        active = id
+        var changes: [Change] = []
+        let excess = max(0, foreground.count - maxForeground)
+        let toBackground = Array(foreground.prefix(excess))
+        foreground.removeFirst(excess)
+        if let previous, previous != id, !toBackground.contains(previous) {
+            changes.append(Change(previous, .foregroundInactive))
+        }
+        changes += toBackground.map { Change($0, .background) }
+        return Decision(scene: id, changes: changes, previousActive: previous == id ? nil : previous)
+    }
+
+    /// `id` leaves the foreground (sent to the background, reclaimed, closed, its process ended).
+    /// No other scene becomes active by itself, as on iPadOS.
+    public mutating func remove(_ id: UUID) {
+        foreground.removeAll { $0 == id }
+        if active == id { active = nil }
+    }
+
+    /// Bringing `decision.scene` forward failed: it leaves the foreground and, unless a later
+    /// decision already moved focus elsewhere, the scene that was active before is active again.
+    public mutating func bringForwardFailed(_ decision: Decision) -> [Change] {
+        let stillCurrent = active == decision.scene
+        remove(decision.scene)
+        guard stillCurrent, let previous = decision.previousActive else { return [] }
+        return [bringForward(previous).changes, [Change(previous, .foregroundActive)]].flatMap { $0 }
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import IPCWire
+
+/// Prewarmed workers (the zygote/prewarm idea from Android and iOS): for an app whose manifest
+/// says `"prewarm": N`, N processes are kept started, handshaken and idle, with no session.
+/// Opening or activating a scene of that app binds one of them instead of spawning; the pool
+/// refills in the background. Under memory pressure the pools are emptied first, before any
+/// scene is warned or reclaimed, and stay empty until the level is back to normal.
+struct PrewarmPools {
+    /// Ready workers per app, oldest first.
+    var ready: [String: [WorkerHandle]] = [:]
+    /// Spawns under way per app.
+    var warming: [String: Int] = [:]
+    /// Set for good once the broker stops.
+    var closed = false
+
+    var count: Int { ready.values.reduce(0) { $0 + $1.count } + warming.values.reduce(0, +) }
+
+    mutating func remove(_ worker: WorkerHandle) {
+        ready[worker.appID]?.removeAll { $0 === worker }
+    }
+}
+
+extension Broker {
+    /// Tops every app's pool up to its `prewarm` count, in the background.
+    func refillPools() {
+        guard !pools.closed, memory.policy.level == .normal else { return }
+        for app in apps.values.sorted(by: { $0.id < $1.id }) where app.prewarm > 0 {
+            let missing = app.prewarm - (pools.ready[app.id]?.count ?? 0) - (pools.warming[app.id] ?? 0)
+            for _ in 0..<max(0, missing) {
+                // Idle processes never take the room scenes need.
+                guard workers.count + launchesInFlight + pools.count < configuration.maxLiveWorkers else { return }
+                pools.warming[app.id, default: 0] += 1
+                Task { await self.warm(app) }
+            }
+        }
+    }
+
+    private func warm(_ app: AppManifest) async {
+        defer { pools.warming[app.id, default: 1] -= 1 }
+        let worker: WorkerHandle
+        do {
+            worker = try await spawner.spawn(app: app, sessionID: nil)
+        } catch {
+            logger.warning("cannot prewarm a worker", metadata: ["app": "\(app.id)", "error": "\(error)"])
+            return
+        }
+        supervise(worker)
+        do {
+            try await worker.waitForHello(timeout: configuration.launchTimeout)
+        } catch {
+            logger.warning("a prewarmed worker did not start", metadata: ["app": "\(app.id)", "error": "\(error)"])
+            worker.kill()
+            return
+        }
+        let wanted = apps[app.id]?.prewarm ?? 0
+        guard !pools.closed, memory.policy.level == .normal, (pools.ready[app.id]?.count ?? 0) < wanted else {
+            await worker.markIntendedEnd(.memoryPressure)
+            worker.kill()
+            return
+        }
+        pools.ready[app.id, default: []].append(worker)
+        memory.wake?()
+    }
+
+    /// A ready prewarmed worker of the app, taken out of its pool; the pool refills.
+    func takePrewarmed(_ appID: String) async -> WorkerHandle? {
+        defer { refillPools() }
+        while let worker = pools.ready[appID]?.first {
+            pools.ready[appID]?.removeFirst()
+            if await worker.isReady { return worker }
+            worker.kill()  // died while idle: its supervisor reaps it
+        }
+        return nil
+    }
+
+    /// Empties every pool now (SIGKILL: an idle worker holds nothing worth saving). Returns how
+    /// many workers went.
+    @discardableResult
+    func drainPools(reason: DisconnectReason) async -> Int {
+        let drained = pools.ready
+        pools.ready = [:]
+        var count = 0
+        for (appID, workers) in drained.sorted(by: { $0.key < $1.key }) {
+            for worker in workers {
+                await worker.markIntendedEnd(reason)
+                worker.kill()
+                emit(nil, app: appID, .exited(reason, pid: worker.pid))
+                count += 1
+            }
+        }
+        if count > 0 { logger.notice("emptied the prewarm pools", metadata: ["workers": "\(count)", "reason": "\(reason)"]) }
+        return count
+    }
+
+    /// Ready prewarmed workers per app, for every app that asks for some.
+    public func prewarmedCounts() -> [String: Int] {
+        var counts: [String: Int] = [:]
+        for app in apps.values where app.prewarm > 0 { counts[app.id] = pools.ready[app.id]?.count ?? 0 }
+        return counts
+    }
+
+    func removeFromPool(_ worker: WorkerHandle) {
+        pools.remove(worker)
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import IPCWire
+
+/// How a scene's process came to be for an open or activate.
+public enum LaunchKind: String, Sendable {
+    case existing, spawned, prewarmed
+
+    var wire: Windowbroker_V1_LaunchKind {
+        switch self {
+        case .existing: .existing
+        case .spawned: .spawned
+        case .prewarmed: .prewarmed
+        }
+    }
+}
+
+/// Everything the broker publishes, typed end to end: the schema's `LifecycleEvent.kind` oneof
+/// carries the same cases. `name` and `detail` are derived, for people and filters.
+public enum BrokerEvent: Sendable, Equatable {
+    case created(configuration: String)
+    case launched(pid: Int32, launch: LaunchKind)
+    /// A lifecycle callback the scene completed, and the state it left the scene in.
+    case callback(LifecycleStep, SceneState)
+    case restorationSaved(committed: Bool)
+    case restorationExtended
+    case continued(activityType: String)
+    case discardsDelivered([UUID])
+    /// The process ended because the broker ended it.
+    case exited(DisconnectReason, pid: Int32)
+    /// The process ended on its own, or lost its connection.
+    case crashed(DisconnectReason, pid: Int32)
+    case discarded(delivered: Bool)
+    case memoryWarning(PressureLevel, freedBytes: UInt64)
+    case reclaimed(PressureLevel, freedBytes: UInt64, seconds: Double, notes: [String])
+    case pressureChanged(from: PressureLevel, to: PressureLevel, reasons: [String], simulated: Bool)
+
+    /// The name `wmctl watch` prints and `--event` filters on.
+    public var name: String {
+        switch self {
+        case .created: "created"
+        case .launched: "launched"
+        case .callback(let step, _): step.callbackName
+        case .restorationSaved: "restorationSaved"
+        case .restorationExtended: "restorationExtended"
+        case .continued: "continue"
+        case .discardsDelivered: "didDiscardSceneSessions"
+        case .exited: "exited"
+        case .crashed: "crashed"
+        case .discarded: "discarded"
+        case .memoryWarning: "didReceiveMemoryWarning"
+        case .reclaimed: "reclaimed"
+        case .pressureChanged: "pressure"
+        }
+    }
+
+    /// Every name an event can have, for validating filters.
+    public static let names: Set<String> = [
+        "created", "launched", "willConnect", "restoreInteractionState", "willEnterForeground", "didBecomeActive",
+        "willResignActive", "didEnterBackground", "didDisconnect", "restorationSaved", "restorationExtended",
+        "continue", "didDiscardSceneSessions", "exited", "crashed", "discarded", "didReceiveMemoryWarning",
+        "reclaimed", "pressure",
+    ]
+
+    public var detail: String {
+        switch self {
+        case .created(let configuration): configuration
+        case .launched(let pid, let launch): "pid \(pid), \(launch.rawValue)"
+        case .callback(_, let state): state.rawValue
+        case .restorationSaved(let committed): committed ? "committed" : "nothing new committed"
+        case .restorationExtended: ""
+        case .continued(let type): type
+        case .discardsDelivered(let ids): ids.map { $0.uuidString.lowercased() }.joined(separator: ",")
+        case .exited(let reason, _), .crashed(let reason, _): reason.description
+        case .discarded(let delivered): delivered ? "delivered" : "pending"
+        case .memoryWarning(let level, let freed): "level=\(level) freed=\(freed) bytes"
+        case .reclaimed(let level, let freed, let seconds, let notes):
+            "level=\(level) freed=\(freed) bytes took=\(String(format: "%.1f", seconds * 1000)) ms" + (notes.isEmpty ? "" : "; " + notes.joined(separator: "; "))
+        case .pressureChanged(let from, let to, let reasons, let simulated):
+            simulated ? "simulated \(to)" : "\(from) -> \(to): \(reasons.joined(separator: "; "))"
+        }
+    }
+
+    /// The wire record, stamped now.
+    func record(session: UUID?, app: String) -> LifecycleEvent {
+        .with {
+            $0.time = Date().timeIntervalSince1970
+            $0.sessionID = session?.uuidString.lowercased() ?? ""
+            $0.appID = app
+            $0.event = name
+            $0.detail = detail
+            $0.kind = wireKind
+        }
+    }
+
+    private var wireKind: LifecycleEvent.OneOf_Kind {
+        switch self {
+        case .created(let configuration):
+            .created(.with { $0.configuration = configuration })
+        case .launched(let pid, let launch):
+            .launched(.with {
+                $0.pid = pid
+                $0.launch = launch.wire
+            })
+        case .callback(let step, let state):
+            .callback(.with {
+                $0.callback = step.wireCallback
+                $0.state = state.wire
+            })
+        case .restorationSaved(let committed):
+            .restorationSaved(.with { $0.committed = committed })
+        case .restorationExtended:
+            .restorationExtended(.init())
+        case .continued(let type):
+            .continued(.with { $0.activityType = type })
+        case .discardsDelivered(let ids):
+            .discardsDelivered(.with { $0.sessionIds = ids.map { $0.uuidString.lowercased() } })
+        case .exited(let reason, let pid):
+            .exited(.with {
+                $0.reason = reason.description
+                $0.pid = pid
+            })
+        case .crashed(let reason, let pid):
+            .crashed(.with {
+                $0.reason = reason.description
+                $0.pid = pid
+            })
+        case .discarded(let delivered):
+            .discarded(.with { $0.delivered = delivered })
+        case .memoryWarning(let level, let freed):
+            .memoryWarning(.with {
+                $0.level = level.wire
+                $0.freedBytes = freed
+            })
+        case .reclaimed(let level, let freed, let seconds, let notes):
+            .reclaimed(.with {
+                $0.level = level.wire
+                $0.freedBytes = freed
+                $0.seconds = seconds
+                $0.notes = notes
+            })
+        case .pressureChanged(let from, let to, let reasons, let simulated):
+            .pressure(.with {
+                $0.from = from.wire
+                $0.to = to.wire
+                $0.reasons = reasons
+                $0.simulated = simulated
+            })
+        }
+    }
+}
+
+extension LifecycleStep {
+    var wireCallback: Windowbroker_V1_Callback {
+        switch self {
+        case .connect: .willConnect
+        case .restoreInteractionState: .restoreInteractionState
+        case .willEnterForeground: .willEnterForeground
+        case .didBecomeActive: .didBecomeActive
+        case .willResignActive: .willResignActive
+        case .didEnterBackground: .didEnterBackground
+        case .disconnect: .didDisconnect
+        case .launch, .saveRestorationActivity: .unspecified
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import Foundation
+import IPCWire
+
+/// What a subscriber wants to see; empty sets match everything.
+public struct EventFilter: Sendable, Equatable {
+    public var sessions: Set<String> = []
+    public var apps: Set<String> = []
+    public var events: Set<String> = []
+
+    public init(sessions: Set<String> = [], apps: Set<String> = [], events: Set<String> = []) {
+        self.sessions = sessions
+        self.apps = apps
+        self.events = events
+    }
+
+    public static let all = EventFilter()
+
+    public func matches(_ record: LifecycleEvent) -> Bool {
+        (sessions.isEmpty || sessions.contains(record.sessionID))
+            && (apps.isEmpty || apps.contains(record.appID))
+            && (events.isEmpty || events.contains(record.event))
+    }
+}
+
+/// The one place broker events go out: `wmctl watch` connections, the systemd STATUS line and
+/// anything else subscribe here, each with its filter, applied before anything is queued.
+/// Owned by the broker's executor; a slow subscriber loses its oldest events instead of
+/// stalling the broker.
+struct EventHub {
+    private var subscribers: [UUID: (filter: EventFilter, sink: AsyncStream<LifecycleEvent>.Continuation)] = [:]
+
+    mutating func subscribe(_ filter: EventFilter) -> (UUID, AsyncStream<LifecycleEvent>) {
+        let id = UUID()
+        let (stream, sink) = AsyncStream.makeStream(of: LifecycleEvent.self, bufferingPolicy: .bufferingNewest(1024))
+        subscribers[id] = (filter, sink)
+        return (id, stream)
+    }
+
+    mutating func unsubscribe(_ id: UUID) {
+        subscribers.removeValue(forKey: id)?.sink.finish()
+    }
+
+    func publish(_ record: LifecycleEvent) {
+        for subscriber in subscribers.values where subscriber.filter.matches(record) {
+            subscriber.sink.yield(record)
+        }
+    }
+
+    mutating func finishAll() {
+        for subscriber in subscribers.values { subscriber.sink.finish() }
+        subscribers.removeAll()
+    }
+}

@@ -1,0 +1,171 @@
+import IPCWire
+
+/// The lifecycle of one session while the broker drives it toward a target, as a pure reducer:
+/// `(state, event) -> (state, [effect])`. The broker's session driver performs the effects
+/// (talks to the worker, kills it, persists, emits) and feeds what happened back as events.
+/// Every error path (a missed deadline in the middle of a plan, the process ending during or
+/// between steps, a late reply) is decided here, so unit tests can drive it without processes.
+public struct SessionLifecycle: Sendable, Equatable {
+    public private(set) var state: SceneState
+    public private(set) var hasRestoration: Bool
+    /// Steps still to run after the one in flight.
+    public private(set) var remaining: [LifecycleStep] = []
+    /// The step in flight and its attempt number: a reply naming another attempt is late.
+    public private(set) var inFlight: (step: LifecycleStep, attempt: UInt64)?
+    public private(set) var notes: [String] = []
+    public private(set) var isFinished = false
+    private var nextAttempt: UInt64 = 1
+    private var completedSteps = 0
+
+    public init(state: SceneState, hasRestoration: Bool) {
+        self.state = state
+        self.hasRestoration = hasRestoration
+    }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.state == rhs.state && lhs.hasRestoration == rhs.hasRestoration && lhs.remaining == rhs.remaining
+            && lhs.inFlight?.step == rhs.inFlight?.step && lhs.inFlight?.attempt == rhs.inFlight?.attempt
+            && lhs.notes == rhs.notes && lhs.isFinished == rhs.isFinished
+    }
+
+    public enum Event: Sendable, Equatable {
+        /// Drive the scene to this target (the first event).
+        case requested(LifecycleTarget)
+        /// The worker completed the step of this attempt.
+        case stepSucceeded(attempt: UInt64)
+        /// The save step got an activity and committed it.
+        case restorationCommitted(attempt: UInt64)
+        /// The save step could not produce or commit an activity; the last committed one stays.
+        case restorationNotSaved(attempt: UInt64, reason: String)
+        /// The worker did not answer the step within its deadline.
+        case deadlineMissed(attempt: UInt64, after: Duration)
+        /// The worker refused the step or its connection ended during it.
+        case stepFailed(attempt: UInt64, BrokerError)
+        /// The process was found gone before the step in flight could start.
+        case processEnded
+    }
+
+    public enum Effect: Sendable, Equatable {
+        /// Run this step against the worker (spawn, command with deadline, save, disconnect).
+        case perform(LifecycleStep, attempt: UInt64)
+        /// Stop the worker now (SIGKILL), recording why.
+        case kill(DisconnectReason)
+        /// The connection is gone: wait for the process to end, stopping it if it runs on.
+        case reap
+        /// Record the completed step: the scene is now in `state`.
+        case emit(LifecycleStep, SceneState)
+        /// Write the session's metadata (one transaction).
+        case persist
+        /// The drive is over: the notes for the requester, or the error.
+        case finish(Result<[String], BrokerError>)
+    }
+
+    public mutating func handle(_ event: Event) -> [Effect] {
+        guard !isFinished else { return [] }
+        switch event {
+        case .requested(let target):
+            remaining = LifecyclePlan.steps(from: state, to: target, hasRestoration: hasRestoration)
+            return next()
+
+        case .stepSucceeded(let attempt), .restorationCommitted(let attempt):
+            guard let step = current(attempt) else { return [] }
+            if case .restorationCommitted = event { hasRestoration = true }
+            return completed(step)
+
+        case .restorationNotSaved(let attempt, let reason):
+            guard let step = current(attempt) else { return [] }
+            notes.append("\(reason); \(keptNote)")
+            return completed(step)
+
+        case .deadlineMissed(let attempt, let after):
+            guard let step = current(attempt) else { return [] }
+            inFlight = nil
+            state = .unattached
+            switch step {
+            case .launch:
+                return [.kill(.timedOut)] + finish(.failure(BrokerError(.workerFailed, "the scene process did not start: it did not connect within \(after.formattedSeconds)")))
+            case .saveRestorationActivity:
+                // A scene stuck in its own save loses its process, never its committed state.
+                notes.append("the scene did not finish stateRestorationActivity within \(after.formattedSeconds); its process was stopped; \(keptNote)")
+                return [.kill(.timedOut)] + finish(.success(notes))
+            default:
+                return [.kill(.timedOut)] + finish(.failure(BrokerError(.timedOut, "the scene did not finish \(step.callbackName) within \(after.formattedSeconds); its process was stopped and its saved state is kept")))
+            }
+
+        case .stepFailed(let attempt, let error):
+            guard let step = current(attempt) else { return [] }
+            inFlight = nil
+            if error.code == .connectionClosed {
+                state = .unattached
+                if step == .saveRestorationActivity || step == .disconnect {
+                    // Going away anyway: the drive ends where it was going, with what was kept.
+                    if step == .saveRestorationActivity { notes.append("the scene's process ended during stateRestorationActivity; \(keptNote)") }
+                    return [.reap] + finish(.success(notes))
+                }
+                return [.reap] + finish(.failure(BrokerError(.workerFailed, "the scene's process ended during \(step.callbackName); its saved state is kept")))
+            }
+            if step == .saveRestorationActivity {
+                notes.append("\(error.message); \(keptNote)")
+                return completed(step)
+            }
+            return finish(.failure(error))
+
+        case .processEnded:
+            guard let step = inFlight?.step, step != .launch else { return [] }
+            inFlight = nil
+            state = .unattached
+            if step == .disconnect { return finish(.success(notes)) }  // it was going away anyway
+            return finish(.failure(BrokerError(.workerFailed, "the scene's process ended before \(step.callbackName); its last saved state is kept")))
+        }
+    }
+
+    private var keptNote: String {
+        hasRestoration ? "the last committed restoration activity is kept" : "there is no earlier saved state"
+    }
+
+    private func current(_ attempt: UInt64) -> LifecycleStep? {
+        guard let inFlight, inFlight.attempt == attempt else { return nil }  // late: its deadline already passed
+        return inFlight.step
+    }
+
+    private mutating func completed(_ step: LifecycleStep) -> [Effect] {
+        inFlight = nil
+        state = step.resultingState(from: state)
+        completedSteps += 1
+        var effects: [Effect] = [.emit(step, state)]
+        // The launch is recorded at once (launch count, attached) so a crash loop is visible.
+        if step == .launch { effects.append(.persist) }
+        return effects + next()
+    }
+
+    private mutating func next() -> [Effect] {
+        guard !remaining.isEmpty else {
+            return (completedSteps > 0 ? [.persist] : []) + finish(.success(notes))
+        }
+        let step = remaining.removeFirst()
+        let attempt = nextAttempt
+        nextAttempt += 1
+        inFlight = (step, attempt)
+        return [.perform(step, attempt: attempt)]
+    }
+
+    private mutating func finish(_ result: Result<[String], BrokerError>) -> [Effect] {
+        isFinished = true
+        remaining = []
+        if case .failure = result { return [.persist, .finish(result)] }
+        return [.finish(result)]
+    }
+}
+
+extension LifecycleStep {
+    /// The SceneDelegate callback a person would look for in a message.
+    public var callbackName: String {
+        switch self {
+        case .launch: "launch"
+        case .connect: "willConnect"
+        case .saveRestorationActivity: "stateRestorationActivity"
+        case .disconnect: "didDisconnect"
+        default: rawValue
+        }
+    }
+}

@@ -1,0 +1,185 @@
+import CLinuxShim
+import Dispatch
+import Foundation
+import Glibc
+import IPCWire
+
+/// How a worker process ended, as the kernel reported it.
+public enum WorkerExit: Sendable, Equatable {
+    case exited(code: Int32)
+    case signaled(Int32)
+}
+
+/// What a worker's supervisor reports to the broker, in the order it happened.
+public enum WorkerEvent: Sendable {
+    /// A frame that is neither a reply nor the Hello (scene updates, restoration extensions).
+    case message(Envelope)
+    /// The socket reached end of file or failed. The process may still run.
+    case connectionClosed
+    /// The process ended and was reaped.
+    case exited(WorkerExit)
+}
+
+/// The supervisor of one worker process: it owns the process (pid, exit watch through a
+/// pidfd, reaping), its pre-connected wire connection and read loop, and the Hello handshake.
+/// The broker learns everything else from `events`, which ends once the connection is closed
+/// and the process reaped, so no path leaves a zombie or an open descriptor behind.
+public actor WorkerHandle {
+    public nonisolated let pid: pid_t
+    public nonisolated let connection: WireConnection
+    public nonisolated let events: AsyncStream<WorkerEvent>
+    private let sink: AsyncStream<WorkerEvent>.Continuation
+    /// The session the worker was spawned for; nil for a prewarmed worker, bound later.
+    public nonisolated let spawnedFor: UUID?
+    public nonisolated let appID: String
+
+    public private(set) var exit: WorkerExit?
+    public private(set) var connectionOpen = true
+    /// Set by the broker before it ends the process on purpose, so the exit is not a crash.
+    public private(set) var intendedEnd: DisconnectReason?
+    /// Each waiter is woken by the exit or by its own deadline, whichever comes first.
+    private var exitWaiters: [UUID: CheckedContinuation<Void, Never>] = [:]
+    private var helloWaiter: CheckedContinuation<Void, any Error>?
+    private var helloState: Result<Void, BrokerError>?
+
+    init(pid: pid_t, connection: WireConnection, appID: String, spawnedFor: UUID?) {
+        self.pid = pid
+        self.connection = connection
+        self.appID = appID
+        self.spawnedFor = spawnedFor
+        (events, sink) = AsyncStream.makeStream(of: WorkerEvent.self)
+    }
+
+    public var isReady: Bool { (try? helloState?.get()) != nil && exit == nil && connectionOpen }
+
+    public func markIntendedEnd(_ reason: DisconnectReason) {
+        if intendedEnd == nil { intendedEnd = reason }
+    }
+
+    /// SIGKILL; the exit is still observed through the pidfd.
+    public nonisolated func kill() {
+        _ = Glibc.kill(pid, SIGKILL)
+    }
+
+    // MARK: - What the read loop and the exit watch report
+
+    func received(_ envelope: Envelope) async {
+        guard case .hello(let hello) = envelope.body else {
+            sink.yield(.message(envelope))
+            return
+        }
+        if let problem = Self.check(hello, spawnedFor: spawnedFor) {
+            await connection.reply(to: envelope, error: problem)
+            recordHello(.failure(problem))
+            return
+        }
+        await connection.reply(to: envelope, with: .welcome(.current(brokerPID: getpid())))
+        recordHello(.success(()))
+    }
+
+    static func check(_ hello: Windowbroker_V1_Hello, spawnedFor: UUID?) -> BrokerError? {
+        if hello.protocolVersion != WireProtocol.version {
+            return BrokerError(.unsupportedVersion, "worker speaks protocol \(hello.protocolVersion); this broker speaks \(WireProtocol.version)")
+        }
+        if hello.peerKind != .worker {
+            return BrokerError(.handshakeRequired, "a worker connection must say Hello as a worker")
+        }
+        let named = hello.sessionID.isEmpty ? nil : UUID(uuidString: hello.sessionID)
+        if named != spawnedFor || (named == nil && !hello.sessionID.isEmpty) {
+            let mine = spawnedFor?.uuidString.lowercased() ?? "no session yet (prewarmed)"
+            return BrokerError(.permissionDenied, "this connection belongs to \(mine), not '\(hello.sessionID)'")
+        }
+        return nil
+    }
+
+    func connectionEnded() {
+        guard connectionOpen else { return }
+        connectionOpen = false
+        recordHello(.failure(BrokerError(.workerFailed, "the worker closed its connection before saying hello")))
+        sink.yield(.connectionClosed)
+        finishIfDone()
+    }
+
+    func recordExit(_ status: WorkerExit) {
+        guard exit == nil else { return }
+        exit = status
+        for waiter in exitWaiters.values { waiter.resume() }
+        exitWaiters.removeAll()
+        recordHello(.failure(BrokerError(.workerFailed, "the worker exited before saying hello (\(status))")))
+        sink.yield(.exited(status))
+        finishIfDone()
+    }
+
+    private func finishIfDone() {
+        if exit != nil, !connectionOpen { sink.finish() }
+    }
+
+    // MARK: - Waiting
+
+    /// Waits for the process to exit, up to `timeout`; nil when it is still running.
+    public func waitForExit(timeout: Duration) async -> WorkerExit? {
+        if let exit { return exit }
+        let key = UUID()
+        let deadline = Task { [weak self] in
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            await self?.stopWaiting(key)
+        }
+        defer { deadline.cancel() }
+        await withCheckedContinuation { exitWaiters[key] = $0 }
+        return exit
+    }
+
+    private func stopWaiting(_ key: UUID) {
+        exitWaiters.removeValue(forKey: key)?.resume()
+    }
+
+    func recordHello(_ result: Result<Void, BrokerError>) {
+        guard helloState == nil else { return }
+        helloState = result
+        helloWaiter?.resume(with: result)
+        helloWaiter = nil
+    }
+
+    /// Waits until the worker has sent a valid Hello.
+    public func waitForHello(timeout: Duration) async throws {
+        if let helloState { return try helloState.get() }
+        let deadline = Task { [weak self] in
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            await self?.recordHello(.failure(BrokerError(.timedOut, "the worker did not connect within \(timeout.formattedSeconds)")))
+        }
+        defer { deadline.cancel() }
+        try await withCheckedThrowingContinuation { helloWaiter = $0 }
+    }
+}
+
+/// Watches a pidfd and reports the exit once, reaping the process. The watch keeps itself
+/// alive (its handler holds the source) until the exit has been reported.
+enum ExitWatcher {
+    private static let queue = DispatchQueue(label: "windowbroker.reaper")
+
+    static func watch(pid: pid_t, onExit: @escaping @Sendable (WorkerExit) -> Void) {
+        let pidfd = wb_pidfd_open(pid)
+        guard pidfd >= 0 else {
+            // No pidfd (descriptor limit): a blocking wait on a thread of its own still reaps it.
+            Thread.detachNewThread {
+                var status: Int32 = 0
+                while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+                let signal = status & 0x7f
+                onExit(signal == 0 ? .exited(code: (status >> 8) & 0xff) : .signaled(signal))
+            }
+            return
+        }
+        let source = DispatchSource.makeReadSource(fileDescriptor: pidfd, queue: queue)
+        // The handler captures the source: a cycle that the cancel below breaks once reaped.
+        source.setEventHandler { [source] in
+            var code: Int32 = -1
+            var signal: Int32 = -1
+            guard wb_pidfd_try_reap(pidfd, &code, &signal) == 1 else { return }
+            source.cancel()
+            source.setEventHandler(handler: nil)
+            onExit(code >= 0 ? .exited(code: code) : .signaled(signal))
+        }
+        source.setCancelHandler { close(pidfd) }
+        source.resume()
+    }
+}
