@@ -16,6 +16,8 @@ final class NoteSceneDelegate: SceneDelegate {
     var restoreDelayMilliseconds: Int64 = 0
     /// Test hook: stop answering when asked for the restoration activity.
     var hangOnSave = false
+    /// Test hook: how long producing the restoration activity takes (a slow save, not a hang).
+    var saveDelayMilliseconds = 0
     var continued: [String] = []
     /// Memory the scene holds on purpose (`allocate`): like user data, kept on a warning.
     private var ballast: [UnsafeMutableRawBufferPointer] = []
@@ -99,6 +101,7 @@ final class NoteSceneDelegate: SceneDelegate {
             // Simulates a scene stuck in its own code: the broker's deadline must fire.
             Thread.sleep(forTimeInterval: 3600)
         }
+        if saveDelayMilliseconds > 0 { Thread.sleep(forTimeInterval: Double(saveDelayMilliseconds) / 1000) }
         return currentActivity(scene)
     }
 
@@ -149,6 +152,15 @@ final class NoteSceneDelegate: SceneDelegate {
         case "hang-on-save":
             hangOnSave = true
             return .performed(.bool(true))
+        case "set-save-delay":
+            guard let ms = action["ms"]?.integerValue, ms >= 0 else { return .declined("set-save-delay needs ms=N") }
+            saveDelayMilliseconds = Int(ms)
+            return .performed(.integer(ms))
+        case "close-socket":
+            // A process that loses its connection and runs on: the broker must stop and reap it.
+            shutdown(3, Int32(SHUT_RDWR))
+            Thread.sleep(forTimeInterval: 3600)
+            return .performed(nil)
         case "allocate":
             guard let megabytes = action["megabytes"]?.integerValue, megabytes > 0, megabytes <= 4096 else {
                 return .declined("allocate needs megabytes=N (1...4096)")
@@ -182,7 +194,7 @@ final class NoteSceneDelegate: SceneDelegate {
             UnsafeMutablePointer<Int>(bitPattern: 0x10)!.pointee = 1
             return .performed(nil)
         default:
-            return .declined("unknown action '\(action.name)' (type, move-cursor, state, allocate, fill-cache, set-restore-delay, hang-on-save, environment, open-files, crash)")
+            return .declined("unknown action '\(action.name)' (type, move-cursor, state, allocate, fill-cache, set-restore-delay, set-save-delay, hang-on-save, close-socket, environment, open-files, crash)")
         }
     }
 

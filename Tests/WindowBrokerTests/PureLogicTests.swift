@@ -106,6 +106,16 @@ final class FocusCoordinatorTests: XCTestCase {
         XCTAssertEqual(focus.foreground, [a])
     }
 
+    func testAFailedLaunchWhoseProcessAlreadyEndedStillRestoresFocus() {
+        var focus = FocusCoordinator(maxForeground: 1)
+        let a = UUID(), b = UUID()
+        _ = focus.bringForward(a)
+        let decision = focus.bringForward(b)
+        focus.remove(b)  // the new scene's process exited before it said hello
+        XCTAssertEqual(focus.bringForwardFailed(decision), [.init(a, .foregroundActive)], "a had gone to the background for b")
+        XCTAssertEqual(focus.foreground, [a])
+    }
+
     func testAFailedLaunchDoesNotUndoALaterDecision() {
         var focus = FocusCoordinator(maxForeground: 2)
         let a = UUID(), b = UUID(), c = UUID()

@@ -11,6 +11,8 @@ public struct FocusCoordinator: Sendable, Equatable {
     public private(set) var active: UUID?
     /// Scenes meant to be in the foreground, least recently active first.
     public private(set) var foreground: [UUID] = []
+    /// Counts decisions, so a failure can tell whether a later decision superseded its own.
+    private var generation: UInt64 = 0
 
     public init(maxForeground: Int) {
         self.maxForeground = max(1, maxForeground)
@@ -34,6 +36,7 @@ public struct FocusCoordinator: Sendable, Equatable {
         public var changes: [Change]
         /// The scene that was meant to be active before; it is active again if this one fails.
         public var previousActive: UUID?
+        fileprivate var generation: UInt64 = 0
         /// The change whose completion `scene` waits for before it becomes active, so that at
         /// most one scene is ever foregroundActive.
         public var resigning: UUID? {
@@ -44,6 +47,7 @@ public struct FocusCoordinator: Sendable, Equatable {
     /// `id` is to become the active scene.
     public mutating func bringForward(_ id: UUID) -> Decision {
         let previous = active
+        generation += 1
         foreground.removeAll { $0 == id }
         foreground.append(id)
         active = id
@@ -55,7 +59,7 @@ public struct FocusCoordinator: Sendable, Equatable {
             changes.append(Change(previous, .foregroundInactive))
         }
         changes += toBackground.map { Change($0, .background) }
-        return Decision(scene: id, changes: changes, previousActive: previous == id ? nil : previous)
+        return Decision(scene: id, changes: changes, previousActive: previous == id ? nil : previous, generation: generation)
     }
 
     /// `id` leaves the foreground (sent to the background, reclaimed, closed, its process ended).
@@ -68,9 +72,14 @@ public struct FocusCoordinator: Sendable, Equatable {
     /// Bringing `decision.scene` forward failed: it leaves the foreground and, unless a later
     /// decision already moved focus elsewhere, the scene that was active before is active again.
     public mutating func bringForwardFailed(_ decision: Decision) -> [Change] {
-        let stillCurrent = active == decision.scene
+        // The failing scene may already be gone from the foreground (its process ended).
+        let superseded = decision.generation != generation
         remove(decision.scene)
-        guard stillCurrent, let previous = decision.previousActive else { return [] }
-        return [bringForward(previous).changes, [Change(previous, .foregroundActive)]].flatMap { $0 }
+        guard !superseded, active == nil, let previous = decision.previousActive,
+              foreground.contains(previous) || decision.changes.contains(Change(previous, .background)) else { return [] }
+        foreground.removeAll { $0 == previous }
+        foreground.append(previous)
+        active = previous
+        return [Change(previous, .foregroundActive)]
     }
 }

@@ -136,6 +136,52 @@ final class BrokerHarness {
             stderr: (try? String(contentsOfFile: err, encoding: .utf8)) ?? "")
     }
 
+    /// A wmctl started without waiting for it, e.g. a request that is expected to take long.
+    final class Running {
+        let process: Process
+        let out: String
+        init(process: Process, out: String) {
+            self.process = process
+            self.out = out
+        }
+        var isRunning: Bool { process.isRunning }
+        var output: String { (try? String(contentsOfFile: out, encoding: .utf8)) ?? "" }
+
+        /// Waits for it to exit; returns its exit code and output.
+        func wait() -> Result {
+            process.waitUntilExit()
+            return Result(code: process.terminationStatus, stdout: output,
+                          stderr: (try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "")
+        }
+
+        /// Stops it (a watcher) and returns what it printed.
+        func stop() -> String {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+            return output
+        }
+
+        /// Its stdout as JSON lines.
+        var jsonLines: [[String: Any]] {
+            output.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        }
+    }
+
+    func start(wmctl arguments: [String]) throws -> Running {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binDirectory + "/wmctl")
+        process.arguments = ["--socket", socketPath] + arguments
+        process.environment = environment
+        let out = root + "/wmctl-\(UUID().uuidString).out"
+        _ = FileManager.default.createFile(atPath: out, contents: nil)
+        _ = FileManager.default.createFile(atPath: out + ".err", contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: out + ".err"))
+        try process.run()
+        remember(pid: process.processIdentifier)
+        return Running(process: process, out: out)
+    }
+
     /// wmctl --json ... that must succeed; returns the decoded object.
     func json(_ arguments: String...) throws -> [String: Any] { try json(arguments) }
 
@@ -208,6 +254,56 @@ final class BrokerHarness {
             Thread.sleep(forTimeInterval: 0.05)
         }
         throw HarnessError("timed out waiting for: \(what)")
+    }
+
+    /// Installs an app manifest and makes the running broker read it (SIGHUP).
+    func install(app id: String, manifest: [String: Any]) throws {
+        var manifest = manifest
+        manifest["id"] = id
+        let data = try JSONSerialization.data(withJSONObject: manifest)
+        try data.write(to: URL(fileURLWithPath: appsDirectory + "/\(id).json"))
+        if let broker, broker.isRunning {
+            kill(broker.processIdentifier, SIGHUP)
+            try eventually("the broker knows app \(id)") {
+                try jsonList("apps").contains { $0["id"] as? String == id }
+            }
+        }
+    }
+
+    /// A copy of the notes manifest with other fields.
+    func installNotes(as id: String, _ fields: [String: Any]) throws {
+        var manifest: [String: Any] = [
+            "name": id, "executable": "notes", "supportsMultipleScenes": true, "activityTypes": ["notes.edit"],
+        ]
+        manifest.merge(fields) { _, new in new }
+        try install(app: id, manifest: manifest)
+    }
+
+    // MARK: - Processes
+
+    /// Direct children of the broker that are zombies (exited, not reaped).
+    func zombieChildren() -> [Int32] {
+        children().filter { $0.state == "Z" }.map(\.pid)
+    }
+
+    /// The broker's direct children and their states, from /proc.
+    func children() -> [(pid: Int32, state: Character)] {
+        let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return pids.compactMap { name -> (Int32, Character)? in
+            guard let pid = Int32(name),
+                  let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return nil }
+            let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+            guard fields.count > 1, Int32(fields[1]) == brokerPID else { return nil }
+            return (pid, fields[0].first ?? "?")
+        }
+    }
+
+    /// The broker's open descriptors, by target.
+    func brokerDescriptors() -> [String] {
+        let dir = "/proc/\(brokerPID)/fd"
+        let fds = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
+        return fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: dir + "/" + $0) }.sorted()
     }
 
     // MARK: - Stopping

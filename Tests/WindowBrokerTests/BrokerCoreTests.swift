@@ -1,0 +1,238 @@
+import Foundation
+import XCTest
+
+/// The broker core without a global lock: one session's trouble costs only that session.
+final class SessionDriverTests: BrokerTestCase {
+    func testAHangingSaveStallsOnlyItsOwnSession() throws {
+        let a = try harness.openNote("a")
+        try harness.type(a, "committed")
+        _ = try harness.json("background", a)
+        _ = try harness.json("activate", a)
+        try harness.type(a, " lost")
+        _ = try harness.json("send", a, "hang-on-save")
+        let aPID = try harness.noteState(a).pid
+
+        let backgroundA = try harness.start(wmctl: ["--json", "background", a])
+        try harness.eventually("a is in the background, stuck in its save") { try harness.state(a) == "background" }
+
+        // Another scene lives its whole life while A's request is still waiting.
+        let b = try harness.openNote("b")
+        try harness.type(b, "written while a hangs")
+        XCTAssertEqual(try harness.json("background", b)["state"] as? String, "background")
+        XCTAssertEqual(try harness.json("activate", b)["state"] as? String, "foregroundActive")
+        XCTAssertTrue(backgroundA.isRunning, "every reply about b arrived before a's")
+        XCTAssertEqual(try harness.noteState(b).text, "written while a hangs")
+
+        let reply = backgroundA.wait()
+        XCTAssertEqual(reply.code, 0, reply.stderr)
+        let object = try XCTUnwrap(try reply.json() as? [String: Any])
+        XCTAssertEqual(object["state"] as? String, "unattached")
+        XCTAssertTrue((object["detail"] as? String ?? "").contains("last committed restoration activity is kept"), "\(object)")
+        XCTAssertFalse(processExists(aPID))
+        XCTAssertEqual(try harness.session(a)["lastDisconnect"] as? String, "timedOut")
+        XCTAssertEqual(try harness.state(b), "foregroundActive")
+        _ = try harness.json("activate", a)
+        XCTAssertEqual(try harness.noteState(a).text, "committed")
+    }
+
+    func testOperationsOnOneSessionRunInArrivalOrder() throws {
+        let session = try harness.openNote("ordered")
+        _ = try harness.json("send", session, "set-save-delay", "--arg", "ms=300")
+        // Sent together: the background is slow (its save takes 300 ms); the activate behind it
+        // must not overtake it, and the type must land in the active scene.
+        let background = try harness.start(wmctl: ["--json", "background", session])
+        try harness.eventually("the background request is under way") { try harness.state(session) == "background" }
+        let activate = try harness.start(wmctl: ["--json", "activate", session])
+        XCTAssertEqual(background.wait().code, 0)
+        XCTAssertEqual(activate.wait().code, 0)
+        XCTAssertEqual(try harness.noteState(session).callbacks.suffix(5),
+                       ["willResignActive", "didEnterBackground", "stateRestorationActivity", "willEnterForeground", "didBecomeActive"])
+        XCTAssertEqual(try harness.state(session), "foregroundActive")
+    }
+
+    func testAFailedLaunchGivesFocusBackToThePreviouslyActiveScene() throws {
+        try harness.install(app: "broken", manifest: [
+            "name": "Broken", "executable": "/bin/false", "activityTypes": ["notes.edit"],
+        ])
+        let a = try harness.openNote("a")
+        let refused = try harness.refusal("open", "broken")
+        XCTAssertEqual(refused.code, "workerFailed", refused.message)
+        XCTAssertEqual(try harness.state(a), "foregroundActive")
+        XCTAssertEqual(try harness.noteState(a).callbacks.suffix(2), ["willResignActive", "didBecomeActive"],
+                       "a resigned while the launch ran and became active again when it failed")
+    }
+}
+
+/// Reclaim saves several scenes at once; LRU order still decides which go.
+final class ParallelReclaimTests: BrokerTestCase {
+    override var brokerArguments: [String] { ["--reclaim-concurrency", "2", "--mem-available-floor", "0", "--max-foreground", "1"] }
+
+    func testReclaimsRunSideBySideInLRUOrderAndEveryOneRestores() throws {
+        var background: [String] = []
+        for name in ["oldest", "middle", "newest"] {
+            let session = try harness.openNote(name)
+            try harness.type(session, "text of \(name)")
+            _ = try harness.json("send", session, "set-save-delay", "--arg", "ms=400")
+            background.append(session)
+        }
+        let front = try harness.openNote("front")  // with one foreground slot, the others went to the background
+        for session in background { XCTAssertEqual(try harness.state(session), "background") }
+
+        let response = try harness.json("pressure", "simulate", "critical")
+        let reclaimed = try XCTUnwrap(response["reclaimed"] as? [[String: Any]])
+        XCTAssertEqual(reclaimed.compactMap { $0["session"] as? String }, background, "least recently used first")
+        XCTAssertEqual(try harness.state(front), "foregroundActive")
+
+        // Each save takes 400 ms; with two at a time, some of them overlap in time.
+        let format = ISO8601DateFormatter()
+        format.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let intervals = reclaimed.compactMap { record -> (Date, Date)? in
+            guard let start = (record["startedAt"] as? String).flatMap(format.date), let seconds = record["seconds"] as? Double else { return nil }
+            return (start, start.addingTimeInterval(seconds))
+        }.sorted { $0.0 < $1.0 }
+        XCTAssertEqual(intervals.count, 3)
+        XCTAssertTrue(intervals.count == 3 && intervals[1].0 < intervals[0].1, "the second reclaim started before the first ended: \(intervals)")
+
+        for (session, name) in zip(background, ["oldest", "middle", "newest"]) {
+            XCTAssertEqual(try harness.session(session)["lastDisconnect"] as? String, "memoryPressure")
+            _ = try harness.json("activate", session)
+            XCTAssertEqual(try harness.noteState(session).text, "text of \(name)")
+        }
+    }
+}
+
+/// Every way a worker can end leaves no zombie and no descriptor behind.
+final class WorkerSupervisionTests: BrokerTestCase {
+    override var brokerArguments: [String] { ["--launch-timeout", "1", "--worker-timeout", "2"] }
+
+    func testNoZombieAndNoLeakedDescriptorAfterCrashKillHelloTimeoutAndClosedSocket() throws {
+        try harness.install(app: "sleeper", manifest: [
+            "name": "Never says hello", "executable": "/bin/sleep", "arguments": ["3600"], "activityTypes": ["notes.edit"],
+        ])
+        // Warm up everything the broker creates once (reaper queue, store readers), then count.
+        let warm = try harness.openNote("warm")
+        _ = try harness.json("close", warm)
+        try harness.eventually("no worker runs") { harness.children().isEmpty }
+        func comparable() -> [String] { harness.brokerDescriptors().filter { !$0.contains(harness.stateDirectory) } }
+        let before = comparable()
+
+        // 1. A crash (a real fault in the scene).
+        let crashing = try harness.openNote("crash")
+        _ = harness.wmctl("send", crashing, "crash")
+        try harness.eventually("the crashed scene is unattached") { try harness.state(crashing) == "unattached" }
+        XCTAssertEqual(try harness.session(crashing)["lastDisconnect"] as? String, "crashed(SIGSEGV)")
+
+        // 2. kill -9 from outside.
+        let killed = try harness.openNote("killed")
+        kill(try harness.noteState(killed).pid, SIGKILL)
+        try harness.eventually("the killed scene is unattached") { try harness.state(killed) == "unattached" }
+        XCTAssertEqual(try harness.session(killed)["lastDisconnect"] as? String, "crashed(SIGKILL)")
+
+        // 3. A process that never says Hello.
+        let silent = try harness.refusal("open", "sleeper", "--activity", "notes.edit")
+        XCTAssertEqual(silent.code, "workerFailed", silent.message)
+        XCTAssertTrue(silent.message.contains("did not connect within 1 s"), silent.message)
+
+        // 4. A process that closes its socket and runs on.
+        let closing = try harness.openNote("closing")
+        let closingPID = try harness.noteState(closing).pid
+        let refused = try harness.refusal("send", closing, "close-socket")
+        XCTAssertEqual(refused.code, "workerFailed", refused.message)
+        try harness.eventually("the scene that lost its connection is unattached") { try harness.state(closing) == "unattached" }
+        XCTAssertEqual(try harness.session(closing)["lastDisconnect"] as? String, "connectionLost")
+        XCTAssertFalse(processExists(closingPID), "it was stopped, not left running")
+
+        try harness.eventually("every child is reaped and the descriptors are back to their count", timeout: 10) {
+            harness.children().isEmpty && comparable() == before
+        }
+        XCTAssertEqual(harness.zombieChildren(), [])
+        XCTAssertEqual(comparable(), before)
+        XCTAssertEqual(harness.wmctl("status").code, 0)
+    }
+}
+
+/// Prewarmed workers: started, handshaken and idle until a scene needs one.
+final class PrewarmTests: BrokerTestCase {
+    override var brokerArguments: [String] { ["--mem-available-floor", "0"] }
+
+    private func prewarmed(_ app: String) throws -> Int? {
+        (try harness.json("status")["prewarmed"] as? [String: Any])?[app] as? Int
+    }
+
+    func testOpeningFromThePoolSkipsTheSpawnAndKeepsTheCallbackOrder() throws {
+        try harness.installNotes(as: "warm", ["prewarm": 1])
+        try harness.eventually("one warm worker is ready") { try prewarmed("warm") == 1 }
+        let pooled = try XCTUnwrap(harness.children().first?.pid)
+
+        let reply = try harness.json("open", "warm", "--activity", "notes.edit", "--info", "noteID=w", "--title", "w")
+        XCTAssertEqual(reply["launch"] as? String, "prewarmed")
+        let session = try XCTUnwrap(reply["session"] as? String)
+        let note = try harness.noteState(session)
+        XCTAssertEqual(note.pid, pooled, "the pool's process now hosts the scene")
+        XCTAssertEqual(note.callbacks, ["didFinishLaunching", "willConnect", "willEnterForeground", "didBecomeActive"])
+        try harness.eventually("the pool refills") { try prewarmed("warm") == 1 }
+
+        try harness.type(session, "kept")
+        _ = try harness.json("background", session)
+        _ = try harness.json("reclaim", session)
+        let again = try harness.json("activate", session)
+        XCTAssertEqual(again["launch"] as? String, "prewarmed")
+        let restored = try harness.noteState(session)
+        XCTAssertEqual(restored.text, "kept")
+        XCTAssertEqual(restored.callbacks, ["didFinishLaunching", "willConnect", "restoreInteractionState", "willEnterForeground", "didBecomeActive"])
+
+        XCTAssertEqual(try harness.json("activate", session)["launch"] as? String, "existing")
+        XCTAssertEqual(try harness.json("open", "notes", "--activity", "notes.edit", "--info", "noteID=cold")["launch"] as? String, "spawned")
+    }
+
+    func testPressureEmptiesThePoolBeforeWarningAnyScene() throws {
+        try harness.installNotes(as: "warm", ["prewarm": 1])
+        try harness.eventually("one warm worker is ready") { try prewarmed("warm") == 1 }
+        let pooled = try XCTUnwrap(harness.children().first?.pid)
+        let cached = try harness.openNote("cached")
+        _ = try harness.json("background", cached)
+
+        let watch = try harness.start(wmctl: ["--json", "watch", "--event", "exited", "--event", "didReceiveMemoryWarning", "--count", "2"])
+        Thread.sleep(forTimeInterval: 0.5)
+        let response = try harness.json("pressure", "simulate", "warning")
+        XCTAssertEqual((response["warned"] as? [[String: Any]])?.compactMap { $0["session"] as? String }, [cached])
+        XCTAssertEqual(watch.wait().code, 0)
+        let events = watch.jsonLines
+        XCTAssertEqual(events.map { $0["event"] as? String ?? "" }, ["exited", "didReceiveMemoryWarning"], "\(events)")
+        XCTAssertEqual(events.first?["app"] as? String, "warm")
+        XCTAssertEqual(events.first?["session"] as? String, "", "a pool worker has no session")
+        try harness.eventually("the pool's process is gone") { !processExists(pooled) }
+    }
+}
+
+/// `wmctl watch` filters, applied by the broker.
+final class WatchFilterTests: BrokerTestCase {
+    func testEachWatcherSeesOnlyWhatItAskedFor() throws {
+        let a = try harness.openNote("a")
+        let bySession = try harness.start(wmctl: ["--json", "watch", "--session", a])
+        let byApp = try harness.start(wmctl: ["--json", "watch", "--app", "notes-single"])
+        let byEvent = try harness.start(wmctl: ["--json", "watch", "--event", "didBecomeActive", "--event", "created"])
+        Thread.sleep(forTimeInterval: 0.5)
+
+        let b = try harness.openNote("b")
+        _ = try harness.json("background", a)
+        _ = try harness.json("activate", a)
+        let single = try harness.openNote("s", app: "notes-single")
+        Thread.sleep(forTimeInterval: 0.5)
+
+        let sessionEvents = bySession.stop().split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        let appEvents = byApp.jsonLines
+        let namedEvents = byEvent.jsonLines
+        _ = byApp.stop(); _ = byEvent.stop()
+
+        XCTAssertFalse(sessionEvents.isEmpty)
+        XCTAssertTrue(sessionEvents.allSatisfy { $0["session"] as? String == a }, "\(sessionEvents)")
+        XCTAssertTrue(sessionEvents.contains { $0["event"] as? String == "didEnterBackground" })
+        XCTAssertFalse(appEvents.isEmpty)
+        XCTAssertTrue(appEvents.allSatisfy { $0["app"] as? String == "notes-single" && $0["session"] as? String == single }, "\(appEvents)")
+        XCTAssertEqual(Set(namedEvents.compactMap { $0["event"] as? String }), ["created", "didBecomeActive"])
+        XCTAssertEqual(namedEvents.filter { $0["event"] as? String == "created" }.compactMap { $0["session"] as? String }, [b, single])
+
+        XCTAssertEqual(try harness.refusal("watch", "--event", "didBecomeActiv").code, "invalidRequest")
+    }
+}
