@@ -74,6 +74,8 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "notes", dependencies: ["SceneWorker", "IPCWire"]),
+        // The benchmark's spawn baseline (see scripts/bench.sh); not installed.
+        .executableTarget(name: "spawn-probe"),
         .executableTarget(
             name: "wmctl",
             dependencies: [

@@ -1,112 +1,173 @@
 #!/usr/bin/env bash
-# Prints figures; asserts nothing. Release build, private directories, everything stopped at the end.
-#   control round trips (wmctl ping, one connection)
-#   cold open: broker-side time from `created` to `didBecomeActive` (from watch events) and the
-#              wall time of `wmctl open` (including wmctl's own start)
-#   reclaim + restore: time of `wmctl reclaim` and of `wmctl activate` on a reclaimed scene
+# make bench: prints figures, each beside a baseline measured in the same run on the same
+# machine, and their ratio; asserts nothing. Release build, private directories, everything it
+# starts is stopped at the end.
+#
+#   control round trip  wmctl ping p50        vs a framed round trip over a raw Unix socket (C)
+#                                              and an sd-bus method call through a private dbus-daemon
+#   cold open           created -> didBecomeActive (broker side, from watch events)
+#                                              vs spawn-to-first-byte of a minimal Foundation binary
+#   prewarmed open      the same, bound from the app's pool      vs the cold open
+#   reclaim             10 background scenes, save + stop         vs kill only (1 and 50 printed too)
+#   broker memory       RSS with 1,000 stored sessions and 100 live workers
 set -euo pipefail
 cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh bench
 N=${BENCH_SCENES:-20}
+swift build -c release --product windowbrokerd >/dev/null
 swift build -c release >/dev/null
 BIN=$(swift build -c release --show-bin-path)
 DIR=$(mktemp -d /tmp/windowbroker-bench.XXXXXX)
-export XDG_RUNTIME_DIR=$DIR/run XDG_STATE_HOME=$DIR/state NOTES_DATA_DIR=$DIR/notes
-export WINDOWBROKER_SOCKET=$XDG_RUNTIME_DIR/windowbroker/control.sock
-BROKER=""; WATCH=""
+PIDS=()
 cleanup() {
-  [ -n "$WATCH" ] && kill "$WATCH" 2>/dev/null || true
-  [ -n "$BROKER" ] && kill "$BROKER" 2>/dev/null && wait "$BROKER" 2>/dev/null || true
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
   rm -rf "$DIR"
 }
 trap cleanup EXIT
-"$BIN/windowbrokerd" --apps-dir apps --max-foreground 2 --log-level warning 2>"$DIR/broker.log" &
-BROKER=$!
-for _ in $(seq 100); do "$BIN/wmctl" status >/dev/null 2>&1 && break; sleep 0.1; done
+FIG=$DIR/figures.tsv   # name, value, unit, baseline name, baseline value
+: > "$FIG"
+fig() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >> "$FIG"; }
+json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 
-echo "== control round trips (release, one connection)"
-"$BIN/wmctl" ping --count 2000
+# ---------------------------------------------------------------- baselines, built here
+mkdir -p "$DIR/bin"
+cc -O2 -o "$DIR/bin/pingpong" bench/pingpong.c
+cc -O2 -o "$DIR/bin/spawn_first_byte" bench/spawn_first_byte.c
+cc -O2 -o "$DIR/bin/sdbus_echo" bench/sdbus_echo.c $(pkg-config --cflags --libs libsystemd)
+RAW=$("$DIR/bin/pingpong" 5000)
+dbus-daemon --session --address="unix:path=$DIR/bus" --nofork --nopidfile 2>/dev/null &
+PIDS+=($!)
+for _ in $(seq 50); do [ -S "$DIR/bus" ] && break; sleep 0.1; done
+"$DIR/bin/sdbus_echo" server "unix:path=$DIR/bus" > "$DIR/sdbus.ready" &
+PIDS+=($!)
+for _ in $(seq 50); do grep -q ready "$DIR/sdbus.ready" 2>/dev/null && break; sleep 0.1; done
+DBUS=$("$DIR/bin/sdbus_echo" client "unix:path=$DIR/bus" 5000)
+SPAWN=$("$DIR/bin/spawn_first_byte" 40 "$BIN/spawn-probe")
 
-"$BIN/wmctl" --json watch > "$DIR/events.jsonl" &
+# ---------------------------------------------------------------- a broker: ping, cold and prewarmed opens
+start_broker() {  # $1 = dir; remaining: extra flags. Sets BROKER and SOCK.
+  local dir=$1; shift
+  mkdir -p "$dir/apps"
+  cp apps/notes.json "$dir/apps/"
+  python3 - "$dir/apps" <<'PY'
+import json, sys
+m = json.load(open("apps/notes.json")); m["id"] = "warm"; m["prewarm"] = 1
+json.dump(m, open(sys.argv[1] + "/warm.json", "w"))
+PY
+  XDG_RUNTIME_DIR=$dir/run XDG_STATE_HOME=$dir/state NOTES_DATA_DIR=$dir/notes \
+    "$BIN/windowbrokerd" --apps-dir "$dir/apps" --state-dir "$dir/state" --runtime-dir "$dir/run" \
+    --log-level warning "$@" 2>"$dir/broker.log" &
+  BROKER=$!
+  PIDS+=("$BROKER")
+  SOCK=$dir/run/control.sock
+  for _ in $(seq 100); do "$BIN/wmctl" --socket "$SOCK" status >/dev/null 2>&1 && break; sleep 0.1; done
+}
+W() { "$BIN/wmctl" --socket "$SOCK" "$@"; }
+
+start_broker "$DIR/main" --max-workers 128
+PING=$(W --json ping --count 5000 | json 'd["p50Micros"]')
+
+W --json watch --event created --event didBecomeActive > "$DIR/events.jsonl" &
 WATCH=$!
+PIDS+=("$WATCH")
 sleep 0.3
-now_ms() { date +%s%3N; }
-: > "$DIR/open.txt"; : > "$DIR/reclaim.txt"; : > "$DIR/activate.txt"
 for i in $(seq "$N"); do
-  t0=$(now_ms)
-  s=$("$BIN/wmctl" --json open notes --activity notes.edit --info "noteID=n$i" | python3 -c "import json,sys;print(json.load(sys.stdin)['session'])")
-  echo $(( $(now_ms) - t0 )) >> "$DIR/open.txt"
-  "$BIN/wmctl" send "$s" type --arg "text=note $i" >/dev/null
-  "$BIN/wmctl" background "$s" >/dev/null
-  t0=$(now_ms); "$BIN/wmctl" reclaim "$s" >/dev/null; echo $(( $(now_ms) - t0 )) >> "$DIR/reclaim.txt"
-  t0=$(now_ms); "$BIN/wmctl" activate "$s" >/dev/null; echo $(( $(now_ms) - t0 )) >> "$DIR/activate.txt"
+  W --json open notes --activity notes.edit --info "noteID=cold$i" | json 'd["session"]' >> "$DIR/cold.ids"
+done
+for i in $(seq "$N"); do
+  for _ in $(seq 200); do [ "$(W --json status | json 'd["prewarmed"].get("warm", 0)')" = 1 ] && break; sleep 0.05; done
+  W --json open warm --activity notes.edit --info "noteID=warm$i" > "$DIR/warm.$i.json"
+  json 'd["session"]' < "$DIR/warm.$i.json" >> "$DIR/warm.ids"
+  json 'd["launch"]' < "$DIR/warm.$i.json" >> "$DIR/warm.launch"
 done
 sleep 0.3
-kill "$WATCH"; WATCH=""
-
-python3 - "$DIR" "$N" <<'PY'
-import json, sys, statistics
-d, n = sys.argv[1], int(sys.argv[2])
-def pct(xs, p):
-    xs = sorted(xs); return xs[min(len(xs) - 1, max(0, int(round(p * len(xs) + 0.5)) - 1))]
-def show(name, xs, unit="ms"):
-    print(f"{name:<58} n={len(xs):<3} p50 {pct(xs, .5):7.1f} {unit}  p99 {pct(xs, .99):7.1f} {unit}  min {min(xs):7.1f}  max {max(xs):7.1f}")
-created, cold = {}, []
+kill "$WATCH" 2>/dev/null || true
+read -r COLD PREWARMED <<<"$(python3 - "$DIR" <<'PY'
+import json, sys
+from datetime import datetime
+d = sys.argv[1]
+def p50(xs): xs = sorted(xs); return xs[len(xs) // 2] if xs else float("nan")
+created, took = {}, {}
 for line in open(f"{d}/events.jsonl"):
     e = json.loads(line)
-    from datetime import datetime
     t = datetime.fromisoformat(e["time"].replace("Z", "+00:00")).timestamp()
-    s = e["session"]
-    if e["event"] == "created": created[s] = t
-    if e["event"] == "didBecomeActive" and s in created:
-        cold.append((t - created.pop(s)) * 1000)
-print("== cold open and restore")
-def read(f): return [float(x) for x in open(f"{d}/{f}") if x.strip()]
-show("cold open, broker side: created -> didBecomeActive", cold)
-show("wmctl open, new scene (wall, incl. wmctl start)", read("open.txt"))
-show("wmctl reclaim (save, commit, didDisconnect, exit)", read("reclaim.txt"))
-show("wmctl activate, reclaimed scene (spawn + restore)", read("activate.txt"))
+    if e["event"] == "created": created[e["session"]] = t
+    elif e["event"] == "didBecomeActive" and e["session"] in created:
+        took.setdefault(e["session"], (t - created[e["session"]]) * 1000)
+def ids(name): return [l.strip() for l in open(f"{d}/{name}") if l.strip()]
+cold = [took[s] for s in ids("cold.ids") if s in took]
+warm = [took[s] for s in ids("warm.ids") if s in took]
+print(f"{p50(cold):.2f} {p50(warm):.2f}")
 PY
-"$BIN/wmctl" status
+)"
+WARM_LAUNCHES=$(sort "$DIR/warm.launch" | uniq -c | tr -s ' ' | tr '\n' ';')
+kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 
-# ---------------------------------------------------------------- reclaim under pressure
-# Time from the pressure signal (`wmctl pressure simulate critical`) to every background
-# scene's process gone, for 1, 10 and 50 scenes of 8 MiB each; with the save step (fresh
-# restoration activity, committed) and without it (kill only, what systemd-oomd/earlyoom do).
-echo
-echo "== reclaim: signal -> all background processes exited (release, sequential reclaim)"
-reclaim_run() {  # $1 = scenes, $2 = save|skip
+fig "wmctl ping p50" "$PING" "µs" "raw Unix-socket round trip" "$RAW"
+fig "wmctl ping p50" "$PING" "µs" "sd-bus call via dbus-daemon" "$DBUS"
+fig "cold open p50 (broker side)" "$COLD" "ms" "spawn to first byte, Foundation binary" "$SPAWN"
+fig "prewarmed open p50 (broker side)" "$PREWARMED" "ms" "cold open p50" "$COLD"
+
+# ---------------------------------------------------------------- reclaim: save + stop vs kill only
+reclaim_run() {  # $1 = scenes, $2 = save|skip; prints the broker-side time of the whole reclaim in ms
   local n=$1 mode=$2 dir
   dir=$(mktemp -d "$DIR/reclaim.XXXXXX")
-  XDG_RUNTIME_DIR=$dir/run XDG_STATE_HOME=$dir/state NOTES_DATA_DIR=$dir/notes \
-    "$BIN/windowbrokerd" --apps-dir apps --max-workers 64 --log-level warning 2>"$dir/log" &
-  local broker=$!
-  local sock=$dir/run/windowbroker/control.sock
-  for _ in $(seq 100); do "$BIN/wmctl" --socket "$sock" status >/dev/null 2>&1 && break; sleep 0.1; done
+  start_broker "$dir" --max-workers 128 --mem-available-floor 0
   for i in $(seq "$n"); do
-    s=$("$BIN/wmctl" --socket "$sock" --json open notes --activity notes.edit --info "noteID=r$i" | python3 -c "import json,sys;print(json.load(sys.stdin)['session'])")
-    "$BIN/wmctl" --socket "$sock" send "$s" allocate --arg megabytes=8 >/dev/null
-    "$BIN/wmctl" --socket "$sock" background "$s" >/dev/null
+    s=$(W --json open notes --activity notes.edit --info "noteID=r$i" | json 'd["session"]')
+    W send "$s" allocate --arg megabytes=8 >/dev/null
+    W background "$s" >/dev/null
   done
   sleep 1.5  # let the broker sample every worker's PSS after its allocation
   local flag=""; [ "$mode" = skip ] && flag="--skip-save"
-  local t0; t0=$(date +%s%N)
-  "$BIN/wmctl" --socket "$sock" --json pressure simulate critical $flag > "$dir/reply.json"
-  local wall=$(( ($(date +%s%N) - t0) / 1000000 ))
-  python3 - "$dir/reply.json" "$n" "$mode" "$wall" <<'PY'
+  W --json pressure simulate critical $flag > "$dir/reply.json"
+  kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
+  python3 - "$dir/reply.json" <<'PY'
 import json, sys
-reply, n, mode, wall = json.load(open(sys.argv[1])), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
-r = reply["reclaimed"]
-total = sum(x["seconds"] for x in r) * 1000
-freed = sum(x["freedBytes"] for x in r) / 1048576
-print(f"{n:>3} scenes, {'with save   ' if mode == 'save' else 'kill only   '} reclaimed {len(r):>3}  broker {total:8.1f} ms  "
-      f"({total / max(1, len(r)):6.1f} ms/scene)  wall incl. wmctl {wall:5d} ms  freed {freed:7.1f} MiB")
-with open(sys.argv[1] + ".total", "w") as f: f.write(str(total))
+from datetime import datetime
+r = json.load(open(sys.argv[1]))["reclaimed"]
+start = min(datetime.fromisoformat(x["startedAt"].replace("Z", "+00:00")).timestamp() for x in r)
+end = max(datetime.fromisoformat(x["startedAt"].replace("Z", "+00:00")).timestamp() + x["seconds"] for x in r)
+print(f"{(end - start) * 1000:.1f}")
 PY
-  cp "$dir/reply.json.total" "$DIR/total-$n-$mode"
-  kill "$broker"; wait "$broker" 2>/dev/null || true
 }
 for n in 1 10 50; do
-  reclaim_run "$n" skip
-  reclaim_run "$n" save
-  python3 -c "import sys; s=float(open('$DIR/total-$n-save').read()); k=float(open('$DIR/total-$n-skip').read()); print(f'    cost of saving state at {$n} scenes: {s/k if k else float(\"nan\"):.2f}x the kill-only time')"
+  SKIP=$(reclaim_run "$n" skip)
+  SAVE=$(reclaim_run "$n" save)
+  fig "reclaim $n background scenes, save + stop" "$SAVE" "ms" "kill only" "$SKIP"
 done
+
+# ---------------------------------------------------------------- broker memory
+start_broker "$DIR/rss" --max-workers 128 --max-foreground 2
+kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
+python3 - "$DIR/rss/state/state.sqlite" <<'PY'
+import sqlite3, sys, time, uuid
+db = sqlite3.connect(sys.argv[1])
+now = time.time()
+db.executemany(
+    "INSERT INTO session (id, appID, configuration, role, title, createdAt, lastActiveAt, launchCount) VALUES (?,?,?,?,?,?,?,1)",
+    [(str(uuid.uuid4()).upper(), "archived", "Editor", "windowApplication", f"stored note {i}", now - i, now - i) for i in range(900)])
+db.commit()
+PY
+start_broker "$DIR/rss" --max-workers 128 --max-foreground 2
+for i in $(seq 100); do W open notes --activity notes.edit --info "noteID=live$i" >/dev/null; done
+SESSIONS=$(W --json status | json 'd["sessions"]')
+WORKERS=$(W --json status | json 'd["workers"]')
+RSS=$(awk '/VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$BROKER/status")
+kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
+fig "broker RSS, $SESSIONS sessions + $WORKERS live workers" "$RSS" "MiB" "" ""
+
+# ---------------------------------------------------------------- the table
+echo
+echo "windowbroker bench ($(nproc) CPUs, release build, $(date -u +%FT%TZ))"
+python3 - "$FIG" <<'PY'
+import sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
+print(f"{'figure':<44} {'value':>10}   {'baseline':<40} {'value':>10}   {'ratio':>6}")
+for name, value, unit, base, basevalue in rows:
+    ratio = f"{float(value) / float(basevalue):.2f}x" if basevalue else ""
+    bv = f"{float(basevalue):.1f} {unit}" if basevalue else ""
+    print(f"{name:<44} {float(value):>7.1f} {unit:<3}  {base:<40} {bv:>10}   {ratio:>6}")
+PY
+echo "prewarmed opens reported launch: $WARM_LAUNCHES"

@@ -3,9 +3,12 @@
 # libsqlite3-dev: GRDB links the system SQLite. libsystemd-dev + pkg-config: the CSystemd
 # module (sd_notify, sd_listen_fds, sd_journal_sendv). systemd: systemd-socket-activate and
 # systemd-analyze for the tests (installing the package starts nothing).
+# With `bench`: also what the benchmark's baselines need (a C compiler, dbus-daemon).
 set -euo pipefail
+packages=(libsqlite3-dev pkg-config libsystemd-dev systemd)
+[ "${1:-}" = bench ] && packages+=(gcc libc6-dev dbus-daemon)
 needed=()
-for pkg in libsqlite3-dev pkg-config libsystemd-dev systemd; do
+for pkg in "${packages[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || needed+=("$pkg")
 done
 if [ ${#needed[@]} -gt 0 ]; then

@@ -21,7 +21,7 @@ extension AppDelegate {
     public func didDiscardSceneSessions(_ sessionIDs: [String]) {}
 }
 
-/// The scene delegate (`UIWindowSceneDelegate`). Calls arrive in the order SCENE-MODEL.md
+/// The scene delegate (`UIWindowSceneDelegate`). Calls arrive in the order docs/lifecycle.md
 /// fixes; each returns before the broker moves on.
 @MainActor
 public protocol SceneDelegate: AnyObject {

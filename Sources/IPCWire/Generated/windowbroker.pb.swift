@@ -315,7 +315,7 @@ public nonisolated enum Windowbroker_V1_LaunchKind: SwiftProtobuf.Enum, Swift.Ca
 
 }
 
-/// The lifecycle callbacks a scene receives, in the order SCENE-MODEL fixes.
+/// The lifecycle callbacks a scene receives, in the order docs/lifecycle.md fixes.
 public nonisolated enum Windowbroker_V1_Callback: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
   case unspecified // = 0

@@ -64,7 +64,8 @@ final class RawSocket {
         while true {
             let n = recv(fd, &byte, 1, 0)
             if n == 0 { return true }
-            if n < 0 { return false }
+            // A peer that closes with our bytes still unread in its buffer resets the connection.
+            if n < 0 { return errno == ECONNRESET }
         }
     }
 
