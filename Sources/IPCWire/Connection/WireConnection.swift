@@ -44,19 +44,20 @@ public actor WireConnection {
         return reply
     }
 
-    /// Sends an envelope that expects no answer (a reply, or a pushed event).
-    public func send(_ body: Envelope.OneOf_Body, replyTo: UInt64 = 0) async throws {
+    /// Sends an envelope that expects no answer (a reply, or a pushed event). It touches no
+    /// state of the connection, so replies go straight to the channel without an actor hop.
+    public nonisolated func send(_ body: Envelope.OneOf_Body, replyTo: UInt64 = 0) async throws {
         var envelope = Envelope()
         envelope.replyTo = replyTo
         envelope.body = body
         do { try await outbound.write(envelope) } catch { throw Self.mapWriteError(error) }
     }
 
-    public func reply(to request: Envelope, with body: Envelope.OneOf_Body) async {
+    public nonisolated func reply(to request: Envelope, with body: Envelope.OneOf_Body) async {
         try? await send(body, replyTo: request.id)
     }
 
-    public func reply(to request: Envelope, error: BrokerError) async {
+    public nonisolated func reply(to request: Envelope, error: BrokerError) async {
         try? await send(.error(error.wire), replyTo: request.id)
     }
 

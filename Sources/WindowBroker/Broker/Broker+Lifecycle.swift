@@ -281,6 +281,12 @@ extension Broker {
         }
         workers[id] = nil
         focus.remove(id)
+        if reason == .memoryPressure {
+            // Counted the moment the memory is given back, so `pressure` never shows the
+            // smaller footprint without the reclaim that made it.
+            memory.reclaimedCount += 1
+            memory.reclaimedBytes += memory.pss[id] ?? 0
+        }
         guard let appID = sessions[id]?.appID else { return }
         sessions[id]?.state = .unattached
         sessions[id]?.lastDisconnect = reason

@@ -170,8 +170,6 @@ extension Broker {
                 }
             }
             let seconds = (ContinuousClock.now - started).seconds
-            memory.reclaimedCount += 1
-            memory.reclaimedBytes += freed
             let event = BrokerEvent.reclaimed(level, freedBytes: freed, seconds: seconds, notes: notes)
             let detail = event.detail
             emit(id, app: sessions[id]?.appID ?? "", event)

@@ -132,10 +132,8 @@ public struct SessionLifecycle: Sendable, Equatable {
         inFlight = nil
         state = step.resultingState(from: state)
         completedSteps += 1
-        var effects: [Effect] = [.emit(step, state)]
-        // The launch is recorded at once (launch count, attached) so a crash loop is visible.
-        if step == .launch { effects.append(.persist) }
-        return effects + next()
+        // One write per drive, at its end (or at a failure): not one per step.
+        return [.emit(step, state)] + next()
     }
 
     private mutating func next() -> [Effect] {
