@@ -4,13 +4,7 @@ import XCTest
 /// The broker core without a global lock: one session's trouble costs only that session.
 final class SessionDriverTests: BrokerTestCase {
     func testAHangingSaveStallsOnlyItsOwnSession() throws {
-        let a = try harness.openNote("a")
-        try harness.type(a, "committed")
-        _ = try harness.json("background", a)
-        _ = try harness.json("activate", a)
-        try harness.type(a, " lost")
-        _ = try harness.json("send", a, "hang-on-save")
-        let aPID = try harness.noteState(a).pid
+        let (a, aPID) = try harness.noteThatHangsOnSave("a")
 
         let backgroundA = try harness.start(wmctl: ["--json", "background", a])
         try harness.eventually("a is in the background, stuck in its save") { try harness.state(a) == "background" }
@@ -220,10 +214,10 @@ final class WatchFilterTests: BrokerTestCase {
         let single = try harness.openNote("s", app: "notes-single")
         Thread.sleep(forTimeInterval: 0.5)
 
-        let sessionEvents = bySession.stop().split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+        for watcher in [bySession, byApp, byEvent] { watcher.stop() }
+        let sessionEvents = bySession.jsonLines
         let appEvents = byApp.jsonLines
         let namedEvents = byEvent.jsonLines
-        _ = byApp.stop(); _ = byEvent.stop()
 
         XCTAssertFalse(sessionEvents.isEmpty)
         XCTAssertTrue(sessionEvents.allSatisfy { $0["session"] as? String == a }, "\(sessionEvents)")

@@ -125,13 +125,7 @@ final class DeadlineTests: BrokerTestCase {
     }
 
     func testSceneHangingOnSaveIsStoppedAndTheLastCommittedActivityKept() throws {
-        let session = try harness.openNote("hangs")
-        try harness.type(session, "committed")
-        _ = try harness.json("background", session)
-        _ = try harness.json("activate", session)
-        try harness.type(session, " lost")
-        _ = try harness.json("send", session, "hang-on-save")
-        let pid = try harness.noteState(session).pid
+        let (session, pid) = try harness.noteThatHangsOnSave("hangs")
         let other = try harness.openNote("other")  // session goes foregroundInactive, still fine
 
         let reply = try harness.json("background", session)

@@ -90,7 +90,7 @@ extension Broker {
                                           timeout: configuration.workerTimeout, doing: "continue")
                     emit(id, app: sessions[id]?.appID ?? "", .continued(activityType: activity.activityType))
                 }
-                return (notes, wasConnected ? .existing : launchKinds[id] ?? .spawned)
+                return (notes, wasConnected ? .existing : workers[id]?.launchKind ?? .spawned)
             }
         } catch {
             for change in focus.bringForwardFailed(decision) {
@@ -223,10 +223,7 @@ extension Broker {
             if sessions[id]?.state == .background {
                 _ = try? await drive(id, to: .reclaimed, reason: .brokerStopped)
             }
-            if workers[id] != nil {
-                await terminate(id, reason: .brokerStopped)
-                await persist(id)
-            }
+            await terminate(id, reason: .brokerStopped)
         }
     }
 }

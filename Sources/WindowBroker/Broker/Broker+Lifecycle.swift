@@ -54,7 +54,7 @@ extension Broker {
 
     private func event(for step: LifecycleStep, id: UUID, state: SceneState, committed: Bool) -> BrokerEvent {
         switch step {
-        case .launch: .launched(pid: workers[id]?.pid ?? 0, launch: launchKinds[id] ?? .spawned)
+        case .launch: .launched(pid: workers[id]?.pid ?? 0, launch: workers[id]?.launchKind ?? .spawned)
         case .saveRestorationActivity: .restorationSaved(committed: committed)
         default: .callback(step, state)
         }
@@ -103,31 +103,30 @@ extension Broker {
 
     /// Sends a lifecycle command and waits for the answer; the reducer decides what a missed
     /// deadline or a closed connection means.
-    private func request(_ id: UUID, _ command: Windowbroker_V1_WorkerCommand.OneOf_Kind, timeout: Duration, doing step: LifecycleStep) async throws -> Windowbroker_V1_WorkerMessage.OneOf_Kind? {
+    private func request(_ id: UUID, _ command: Windowbroker_V1_WorkerCommand.OneOf_Kind, timeout: Duration, doing: String) async throws -> Windowbroker_V1_WorkerMessage.OneOf_Kind? {
         guard let worker = workers[id] else {
             throw BrokerError(.connectionClosed, "the scene has no process")
         }
         let reply = try await worker.connection.request(
-            .workerCommand(.with { $0.kind = command }), timeout: timeout, what: "the scene (\(step.callbackName))")
+            .workerCommand(.with { $0.kind = command }), timeout: timeout, what: "the scene (\(doing))")
         guard case .workerMessage(let message) = reply.body else {
-            throw BrokerError(.workerFailed, "the scene answered \(step.callbackName) with an unexpected frame")
+            throw BrokerError(.workerFailed, "the scene answered \(doing) with an unexpected frame")
         }
         return message.kind
+    }
+
+    private func request(_ id: UUID, _ command: Windowbroker_V1_WorkerCommand.OneOf_Kind, timeout: Duration, doing step: LifecycleStep) async throws -> Windowbroker_V1_WorkerMessage.OneOf_Kind? {
+        try await request(id, command, timeout: timeout, doing: step.callbackName)
     }
 
     /// Sends a command outside a lifecycle plan (actions, continue, warnings). On a missed
     /// deadline the worker is killed; on a dead connection the exit path records why.
     func command(_ id: UUID, _ command: Windowbroker_V1_WorkerCommand.OneOf_Kind, timeout: Duration, doing: String) async throws -> Windowbroker_V1_WorkerMessage.OneOf_Kind? {
-        guard let worker = workers[id] else {
+        guard workers[id] != nil else {
             throw BrokerError(.sessionNotConnected, "session \(id.uuidString.lowercased()) has no running process")
         }
         do {
-            let reply = try await worker.connection.request(
-                .workerCommand(.with { $0.kind = command }), timeout: timeout, what: "the scene (\(doing))")
-            guard case .workerMessage(let message) = reply.body else {
-                throw BrokerError(.workerFailed, "the scene answered \(doing) with an unexpected frame")
-            }
-            return message.kind
+            return try await request(id, command, timeout: timeout, doing: doing)
         } catch let error as BrokerError where error.code == .timedOut {
             await terminate(id, reason: .timedOut)
             throw BrokerError(.timedOut, "the scene did not finish \(doing) within \(timeout.formattedSeconds); its process was stopped and its saved state is kept")
@@ -147,18 +146,15 @@ extension Broker {
         sessions[id]?.state = .launching
         if let prewarmed = await takePrewarmed(app.id) {
             workers[id] = prewarmed
-            launchKinds[id] = .prewarmed
             sessions[id]?.launchCount += 1
             return
         }
-        launchKinds[id] = .spawned
         launchesInFlight += 1
         let handle: WorkerHandle
         do {
+            defer { launchesInFlight -= 1 }
             handle = try await spawner.spawn(app: app, sessionID: id)
-            launchesInFlight -= 1
         } catch {
-            launchesInFlight -= 1
             sessions[id]?.state = .unattached
             throw error
         }

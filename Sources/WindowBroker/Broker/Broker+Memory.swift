@@ -164,8 +164,7 @@ extension Broker {
             } else {
                 notes = try await onSession(id) {
                     guard workers[id] != nil, sessions[id]?.state == .background else { return [] }
-                    await terminate(id, reason: .memoryPressure)
-                    await persist(id)
+                    await terminate(id, reason: .memoryPressure)  // records and persists the end
                     return ["killed without saving"]
                 }
             }

@@ -30,8 +30,6 @@ public actor Broker {
     var discarded: Set<UUID> = []
     var events = EventHub()
     var memory: MemoryState
-    /// How each session's process came to be in its latest launch (for the open/activate reply).
-    var launchKinds: [UUID: LaunchKind] = [:]
     var pools = PrewarmPools()
 
     public init(configuration: BrokerConfiguration, memory: MemoryConfiguration = MemoryConfiguration(), logger: Logger) async throws {

@@ -5,41 +5,31 @@ import Foundation
 /// while it waits for another session's queue (focus changes of other scenes are enqueued on
 /// their own queues), so a scene that hangs costs only its own session.
 struct SessionQueues {
-    private struct Queue {
-        var waiters: [CheckedContinuation<Void, Never>] = []
-    }
-
-    /// Present while an operation on the session runs; its waiters are the operations behind it.
-    private var queues: [UUID: Queue] = [:]
+    /// Present while an operation on the session runs: the operations waiting behind it.
+    private var waiting: [UUID: [CheckedContinuation<Void, Never>]] = [:]
 
     /// Takes the session's turn when nothing runs on it; otherwise the caller must `wait`.
     /// Every turn taken is given back with exactly one `leave`.
     mutating func tryEnter(_ id: UUID) -> Bool {
-        guard queues[id] != nil else {
-            queues[id] = Queue()
+        guard waiting[id] != nil else {
+            waiting[id] = []
             return true
         }
         return false
     }
 
     mutating func wait(_ id: UUID, _ continuation: CheckedContinuation<Void, Never>) {
-        queues[id, default: Queue()].waiters.append(continuation)
+        waiting[id, default: []].append(continuation)
     }
 
     mutating func leave(_ id: UUID) {
-        guard var queue = queues[id] else { return }
-        if queue.waiters.isEmpty {
-            queues[id] = nil
-        } else {
-            let next = queue.waiters.removeFirst()
-            queues[id] = queue
-            next.resume()
+        guard let queue = waiting[id] else { return }
+        guard let next = queue.first else {
+            waiting[id] = nil
+            return
         }
-    }
-
-    /// How many operations run or wait on this session.
-    func depth(_ id: UUID) -> Int {
-        queues[id].map { $0.waiters.count + 1 } ?? 0
+        waiting[id] = Array(queue.dropFirst())  // the turn passes to `next`
+        next.resume()
     }
 }
 

@@ -67,13 +67,13 @@ struct ControlRequestHandler: Sendable {
                     continue
                 }
                 if case .watch(let watch) = kind, watcher == nil {
-                    let unknown = watch.events.filter { !BrokerEvent.names.contains($0) }
-                    guard unknown.isEmpty else {
-                        await connection.reply(to: envelope, error: BrokerError(.invalidRequest, "unknown event name \(unknown.map { "'\($0)'" }.joined(separator: ", ")); known: \(BrokerEvent.names.sorted().joined(separator: ", "))"))
+                    let filter: EventFilter
+                    do {
+                        filter = try EventFilter(watch)
+                    } catch {
+                        await connection.reply(to: envelope, error: error)
                         continue
                     }
-                    let filter = EventFilter(
-                        sessions: Set(watch.sessionIds.map { $0.lowercased() }), apps: Set(watch.appIds), events: Set(watch.events))
                     let (id, events) = await broker.subscribe(filter)
                     await connection.reply(to: envelope, with: .controlReply(.with { $0.watchStarted = .init() }))
                     watcher = (id, Task {

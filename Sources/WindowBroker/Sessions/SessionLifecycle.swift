@@ -11,7 +11,11 @@ public struct SessionLifecycle: Sendable, Equatable {
     /// Steps still to run after the one in flight.
     public private(set) var remaining: [LifecycleStep] = []
     /// The step in flight and its attempt number: a reply naming another attempt is late.
-    public private(set) var inFlight: (step: LifecycleStep, attempt: UInt64)?
+    public struct InFlight: Sendable, Equatable {
+        public var step: LifecycleStep
+        public var attempt: UInt64
+    }
+    public private(set) var inFlight: InFlight?
     public private(set) var notes: [String] = []
     public private(set) var isFinished = false
     private var nextAttempt: UInt64 = 1
@@ -20,12 +24,6 @@ public struct SessionLifecycle: Sendable, Equatable {
     public init(state: SceneState, hasRestoration: Bool) {
         self.state = state
         self.hasRestoration = hasRestoration
-    }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.state == rhs.state && lhs.hasRestoration == rhs.hasRestoration && lhs.remaining == rhs.remaining
-            && lhs.inFlight?.step == rhs.inFlight?.step && lhs.inFlight?.attempt == rhs.inFlight?.attempt
-            && lhs.notes == rhs.notes && lhs.isFinished == rhs.isFinished
     }
 
     public enum Event: Sendable, Equatable {
@@ -143,7 +141,7 @@ public struct SessionLifecycle: Sendable, Equatable {
         let step = remaining.removeFirst()
         let attempt = nextAttempt
         nextAttempt += 1
-        inFlight = (step, attempt)
+        inFlight = InFlight(step: step, attempt: attempt)
         return [.perform(step, attempt: attempt)]
     }
 

@@ -32,6 +32,8 @@ public actor WorkerHandle {
     /// The session the worker was spawned for; nil for a prewarmed worker, bound later.
     public nonisolated let spawnedFor: UUID?
     public nonisolated let appID: String
+    /// A worker spawned without a session came from a prewarm pool.
+    public nonisolated var launchKind: LaunchKind { spawnedFor == nil ? .prewarmed : .spawned }
 
     public private(set) var exit: WorkerExit?
     public private(set) var connectionOpen = true

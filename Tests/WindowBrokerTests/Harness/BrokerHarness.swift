@@ -154,11 +154,10 @@ final class BrokerHarness {
                           stderr: (try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "")
         }
 
-        /// Stops it (a watcher) and returns what it printed.
-        func stop() -> String {
+        /// Stops it (a watcher); what it printed stays in `output`.
+        func stop() {
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             process.waitUntilExit()
-            return output
         }
 
         /// Its stdout as JSON lines.
@@ -246,6 +245,18 @@ final class BrokerHarness {
         _ = try json("send", session, "type", "--arg", "text=\(text)")
     }
 
+    /// A note whose restoration activity holds `committed`, with ` lost` typed after the last
+    /// commit, that hangs when asked for its state next. Returns the session and its pid.
+    func noteThatHangsOnSave(_ noteID: String) throws -> (session: String, pid: Int32) {
+        let session = try openNote(noteID)
+        try type(session, "committed")
+        _ = try json("background", session)
+        _ = try json("activate", session)
+        try type(session, " lost")
+        _ = try json("send", session, "hang-on-save")
+        return (session, try noteState(session).pid)
+    }
+
     /// Waits until `condition` holds, polling; fails the test after `timeout`.
     func eventually(_ what: String, timeout: TimeInterval = 20, _ condition: () throws -> Bool) throws {
         let deadline = Date().addingTimeInterval(timeout)
@@ -290,12 +301,8 @@ final class BrokerHarness {
     func children() -> [(pid: Int32, state: Character)] {
         let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
         return pids.compactMap { name -> (Int32, Character)? in
-            guard let pid = Int32(name),
-                  let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                  let close = stat.lastIndex(of: ")") else { return nil }
-            let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
-            guard fields.count > 1, Int32(fields[1]) == brokerPID else { return nil }
-            return (pid, fields[0].first ?? "?")
+            guard let pid = Int32(name), let stat = processStat(pid), stat.parent == brokerPID else { return nil }
+            return (pid, stat.state)
         }
     }
 
@@ -347,11 +354,18 @@ struct HarnessError: Error, CustomStringConvertible {
 
 /// True while a process with this pid exists and is not a zombie.
 func processExists(_ pid: Int32) -> Bool {
-    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return false }
-    // Field 3 (after the parenthesised name) is the state; Z is a zombie.
-    guard let close = stat.lastIndex(of: ")") else { return false }
-    let state = stat[stat.index(close, offsetBy: 2)]
+    guard let state = processStat(pid)?.state else { return false }
     return state != "Z" && state != "X"
+}
+
+/// A process's state (Z: zombie) and parent, from /proc/PID/stat (fields 3 and 4, after the
+/// parenthesised name, which may itself hold spaces).
+func processStat(_ pid: Int32) -> (state: Character, parent: Int32)? {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+          let close = stat.lastIndex(of: ")") else { return nil }
+    let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+    guard fields.count > 1, let state = fields[0].first, let parent = Int32(fields[1]) else { return nil }
+    return (state, parent)
 }
 
 /// A test case that owns one broker for its duration.
