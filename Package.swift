@@ -59,6 +59,7 @@ let package = Package(
             name: "windowbrokerd",
             dependencies: [
                 "WindowBroker",
+                "IPCWire",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -71,6 +72,18 @@ let package = Package(
                 "CLinuxShim",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        // The broker in the test process against fake workers on socket pairs (tests only).
+        .target(
+            name: "WindowBrokerTesting",
+            dependencies: [
+                "WindowBroker",
+                "IPCWire",
+                "CLinuxShim",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(name: "notes", dependencies: ["SceneWorker", "IPCWire"]),
@@ -87,7 +100,7 @@ let package = Package(
         .testTarget(
             name: "WindowBrokerTests",
             dependencies: [
-                "WindowBroker", "IPCWire", "CLinuxShim",
+                "WindowBroker", "WindowBrokerTesting", "IPCWire", "CLinuxShim",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]

@@ -77,7 +77,7 @@ final class SceneRuntime {
                 channel.eventLoop.makeCompletedFuture { try WireChannel.wrapping(channel) }
             }
         try await channel.executeThenClose { inbound, outbound in
-            let connection = WireConnection(outbound: outbound)
+            let connection = WireConnection(channel, outbound: outbound)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     await connection.readLoop(inbound) { envelope in

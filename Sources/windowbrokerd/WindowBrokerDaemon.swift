@@ -5,7 +5,7 @@ import Logging
 import ServiceLifecycle
 import WindowBroker
 
-@main
+/// Parsed and run by main.swift once the event loops run every task.
 struct WindowBrokerDaemon: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "windowbrokerd",

@@ -6,7 +6,7 @@ import ArgumentParser
 import Foundation
 import IPCWire
 
-@main
+/// Started by main.swift once the event loops run every task.
 enum WMCtlMain {
     static func main() async {
         do {

@@ -166,6 +166,24 @@ final class SessionLifecycleTests: XCTestCase {
         XCTAssertTrue(machine.isFinished)
     }
 
+    func testASupersededSceneStopsInactiveBeforeDidBecomeActive() throws {
+        var machine = SessionLifecycle(state: .unattached, hasRestoration: false)
+        var effects = machine.handle(.requested(.foregroundActive))
+        var attempt: UInt64 = 0
+        while let (step, next) = perform(effects), step != .didBecomeActive {
+            effects = machine.handle(.stepSucceeded(attempt: next))
+            attempt = next
+        }
+        let (_, becoming) = try XCTUnwrap(perform(effects))
+        XCTAssertEqual(machine.handle(.superseded(attempt: attempt)), [], "only the step in flight can be superseded")
+        effects = machine.handle(.superseded(attempt: becoming))
+        XCTAssertEqual(machine.state, .foregroundInactive)
+        XCTAssertEqual(effects.first, .persist)
+        guard case .finish(.success(let notes)) = effects.last else { return XCTFail("\(effects)") }
+        XCTAssertTrue(notes.contains { $0.contains("another scene was activated meanwhile") })
+        XCTAssertEqual(machine.handle(.stepSucceeded(attempt: becoming)), [], "a reply to the skipped step is late")
+    }
+
     func testADeadlineMissedInTheMiddleKillsAndFailsWithTimedOut() throws {
         var machine = SessionLifecycle(state: .unattached, hasRestoration: true)
         var effects = machine.handle(.requested(.foregroundActive))

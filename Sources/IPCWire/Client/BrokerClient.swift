@@ -45,7 +45,7 @@ public final class BrokerClient: Sendable {
             throw BrokerError(.brokerUnreachable, "cannot reach the broker at \(socketPath): \(error)")
         }
         return try await channel.executeThenClose { inbound, outbound in
-            let connection = WireConnection(outbound: outbound)
+            let connection = WireConnection(channel, outbound: outbound)
             let (events, eventSink) = AsyncStream.makeStream(of: LifecycleEvent.self, bufferingPolicy: .bufferingNewest(4096))
             return try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {

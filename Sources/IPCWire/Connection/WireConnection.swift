@@ -7,16 +7,20 @@ import NIOCore
 public actor WireConnection {
     private struct Pending {
         var continuation: CheckedContinuation<Envelope, any Error>
-        var deadline: Task<Void, Never>
+        var deadline: Scheduled<Void>
     }
 
     private let outbound: NIOAsyncChannelOutboundWriter<Envelope>
+    /// The channel itself: requests are written to it directly and their deadlines are timers
+    /// of its event loop, so a request costs no task of its own.
+    private let channel: any Channel
     private var nextID: UInt64 = 1
     private var pending: [UInt64: Pending] = [:]
     private var closedError: BrokerError?
 
-    public init(outbound: NIOAsyncChannelOutboundWriter<Envelope>) {
+    public init(_ wire: WireChannel, outbound: NIOAsyncChannelOutboundWriter<Envelope>) {
         self.outbound = outbound
+        self.channel = wire.channel
     }
 
     /// Sends `body` as a request and waits for the envelope that names it in `reply_to`.
@@ -29,15 +33,18 @@ public actor WireConnection {
             $0.id = id
             $0.body = body
         }
+        let channel = self.channel
         let reply = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Envelope, any Error>) in
-            let deadline = Task { [weak self] in
-                guard (try? await Task.sleep(for: timeout)) != nil else { return }
-                await self?.fail(id, BrokerError(.timedOut, "\(peer) did not answer within \(timeout.formattedSeconds)"))
+            let deadline = channel.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) { [weak self] in
+                // Rare (a deadline passed), so the hop back onto the connection may cost a task.
+                Task { await self?.fail(id, BrokerError(.timedOut, "\(peer) did not answer within \(timeout.formattedSeconds)")) }
+                return ()
             }
             pending[id] = Pending(continuation: continuation, deadline: deadline)
-            let outbound = self.outbound
-            Task { [weak self] in
-                do { try await outbound.write(envelope) } catch { await self?.fail(id, Self.mapWriteError(error)) }
+            // Straight into the pipeline: replies are matched by id, so this write needs no
+            // ordering against the async writer's.
+            channel.writeAndFlush(envelope).whenFailure { [weak self] error in
+                Task { await self?.fail(id, Self.mapWriteError(error)) }
             }
         }
         if case .error(let error) = reply.body { throw BrokerError(wire: error) }
@@ -123,6 +130,12 @@ public actor WireConnection {
 }
 
 extension Duration {
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        return overflow ? .max : product.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
+    }
+
     public var formattedSeconds: String {
         let (seconds, attoseconds) = components
         let value = Double(seconds) + Double(attoseconds) / 1e18

@@ -65,26 +65,28 @@ extension Broker {
     /// process) and delivers the activity: in `willConnect` when it connects now, as `continue`
     /// when it was already connected. The focus coordinator decides at once what other scenes
     /// must do; they do it on their own queues, side by side with this launch, and this scene
-    /// becomes active only after the previously active one has resigned. If this scene fails,
-    /// the previously active one is active again.
+    /// becomes active only after the previously active one has resigned (the active slot). If
+    /// this scene fails, the previously active one is active again.
     private func bringForward(_ id: UUID, activity: UserActivity?) async throws -> (notes: [String], launch: LaunchKind) {
         if workers[id] == nil { try checkRoomForLaunch() }
-        let decision = focus.bringForward(id)
-        let others: [(id: UUID, task: Task<[String], Never>)] = decision.changes.map { change in
-            (change.id, Task { await self.refocus(change) })
+        let decision = changeFocus { $0.bringForward(id) }
+        comingForward[id, default: 0] += 1
+        defer {
+            comingForward[id]? -= 1
+            if comingForward[id] == 0 { comingForward[id] = nil }
         }
-        var afterResign: (@Sendable () async -> Void)?
-        if let resigning = others.first(where: { $0.id == decision.resigning })?.task {
-            afterResign = { _ = await resigning.value }
-        }
+        // A scene still on its way forward needs no resign: its own drive sees that focus
+        // moved and stops at foregroundInactive. Queuing one behind it would make this request
+        // wait for that scene's launch.
+        let others: [Task<[String], Never>] = decision.changes
+            .filter { !($0.target == .foregroundInactive && comingForward[$0.id] != nil) }
+            .map { change in Task { await self.refocus(change) } }
         var notes: [String]
         let launch: LaunchKind
         do {
             (notes, launch) = try await onSession(id) { () async throws -> ([String], LaunchKind) in
                 let wasConnected = sessions[id]?.state.isConnected ?? false
-                let notes = try await drive(
-                    id, to: .foregroundActive, options: .init(activities: activity.map { [$0] } ?? []),
-                    beforeBecomingActive: afterResign)
+                let notes = try await drive(id, to: .foregroundActive, options: .init(activities: activity.map { [$0] } ?? []))
                 if wasConnected, let activity {
                     _ = try await command(id, .continueActivity(.with { $0.activity = activity.wire }),
                                           timeout: configuration.workerTimeout, doing: "continue")
@@ -93,13 +95,13 @@ extension Broker {
                 return (notes, wasConnected ? .existing : workers[id]?.launchKind ?? .spawned)
             }
         } catch {
-            for change in focus.bringForwardFailed(decision) {
+            for change in changeFocus({ $0.bringForwardFailed(decision) }) {
                 _ = await refocus(change)
             }
-            for (_, task) in others { _ = await task.value }
+            for task in others { _ = await task.value }
             throw error
         }
-        for (_, task) in others { notes += await task.value }
+        for task in others { notes += await task.value }
         return (notes, launch)
     }
 
@@ -118,7 +120,7 @@ extension Broker {
 
     public func background(_ id: UUID) async throws -> Outcome {
         _ = try existingSession(id)
-        focus.remove(id)
+        changeFocus { $0.remove(id) }
         return try await onSession(id) {
             let session = try existingSession(id)
             guard session.state.isConnected else {
@@ -151,7 +153,7 @@ extension Broker {
     /// data is deleted.
     public func close(_ id: UUID) async throws -> Outcome {
         _ = try existingSession(id)
-        focus.remove(id)
+        changeFocus { $0.remove(id) }
         return try await onSession(id) {
             let session = try existingSession(id)
             var notes: [String] = []

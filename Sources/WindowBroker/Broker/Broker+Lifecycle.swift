@@ -10,12 +10,12 @@ extension Broker {
     }
 
     /// Moves a session to `target`, one step at a time. Returns notes for the requester (e.g.
-    /// that a stale restoration activity was kept). `beforeBecomingActive` is awaited before
-    /// the scene's didBecomeActive: the scene that was active resigns first.
+    /// that a stale restoration activity was kept). Before didBecomeActive the scene waits for
+    /// the active slot: the scene that was active resigns first, and a scene that focus has
+    /// moved away from in the meantime stops at foregroundInactive.
     @discardableResult
     func drive(
-        _ id: UUID, to target: LifecycleTarget, options: ConnectionOptions = .init(), reason: DisconnectReason? = nil,
-        beforeBecomingActive: (@Sendable () async -> Void)? = nil
+        _ id: UUID, to target: LifecycleTarget, options: ConnectionOptions = .init(), reason: DisconnectReason? = nil
     ) async throws -> [String] {
         let session = try existingSession(id)
         var machine = SessionLifecycle(state: session.state, hasRestoration: session.restoration != nil)
@@ -28,7 +28,10 @@ extension Broker {
                     effects += machine.handle(.processEnded)
                     continue
                 }
-                if step == .didBecomeActive, let beforeBecomingActive { await beforeBecomingActive() }
+                if step == .didBecomeActive, !(await claimActive(id)) {
+                    effects += machine.handle(.superseded(attempt: attempt))
+                    continue
+                }
                 let event = await perform(step, attempt: attempt, on: id, options: options,
                                           reason: reason ?? .reclaimed, discarding: target == .discarded)
                 if case .restorationCommitted = event { committed = true }
@@ -39,13 +42,13 @@ extension Broker {
                 await reap(id)
             case .emit(let step, let state):
                 guard let appID = sessions[id]?.appID else { continue }
-                sessions[id]?.state = workers[id] == nil ? .unattached : state
+                setState(id, workers[id] == nil ? .unattached : state)
                 if step == .didBecomeActive { sessions[id]?.lastActiveAt = Date() }
                 emit(id, app: appID, event(for: step, id: id, state: sessions[id]?.state ?? .unattached, committed: committed))
             case .persist:
                 await persist(id)
             case .finish(let result):
-                if machine.state == .unattached, sessions[id] != nil { sessions[id]?.state = .unattached }
+                if machine.state == .unattached, sessions[id] != nil { setState(id, .unattached) }
                 return try result.get()
             }
         }
@@ -153,9 +156,9 @@ extension Broker {
         let handle: WorkerHandle
         do {
             defer { launchesInFlight -= 1 }
-            handle = try await spawner.spawn(app: app, sessionID: id)
+            handle = try await launcher.launch(app: app, sessionID: id)
         } catch {
-            sessions[id]?.state = .unattached
+            setState(id, .unattached)
             throw error
         }
         workers[id] = handle
@@ -276,7 +279,8 @@ extension Broker {
             return
         }
         workers[id] = nil
-        focus.remove(id)
+        changeFocus { $0.remove(id) }
+        activeSlot.release(id)
         if reason == .memoryPressure {
             // Counted the moment the memory is given back, so `pressure` never shows the
             // smaller footprint without the reclaim that made it.
@@ -284,7 +288,7 @@ extension Broker {
             memory.reclaimedBytes += memory.pss[id] ?? 0
         }
         guard let appID = sessions[id]?.appID else { return }
-        sessions[id]?.state = .unattached
+        setState(id, .unattached)
         sessions[id]?.lastDisconnect = reason
         if await worker.intendedEnd != nil, reason != .connectionLost {
             emit(id, app: appID, .exited(reason, pid: worker.pid))

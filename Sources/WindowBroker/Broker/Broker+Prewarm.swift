@@ -40,7 +40,7 @@ extension Broker {
         defer { pools.warming[app.id, default: 1] -= 1 }
         let worker: WorkerHandle
         do {
-            worker = try await spawner.spawn(app: app, sessionID: nil)
+            worker = try await launcher.launch(app: app, sessionID: nil)
         } catch {
             logger.warning("cannot prewarm a worker", metadata: ["app": "\(app.id)", "error": "\(error)"])
             return

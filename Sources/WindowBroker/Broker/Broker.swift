@@ -15,7 +15,7 @@ public actor Broker {
     public let configuration: BrokerConfiguration
     public let memoryConfiguration: MemoryConfiguration
     let store: SessionStore
-    let spawner: WorkerSpawner
+    let launcher: any WorkerLauncher
     let logger: Logger
     let startedAt = Date()
 
@@ -26,20 +26,27 @@ public actor Broker {
     var launchesInFlight = 0
     var sessionQueues = SessionQueues()
     var focus: FocusCoordinator
+    var activeSlot = ActiveSlot()
+    /// Sessions with a bring-forward under way (open or activate), counted.
+    var comingForward: [UUID: Int] = [:]
     /// Sessions discarded during this run, so a late request gets "discarded" rather than "unknown".
     var discarded: Set<UUID> = []
     var events = EventHub()
     var memory: MemoryState
     var pools = PrewarmPools()
 
-    public init(configuration: BrokerConfiguration, memory: MemoryConfiguration = MemoryConfiguration(), logger: Logger) async throws {
+    /// `launcher` starts workers; nil means real processes (`WorkerSpawner`).
+    public init(
+        configuration: BrokerConfiguration, memory: MemoryConfiguration = MemoryConfiguration(), logger: Logger,
+        launcher: (any WorkerLauncher)? = nil
+    ) async throws {
         self.configuration = configuration
         self.memoryConfiguration = memory
         self.memory = MemoryState(policy: PressurePolicy(thresholds: memory.thresholds))
         self.logger = logger
         self.focus = FocusCoordinator(maxForeground: configuration.maxForegroundScenes)
         self.store = try SessionStore(directory: configuration.stateDirectory)
-        self.spawner = WorkerSpawner(environment: configuration.environment)
+        self.launcher = launcher ?? WorkerSpawner(environment: configuration.environment)
         for session in try await store.loadAll() {
             sessions[session.id] = session
         }

@@ -2,7 +2,6 @@ import Foundation
 import IPCWire
 import Logging
 import NIOCore
-import Synchronization
 
 /// Serves one control connection: the Hello handshake (with a deadline), then one request at
 /// a time, each answered exactly once with a reply or a typed error. `watch` streams lifecycle
@@ -11,15 +10,7 @@ struct ControlRequestHandler: Sendable {
     let broker: Broker
     let logger: Logger
 
-    /// Set once the peer said a valid Hello; read by the handshake deadline.
-    final class Handshake: Sendable {
-        private let done = Atomic<Bool>(false)
-        var isDone: Bool { done.load(ordering: .acquiring) }
-        func complete() { done.store(true, ordering: .releasing) }
-    }
-
-    func serve(connection: WireConnection, inbound: NIOAsyncChannelInboundStream<Envelope>) async {
-        let handshake = Handshake()
+    func serve(connection: WireConnection, inbound: NIOAsyncChannelInboundStream<Envelope>, handshake: ControlHandshake) async {
         let handshakeTimeout = broker.configuration.handshakeTimeout
         await withTaskGroup(of: Bool.self) { group in
             group.addTask {
@@ -39,7 +30,7 @@ struct ControlRequestHandler: Sendable {
         }
     }
 
-    private func readRequests(connection: WireConnection, inbound: NIOAsyncChannelInboundStream<Envelope>, handshake: Handshake) async {
+    private func readRequests(connection: WireConnection, inbound: NIOAsyncChannelInboundStream<Envelope>, handshake: ControlHandshake) async {
         var watcher: (id: UUID, task: Task<Void, Never>)?
         defer {
             if let watcher {
@@ -58,8 +49,9 @@ struct ControlRequestHandler: Sendable {
                         await connection.reply(to: envelope, error: problem)
                         return
                     }
-                    await connection.reply(to: envelope, with: .welcome(.current(brokerPID: getpid())))
+                    // Before the Welcome leaves: a ping sent right after it takes the fast path.
                     handshake.complete()
+                    await connection.reply(to: envelope, with: .welcome(.current(brokerPID: getpid())))
                     continue
                 }
                 guard case .controlRequest(let request) = envelope.body, let kind = request.kind else {
@@ -185,6 +177,7 @@ struct ControlRequestHandler: Sendable {
         case .watch:
             throw BrokerError(.invalidRequest, "this connection is already watching")
         case .ping(let ping):
+            // Normally answered by ControlFastPath on the event loop; kept for completeness.
             return .ping(.with { $0.payload = ping.payload })
         case .pressure:
             return .pressure(await broker.pressureReport())

@@ -39,6 +39,7 @@ public struct ControlServer: Sendable {
     struct Accepted: Sendable {
         var channel: WireChannel
         var peer: wb_ucred?
+        var handshake: ControlHandshake
     }
 
     /// Binds the socket path (after checking no other broker serves it), or adopts the socket
@@ -55,7 +56,10 @@ public struct ControlServer: Sendable {
                 credentials = channel.eventLoop.makeSucceededFuture(nil)
             }
             return credentials.flatMapThrowing { peer in
-                Accepted(channel: try WireChannel.wrapping(channel, maxFrameBytes: maxFrame), peer: peer)
+                let handshake = ControlHandshake()
+                try channel.pipeline.syncOperations.addWireFraming(maxFrameBytes: maxFrame)
+                try channel.pipeline.syncOperations.addHandler(ControlFastPath(handshake: handshake))
+                return Accepted(channel: try WireChannel(wrappingChannelSynchronously: channel), peer: peer, handshake: handshake)
             }
         }
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).serverChannelOption(.backlog, value: 128)
@@ -104,7 +108,7 @@ public struct ControlServer: Sendable {
         defer { connections.leave() }
         let limit = broker.configuration.maxControlConnections
         try? await accepted.channel.executeThenClose { inbound, outbound in
-            let connection = WireConnection(outbound: outbound)
+            let connection = WireConnection(accepted.channel, outbound: outbound)
             if open > limit {
                 try? await connection.send(.error(BrokerError(.resourceExhausted, "\(limit) control connections are open; try again later").wire))
                 return
@@ -114,7 +118,7 @@ public struct ControlServer: Sendable {
                 try? await connection.send(.error(BrokerError(.permissionDenied, "this broker serves uid \(getuid()) only").wire))
                 return
             }
-            await handler.serve(connection: connection, inbound: inbound)
+            await handler.serve(connection: connection, inbound: inbound, handshake: accepted.handshake)
         }
     }
 }

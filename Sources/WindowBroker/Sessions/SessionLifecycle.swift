@@ -41,6 +41,9 @@ public struct SessionLifecycle: Sendable, Equatable {
         case stepFailed(attempt: UInt64, BrokerError)
         /// The process was found gone before the step in flight could start.
         case processEnded
+        /// Before didBecomeActive: focus moved to another scene meanwhile, so this one stays
+        /// in the foreground, inactive (the later request wins, as on iPadOS).
+        case superseded(attempt: UInt64)
     }
 
     public enum Effect: Sendable, Equatable {
@@ -107,6 +110,13 @@ public struct SessionLifecycle: Sendable, Equatable {
                 return completed(step)
             }
             return finish(.failure(error))
+
+        case .superseded(let attempt):
+            guard current(attempt) == .didBecomeActive else { return [] }
+            inFlight = nil
+            remaining = []
+            notes.append("another scene was activated meanwhile; this one stays in the foreground, inactive")
+            return (completedSteps > 0 ? [.persist] : []) + finish(.success(notes))
 
         case .processEnded:
             guard let step = inFlight?.step, step != .launch else { return [] }

@@ -3,6 +3,8 @@ import Dispatch
 import Foundation
 import Glibc
 import IPCWire
+import NIOCore
+import NIOPosix
 
 /// How a worker process ended, as the kernel reported it.
 public enum WorkerExit: Sendable, Equatable {
@@ -32,6 +34,8 @@ public actor WorkerHandle {
     /// The session the worker was spawned for; nil for a prewarmed worker, bound later.
     public nonisolated let spawnedFor: UUID?
     public nonisolated let appID: String
+    /// Ends the process at once (SIGKILL for a real one); its end is still reported through `recordExit`.
+    private nonisolated let stop: @Sendable () -> Void
     /// A worker spawned without a session came from a prewarm pool.
     public nonisolated var launchKind: LaunchKind { spawnedFor == nil ? .prewarmed : .spawned }
 
@@ -44,8 +48,9 @@ public actor WorkerHandle {
     private var helloWaiter: CheckedContinuation<Void, any Error>?
     private var helloState: Result<Void, BrokerError>?
 
-    init(pid: pid_t, connection: WireConnection, appID: String, spawnedFor: UUID?) {
+    init(pid: pid_t, connection: WireConnection, appID: String, spawnedFor: UUID?, stop: @escaping @Sendable () -> Void) {
         self.pid = pid
+        self.stop = stop
         self.connection = connection
         self.appID = appID
         self.spawnedFor = spawnedFor
@@ -60,7 +65,31 @@ public actor WorkerHandle {
 
     /// SIGKILL; the exit is still observed through the pidfd.
     public nonisolated func kill() {
-        _ = Glibc.kill(pid, SIGKILL)
+        stop()
+    }
+
+    /// Wraps the broker's end of a connected socket pair: the returned supervisor reads the
+    /// connection until it ends. The launcher reports the process's end with `recordExit`.
+    public static func adopt(
+        socket: Int32, pid: pid_t, appID: String, spawnedFor: UUID?,
+        group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        stop: @escaping @Sendable () -> Void
+    ) async throws -> WorkerHandle {
+        let channel = try await ClientBootstrap(group: group).withConnectedSocket(socket) { channel in
+            channel.eventLoop.makeCompletedFuture { try WireChannel.wrapping(channel) }
+        }
+        return await withCheckedContinuation { (ready: CheckedContinuation<WorkerHandle, Never>) in
+            Task {
+                try? await channel.executeThenClose { inbound, outbound in
+                    let handle = WorkerHandle(pid: pid, connection: WireConnection(channel, outbound: outbound), appID: appID, spawnedFor: spawnedFor, stop: stop)
+                    ready.resume(returning: handle)
+                    await handle.connection.readLoop(inbound) { envelope in
+                        await handle.received(envelope)
+                    }
+                    await handle.connectionEnded()
+                }
+            }
+        }
     }
 
     // MARK: - What the read loop and the exit watch report
@@ -102,7 +131,8 @@ public actor WorkerHandle {
         finishIfDone()
     }
 
-    func recordExit(_ status: WorkerExit) {
+    /// The process ended (reported once, by whoever watches it).
+    public func recordExit(_ status: WorkerExit) {
         guard exit == nil else { return }
         exit = status
         for waiter in exitWaiters.values { waiter.resume() }

@@ -5,13 +5,21 @@ import IPCWire
 import NIOCore
 import NIOPosix
 
+/// Starts worker processes for the broker. `WorkerSpawner` is the real one; the in-process
+/// test layer (`WindowBrokerTesting`) puts fake workers on socket pairs behind the same protocol.
+public protocol WorkerLauncher: Sendable {
+    /// Starts a worker of `app` for `sessionID` (nil: a prewarmed worker, bound later) and
+    /// returns its supervisor, already reading the connection and watching for the exit.
+    func launch(app: AppManifest, sessionID: UUID?) async throws -> WorkerHandle
+}
+
 /// Starts one worker process for one scene session.
 ///
 /// The worker's only link to the broker is one end of a `socketpair` inherited as fd 3: no
 /// path to connect to, no token to steal, so no other process can pose as that worker. Every
 /// other descriptor is closed in the child, its signal state is reset, and the environment is
 /// scrubbed of what systemd gave the broker (a worker must not notify or claim sockets).
-public struct WorkerSpawner: Sendable {
+public struct WorkerSpawner: WorkerLauncher {
     /// Variables a worker must never inherit.
     public static let scrubbedVariables: Set<String> = [
         "NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_USEC", "WATCHDOG_PID",
@@ -28,7 +36,7 @@ public struct WorkerSpawner: Sendable {
     /// Spawns `app`'s executable, for `sessionID` or (nil) as a prewarmed worker that is bound
     /// to a session later. The returned handle already reads the connection and watches the
     /// exit; its `events` say what happens.
-    public func spawn(app: AppManifest, sessionID: UUID?) async throws -> WorkerHandle {
+    public func launch(app: AppManifest, sessionID: UUID?) async throws -> WorkerHandle {
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, wb_sock_stream() | wb_sock_cloexec(), 0, &pair) == 0 else {
             throw BrokerError(.resourceExhausted, "cannot create a socket pair for a new worker: \(String(cString: strerror(errno)))")
@@ -61,29 +69,16 @@ public struct WorkerSpawner: Sendable {
             throw BrokerError(.workerFailed, "cannot start \(app.executable): \(String(cString: strerror(rc)))")
         }
 
-        let channel: WireChannel
+        let childPID = pid
+        let handle: WorkerHandle
         do {
-            channel = try await ClientBootstrap(group: group).withConnectedSocket(brokerEnd) { channel in
-                channel.eventLoop.makeCompletedFuture { try WireChannel.wrapping(channel) }
+            handle = try await WorkerHandle.adopt(socket: brokerEnd, pid: pid, appID: app.id, spawnedFor: sessionID, group: group) {
+                _ = Glibc.kill(childPID, SIGKILL)
             }
         } catch {
             Glibc.kill(pid, SIGKILL)
             ExitWatcher.watch(pid: pid) { _ in }
             throw BrokerError(.internalError, "cannot adopt the worker's socket: \(error)")
-        }
-
-        let childPID = pid
-        let handle = await withCheckedContinuation { (ready: CheckedContinuation<WorkerHandle, Never>) in
-            Task {
-                try? await channel.executeThenClose { inbound, outbound in
-                    let handle = WorkerHandle(pid: childPID, connection: WireConnection(outbound: outbound), appID: app.id, spawnedFor: sessionID)
-                    ready.resume(returning: handle)
-                    await handle.connection.readLoop(inbound) { envelope in
-                        await handle.received(envelope)
-                    }
-                    await handle.connectionEnded()
-                }
-            }
         }
         ExitWatcher.watch(pid: pid) { exit in
             Task { await handle.recordExit(exit) }

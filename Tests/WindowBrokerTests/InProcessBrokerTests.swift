@@ -1,0 +1,181 @@
+import Foundation
+import IPCWire
+import WindowBroker
+import WindowBrokerTesting
+import XCTest
+
+/// Interleavings that process tests can only hit by timing, made deterministic: the broker
+/// runs in this process and each fake worker's command is held until the test lets it go.
+final class InProcessBrokerTests: XCTestCase {
+    private var running: InProcessBroker!
+
+    override func tearDown() async throws {
+        await running?.stop()
+        running = nil
+    }
+
+    private func start(workerTimeout: Duration = .seconds(5)) async throws -> InProcessBroker {
+        running = try await InProcessBroker.start(apps: [.init("alpha"), .init("beta")]) {
+            $0.workerTimeout = workerTimeout
+            $0.maxForegroundScenes = 2
+        }
+        return running
+    }
+
+    private static func isTransition(_ transition: Windowbroker_V1_Transition) -> @Sendable (WorkerCommandKind) -> Bool {
+        { if case .transition(let t) = $0 { return t.transition == transition } else { return false } }
+    }
+
+    func testAnOpenWaitingOnItsSceneDoesNotHoldUpAnotherApp() async throws {
+        let running = try await start()
+        let broker = running.broker
+        var held = await running.workers.hold(app: "alpha") { if case .connect = $0 { true } else { false } }.makeAsyncIterator()
+        let alpha = Task { try await openScene("alpha", on: broker) }
+        let connect = try await XCTUnwrapAsync(await held.next())
+        XCTAssertEqual(connect.name, "connect")
+
+        // alpha's scene sits in willConnect; beta opens from start to active meanwhile.
+        let beta = try await openScene("beta", on: broker)
+        XCTAssertEqual(beta.state, .foregroundActive)
+
+        await connect.answer()
+        let opened = try await alpha.value
+        // The later request won focus: alpha comes up in the foreground, inactive, and says so.
+        XCTAssertEqual(opened.state, .foregroundInactive)
+        XCTAssertTrue(opened.notes.contains { $0.contains("another scene was activated meanwhile") }, "\(opened.notes)")
+        let betaState = try await sceneState(beta.sessionID, broker)
+        XCTAssertEqual(betaState, .foregroundActive)
+        let alphaWorker = try await XCTUnwrapAsync(await running.workers.workers.first { $0.appID == "alpha" })
+        let received = await alphaWorker.received
+        XCTAssertEqual(received, ["connect", "willEnterForeground"])
+
+        // Activating alpha now moves focus the usual way: beta resigns first.
+        let activated = try await broker.activate(opened.sessionID)
+        XCTAssertEqual(activated.state, .foregroundActive)
+        let betaAfter = try await sceneState(beta.sessionID, broker)
+        XCTAssertEqual(betaAfter, .foregroundInactive)
+    }
+
+    func testAReplyAfterItsDeadlineChangesNothing() async throws {
+        let running = try await start(workerTimeout: .milliseconds(300))
+        let broker = running.broker
+        let opened = try await openScene("alpha", on: broker)
+        var held = await running.workers.hold(app: "alpha", Self.isTransition(.didEnterBackground)).makeAsyncIterator()
+        let background = Task { try await broker.background(opened.sessionID) }
+        let late = try await XCTUnwrapAsync(await held.next())
+
+        do {
+            _ = try await background.value
+            XCTFail("a missed deadline must be an error")
+        } catch let error as BrokerError {
+            XCTAssertEqual(error.code, .timedOut, error.message)
+        }
+        let info = try await broker.sessionInfo(opened.sessionID)
+        XCTAssertEqual(SceneState(wire: info.state), .unattached)
+        XCTAssertEqual(info.lastDisconnect, "timedOut")
+        let ended = await late.worker.hasEnded
+        XCTAssertTrue(ended, "the scene that missed its deadline was stopped")
+
+        // The answer arrives after all: nobody waits for it, nothing moves.
+        await late.answer()
+        let after = try await broker.sessionInfo(opened.sessionID)
+        XCTAssertEqual(SceneState(wire: after.state), .unattached)
+        XCTAssertEqual(after.launchCount, 1)
+
+        // The session comes back with a new process.
+        let again = try await broker.activate(opened.sessionID)
+        XCTAssertEqual(again.state, .foregroundActive)
+        XCTAssertEqual(again.launch, .spawned)
+    }
+
+    func testAProcessThatDiesWhileBecomingActiveGivesFocusBack() async throws {
+        let running = try await start()
+        let broker = running.broker
+        let alpha = try await openScene("alpha", on: broker)
+        var held = await running.workers.hold(app: "beta", Self.isTransition(.didBecomeActive)).makeAsyncIterator()
+        let beta = Task { try await openScene("beta", on: broker) }
+        let becoming = try await XCTUnwrapAsync(await held.next())
+        // The active scene resigned before the new one was told to become active.
+        let resigned = try await sceneState(alpha.sessionID, broker)
+        XCTAssertEqual(resigned, .foregroundInactive)
+
+        await becoming.worker.die(.signaled(SIGSEGV))
+        do {
+            _ = try await beta.value
+            XCTFail("a scene that crashed during didBecomeActive cannot have opened")
+        } catch let error as BrokerError {
+            XCTAssertEqual(error.code, .workerFailed, error.message)
+        }
+        let alphaState = try await sceneState(alpha.sessionID, broker)
+        XCTAssertEqual(alphaState, .foregroundActive, "focus went back to the scene that had it")
+        let sessions = await broker.sessionList(appID: "beta")
+        XCTAssertEqual(sessions.count, 1, "the session is kept, unattached")
+        XCTAssertEqual(SceneState(wire: sessions[0].state), .unattached)
+        XCTAssertEqual(sessions[0].lastDisconnect, "crashed(SIGSEGV)")
+    }
+
+    func testASocketClosedDuringAStepStopsTheProcess() async throws {
+        let running = try await start()
+        let broker = running.broker
+        var held = await running.workers.hold(app: "alpha", Self.isTransition(.willEnterForeground)).makeAsyncIterator()
+        let alpha = Task { try await openScene("alpha", on: broker) }
+        let entering = try await XCTUnwrapAsync(await held.next())
+        await entering.worker.closeConnection()
+        do {
+            _ = try await alpha.value
+            XCTFail("the scene lost its connection during willEnterForeground")
+        } catch let error as BrokerError {
+            XCTAssertEqual(error.code, .workerFailed, error.message)
+        }
+        // The "process" kept running after its socket closed: the supervisor stopped it.
+        for _ in 0..<200 where !(await entering.worker.hasEnded) { try await Task.sleep(for: .milliseconds(10)) }
+        let ended = await entering.worker.hasEnded
+        XCTAssertTrue(ended)
+        let status = await broker.status()
+        XCTAssertEqual(status.workers, 0)
+    }
+
+    func testTwoActivationsOfOneSessionLaunchItOnce() async throws {
+        let running = try await start()
+        let broker = running.broker
+        let opened = try await openScene("alpha", on: broker)
+        _ = try await broker.background(opened.sessionID)
+        _ = try await broker.reclaim(opened.sessionID)
+        var held = await running.workers.hold(app: "alpha") { if case .connect = $0 { true } else { false } }.makeAsyncIterator()
+        let first = Task { try await broker.activate(opened.sessionID) }
+        let connect = try await XCTUnwrapAsync(await held.next())
+        let second = Task { try await broker.activate(opened.sessionID) }
+        await connect.answer()
+        let (a, b) = (try await first.value, try await second.value)
+        XCTAssertEqual(a.launch, .spawned)
+        XCTAssertEqual(b.launch, .existing, "the second request ran after the first, in arrival order")
+        let launched = await running.workers.workers.filter { $0.sessionID == opened.sessionID || $0.appID == "alpha" }
+        XCTAssertEqual(launched.count, 2, "one process before the reclaim, one after: never two at once")
+    }
+
+    func testTheControlServerAnswersInProcess() async throws {
+        let running = try await start()
+        let (ping, opened) = try await running.withClient { client in
+            let ping = try await client.request(.ping(.with { $0.payload = Data("x".utf8) }))
+            let opened = try await client.request(.open(.with { $0.appID = "beta" }))
+            return (ping, opened)
+        }
+        guard case .ping(let pong) = ping, case .sessionState(let state) = opened else { return XCTFail("\(ping) \(opened)") }
+        XCTAssertEqual(pong.payload, Data("x".utf8))
+        XCTAssertEqual(SceneState(wire: state.state), .foregroundActive)
+        XCTAssertEqual(state.launch, .spawned)
+    }
+}
+
+private func openScene(_ app: String, on broker: Broker) async throws -> Broker.Outcome {
+    try await broker.open(ActivationRequest(appID: app, sessionID: nil, activity: nil, forceNew: true))
+}
+
+private func sceneState(_ id: UUID, _ broker: Broker) async throws -> SceneState {
+    SceneState(wire: try await broker.sessionInfo(id).state)
+}
+
+func XCTUnwrapAsync<T>(_ value: @autoclosure () async throws -> T?, file: StaticString = #filePath, line: UInt = #line) async throws -> T {
+    let unwrapped = try await value()
+    return try XCTUnwrap(unwrapped, file: file, line: line)
+}
