@@ -4,7 +4,8 @@
 # starts is stopped at the end.
 #
 #   control round trip  wmctl ping p50        vs a framed round trip over a raw Unix socket (C)
-#                                              and an sd-bus method call through a private dbus-daemon
+#                                              and an sd-bus method call through a private dbus-daemon;
+#                       the same ping from a C client (bench/control_ping.c): the broker's share
 #   cold open           created -> didBecomeActive (broker side, from watch events)
 #                                              vs spawn-to-first-byte of a minimal Foundation binary
 #   prewarmed open      the same, bound from the app's pool      vs the cold open
@@ -34,6 +35,7 @@ json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 mkdir -p "$DIR/bin"
 cc -O2 -o "$DIR/bin/pingpong" bench/pingpong.c
 cc -O2 -o "$DIR/bin/spawn_first_byte" bench/spawn_first_byte.c
+cc -O2 -o "$DIR/bin/control_ping" bench/control_ping.c
 cc -O2 -o "$DIR/bin/sdbus_echo" bench/sdbus_echo.c $(pkg-config --cflags --libs libsystemd)
 RAW=$("$DIR/bin/pingpong" 5000)
 dbus-daemon --session --address="unix:path=$DIR/bus" --nofork --nopidfile 2>/dev/null &
@@ -44,6 +46,9 @@ PIDS+=($!)
 for _ in $(seq 50); do grep -q ready "$DIR/sdbus.ready" 2>/dev/null && break; sleep 0.1; done
 DBUS=$("$DIR/bin/sdbus_echo" client "unix:path=$DIR/bus" 5000)
 SPAWN=$("$DIR/bin/spawn_first_byte" 40 "$BIN/spawn-probe")
+# The reference worker on its own: spawn until its Hello (its first byte), no broker involved.
+# Cold open minus this is what the broker adds (spawn call, handshake, three lifecycle steps).
+WORKER_HELLO=$(WINDOWBROKER_FD=3 WINDOWBROKER_APP=notes "$DIR/bin/spawn_first_byte" 40 "$BIN/notes" 2>/dev/null)
 
 # ---------------------------------------------------------------- a broker: ping, cold and prewarmed opens
 start_broker() {  # $1 = dir; remaining: extra flags. Sets BROKER and SOCK.
@@ -67,6 +72,8 @@ W() { "$BIN/wmctl" --socket "$SOCK" "$@"; }
 
 start_broker "$DIR/main" --max-workers 128
 PING=$(W --json ping --count 5000 | json 'd["p50Micros"]')
+# The same round trip from a C client: what the broker itself costs, without wmctl's side.
+CPING=$("$DIR/bin/control_ping" "$SOCK" 5000)
 
 W --json watch --event created --event didBecomeActive > "$DIR/events.jsonl" &
 WATCH=$!
@@ -106,7 +113,10 @@ kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 
 fig "wmctl ping p50" "$PING" "µs" "raw Unix-socket round trip" "$RAW"
 fig "wmctl ping p50" "$PING" "µs" "sd-bus call via dbus-daemon" "$DBUS"
+fig "  broker's share: ping from a C client p50" "$CPING" "µs" "raw Unix-socket round trip" "$RAW"
 fig "cold open p50 (broker side)" "$COLD" "ms" "spawn to first byte, Foundation binary" "$SPAWN"
+fig "  of which: notes binary, spawn to Hello" "$WORKER_HELLO" "ms" "spawn to first byte, Foundation binary" "$SPAWN"
+fig "cold open p50 (broker side)" "$COLD" "ms" "notes binary, spawn to Hello" "$WORKER_HELLO"
 fig "prewarmed open p50 (broker side)" "$PREWARMED" "ms" "cold open p50" "$COLD"
 
 # ---------------------------------------------------------------- reclaim: save + stop vs kill only

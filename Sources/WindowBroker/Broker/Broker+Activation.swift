@@ -74,6 +74,7 @@ extension Broker {
         defer {
             comingForward[id]? -= 1
             if comingForward[id] == 0 { comingForward[id] = nil }
+            refillPools()  // after the launch, if it took a prewarmed worker
         }
         // A scene still on its way forward needs no resign: its own drive sees that focus
         // moved and stops at foregroundInactive. Queuing one behind it would make this request

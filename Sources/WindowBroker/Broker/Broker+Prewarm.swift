@@ -63,9 +63,10 @@ extension Broker {
         memory.wake?()
     }
 
-    /// A ready prewarmed worker of the app, taken out of its pool; the pool refills.
+    /// A ready prewarmed worker of the app, taken out of its pool. The pool refills once the
+    /// open that took it is over (`bringForward`): a spawn now would compete for the CPU with
+    /// the very launch the pool exists to speed up.
     func takePrewarmed(_ appID: String) async -> WorkerHandle? {
-        defer { refillPools() }
         while let worker = pools.ready[appID]?.first {
             pools.ready[appID]?.removeFirst()
             if await worker.isReady { return worker }
