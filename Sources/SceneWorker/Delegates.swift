@@ -7,7 +7,8 @@ import IPCWire
 public protocol AppDelegate: AnyObject {
     /// The process has started (app-level launch). Called first, once.
     func didFinishLaunching()
-    /// Which configuration the connecting session should use; nil keeps the broker's choice.
+    /// Which configuration a new session should use; nil keeps the broker's choice. Asked
+    /// once, when the session first connects: a reconnecting scene keeps its configuration.
     func configurationName(forConnecting session: SceneSessionInfo, options: ConnectionOptions) -> String?
     /// Sessions the user discarded: delete data tied to them (drafts, caches).
     func didDiscardSceneSessions(_ sessionIDs: [String])
@@ -41,8 +42,12 @@ public protocol SceneDelegate: AnyObject {
     func restoreInteractionState(_ scene: Scene, with activity: UserActivity, restoration: RestorationRequest)
     /// An activity for a scene that is already connected.
     func `continue`(_ scene: Scene, activity: UserActivity)
-    /// An action sent to this scene (a command, `wmctl send`).
-    func perform(_ scene: Scene, action: SceneAction) -> ActionOutcome
+    /// An action sent to this scene (a command, `wmctl send`). It may await requests of its
+    /// own (open a window, close a scene); lifecycle callbacks still arrive meanwhile.
+    func perform(_ scene: Scene, action: SceneAction) async -> ActionOutcome
+    /// `requestSceneSessionRefresh` reached this scene: bring `title` and `userActivity` up to
+    /// date with the model; the broker takes both for the switcher entry.
+    func refresh(_ scene: Scene)
     /// Memory is short and this scene is in the background: drop caches, keep user data.
     /// Return how many bytes were freed (reported to the broker).
     func didReceiveMemoryWarning(_ scene: Scene, level: MemoryWarningLevel) -> Int
@@ -62,7 +67,8 @@ extension SceneDelegate {
     public func stateRestorationActivity(for scene: Scene) -> UserActivity? { scene.userActivity }
     public func restoreInteractionState(_ scene: Scene, with activity: UserActivity, restoration: RestorationRequest) {}
     public func `continue`(_ scene: Scene, activity: UserActivity) {}
-    public func perform(_ scene: Scene, action: SceneAction) -> ActionOutcome { .declined("this scene performs no actions") }
+    public func perform(_ scene: Scene, action: SceneAction) async -> ActionOutcome { .declined("this scene performs no actions") }
+    public func refresh(_ scene: Scene) {}
     public func didReceiveMemoryWarning(_ scene: Scene, level: MemoryWarningLevel) -> Int { 0 }
 }
 
@@ -75,6 +81,10 @@ public struct SceneSessionInfo: Sendable, Equatable {
     public var title: String
     /// What the scene handed over last time (nil for a new session).
     public var restorationActivity: UserActivity?
+    /// The configuration's `delegate` from the manifest, to pick a delegate type by name.
+    public var delegateName: String = ""
+    /// The session's first connection (its configuration is chosen now, and only now).
+    public var isNew: Bool = false
 }
 
 public struct ConnectionOptions: Sendable {

@@ -32,14 +32,117 @@ public final class Scene {
     }
 
     private let publisher: @Sendable (Windowbroker_V1_SceneUpdate) -> Void
+    private let requester: @Sendable (ControlRequest) async throws -> ControlReply
 
-    init(session: SceneSessionInfo, publisher: @escaping @Sendable (Windowbroker_V1_SceneUpdate) -> Void) {
+    init(
+        session: SceneSessionInfo, publisher: @escaping @Sendable (Windowbroker_V1_SceneUpdate) -> Void,
+        requester: @escaping @Sendable (ControlRequest) async throws -> ControlReply
+    ) {
         self.session = session
         self.title = session.title
         self.publisher = publisher
+        self.requester = requester
+    }
+
+    // MARK: - Asking for scenes (UIApplication.requestSceneSessionActivation and friends)
+
+    /// Opens a scene of this app, or brings `session` forward, delivering `activity` to it
+    /// (`willConnect` for a new scene, `continue` for a running one). The broker routes an
+    /// activity with a `targetContentIdentifier` to a scene that prefers it. Throws the
+    /// broker's typed error (`BrokerError`): unknown app or session, undeclared activity type,
+    /// invalid userInfo, a prominent scene in the way (`requestDenied`), another app's scene
+    /// (`permissionDenied`), no room (`resourceExhausted`).
+    public func requestActivation(
+        app: String? = nil, session: String? = nil, activity: UserActivity? = nil,
+        options: ActivationRequestOptions = .init()
+    ) async throws -> ActivationOutcome {
+        let request = Windowbroker_V1_OpenRequest.with {
+            $0.appID = app ?? (session == nil ? self.session.appID : "")
+            $0.sessionID = session ?? ""
+            if let activity { $0.activity = activity.wire }
+            $0.presentation = options.presentation.wire
+            $0.forceNew = options.alwaysNew
+        }
+        guard case .sessionState(let reply) = try await requester(.open(request)) else {
+            throw BrokerError(.malformedFrame, "the broker answered an activation request with something else")
+        }
+        return ActivationOutcome(reply)
+    }
+
+    /// Closes a session of this app (this scene's own, for a Done button): it is discarded,
+    /// its app told once (`didDiscardSceneSessions`), its saved state deleted.
+    public func requestDestruction(session: String, dismissal: Dismissal = .standard) async throws {
+        _ = try await requester(.close(.with {
+            $0.sessionID = session
+            $0.dismissal = dismissal.wire
+        }))
+    }
+
+    /// Asks the broker to refresh a session's switcher entry: when that scene runs, it is
+    /// asked for a fresh title and activity (`SceneDelegate.refresh`).
+    public func requestRefresh(session: String) async throws {
+        _ = try await requester(.refresh(.with { $0.sessionID = session }))
     }
 
     private func publish(_ update: Windowbroker_V1_SceneUpdate) {
         publisher(update)
+    }
+}
+
+public struct ActivationRequestOptions: Sendable {
+    public var presentation: Presentation
+    /// Always a new scene, even when one prefers the activity's content.
+    public var alwaysNew: Bool
+
+    public init(presentation: Presentation = .standard, alwaysNew: Bool = false) {
+        self.presentation = presentation
+        self.alwaysNew = alwaysNew
+    }
+}
+
+/// How a requested scene is presented: `standard` beside the requesting scene, `prominent`
+/// over every other scene (modal) until it is dismissed, `automatic` as the broker decides
+/// (prominent when there is no room beside the requester).
+public enum Presentation: String, Sendable {
+    case standard, automatic, prominent
+
+    var wire: Windowbroker_V1_PresentationStyle {
+        switch self {
+        case .standard: .standard
+        case .automatic: .automatic
+        case .prominent: .prominent
+        }
+    }
+}
+
+/// UIKit's dismissal animations; the broker records them.
+public enum Dismissal: Sendable {
+    case standard, commit, decline
+
+    var wire: Windowbroker_V1_Dismissal {
+        switch self {
+        case .standard: .standard
+        case .commit: .commit
+        case .decline: .decline
+        }
+    }
+}
+
+/// What an activation request did.
+public struct ActivationOutcome: Sendable {
+    public var session: String
+    /// A new session (false: an existing one was brought forward).
+    public var created: Bool
+    /// The presentation used (`automatic` resolved).
+    public var presentation: Presentation
+    public var state: SceneState
+    public var detail: String
+
+    init(_ reply: Windowbroker_V1_SessionStateReply) {
+        session = reply.sessionID
+        created = reply.created
+        presentation = reply.presentation == .prominent ? .prominent : .standard
+        state = SceneState(wire: reply.state)
+        detail = reply.detail
     }
 }

@@ -53,6 +53,8 @@ final class SceneRuntime {
     private var finished = false
     private let done: AsyncStream<Void>
     private let doneSink: AsyncStream<Void>.Continuation
+    /// Set once connected: what the scene's requests to the broker go through.
+    private var connection: WireConnection?
 
     init(app: any AppDelegate) {
         self.app = app
@@ -78,10 +80,15 @@ final class SceneRuntime {
             }
         try await channel.executeThenClose { inbound, outbound in
             let connection = WireConnection(channel, outbound: outbound)
+            self.connection = connection
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     await connection.readLoop(inbound) { envelope in
-                        await self.handle(envelope, connection: connection)
+                        // Each command in a main-actor task of its own, started in arrival
+                        // order: a delegate that awaits a request of its own (an action
+                        // opening a window) never keeps the read loop from delivering the
+                        // answer, nor the broker's next lifecycle command from running.
+                        Task { @MainActor in await self.handle(envelope, connection: connection) }
                     }
                 }
                 let updates = self.updates
@@ -168,6 +175,13 @@ final class SceneRuntime {
             let (scene, delegate) = try requireScene()
             let activity = delegate.stateRestorationActivity(for: scene)
             return .restorationActivity(.with { if let activity { $0.activity = activity.wire } })
+        case .refresh:
+            let (scene, delegate) = try requireScene()
+            delegate.refresh(scene)
+            return .sceneUpdate(.with {
+                $0.title = scene.title
+                if let activity = scene.userActivity { $0.userActivity = activity.wire }
+            })
         case .continueActivity(let request):
             let (scene, delegate) = try requireScene()
             delegate.continue(scene, activity: try UserActivity(wire: request.activity, maxBytes: .max))
@@ -175,7 +189,7 @@ final class SceneRuntime {
         case .performAction(let request):
             let (scene, delegate) = try requireScene()
             let arguments = try PlistValue.dictionary(wire: request.arguments, path: "arguments")
-            switch delegate.perform(scene, action: SceneAction(name: request.action, arguments: arguments)) {
+            switch await delegate.perform(scene, action: SceneAction(name: request.action, arguments: arguments)) {
             case .performed(let value):
                 return .actionResult(.with {
                     $0.performed = true
@@ -217,14 +231,24 @@ final class SceneRuntime {
         let restoration = connect.hasRestorationActivity ? try? UserActivity(wire: connect.restorationActivity, maxBytes: .max) : nil
         var session = SceneSessionInfo(
             id: info.id, appID: info.appID, configuration: info.configuration, role: info.role,
-            title: info.title, restorationActivity: restoration)
+            title: info.title, restorationActivity: restoration, delegateName: connect.delegateName,
+            isNew: connect.newSession)
         let options = ConnectionOptions(userActivities: connect.userActivities.compactMap { try? UserActivity(wire: $0, maxBytes: .max) })
-        if let chosen = app.configurationName(forConnecting: session, options: options),
+        // Asked once, when the session is new: a reconnecting scene keeps its configuration.
+        if connect.newSession, let chosen = app.configurationName(forConnecting: session, options: options),
            connect.availableConfigurations.contains(chosen) {
             session.configuration = chosen
         }
         let sink = updateSink
-        let scene = Scene(session: session) { sink.yield(.sceneUpdate($0)) }
+        let connection = self.connection
+        let scene = Scene(session: session, publisher: { sink.yield(.sceneUpdate($0)) }, requester: { request in
+            guard let connection else { throw BrokerError(.connectionClosed, "the scene is not connected to the broker") }
+            let reply = try await connection.request(.controlRequest(.with { $0.kind = request }), timeout: .seconds(60), what: "the broker")
+            guard case .controlReply(let control) = reply.body, let kind = control.kind else {
+                throw BrokerError(.malformedFrame, "the broker sent an unexpected reply")
+            }
+            return kind
+        })
         let delegate = app.makeSceneDelegate(for: session)
         self.scene = scene
         self.delegate = delegate

@@ -190,6 +190,7 @@ public actor FakeWorker {
         case .restorationActivityRequest: .restorationActivity(.init())
         case .memoryWarning: .memoryWarning(.init())
         case .performAction: .actionResult(.init())
+        case .refresh: .sceneUpdate(.init())
         default: .ack(.init())
         }
     }
@@ -212,6 +213,7 @@ public actor FakeWorker {
         case .disconnect: "disconnect"
         case .discardSessions: "discardSessions"
         case .memoryWarning: "memoryWarning"
+        case .refresh: "refresh"
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import IPCWire
 import Logging
+import Synchronization
 import WindowBroker
 
 /// A broker running in the test process: a private directory for its store, manifests and
@@ -75,11 +76,37 @@ public final class InProcessBroker: Sendable {
     }
 
     /// Stops the control server and every fake scene (the broker's own shutdown path), and
-    /// removes the directory.
+    /// removes the directory. A broker wedged by the test that failed is left behind after
+    /// 10 s rather than hanging the run.
     public func stop() async {
         server.cancel()
-        _ = await server.result
-        await broker.shutdown()
+        let broker = self.broker
+        _ = try? await Self.withDeadline(.seconds(10)) { await broker.shutdown() }
         try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// `body`'s result, or `timedOut` once `limit` has passed: a deadlock under test fails
+    /// the test instead of hanging it (the stuck work is abandoned, not awaited).
+    public static func withDeadline<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let settled = Settled()
+        return try await withCheckedThrowingContinuation { (result: CheckedContinuation<T, any Error>) in
+            Task {
+                do {
+                    let value = try await body()
+                    if settled.claim() { result.resume(returning: value) }
+                } catch {
+                    if settled.claim() { result.resume(throwing: error) }
+                }
+            }
+            Task {
+                try? await Task.sleep(for: limit)
+                if settled.claim() { result.resume(throwing: BrokerError(.timedOut, "did not finish within \(limit): stuck")) }
+            }
+        }
+    }
+
+    private final class Settled: Sendable {
+        private let done = Atomic<Bool>(false)
+        func claim() -> Bool { !done.exchange(true, ordering: .acquiringAndReleasing) }
     }
 }

@@ -44,6 +44,13 @@ final class NoteSceneDelegate: SceneDelegate {
         if let title = options.userActivities.first?.title, !title.isEmpty { scene.title = title }
         scene.activationConditions = (["*"], [noteID])
         publish(scene)
+        if let child = options.userActivities.first?.userInfo["openOnConnect"]?.stringValue {
+            // Asking for another scene from inside willConnect: it must not deadlock.
+            Task {
+                _ = try? await scene.requestActivation(activity: UserActivity(
+                    activityType: Self.activityType, title: child, targetContentIdentifier: child, userInfo: ["noteID": .string(child)]))
+            }
+        }
     }
 
     private func load(_ activity: UserActivity) {
@@ -99,7 +106,7 @@ final class NoteSceneDelegate: SceneDelegate {
         record("stateRestorationActivity")
         if hangOnSave {
             // Simulates a scene stuck in its own code: the broker's deadline must fire.
-            Thread.sleep(forTimeInterval: 3600)
+            sleep(3600)  // blocks the main thread on purpose: nothing answers any more
         }
         if saveDelayMilliseconds > 0 { Thread.sleep(forTimeInterval: Double(saveDelayMilliseconds) / 1000) }
         return currentActivity(scene)
@@ -128,8 +135,61 @@ final class NoteSceneDelegate: SceneDelegate {
         return (try? JSONDecoder().decode(State.self, from: data))?.cursor
     }
 
-    func perform(_ scene: Scene, action: SceneAction) -> ActionOutcome {
+    /// requestSceneSessionRefresh reached this note: its title follows the note's first line.
+    func refresh(_ scene: Scene) {
+        record("refresh")
+        if let first = text.split(separator: "\n", omittingEmptySubsequences: true).first {
+            scene.title = String(first.prefix(80))
+        }
+    }
+
+    func perform(_ scene: Scene, action: SceneAction) async -> ActionOutcome {
         switch action.name {
+        case "open-in-window":
+            // "Open in new window" from a context menu: another note, through the SDK.
+            guard let note = action["noteID"]?.stringValue, !note.isEmpty else { return .declined("open-in-window needs noteID=...") }
+            let presentation = action["presentation"]?.stringValue.flatMap(Presentation.init(rawValue:)) ?? .standard
+            let activity = UserActivity(
+                activityType: action["activityType"]?.stringValue ?? Self.activityType, title: note,
+                targetContentIdentifier: note, userInfo: ["noteID": .string(note)])
+            return await request {
+                let outcome = try await scene.requestActivation(activity: activity, options: .init(presentation: presentation))
+                return .dictionary([
+                    "session": .string(outcome.session), "created": .bool(outcome.created),
+                    "presentation": .string(outcome.presentation.rawValue), "state": .string(outcome.state.rawValue),
+                ])
+            }
+        case "open-other-app":
+            // A scene may only open scenes of its own app: this shows the refusal.
+            guard let other = action["app"]?.stringValue else { return .declined("open-other-app needs app=...") }
+            return await request {
+                let outcome = try await scene.requestActivation(app: other)
+                return .string(outcome.session)
+            }
+        case "activate-session":
+            guard let session = action["session"]?.stringValue else { return .declined("activate-session needs session=...") }
+            return await request {
+                let outcome = try await scene.requestActivation(session: session)
+                return .dictionary(["session": .string(outcome.session), "presentation": .string(outcome.presentation.rawValue)])
+            }
+        case "dismiss":
+            // The Done button: this scene asks for its own destruction. It does not wait: the
+            // answer comes after this process has been told to disconnect.
+            let id = scene.session.id
+            Task { try? await scene.requestDestruction(session: id) }
+            return .performed(.string(id))
+        case "close-session":
+            guard let session = action["session"]?.stringValue else { return .declined("close-session needs session=...") }
+            return await request {
+                try await scene.requestDestruction(session: session, dismissal: .commit)
+                return .string(session)
+            }
+        case "refresh":
+            guard let session = action["session"]?.stringValue else { return .declined("refresh needs session=...") }
+            return await request {
+                try await scene.requestRefresh(session: session)
+                return .string(session)
+            }
         case "type":
             guard let inserted = action["text"]?.stringValue else { return .declined("type needs text=...") }
             let index = text.index(text.startIndex, offsetBy: min(cursor, text.count))
@@ -159,7 +219,7 @@ final class NoteSceneDelegate: SceneDelegate {
         case "close-socket":
             // A process that loses its connection and runs on: the broker must stop and reap it.
             shutdown(3, Int32(SHUT_RDWR))
-            Thread.sleep(forTimeInterval: 3600)
+            sleep(3600)  // blocks the main thread on purpose: nothing answers any more
             return .performed(nil)
         case "allocate":
             guard let megabytes = action["megabytes"]?.integerValue, megabytes > 0, megabytes <= 4096 else {
@@ -194,7 +254,18 @@ final class NoteSceneDelegate: SceneDelegate {
             UnsafeMutablePointer<Int>(bitPattern: 0x10)!.pointee = 1
             return .performed(nil)
         default:
-            return .declined("unknown action '\(action.name)' (type, move-cursor, state, allocate, fill-cache, set-restore-delay, set-save-delay, hang-on-save, close-socket, environment, open-files, crash)")
+            return .declined("unknown action '\(action.name)' (type, move-cursor, state, open-in-window, open-other-app, activate-session, dismiss, close-session, refresh, allocate, fill-cache, set-restore-delay, set-save-delay, hang-on-save, close-socket, environment, open-files, crash)")
+        }
+    }
+
+    /// Runs a request of the scene's own; a refusal is declined with the broker's code first.
+    private func request(_ body: () async throws -> PlistValue) async -> ActionOutcome {
+        do {
+            return .performed(try await body())
+        } catch let error as BrokerError {
+            return .declined("\(error.code): \(error.message)")
+        } catch {
+            return .declined("\(error)")
         }
     }
 

@@ -74,7 +74,8 @@ struct Watch: AsyncParsableCommand {
         })
         try await global.withBroker { client in
             guard case .watchStarted = try await client.request(request) else { throw BrokerError.unexpectedReply }
-            if !global.json { FileHandle.standardError.write(Data("watching (ctrl-c to stop)\n".utf8)) }
+            // On stderr in both modes: a script (or a test) knows from it that nothing is missed from now on.
+            FileHandle.standardError.write(Data("watching (ctrl-c to stop)\n".utf8))
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     var seen = 0

@@ -13,6 +13,20 @@ struct Open: AsyncParsableCommand {
     @Option(help: "A userInfo entry KEY=VALUE (a string). Repeatable.") var info: [String] = []
     @Option(name: .customLong("info-json"), help: "userInfo as a JSON object; {\"$date\":...}, {\"$data\":...}, {\"$url\":...} for those types.") var infoJSON: String?
     @Flag(name: .customLong("new"), help: "Always create a new scene, even when one prefers this content.") var forceNew = false
+    @Option(help: "An existing session to bring forward; the activity is delivered to it (relaunched if needed).") var session: String?
+    @Option(help: "standard (beside the active scene), prominent (modal, over the others) or automatic (the broker picks).")
+    var presentation: Presentation = .standard
+
+    enum Presentation: String, ExpressibleByArgument, CaseIterable {
+        case standard, automatic, prominent
+        var wire: Windowbroker_V1_PresentationStyle {
+            switch self {
+            case .standard: .standard
+            case .automatic: .automatic
+            case .prominent: .prominent
+            }
+        }
+    }
 
     func validate() throws {
         if activity == nil, title != nil || target != nil || !info.isEmpty || infoJSON != nil {
@@ -33,6 +47,8 @@ struct Open: AsyncParsableCommand {
         let request = Windowbroker_V1_OpenRequest.with {
             $0.appID = app
             $0.forceNew = forceNew
+            $0.sessionID = session ?? ""
+            $0.presentation = presentation.wire
             if let activity {
                 $0.activity = UserActivity(activityType: activity, title: title ?? "", targetContentIdentifier: target, userInfo: userInfo).wire
             }
@@ -93,7 +109,15 @@ struct Close: SessionCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The session id.") var session: String
     static let verb = "closed"
-    static func request(_ command: Windowbroker_V1_SessionCommand) -> ControlRequest { .close(command) }
+    static func request(_ command: Windowbroker_V1_SessionCommand) -> ControlRequest { .close(.with { $0.sessionID = command.sessionID }) }
+}
+
+struct Refresh: SessionCommand {
+    static let configuration = CommandConfiguration(abstract: "Refresh a session's switcher entry: a running scene is asked for a fresh title and activity.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The session id.") var session: String
+    static let verb = "refreshed"
+    static func request(_ command: Windowbroker_V1_SessionCommand) -> ControlRequest { .refresh(command) }
 }
 
 struct Sessions: AsyncParsableCommand {

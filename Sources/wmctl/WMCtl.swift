@@ -66,7 +66,7 @@ struct WMCtl: AsyncParsableCommand {
         commandName: "wmctl",
         abstract: "Drive the windowbroker: open scenes, move them between foreground and background, reclaim and restore them.",
         subcommands: [
-            Status.self, Apps.self, Open.self, Activate.self, Background.self, Reclaim.self, Close.self,
+            Status.self, Apps.self, Open.self, Activate.self, Background.self, Reclaim.self, Close.self, Refresh.self,
             Sessions.self, Show.self, Send.self, Watch.self, Ping.self, Pressure.self,
         ])
 }
@@ -118,6 +118,9 @@ struct GlobalOptions: ParsableArguments {
         case .prewarmed: object["launch"] = .string("prewarmed")
         default: break
         }
+        if reply.launch != .unspecified {
+            object["presentation"] = .string(reply.presentation == .prominent ? "prominent" : "standard")
+        }
         emit(.dictionary(object)) {
             "\(verb) \(reply.sessionID) (\(Output.stateName(reply.state)))" + (reply.detail.isEmpty ? "" : "\n  \(reply.detail)")
         }
@@ -166,6 +169,8 @@ enum Output {
             "lastDisconnect": info.lastDisconnect.isEmpty ? .null : .string(info.lastDisconnect),
             "launchCount": .integer(Int64(info.launchCount)),
             "pss": info.pid == 0 ? .null : .integer(Int64(info.pssBytes)),
+            "presentation": .string(info.presentation == .prominent ? "prominent" : "standard"),
+            "requestedBy": info.requestedBy.isEmpty ? .null : .string(info.requestedBy),
         ]
     }
 

@@ -186,8 +186,7 @@ final class PrewarmTests: BrokerTestCase {
         let cached = try harness.openNote("cached")
         _ = try harness.json("background", cached)
 
-        let watch = try harness.start(wmctl: ["--json", "watch", "--event", "exited", "--event", "didReceiveMemoryWarning", "--count", "2"])
-        Thread.sleep(forTimeInterval: 0.5)
+        let watch = try harness.startWatch(["--event", "exited", "--event", "didReceiveMemoryWarning", "--count", "2"])
         let response = try harness.json("pressure", "simulate", "warning")
         XCTAssertEqual((response["warned"] as? [[String: Any]])?.compactMap { $0["session"] as? String }, [cached])
         XCTAssertEqual(watch.wait().code, 0)
@@ -203,10 +202,9 @@ final class PrewarmTests: BrokerTestCase {
 final class WatchFilterTests: BrokerTestCase {
     func testEachWatcherSeesOnlyWhatItAskedFor() throws {
         let a = try harness.openNote("a")
-        let bySession = try harness.start(wmctl: ["--json", "watch", "--session", a])
-        let byApp = try harness.start(wmctl: ["--json", "watch", "--app", "notes-single"])
-        let byEvent = try harness.start(wmctl: ["--json", "watch", "--event", "didBecomeActive", "--event", "created"])
-        Thread.sleep(forTimeInterval: 0.5)
+        let bySession = try harness.startWatch(["--session", a])
+        let byApp = try harness.startWatch(["--app", "notes-single"])
+        let byEvent = try harness.startWatch(["--event", "didBecomeActive", "--event", "created"])
 
         let b = try harness.openNote("b")
         _ = try harness.json("background", a)

@@ -56,6 +56,22 @@ final class InProcessBrokerTests: XCTestCase {
         XCTAssertEqual(betaAfter, .foregroundInactive)
     }
 
+    func testASceneThatAlreadyClaimedFocusResignsForALaterOne() async throws {
+        let running = try await start()
+        let broker = running.broker
+        var held = await running.workers.hold(app: "alpha", Self.isTransition(.didBecomeActive)).makeAsyncIterator()
+        let alpha = Task { try await openScene("alpha", on: broker) }
+        // alpha holds the active slot and is being told didBecomeActive; its open is not over.
+        let becoming = try await XCTUnwrapAsync(await held.next())
+        let beta = Task { try await openScene("beta", on: broker) }
+        await becoming.answer()
+        let (alphaOutcome, betaOutcome) = try await InProcessBroker.withDeadline(.seconds(10)) { (try await alpha.value, try await beta.value) }
+        XCTAssertEqual(alphaOutcome.state, .foregroundActive, "alpha did become active")
+        XCTAssertEqual(betaOutcome.state, .foregroundActive)
+        let alphaNow = try await sceneState(alphaOutcome.sessionID, broker)
+        XCTAssertEqual(alphaNow, .foregroundInactive, "alpha resigned for beta")
+    }
+
     func testAReplyAfterItsDeadlineChangesNothing() async throws {
         let running = try await start(workerTimeout: .milliseconds(300))
         let broker = running.broker

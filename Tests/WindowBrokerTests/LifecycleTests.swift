@@ -61,7 +61,7 @@ final class LifecycleTests: BrokerTestCase {
         XCTAssertEqual(info["text"] as? String, "tickets")
     }
 
-    func testDiscardOfConnectedSceneTellsItAndOtherScenesAndDeletesData() throws {
+    func testDiscardOfConnectedSceneIsDeliveredOnceToItsOwnProcess() throws {
         let first = try harness.openNote("one")
         let second = try harness.openNote("two")
         try harness.type(first, "draft text")
@@ -72,7 +72,7 @@ final class LifecycleTests: BrokerTestCase {
         XCTAssertEqual(try harness.json("close", first)["state"] as? String, "unattached")
         try harness.eventually("the discarded worker exits") { !processExists(firstPID) }
         XCTAssertFalse(FileManager.default.fileExists(atPath: draft), "the app deleted the discarded session's draft")
-        XCTAssertEqual(try harness.noteState(second).discarded, [first])
+        XCTAssertEqual(try harness.noteState(second).discarded, [], "delivered once, to the discarded scene's own process")
         XCTAssertFalse(try harness.jsonList("sessions").contains { $0["id"] as? String == first })
         XCTAssertEqual(try harness.refusal("show", first).code, "sessionDiscarded")
         XCTAssertEqual(try harness.refusal("activate", first).code, "sessionDiscarded")

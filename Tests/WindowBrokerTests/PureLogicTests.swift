@@ -58,6 +58,46 @@ final class LifecyclePlanTests: XCTestCase {
 }
 
 final class FocusCoordinatorTests: XCTestCase {
+    func testAStandardRequestKeepsTheRequesterBesideTheNewScene() {
+        var focus = FocusCoordinator(maxForeground: 2)
+        let requester = UUID(), other = UUID(), new = UUID()
+        _ = focus.bringForward(requester)
+        _ = focus.bringForward(other)  // requester is now the least recently active
+        let decision = focus.bringForward(new, beside: requester)
+        XCTAssertEqual(decision.changes, [.init(other, .background)], "the other scene makes room, not the requester")
+        XCTAssertEqual(focus.foreground, [requester, new])
+        XCTAssertEqual(focus.active, new)
+        XCTAssertFalse(focus.standardPlacementEvicts(adding: new))
+        XCTAssertTrue(focus.standardPlacementEvicts(adding: nil))
+    }
+
+    func testAProminentSceneDimsTheOthersRefusesActivationAndGivesFocusBack() {
+        var focus = FocusCoordinator(maxForeground: 2)
+        let a = UUID(), b = UUID(), sheet = UUID()
+        _ = focus.bringForward(a)
+        _ = focus.bringForward(b)
+        let decision = focus.present(sheet)
+        XCTAssertEqual(decision.presentation, .prominent)
+        XCTAssertEqual(decision.changes, [.init(b, .foregroundInactive)], "nothing goes to the background under a sheet")
+        XCTAssertEqual(focus.foreground, [a, b])
+        XCTAssertEqual(focus.blockingProminent(for: a), sheet)
+        XCTAssertNil(focus.blockingProminent(for: sheet))
+        XCTAssertEqual(focus.bringForward(sheet).presentation, .prominent, "activating it again keeps it prominent")
+        XCTAssertEqual(focus.remove(sheet), [.init(b, .foregroundActive)], "dismissed: the scene it covered is active again")
+        XCTAssertEqual(focus.active, b)
+        XCTAssertNil(focus.prominent)
+    }
+
+    func testAFailedProminentLaunchGivesFocusBack() {
+        var focus = FocusCoordinator(maxForeground: 2)
+        let a = UUID(), sheet = UUID()
+        _ = focus.bringForward(a)
+        let decision = focus.present(sheet)
+        XCTAssertEqual(focus.bringForwardFailed(decision), [.init(a, .foregroundActive)])
+        XCTAssertEqual(focus.active, a)
+        XCTAssertNil(focus.prominent)
+    }
+
     func testTheActiveSceneResignsWhenAnotherBecomesActive() {
         var focus = FocusCoordinator(maxForeground: 2)
         let a = UUID(), b = UUID()

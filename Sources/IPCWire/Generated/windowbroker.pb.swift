@@ -228,21 +228,22 @@ public nonisolated enum Windowbroker_V1_SceneState: SwiftProtobuf.Enum, Swift.Ca
 
 }
 
+/// How a requested scene is presented (docs/lifecycle.md, "Presentation"). Standard is the default.
 public nonisolated enum Windowbroker_V1_PresentationStyle: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
-  case automatic // = 0
-  case standard // = 1
+  case standard // = 0
+  case automatic // = 1
   case prominent // = 2
   case UNRECOGNIZED(Int)
 
   public init() {
-    self = .automatic
+    self = .standard
   }
 
   public init?(rawValue: Int) {
     switch rawValue {
-    case 0: self = .automatic
-    case 1: self = .standard
+    case 0: self = .standard
+    case 1: self = .automatic
     case 2: self = .prominent
     default: self = .UNRECOGNIZED(rawValue)
     }
@@ -250,8 +251,8 @@ public nonisolated enum Windowbroker_V1_PresentationStyle: SwiftProtobuf.Enum, S
 
   public var rawValue: Int {
     switch self {
-    case .automatic: return 0
-    case .standard: return 1
+    case .standard: return 0
+    case .automatic: return 1
     case .prominent: return 2
     case .UNRECOGNIZED(let i): return i
     }
@@ -259,9 +260,48 @@ public nonisolated enum Windowbroker_V1_PresentationStyle: SwiftProtobuf.Enum, S
 
   // The compiler won't synthesize support with the UNRECOGNIZED case.
   public static let allCases: [Windowbroker_V1_PresentationStyle] = [
-    .automatic,
     .standard,
+    .automatic,
     .prominent,
+  ]
+
+}
+
+/// requestSceneSessionDestruction's animation; recorded, not drawn (there are no pixels here).
+public nonisolated enum Windowbroker_V1_Dismissal: SwiftProtobuf.Enum, Swift.CaseIterable {
+  public typealias RawValue = Int
+  case standard // = 0
+  case commit // = 1
+  case decline // = 2
+  case UNRECOGNIZED(Int)
+
+  public init() {
+    self = .standard
+  }
+
+  public init?(rawValue: Int) {
+    switch rawValue {
+    case 0: self = .standard
+    case 1: self = .commit
+    case 2: self = .decline
+    default: self = .UNRECOGNIZED(rawValue)
+    }
+  }
+
+  public var rawValue: Int {
+    switch self {
+    case .standard: return 0
+    case .commit: return 1
+    case .decline: return 2
+    case .UNRECOGNIZED(let i): return i
+    }
+  }
+
+  // The compiler won't synthesize support with the UNRECOGNIZED case.
+  public static let allCases: [Windowbroker_V1_Dismissal] = [
+    .standard,
+    .commit,
+    .decline,
   ]
 
 }
@@ -871,6 +911,17 @@ public nonisolated struct Windowbroker_V1_SessionInfo: @unchecked Sendable {
   /// Clears the value of `currentActivity`. Subsequent reads from it will return its default value.
   public mutating func clearCurrentActivity() {_uniqueStorage()._currentActivity = nil}
 
+  /// How the scene was last presented, and the scene that asked for it (empty: wmctl or none).
+  public var presentation: Windowbroker_V1_PresentationStyle {
+    get {_storage._presentation}
+    set {_uniqueStorage()._presentation = newValue}
+  }
+
+  public var requestedBy: String {
+    get {_storage._requestedBy}
+    set {_uniqueStorage()._requestedBy = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -953,10 +1004,10 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     set {kind = .reclaim(newValue)}
   }
 
-  public var close: Windowbroker_V1_SessionCommand {
+  public var close: Windowbroker_V1_CloseRequest {
     get {
       if case .close(let v)? = kind {return v}
-      return Windowbroker_V1_SessionCommand()
+      return Windowbroker_V1_CloseRequest()
     }
     set {kind = .close(newValue)}
   }
@@ -1017,6 +1068,15 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     set {kind = .simulatePressure(newValue)}
   }
 
+  /// requestSceneSessionRefresh: the scene (if connected) is asked for a fresh title and activity.
+  public var refresh: Windowbroker_V1_SessionCommand {
+    get {
+      if case .refresh(let v)? = kind {return v}
+      return Windowbroker_V1_SessionCommand()
+    }
+    set {kind = .refresh(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -1026,7 +1086,7 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     case activate(Windowbroker_V1_SessionCommand)
     case background(Windowbroker_V1_SessionCommand)
     case reclaim(Windowbroker_V1_SessionCommand)
-    case close(Windowbroker_V1_SessionCommand)
+    case close(Windowbroker_V1_CloseRequest)
     case sessions(Windowbroker_V1_SessionsRequest)
     case show(Windowbroker_V1_SessionCommand)
     case send(Windowbroker_V1_SendRequest)
@@ -1034,6 +1094,8 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     case ping(Windowbroker_V1_PingRequest)
     case pressure(Windowbroker_V1_PressureRequest)
     case simulatePressure(Windowbroker_V1_SimulatePressureRequest)
+    /// requestSceneSessionRefresh: the scene (if connected) is asked for a fresh title and activity.
+    case refresh(Windowbroker_V1_SessionCommand)
 
   }
 
@@ -1114,6 +1176,20 @@ public nonisolated struct Windowbroker_V1_SessionCommand: Sendable {
   public init() {}
 }
 
+public nonisolated struct Windowbroker_V1_CloseRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var sessionID: String = String()
+
+  public var dismissal: Windowbroker_V1_Dismissal = .standard
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
 public nonisolated struct Windowbroker_V1_OpenRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -1135,7 +1211,7 @@ public nonisolated struct Windowbroker_V1_OpenRequest: Sendable {
 
   public var forceNew: Bool = false
 
-  public var presentation: Windowbroker_V1_PresentationStyle = .automatic
+  public var presentation: Windowbroker_V1_PresentationStyle = .standard
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1364,6 +1440,9 @@ public nonisolated struct Windowbroker_V1_SessionStateReply: Sendable {
 
   public var launch: Windowbroker_V1_LaunchKind = .unspecified
 
+  /// For open and activate: the presentation actually used (automatic resolved).
+  public var presentation: Windowbroker_V1_PresentationStyle = .standard
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1517,6 +1596,31 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
     set {kind = .pressure(newValue)}
   }
 
+  /// A scene asked for something; the event's session is the requesting scene.
+  public var activationRequested: Windowbroker_V1_ActivationRequested {
+    get {
+      if case .activationRequested(let v)? = kind {return v}
+      return Windowbroker_V1_ActivationRequested()
+    }
+    set {kind = .activationRequested(newValue)}
+  }
+
+  public var destructionRequested: Windowbroker_V1_DestructionRequested {
+    get {
+      if case .destructionRequested(let v)? = kind {return v}
+      return Windowbroker_V1_DestructionRequested()
+    }
+    set {kind = .destructionRequested(newValue)}
+  }
+
+  public var refreshRequested: Windowbroker_V1_RefreshRequested {
+    get {
+      if case .refreshRequested(let v)? = kind {return v}
+      return Windowbroker_V1_RefreshRequested()
+    }
+    set {kind = .refreshRequested(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -1533,8 +1637,55 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
     case memoryWarning(Windowbroker_V1_MemoryWarningDelivered)
     case reclaimed(Windowbroker_V1_SceneReclaimed)
     case pressure(Windowbroker_V1_PressureChanged)
+    /// A scene asked for something; the event's session is the requesting scene.
+    case activationRequested(Windowbroker_V1_ActivationRequested)
+    case destructionRequested(Windowbroker_V1_DestructionRequested)
+    case refreshRequested(Windowbroker_V1_RefreshRequested)
 
   }
+
+  public init() {}
+}
+
+/// target_session_id empty: a new session was asked for.
+public nonisolated struct Windowbroker_V1_ActivationRequested: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var targetSessionID: String = String()
+
+  public var activityType: String = String()
+
+  public var presentation: Windowbroker_V1_PresentationStyle = .standard
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_DestructionRequested: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var targetSessionID: String = String()
+
+  public var dismissal: Windowbroker_V1_Dismissal = .standard
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_RefreshRequested: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var targetSessionID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
@@ -1890,6 +2041,15 @@ public nonisolated struct Windowbroker_V1_WorkerCommand: Sendable {
     set {kind = .memoryWarning(newValue)}
   }
 
+  /// requestSceneSessionRefresh reached this scene: answer with a SceneUpdate (title, activity).
+  public var refresh: Windowbroker_V1_RefreshScene {
+    get {
+      if case .refresh(let v)? = kind {return v}
+      return Windowbroker_V1_RefreshScene()
+    }
+    set {kind = .refresh(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -1902,8 +2062,20 @@ public nonisolated struct Windowbroker_V1_WorkerCommand: Sendable {
     case disconnect(Windowbroker_V1_DisconnectScene)
     case discardSessions(Windowbroker_V1_DiscardSessions)
     case memoryWarning(Windowbroker_V1_MemoryWarning)
+    /// requestSceneSessionRefresh reached this scene: answer with a SceneUpdate (title, activity).
+    case refresh(Windowbroker_V1_RefreshScene)
 
   }
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_RefreshScene: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
@@ -1937,6 +2109,12 @@ public nonisolated struct Windowbroker_V1_ConnectScene: Sendable {
   public mutating func clearRestorationActivity() {self._restorationActivity = nil}
 
   public var availableConfigurations: [String] = []
+
+  /// The session's first connection: the only time the scene may choose its configuration.
+  public var newSession: Bool = false
+
+  /// The configuration's delegate class name from the manifest, for the SDK to pick a type by.
+  public var delegateName: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2271,7 +2449,11 @@ nonisolated extension Windowbroker_V1_SceneState: SwiftProtobuf._ProtoNameProvid
 }
 
 nonisolated extension Windowbroker_V1_PresentationStyle: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PRESENTATION_STYLE_AUTOMATIC\0\u{1}PRESENTATION_STYLE_STANDARD\0\u{1}PRESENTATION_STYLE_PROMINENT\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PRESENTATION_STYLE_STANDARD\0\u{1}PRESENTATION_STYLE_AUTOMATIC\0\u{1}PRESENTATION_STYLE_PROMINENT\0")
+}
+
+nonisolated extension Windowbroker_V1_Dismissal: SwiftProtobuf._ProtoNameProviding {
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0DISMISSAL_STANDARD\0\u{1}DISMISSAL_COMMIT\0\u{1}DISMISSAL_DECLINE\0")
 }
 
 nonisolated extension Windowbroker_V1_LaunchKind: SwiftProtobuf._ProtoNameProviding {
@@ -2918,7 +3100,7 @@ nonisolated extension Windowbroker_V1_ActivationConditions: SwiftProtobuf.Messag
 
 nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SessionInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}app_id\0\u{1}configuration\0\u{1}role\0\u{1}title\0\u{1}state\0\u{1}pid\0\u{3}created_at\0\u{3}last_active_at\0\u{3}last_disconnect\0\u{3}launch_count\0\u{3}restoration_saved\0\u{3}restoration_activity\0\u{3}pss_bytes\0\u{3}current_activity\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}app_id\0\u{1}configuration\0\u{1}role\0\u{1}title\0\u{1}state\0\u{1}pid\0\u{3}created_at\0\u{3}last_active_at\0\u{3}last_disconnect\0\u{3}launch_count\0\u{3}restoration_saved\0\u{3}restoration_activity\0\u{3}pss_bytes\0\u{3}current_activity\0\u{1}presentation\0\u{3}requested_by\0")
 
   fileprivate class _StorageClass {
     var _id: String = String()
@@ -2936,6 +3118,8 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
     var _restorationActivity: Windowbroker_V1_UserActivity? = nil
     var _pssBytes: UInt64 = 0
     var _currentActivity: Windowbroker_V1_UserActivity? = nil
+    var _presentation: Windowbroker_V1_PresentationStyle = .standard
+    var _requestedBy: String = String()
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -2961,6 +3145,8 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
       _restorationActivity = source._restorationActivity
       _pssBytes = source._pssBytes
       _currentActivity = source._currentActivity
+      _presentation = source._presentation
+      _requestedBy = source._requestedBy
     }
   }
 
@@ -2994,6 +3180,8 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
         case 13: try { try decoder.decodeSingularMessageField(value: &_storage._restorationActivity) }()
         case 14: try { try decoder.decodeSingularUInt64Field(value: &_storage._pssBytes) }()
         case 15: try { try decoder.decodeSingularMessageField(value: &_storage._currentActivity) }()
+        case 16: try { try decoder.decodeSingularEnumField(value: &_storage._presentation) }()
+        case 17: try { try decoder.decodeSingularStringField(value: &_storage._requestedBy) }()
         default: break
         }
       }
@@ -3051,6 +3239,12 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
       try { if let v = _storage._currentActivity {
         try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
       } }()
+      if _storage._presentation != .standard {
+        try visitor.visitSingularEnumField(value: _storage._presentation, fieldNumber: 16)
+      }
+      if !_storage._requestedBy.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._requestedBy, fieldNumber: 17)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -3075,6 +3269,8 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
         if _storage._restorationActivity != rhs_storage._restorationActivity {return false}
         if _storage._pssBytes != rhs_storage._pssBytes {return false}
         if _storage._currentActivity != rhs_storage._currentActivity {return false}
+        if _storage._presentation != rhs_storage._presentation {return false}
+        if _storage._requestedBy != rhs_storage._requestedBy {return false}
         return true
       }
       if !storagesAreEqual {return false}
@@ -3136,7 +3332,7 @@ nonisolated extension Windowbroker_V1_AppInfo: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ControlRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{1}open\0\u{1}activate\0\u{1}background\0\u{1}reclaim\0\u{1}close\0\u{1}sessions\0\u{1}show\0\u{1}send\0\u{1}watch\0\u{1}ping\0\u{1}pressure\0\u{3}simulate_pressure\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{1}open\0\u{1}activate\0\u{1}background\0\u{1}reclaim\0\u{1}close\0\u{1}sessions\0\u{1}show\0\u{1}send\0\u{1}watch\0\u{1}ping\0\u{1}pressure\0\u{3}simulate_pressure\0\u{1}refresh\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3223,7 +3419,7 @@ nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, Swi
         }
       }()
       case 7: try {
-        var v: Windowbroker_V1_SessionCommand?
+        var v: Windowbroker_V1_CloseRequest?
         var hadOneofValue = false
         if let current = self.kind {
           hadOneofValue = true
@@ -3326,6 +3522,19 @@ nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, Swi
           self.kind = .simulatePressure(v)
         }
       }()
+      case 15: try {
+        var v: Windowbroker_V1_SessionCommand?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .refresh(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .refresh(v)
+        }
+      }()
       default: break
       }
     }
@@ -3392,6 +3601,10 @@ nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, Swi
     case .simulatePressure?: try {
       guard case .simulatePressure(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
+    }()
+    case .refresh?: try {
+      guard case .refresh(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
     }()
     case nil: break
     }
@@ -3573,6 +3786,41 @@ nonisolated extension Windowbroker_V1_SessionCommand: SwiftProtobuf.Message, Swi
   }
 }
 
+nonisolated extension Windowbroker_V1_CloseRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CloseRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}dismissal\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.sessionID) }()
+      case 2: try { try decoder.decodeSingularEnumField(value: &self.dismissal) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.sessionID.isEmpty {
+      try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 1)
+    }
+    if self.dismissal != .standard {
+      try visitor.visitSingularEnumField(value: self.dismissal, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_CloseRequest, rhs: Windowbroker_V1_CloseRequest) -> Bool {
+    if lhs.sessionID != rhs.sessionID {return false}
+    if lhs.dismissal != rhs.dismissal {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Windowbroker_V1_OpenRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".OpenRequest"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}session_id\0\u{1}activity\0\u{3}force_new\0\u{1}presentation\0")
@@ -3610,7 +3858,7 @@ nonisolated extension Windowbroker_V1_OpenRequest: SwiftProtobuf.Message, SwiftP
     if self.forceNew != false {
       try visitor.visitSingularBoolField(value: self.forceNew, fieldNumber: 4)
     }
-    if self.presentation != .automatic {
+    if self.presentation != .standard {
       try visitor.visitSingularEnumField(value: self.presentation, fieldNumber: 5)
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -4050,7 +4298,7 @@ nonisolated extension Windowbroker_V1_PingReply: SwiftProtobuf.Message, SwiftPro
 
 nonisolated extension Windowbroker_V1_SessionStateReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SessionStateReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}state\0\u{1}created\0\u{1}detail\0\u{1}launch\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}state\0\u{1}created\0\u{1}detail\0\u{1}launch\0\u{1}presentation\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4063,6 +4311,7 @@ nonisolated extension Windowbroker_V1_SessionStateReply: SwiftProtobuf.Message, 
       case 3: try { try decoder.decodeSingularBoolField(value: &self.created) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.detail) }()
       case 5: try { try decoder.decodeSingularEnumField(value: &self.launch) }()
+      case 6: try { try decoder.decodeSingularEnumField(value: &self.presentation) }()
       default: break
       }
     }
@@ -4084,6 +4333,9 @@ nonisolated extension Windowbroker_V1_SessionStateReply: SwiftProtobuf.Message, 
     if self.launch != .unspecified {
       try visitor.visitSingularEnumField(value: self.launch, fieldNumber: 5)
     }
+    if self.presentation != .standard {
+      try visitor.visitSingularEnumField(value: self.presentation, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4093,6 +4345,7 @@ nonisolated extension Windowbroker_V1_SessionStateReply: SwiftProtobuf.Message, 
     if lhs.created != rhs.created {return false}
     if lhs.detail != rhs.detail {return false}
     if lhs.launch != rhs.launch {return false}
+    if lhs.presentation != rhs.presentation {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4144,7 +4397,7 @@ nonisolated extension Windowbroker_V1_ActionResult: SwiftProtobuf.Message, Swift
 
 nonisolated extension Windowbroker_V1_LifecycleEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LifecycleEvent"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}time\0\u{3}session_id\0\u{3}app_id\0\u{1}event\0\u{1}detail\0\u{2}\u{5}created\0\u{1}launched\0\u{1}callback\0\u{3}restoration_saved\0\u{3}restoration_extended\0\u{1}continued\0\u{3}discards_delivered\0\u{1}exited\0\u{1}crashed\0\u{1}discarded\0\u{3}memory_warning\0\u{1}reclaimed\0\u{1}pressure\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}time\0\u{3}session_id\0\u{3}app_id\0\u{1}event\0\u{1}detail\0\u{2}\u{5}created\0\u{1}launched\0\u{1}callback\0\u{3}restoration_saved\0\u{3}restoration_extended\0\u{1}continued\0\u{3}discards_delivered\0\u{1}exited\0\u{1}crashed\0\u{1}discarded\0\u{3}memory_warning\0\u{1}reclaimed\0\u{1}pressure\0\u{3}activation_requested\0\u{3}destruction_requested\0\u{3}refresh_requested\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4326,6 +4579,45 @@ nonisolated extension Windowbroker_V1_LifecycleEvent: SwiftProtobuf.Message, Swi
           self.kind = .pressure(v)
         }
       }()
+      case 23: try {
+        var v: Windowbroker_V1_ActivationRequested?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .activationRequested(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .activationRequested(v)
+        }
+      }()
+      case 24: try {
+        var v: Windowbroker_V1_DestructionRequested?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .destructionRequested(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .destructionRequested(v)
+        }
+      }()
+      case 25: try {
+        var v: Windowbroker_V1_RefreshRequested?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .refreshRequested(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .refreshRequested(v)
+        }
+      }()
       default: break
       }
     }
@@ -4404,6 +4696,18 @@ nonisolated extension Windowbroker_V1_LifecycleEvent: SwiftProtobuf.Message, Swi
       guard case .pressure(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 22)
     }()
+    case .activationRequested?: try {
+      guard case .activationRequested(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 23)
+    }()
+    case .destructionRequested?: try {
+      guard case .destructionRequested(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 24)
+    }()
+    case .refreshRequested?: try {
+      guard case .refreshRequested(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 25)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -4416,6 +4720,111 @@ nonisolated extension Windowbroker_V1_LifecycleEvent: SwiftProtobuf.Message, Swi
     if lhs.event != rhs.event {return false}
     if lhs.detail != rhs.detail {return false}
     if lhs.kind != rhs.kind {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_ActivationRequested: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ActivationRequested"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}target_session_id\0\u{3}activity_type\0\u{1}presentation\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.targetSessionID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.activityType) }()
+      case 3: try { try decoder.decodeSingularEnumField(value: &self.presentation) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.targetSessionID.isEmpty {
+      try visitor.visitSingularStringField(value: self.targetSessionID, fieldNumber: 1)
+    }
+    if !self.activityType.isEmpty {
+      try visitor.visitSingularStringField(value: self.activityType, fieldNumber: 2)
+    }
+    if self.presentation != .standard {
+      try visitor.visitSingularEnumField(value: self.presentation, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_ActivationRequested, rhs: Windowbroker_V1_ActivationRequested) -> Bool {
+    if lhs.targetSessionID != rhs.targetSessionID {return false}
+    if lhs.activityType != rhs.activityType {return false}
+    if lhs.presentation != rhs.presentation {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_DestructionRequested: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DestructionRequested"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}target_session_id\0\u{1}dismissal\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.targetSessionID) }()
+      case 2: try { try decoder.decodeSingularEnumField(value: &self.dismissal) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.targetSessionID.isEmpty {
+      try visitor.visitSingularStringField(value: self.targetSessionID, fieldNumber: 1)
+    }
+    if self.dismissal != .standard {
+      try visitor.visitSingularEnumField(value: self.dismissal, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_DestructionRequested, rhs: Windowbroker_V1_DestructionRequested) -> Bool {
+    if lhs.targetSessionID != rhs.targetSessionID {return false}
+    if lhs.dismissal != rhs.dismissal {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_RefreshRequested: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RefreshRequested"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}target_session_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.targetSessionID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.targetSessionID.isEmpty {
+      try visitor.visitSingularStringField(value: self.targetSessionID, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_RefreshRequested, rhs: Windowbroker_V1_RefreshRequested) -> Bool {
+    if lhs.targetSessionID != rhs.targetSessionID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -5076,7 +5485,7 @@ nonisolated extension Windowbroker_V1_PressureResponse: SwiftProtobuf.Message, S
 
 nonisolated extension Windowbroker_V1_WorkerCommand: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".WorkerCommand"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}connect\0\u{3}restore_interaction_state\0\u{1}transition\0\u{3}restoration_activity_request\0\u{3}continue_activity\0\u{3}perform_action\0\u{1}disconnect\0\u{3}discard_sessions\0\u{3}memory_warning\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}connect\0\u{3}restore_interaction_state\0\u{1}transition\0\u{3}restoration_activity_request\0\u{3}continue_activity\0\u{3}perform_action\0\u{1}disconnect\0\u{3}discard_sessions\0\u{3}memory_warning\0\u{1}refresh\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5201,6 +5610,19 @@ nonisolated extension Windowbroker_V1_WorkerCommand: SwiftProtobuf.Message, Swif
           self.kind = .memoryWarning(v)
         }
       }()
+      case 10: try {
+        var v: Windowbroker_V1_RefreshScene?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .refresh(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .refresh(v)
+        }
+      }()
       default: break
       }
     }
@@ -5248,6 +5670,10 @@ nonisolated extension Windowbroker_V1_WorkerCommand: SwiftProtobuf.Message, Swif
       guard case .memoryWarning(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 9)
     }()
+    case .refresh?: try {
+      guard case .refresh(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -5260,9 +5686,28 @@ nonisolated extension Windowbroker_V1_WorkerCommand: SwiftProtobuf.Message, Swif
   }
 }
 
+nonisolated extension Windowbroker_V1_RefreshScene: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".RefreshScene"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_RefreshScene, rhs: Windowbroker_V1_RefreshScene) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Windowbroker_V1_ConnectScene: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ConnectScene"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}session\0\u{3}discarded_session_ids\0\u{3}user_activities\0\u{3}restoration_activity\0\u{3}available_configurations\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}session\0\u{3}discarded_session_ids\0\u{3}user_activities\0\u{3}restoration_activity\0\u{3}available_configurations\0\u{3}new_session\0\u{3}delegate_name\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5275,6 +5720,8 @@ nonisolated extension Windowbroker_V1_ConnectScene: SwiftProtobuf.Message, Swift
       case 3: try { try decoder.decodeRepeatedMessageField(value: &self.userActivities) }()
       case 4: try { try decoder.decodeSingularMessageField(value: &self._restorationActivity) }()
       case 5: try { try decoder.decodeRepeatedStringField(value: &self.availableConfigurations) }()
+      case 6: try { try decoder.decodeSingularBoolField(value: &self.newSession) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self.delegateName) }()
       default: break
       }
     }
@@ -5300,6 +5747,12 @@ nonisolated extension Windowbroker_V1_ConnectScene: SwiftProtobuf.Message, Swift
     if !self.availableConfigurations.isEmpty {
       try visitor.visitRepeatedStringField(value: self.availableConfigurations, fieldNumber: 5)
     }
+    if self.newSession != false {
+      try visitor.visitSingularBoolField(value: self.newSession, fieldNumber: 6)
+    }
+    if !self.delegateName.isEmpty {
+      try visitor.visitSingularStringField(value: self.delegateName, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -5309,6 +5762,8 @@ nonisolated extension Windowbroker_V1_ConnectScene: SwiftProtobuf.Message, Swift
     if lhs.userActivities != rhs.userActivities {return false}
     if lhs._restorationActivity != rhs._restorationActivity {return false}
     if lhs.availableConfigurations != rhs.availableConfigurations {return false}
+    if lhs.newSession != rhs.newSession {return false}
+    if lhs.delegateName != rhs.delegateName {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

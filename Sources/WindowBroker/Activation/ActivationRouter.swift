@@ -2,20 +2,47 @@ import Foundation
 import Glibc
 import IPCWire
 
-/// An activation request as the broker receives it (`requestSceneSessionActivation`).
+/// An activation request as the broker receives it (`requestSceneSessionActivation`), from
+/// wmctl or from a scene (`requestedBy`).
 public struct ActivationRequest: Sendable {
     public var appID: String?
     public var sessionID: UUID?
     public var activity: UserActivity?
     /// Always create a new scene (`wmctl open --new`).
     public var forceNew: Bool
+    public var presentation: PresentationRequest
+    /// The scene that asked; nil for wmctl.
+    public var requestedBy: UUID?
 
-    public init(appID: String?, sessionID: UUID?, activity: UserActivity?, forceNew: Bool) {
+    public init(
+        appID: String?, sessionID: UUID?, activity: UserActivity?, forceNew: Bool,
+        presentation: PresentationRequest = .standard, requestedBy: UUID? = nil
+    ) {
         self.appID = appID
         self.sessionID = sessionID
         self.activity = activity
         self.forceNew = forceNew
+        self.presentation = presentation
+        self.requestedBy = requestedBy
     }
+}
+
+/// The presentation a requester asks for; `automatic` is resolved by the broker
+/// (`Broker.presentation(for:target:)`, documented in docs/lifecycle.md).
+public enum PresentationRequest: String, Sendable {
+    case standard, automatic, prominent
+
+    public init(wire: Windowbroker_V1_PresentationStyle) {
+        switch wire {
+        case .automatic: self = .automatic
+        case .prominent: self = .prominent
+        default: self = .standard
+        }
+    }
+}
+
+extension FocusCoordinator.Presentation {
+    public var wire: Windowbroker_V1_PresentationStyle { self == .prominent ? .prominent : .standard }
 }
 
 /// Where an activation goes.

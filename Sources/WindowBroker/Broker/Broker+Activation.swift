@@ -11,32 +11,70 @@ extension Broker {
         public var notes: [String]
         /// For open and activate: how the scene's process came to be.
         public var launch: LaunchKind?
+        /// For open and activate: the presentation used.
+        public var presentation: FocusCoordinator.Presentation?
     }
 
     /// The reply for a request about `id`, with the session's state as it is now.
     private func outcome(_ id: UUID, created: Bool = false, notes: [String], launch: LaunchKind? = nil) -> Outcome {
-        Outcome(sessionID: id, state: sessions[id]?.state ?? .unattached, created: created, notes: notes, launch: launch)
+        Outcome(sessionID: id, state: sessions[id]?.state ?? .unattached, created: created, notes: notes, launch: launch,
+                presentation: launch == nil ? nil : sessions[id]?.presentation)
+    }
+
+    /// A scene may activate, close and refresh only sessions of its own app.
+    func checkRequester(_ requester: UUID?, mayReach appID: String) throws(BrokerError) {
+        guard let requester else { return }
+        guard let mine = sessions[requester]?.appID else {
+            throw BrokerError(.permissionDenied, "the requesting scene \(requester.uuidString.lowercased()) has no session any more")
+        }
+        guard mine == appID else {
+            throw BrokerError(.permissionDenied, "a scene of '\(mine)' may only activate, close or refresh scenes of '\(mine)', not of '\(appID)'")
+        }
+    }
+
+    /// The presentation an activation gets. A prominent scene that is up refuses every other
+    /// activation. `automatic` is prominent exactly when the standard placement would push a
+    /// scene out of the foreground (the split is full), standard otherwise.
+    func presentation(for request: ActivationRequest, target: UUID?) throws(BrokerError) -> FocusCoordinator.Presentation {
+        if let blocking = target.map({ focus.blockingProminent(for: $0) }) ?? focus.prominent {
+            throw BrokerError(.requestDenied, "session \(blocking.uuidString.lowercased()) is presented prominently; dismiss it first (`wmctl close` or `wmctl background`)")
+        }
+        switch request.presentation {
+        case .standard: return .standard
+        case .prominent: return .prominent
+        case .automatic: return focus.standardPlacementEvicts(adding: target) ? .prominent : .standard
+        }
     }
 
     public func open(_ request: ActivationRequest) async throws -> Outcome {
         if let id = request.sessionID { _ = try existingSession(id) }
         let appID = request.appID ?? request.sessionID.flatMap { sessions[$0]?.appID } ?? ""
+        try checkRequester(request.requestedBy, mayReach: appID)
         guard let app = apps[appID] else {
             let known = apps.keys.sorted().joined(separator: ", ")
             throw BrokerError(.unknownApp, "no app '\(appID)' is installed (known: \(known.isEmpty ? "none" : known))")
         }
-        switch try ActivationRouter.route(request, app: app, sessions: Array(sessions.values)) {
+        let route = try ActivationRouter.route(request, app: app, sessions: Array(sessions.values))
+        if let requester = request.requestedBy {
+            let target: UUID? = if case .existing(let id, _) = route { id } else { nil }
+            emit(requester, app: app.id, .activationRequested(target: target, activityType: request.activity?.activityType ?? "", presentation: request.presentation))
+        }
+        switch route {
         case .existing(let id, let reason):
-            let (notes, launch) = try await bringForward(id, activity: request.activity)
+            let presentation = try presentation(for: request, target: id)
+            let (notes, launch) = try await bringForward(id, activity: request.activity, presentation: presentation, requestedBy: request.requestedBy)
             return outcome(id, notes: ["\(reason): session \(id.uuidString.lowercased())"] + notes, launch: launch)
         case .create(let configurationName, let role):
+            let presentation = try presentation(for: request, target: nil)
             try checkRoomForLaunch()
             let count = sessions.values.filter { $0.appID == app.id }.count
             guard count < self.configuration.maxSessionsPerApp else {
                 throw BrokerError(.resourceExhausted, "app '\(app.id)' already has \(count) sessions (limit \(self.configuration.maxSessionsPerApp)); close some first")
             }
             let title = request.activity.map { $0.title.isEmpty ? app.name : $0.title } ?? app.name
-            let session = SceneSession(appID: app.id, configuration: configurationName, role: role, title: title)
+            var session = SceneSession(appID: app.id, configuration: configurationName, role: role, title: title)
+            session.presentation = presentation
+            session.requestedBy = request.requestedBy
             // Known before the insert is awaited, so a concurrent request routes with it.
             sessions[session.id] = session
             do {
@@ -47,7 +85,8 @@ extension Broker {
             }
             emit(session.id, app: app.id, .created(configuration: configurationName))
             do {
-                let (notes, launch) = try await bringForward(session.id, activity: request.activity)
+                let (notes, launch) = try await bringForward(
+                    session.id, activity: request.activity, presentation: presentation, requestedBy: request.requestedBy)
                 return outcome(session.id, created: true, notes: notes, launch: launch)
             } catch let error as BrokerError {
                 throw BrokerError(error.code, "\(error.message) (session \(session.id.uuidString.lowercased()) was created and is kept, unattached)")
@@ -55,9 +94,14 @@ extension Broker {
         }
     }
 
-    public func activate(_ id: UUID) async throws -> Outcome {
-        _ = try existingSession(id)
-        let (notes, launch) = try await bringForward(id, activity: nil)
+    public func activate(_ id: UUID, requestedBy: UUID? = nil) async throws -> Outcome {
+        let session = try existingSession(id)
+        try checkRequester(requestedBy, mayReach: session.appID)
+        let request = ActivationRequest(appID: session.appID, sessionID: id, activity: nil, forceNew: false, requestedBy: requestedBy)
+        if let requestedBy {
+            emit(requestedBy, app: session.appID, .activationRequested(target: id, activityType: "", presentation: .standard))
+        }
+        let (notes, launch) = try await bringForward(id, activity: nil, presentation: try presentation(for: request, target: id), requestedBy: requestedBy)
         return outcome(id, notes: notes, launch: launch)
     }
 
@@ -67,20 +111,24 @@ extension Broker {
     /// must do; they do it on their own queues, side by side with this launch, and this scene
     /// becomes active only after the previously active one has resigned (the active slot). If
     /// this scene fails, the previously active one is active again.
-    private func bringForward(_ id: UUID, activity: UserActivity?) async throws -> (notes: [String], launch: LaunchKind) {
+    private func bringForward(
+        _ id: UUID, activity: UserActivity?, presentation: FocusCoordinator.Presentation, requestedBy: UUID?
+    ) async throws -> (notes: [String], launch: LaunchKind) {
         if workers[id] == nil { try checkRoomForLaunch() }
-        let decision = changeFocus { $0.bringForward(id) }
+        let decision = changeFocus { presentation == .prominent ? $0.present(id) : $0.bringForward(id, beside: requestedBy) }
+        sessions[id]?.presentation = decision.presentation
+        sessions[id]?.requestedBy = requestedBy
         comingForward[id, default: 0] += 1
         defer {
             comingForward[id]? -= 1
             if comingForward[id] == 0 { comingForward[id] = nil }
             refillPools()  // after the launch, if it took a prewarmed worker
         }
-        // A scene still on its way forward needs no resign: its own drive sees that focus
-        // moved and stops at foregroundInactive. Queuing one behind it would make this request
-        // wait for that scene's launch.
+        // A scene still on its way forward, that has not claimed the active slot yet, needs
+        // no resign: its own drive sees that focus moved and stops at foregroundInactive.
+        // Queuing one behind it would make this request wait for that scene's launch.
         let others: [Task<[String], Never>] = decision.changes
-            .filter { !($0.target == .foregroundInactive && comingForward[$0.id] != nil) }
+            .filter { !($0.target == .foregroundInactive && comingForward[$0.id] != nil && activeSlot.holder != $0.id) }
             .map { change in Task { await self.refocus(change) } }
         var notes: [String]
         let launch: LaunchKind
@@ -108,7 +156,7 @@ extension Broker {
 
     /// A focus change the coordinator decided for another scene, run in that scene's turn. It
     /// never launches a scene: one whose process is gone by then has left the foreground anyway.
-    private func refocus(_ change: FocusCoordinator.Change) async -> [String] {
+    func refocus(_ change: FocusCoordinator.Change) async -> [String] {
         do {
             return try await onSession(change.id) {
                 guard sessions[change.id]?.state.isConnected == true else { return [] }
@@ -119,10 +167,17 @@ extension Broker {
         }
     }
 
+    /// `id` leaves the foreground. When it was presented prominently, the scene it covered is
+    /// active again: that change runs on its own queue; the returned tasks finish with it.
+    @discardableResult
+    func leaveFocus(_ id: UUID) -> [Task<[String], Never>] {
+        changeFocus { $0.remove(id) }.map { change in Task { await self.refocus(change) } }
+    }
+
     public func background(_ id: UUID) async throws -> Outcome {
         _ = try existingSession(id)
-        changeFocus { $0.remove(id) }
-        return try await onSession(id) {
+        let returning = leaveFocus(id)
+        var result = try await onSession(id) {
             let session = try existingSession(id)
             guard session.state.isConnected else {
                 throw BrokerError(.sessionNotConnected, "session \(id.uuidString.lowercased()) has no running process (\(session.state.rawValue)); activate it first")
@@ -130,6 +185,8 @@ extension Broker {
             let notes = try await drive(id, to: .background)
             return outcome(id, notes: notes)
         }
+        for task in returning { result.notes += await task.value }
+        return result
     }
 
     /// Takes a background scene's process away after saving its state; the session stays.
@@ -152,10 +209,12 @@ extension Broker {
     /// didDisconnect then didDiscardSceneSessions; otherwise running scenes of the app are told,
     /// or, with none running, the discard waits for the app's next launch. Its restoration
     /// data is deleted.
-    public func close(_ id: UUID) async throws -> Outcome {
-        _ = try existingSession(id)
-        changeFocus { $0.remove(id) }
-        return try await onSession(id) {
+    public func close(_ id: UUID, requestedBy: UUID? = nil, dismissal: Windowbroker_V1_Dismissal = .standard) async throws -> Outcome {
+        let target = try existingSession(id)
+        try checkRequester(requestedBy, mayReach: target.appID)
+        if let requestedBy { emit(requestedBy, app: target.appID, .destructionRequested(target: id, dismissal: dismissal)) }
+        let returning = leaveFocus(id)
+        var result = try await onSession(id) {
             let session = try existingSession(id)
             var notes: [String] = []
             var delivered = false
@@ -169,14 +228,18 @@ extension Broker {
                     await terminate(id, reason: .discarded)
                 }
             }
-            let others = workers.filter { $0.key != id && sessions[$0.key]?.appID == session.appID }
-            for (other, _) in others {
+            // Exactly once: the scene's own process was told above; otherwise one running
+            // process of the app (most recently active first) is, else the next launch is.
+            let others = workers.keys.compactMap { sessions[$0] }
+                .filter { $0.id != id && $0.appID == session.appID && $0.state.isConnected }
+                .sorted { $0.lastActiveAt > $1.lastActiveAt }
+            for other in others where !delivered {
                 do {
-                    _ = try await command(other, .discardSessions(.with { $0.sessionIds = [id.uuidString.lowercased()] }),
+                    _ = try await command(other.id, .discardSessions(.with { $0.sessionIds = [id.uuidString.lowercased()] }),
                                           timeout: configuration.workerTimeout, doing: "didDiscardSceneSessions")
                     delivered = true
                 } catch {
-                    notes.append("scene \(other.uuidString.lowercased()) was not told: \(error)")
+                    notes.append("scene \(other.id.uuidString.lowercased()) was not told: \(error)")
                 }
             }
             try await store.discard(id, appID: session.appID, remember: !delivered)
@@ -186,25 +249,43 @@ extension Broker {
             emit(id, app: session.appID, .discarded(delivered: delivered))
             return outcome(id, notes: notes)
         }
+        for task in returning { result.notes += await task.value }
+        return result
     }
 
-    /// Sends an action to a connected scene (`wmctl send`), in the session's turn.
-    public func perform(_ id: UUID, action: String, arguments: [String: PlistValue]) async throws -> Windowbroker_V1_ActionResult {
-        _ = try existingSession(id)
-        return try await onSession(id) {
-            let session = try existingSession(id)
-            guard workers[id] != nil, session.state.isConnected else {
-                throw BrokerError(.sessionNotConnected, "session \(id.uuidString.lowercased()) has no running process (\(session.state.rawValue)); activate it first")
-            }
-            let reply = try await command(id, .performAction(.with {
-                $0.action = action
-                $0.arguments = PlistValue.wire(dictionary: arguments)
-            }), timeout: configuration.workerTimeout, doing: "perform(\(action))")
-            guard case .actionResult(let result) = reply else {
-                throw BrokerError(.workerFailed, "the scene answered perform(\(action)) with an unexpected message")
-            }
-            return result
+    /// requestSceneSessionRefresh: a connected scene is asked for a fresh title and activity
+    /// (its switcher entry); an unattached one keeps showing its last saved state.
+    public func refresh(_ id: UUID, requestedBy: UUID? = nil) async throws -> Outcome {
+        let session = try existingSession(id)
+        try checkRequester(requestedBy, mayReach: session.appID)
+        if let requestedBy { emit(requestedBy, app: session.appID, .refreshRequested(target: id)) }
+        guard workers[id] != nil, session.state.isConnected else {
+            return outcome(id, notes: ["session \(id.uuidString.lowercased()) has no running process; its switcher entry shows its last saved state"])
         }
+        let reply = try await command(id, .refresh(.init()), timeout: configuration.workerTimeout, doing: "refresh")
+        guard case .sceneUpdate(let update) = reply else {
+            throw BrokerError(.workerFailed, "the scene answered refresh with an unexpected message")
+        }
+        try await apply(update, to: id)
+        return outcome(id, notes: ["refreshed: \(sessions[id]?.title ?? "")"])
+    }
+
+    /// Sends an action to a connected scene (`wmctl send`). Not in the session's turn: an
+    /// action may make the scene ask for things (open a window, close itself) that need its
+    /// turn, and the lifecycle never waits behind an action.
+    public func perform(_ id: UUID, action: String, arguments: [String: PlistValue]) async throws -> Windowbroker_V1_ActionResult {
+        let session = try existingSession(id)
+        guard workers[id] != nil, session.state.isConnected else {
+            throw BrokerError(.sessionNotConnected, "session \(id.uuidString.lowercased()) has no running process (\(session.state.rawValue)); activate it first")
+        }
+        let reply = try await command(id, .performAction(.with {
+            $0.action = action
+            $0.arguments = PlistValue.wire(dictionary: arguments)
+        }), timeout: configuration.workerTimeout, doing: "perform(\(action))")
+        guard case .actionResult(let result) = reply else {
+            throw BrokerError(.workerFailed, "the scene answered perform(\(action)) with an unexpected message")
+        }
+        return result
     }
 
     /// Graceful stop: every connected scene saves its state (committed), is disconnected, and

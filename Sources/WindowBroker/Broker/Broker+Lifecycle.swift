@@ -181,6 +181,8 @@ extension Broker {
         let discards = (try? await store.pendingDiscards(appID: session.appID)) ?? []
         let reply = try await request(id, .connect(.with {
             $0.session = info(session, includeRestoration: false)
+            $0.newSession = session.launchCount == 1
+            $0.delegateName = app.configuration(named: session.configuration)?.delegate ?? ""
             $0.discardedSessionIds = discards.map { $0.uuidString.lowercased() }
             $0.userActivities = options.activities.map(\.wire)
             if let restoration = session.restoration { $0.restorationActivity = restoration.wire }
@@ -190,7 +192,9 @@ extension Broker {
             try? await store.removePendingDiscards(discards, appID: session.appID)
             emit(id, app: session.appID, .discardsDelivered(discards))
         }
-        if case .connected(let connected) = reply, !connected.configuration.isEmpty,
+        // The configuration is chosen once, when the session is new; a reconnecting scene
+        // keeps its session's configuration and role.
+        if case .connected(let connected) = reply, session.launchCount == 1, !connected.configuration.isEmpty,
            connected.configuration != session.configuration {
             if let chosen = app.configuration(named: connected.configuration) {
                 sessions[id]?.configuration = chosen.name
@@ -279,7 +283,7 @@ extension Broker {
             return
         }
         workers[id] = nil
-        changeFocus { $0.remove(id) }
+        leaveFocus(id)
         activeSlot.release(id)
         if reason == .memoryPressure {
             // Counted the moment the memory is given back, so `pressure` never shows the

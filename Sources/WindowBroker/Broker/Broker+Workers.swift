@@ -44,29 +44,53 @@ extension Broker {
             default:
                 break
             }
+        case .controlRequest(let request):
+            // A scene asking for scenes (requestSceneSessionActivation and friends). Its own
+            // task: the answer may need this scene's lifecycle to move on first.
+            Task {
+                await self.sceneRequest(request, envelope: envelope, from: id, connection: connection)
+            }
         default:
             if envelope.id != 0 {
-                await connection.reply(to: envelope, error: BrokerError(.invalidRequest, "workers may only send scene updates and replies"))
+                await connection.reply(to: envelope, error: BrokerError(.invalidRequest, "workers may only send scene updates, scene requests and replies"))
             }
         }
     }
 
+    private func sceneRequest(_ request: Windowbroker_V1_ControlRequest, envelope: Envelope, from id: UUID, connection: WireConnection) async {
+        let handler = ControlRequestHandler(broker: self, logger: logger)
+        await connection.reply(to: envelope, with: await handler.answer(request, from: id))
+    }
+
     private func apply(_ update: Windowbroker_V1_SceneUpdate, to id: UUID, envelope: Envelope, connection: WireConnection) async {
-        guard let session = sessions[id] else { return }
         do {
-            if update.hasUserActivity {
-                sessions[id]?.currentActivity = try UserActivity(wire: update.userActivity, maxBytes: configuration.maxActivityBytes)
-            }
-            if !update.title.isEmpty { sessions[id]?.title = String(update.title.prefix(256)) }
-            if update.hasActivationConditions {
-                sessions[id]?.activationConditions = ActivationConditions(
-                    canActivate: update.activationConditions.canActivate,
-                    prefersToActivate: update.activationConditions.prefersToActivate)
-            }
-            if sessions[id] != session { await persist(id) }
+            try await apply(update, to: id)
             if envelope.id != 0 { await connection.reply(to: envelope, with: .workerMessage(.with { $0.ack = .init() })) }
         } catch {
-            if envelope.id != 0 { await connection.reply(to: envelope, error: error) }
+            logger.warning("refused a scene update", metadata: ["session": "\(id)", "error": "\(error)"])
+            if envelope.id != 0 {
+                await connection.reply(to: envelope, error: error as? BrokerError ?? BrokerError(.internalError, "\(error)"))
+            }
         }
+    }
+
+    /// Takes a scene's title, current activity and activation conditions. An activity of a type
+    /// its app never declared is refused and the last one stays.
+    func apply(_ update: Windowbroker_V1_SceneUpdate, to id: UUID) async throws {
+        guard let session = sessions[id] else { return }
+        if update.hasUserActivity {
+            let activity = try UserActivity(wire: update.userActivity, maxBytes: configuration.maxActivityBytes)
+            if let app = apps[session.appID], !app.declares(activityType: activity.activityType) {
+                throw BrokerError(.undeclaredActivityType, "app '\(app.id)' does not declare activity type '\(activity.activityType)'; the scene's last activity is kept")
+            }
+            sessions[id]?.currentActivity = activity
+        }
+        if !update.title.isEmpty { sessions[id]?.title = String(update.title.prefix(256)) }
+        if update.hasActivationConditions {
+            sessions[id]?.activationConditions = ActivationConditions(
+                canActivate: update.activationConditions.canActivate,
+                prefersToActivate: update.activationConditions.prefersToActivate)
+        }
+        if sessions[id] != session { await persist(id) }
     }
 }

@@ -138,6 +138,8 @@ public actor Broker {
             $0.lastDisconnect = session.lastDisconnect?.description ?? ""
             $0.launchCount = UInt32(session.launchCount)
             $0.restorationSaved = session.restoration != nil
+            $0.presentation = session.presentation.wire
+            $0.requestedBy = session.requestedBy?.uuidString.lowercased() ?? ""
             if includeRestoration, let restoration = session.restoration {
                 $0.restorationActivity = restoration.wire
             }

@@ -75,21 +75,45 @@ struct ControlRequestHandler: Sendable {
                     })
                     continue
                 }
-                do {
-                    let reply = try await handle(kind)
-                    await connection.reply(to: envelope, with: .controlReply(.with { $0.kind = reply }))
-                } catch let error as BrokerError {
-                    await connection.reply(to: envelope, error: error)
-                } catch {
-                    logger.error("control request failed", metadata: ["error": "\(error)"])
-                    await connection.reply(to: envelope, error: BrokerError(.internalError, "internal error: \(error)"))
-                }
+                await connection.reply(to: envelope, with: await answer(kind, from: nil))
             }
         } catch let error as BrokerError {
             logger.notice("closing a misbehaving control connection", metadata: ["error": "\(error.message)"])
             try? await connection.send(.error(error.wire))
         } catch {
             logger.debug("control connection ended", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// The reply to a control request, or the error, as the body to send back. `requester` is
+    /// the scene that asked when the request came over a worker connection.
+    func answer(_ request: Windowbroker_V1_ControlRequest, from requester: UUID?) async -> Envelope.OneOf_Body {
+        guard let kind = request.kind else {
+            return .error(BrokerError(.invalidRequest, "expected a control request").wire)
+        }
+        return await answer(kind, from: requester)
+    }
+
+    func answer(_ kind: ControlRequest, from requester: UUID?) async -> Envelope.OneOf_Body {
+        do {
+            if let requester { try Self.checkSceneMay(kind, requester: requester) }
+            let reply = try await handle(kind, from: requester)
+            return .controlReply(.with { $0.kind = reply })
+        } catch let error as BrokerError {
+            return .error(error.wire)
+        } catch {
+            logger.error("control request failed", metadata: ["error": "\(error)"])
+            return .error(BrokerError(.internalError, "internal error: \(error)").wire)
+        }
+    }
+
+    /// Scenes may ask for what UIKit lets an app ask for: activation, destruction, refresh.
+    /// Everything else on the control protocol is for wmctl.
+    static func checkSceneMay(_ kind: ControlRequest, requester: UUID) throws(BrokerError) {
+        switch kind {
+        case .open, .activate, .close, .refresh: return
+        default:
+            throw BrokerError(.permissionDenied, "a scene may request activation, destruction and refresh of its app's scenes; the rest of the control protocol is for wmctl")
         }
     }
 
@@ -117,10 +141,11 @@ struct ControlRequestHandler: Sendable {
             $0.created = outcome.created
             $0.detail = outcome.notes.joined(separator: "; ")
             if let launch = outcome.launch { $0.launch = launch.wire }
+            if let presentation = outcome.presentation { $0.presentation = presentation.wire }
         })
     }
 
-    private func handle(_ request: ControlRequest) async throws -> ControlReply {
+    private func handle(_ request: ControlRequest, from requester: UUID?) async throws -> ControlReply {
         switch request {
         case .status:
             let status = await broker.status()
@@ -156,16 +181,20 @@ struct ControlRequestHandler: Sendable {
                 appID: open.appID.isEmpty ? nil : open.appID,
                 sessionID: open.sessionID.isEmpty ? nil : try sessionID(open.sessionID),
                 activity: activity,
-                forceNew: open.forceNew)
+                forceNew: open.forceNew,
+                presentation: PresentationRequest(wire: open.presentation),
+                requestedBy: requester)
             return stateReply(try await broker.open(request))
         case .activate(let command):
-            return stateReply(try await broker.activate(try sessionID(command.sessionID)))
+            return stateReply(try await broker.activate(try sessionID(command.sessionID), requestedBy: requester))
         case .background(let command):
             return stateReply(try await broker.background(try sessionID(command.sessionID)))
         case .reclaim(let command):
             return stateReply(try await broker.reclaim(try sessionID(command.sessionID)))
         case .close(let command):
-            return stateReply(try await broker.close(try sessionID(command.sessionID)))
+            return stateReply(try await broker.close(try sessionID(command.sessionID), requestedBy: requester, dismissal: command.dismissal))
+        case .refresh(let command):
+            return stateReply(try await broker.refresh(try sessionID(command.sessionID), requestedBy: requester))
         case .sessions(let list):
             let sessions = await broker.sessionList(appID: list.appID.isEmpty ? nil : list.appID)
             return .sessions(.with { $0.sessions = sessions })

@@ -33,6 +33,10 @@ public enum BrokerEvent: Sendable, Equatable {
     case memoryWarning(PressureLevel, freedBytes: UInt64)
     case reclaimed(PressureLevel, freedBytes: UInt64, seconds: Double, notes: [String])
     case pressureChanged(from: PressureLevel, to: PressureLevel, reasons: [String], simulated: Bool)
+    /// A scene asked for a scene (the event's session is the requester); nil target: a new one.
+    case activationRequested(target: UUID?, activityType: String, presentation: PresentationRequest)
+    case destructionRequested(target: UUID, dismissal: Windowbroker_V1_Dismissal)
+    case refreshRequested(target: UUID)
 
     /// The name `wmctl watch` prints and `--event` filters on.
     public var name: String {
@@ -50,6 +54,9 @@ public enum BrokerEvent: Sendable, Equatable {
         case .memoryWarning: "didReceiveMemoryWarning"
         case .reclaimed: "reclaimed"
         case .pressureChanged: "pressure"
+        case .activationRequested: "activationRequested"
+        case .destructionRequested: "destructionRequested"
+        case .refreshRequested: "refreshRequested"
         }
     }
 
@@ -58,7 +65,7 @@ public enum BrokerEvent: Sendable, Equatable {
         "created", "launched", "willConnect", "restoreInteractionState", "willEnterForeground", "didBecomeActive",
         "willResignActive", "didEnterBackground", "didDisconnect", "restorationSaved", "restorationExtended",
         "continue", "didDiscardSceneSessions", "exited", "crashed", "discarded", "didReceiveMemoryWarning",
-        "reclaimed", "pressure",
+        "reclaimed", "pressure", "activationRequested", "destructionRequested", "refreshRequested",
     ]
 
     public var detail: String {
@@ -77,6 +84,11 @@ public enum BrokerEvent: Sendable, Equatable {
             "level=\(level) freed=\(freed) bytes took=\(String(format: "%.1f", seconds * 1000)) ms" + (notes.isEmpty ? "" : "; " + notes.joined(separator: "; "))
         case .pressureChanged(let from, let to, let reasons, let simulated):
             simulated ? "simulated \(to)" : "\(from) -> \(to): \(reasons.joined(separator: "; "))"
+        case .activationRequested(let target, let type, let presentation):
+            "\(target?.uuidString.lowercased() ?? "new") \(type.isEmpty ? "" : type + " ")\(presentation.rawValue)"
+        case .destructionRequested(let target, let dismissal):
+            "\(target.uuidString.lowercased()) \(dismissal == .commit ? "commit" : dismissal == .decline ? "decline" : "standard")"
+        case .refreshRequested(let target): target.uuidString.lowercased()
         }
     }
 
@@ -145,6 +157,19 @@ public enum BrokerEvent: Sendable, Equatable {
                 $0.reasons = reasons
                 $0.simulated = simulated
             })
+        case .activationRequested(let target, let type, let presentation):
+            .activationRequested(.with {
+                $0.targetSessionID = target?.uuidString.lowercased() ?? ""
+                $0.activityType = type
+                $0.presentation = presentation == .prominent ? .prominent : presentation == .automatic ? .automatic : .standard
+            })
+        case .destructionRequested(let target, let dismissal):
+            .destructionRequested(.with {
+                $0.targetSessionID = target.uuidString.lowercased()
+                $0.dismissal = dismissal
+            })
+        case .refreshRequested(let target):
+            .refreshRequested(.with { $0.targetSessionID = target.uuidString.lowercased() })
         }
     }
 }

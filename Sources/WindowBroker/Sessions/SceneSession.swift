@@ -91,6 +91,9 @@ public struct SceneSession: Sendable, Equatable {
     /// The activity the scene last reported as current (kept in memory only).
     public var currentActivity: UserActivity?
     public var activationConditions: ActivationConditions
+    /// How the scene was last brought forward, and the scene that asked for it (nil: wmctl).
+    public var presentation: FocusCoordinator.Presentation = .standard
+    public var requestedBy: UUID?
 
     public init(id: UUID = UUID(), appID: String, configuration: String, role: String, title: String, now: Date = Date()) {
         self.id = id

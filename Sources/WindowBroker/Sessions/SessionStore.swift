@@ -57,6 +57,12 @@ public final class SessionStore: Sendable {
                 );
                 """)
         }
+        migrator.registerMigration("v2: presentation and requesting scene") { db in
+            try db.execute(sql: """
+                ALTER TABLE session ADD COLUMN presentation TEXT NOT NULL DEFAULT 'standard';
+                ALTER TABLE session ADD COLUMN requestedBy TEXT;
+                """)
+        }
         return migrator
     }
 
@@ -78,6 +84,8 @@ public final class SessionStore: Sendable {
                 session.lastActiveAt = Date(timeIntervalSince1970: row["lastActiveAt"])
                 session.lastDisconnect = (row["lastDisconnect"] as String?).flatMap(DisconnectReason.init(stored:))
                 session.launchCount = row["launchCount"]
+                session.presentation = (row["presentation"] as String?).flatMap(FocusCoordinator.Presentation.init(rawValue:)) ?? .standard
+                session.requestedBy = (row["requestedBy"] as String?).flatMap(UUID.init(uuidString:))
                 if let data = row["activationConditions"] as Data?,
                    let conditions = try? JSONDecoder().decode(ActivationConditions.self, from: data) {
                     session.activationConditions = conditions
@@ -95,9 +103,9 @@ public final class SessionStore: Sendable {
         try await pool.write { db in
             try db.execute(sql: """
                 INSERT INTO session (id, appID, configuration, role, title, createdAt, lastActiveAt,
-                    lastDisconnect, launchCount, attached, activationConditions)
+                    lastDisconnect, launchCount, attached, activationConditions, presentation, requestedBy)
                 VALUES (:id, :appID, :configuration, :role, :title, :createdAt, :lastActiveAt,
-                    :lastDisconnect, :launchCount, :attached, :activationConditions)
+                    :lastDisconnect, :launchCount, :attached, :activationConditions, :presentation, :requestedBy)
                 """, arguments: arguments)
         }
     }
@@ -109,7 +117,8 @@ public final class SessionStore: Sendable {
             try db.execute(sql: """
                 UPDATE session SET configuration = :configuration, role = :role, title = :title,
                     lastActiveAt = :lastActiveAt, lastDisconnect = :lastDisconnect, launchCount = :launchCount,
-                    attached = :attached, activationConditions = :activationConditions
+                    attached = :attached, activationConditions = :activationConditions,
+                    presentation = :presentation, requestedBy = :requestedBy
                 WHERE id = :id
                 """, arguments: arguments)
         }
@@ -170,6 +179,8 @@ public final class SessionStore: Sendable {
             "launchCount": session.launchCount,
             "attached": attached,
             "activationConditions": try? JSONEncoder().encode(session.activationConditions),
+            "presentation": session.presentation.rawValue,
+            "requestedBy": session.requestedBy?.uuidString,
         ]
     }
 }

@@ -166,6 +166,15 @@ final class BrokerHarness {
         }
     }
 
+    /// `wmctl watch ARGS`, returned once the broker has subscribed it: no later event is missed.
+    func startWatch(_ arguments: [String]) throws -> Running {
+        let watch = try start(wmctl: ["--json", "watch"] + arguments)
+        try eventually("the watch is subscribed") {
+            ((try? String(contentsOfFile: watch.out + ".err", encoding: .utf8)) ?? "").contains("watching")
+        }
+        return watch
+    }
+
     func start(wmctl arguments: [String]) throws -> Running {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Self.binDirectory + "/wmctl")

@@ -1,0 +1,185 @@
+import Foundation
+import XCTest
+
+/// Scenes asking for scenes through the SDK (requestSceneSessionActivation, -Destruction,
+/// -Refresh), driven through the notes app's actions: placement by presentation style, the
+/// prominent scene's modality, own-app permission, discards delivered once, no deadlock.
+final class SceneRequestTests: BrokerTestCase {
+    /// `wmctl send S ACTION --arg K=V...`: the action's value, or a failure with the decline reason.
+    private func ask(_ session: String, _ action: String, _ arguments: String...) throws -> [String: Any] {
+        try harness.json(["send", session, action] + arguments.flatMap { ["--arg", $0] })
+    }
+
+    private func value(_ reply: [String: Any]) throws -> [String: Any] {
+        guard reply["result"] as? String == "performed", let value = reply["value"] as? [String: Any] else {
+            throw HarnessError("the action was not performed: \(reply)")
+        }
+        return value
+    }
+
+    private func states() throws -> [String: String] {
+        Dictionary(uniqueKeysWithValues: try harness.jsonList("sessions").map { ($0["id"] as! String, $0["state"] as! String) })
+    }
+
+    func testASceneOpensANoteBesideItselfAndReusesItLater() throws {
+        let other = try harness.openNote("other")
+        let requester = try harness.openNote("list")
+        let opened = try value(try ask(requester, "open-in-window", "noteID=details"))
+        let details = try XCTUnwrap(opened["session"] as? String)
+        XCTAssertEqual(opened["created"] as? Bool, true)
+        XCTAssertEqual(opened["presentation"] as? String, "standard")
+        XCTAssertEqual(opened["state"] as? String, "foregroundActive")
+
+        let now = try states()
+        XCTAssertEqual(now[requester], "foregroundInactive", "the requester stays in the foreground beside the new scene")
+        XCTAssertEqual(now[other], "background", "the third foreground scene made room")
+        XCTAssertEqual(try harness.session(details)["requestedBy"] as? String, requester)
+        XCTAssertEqual(try harness.noteState(details).callbacks, ["didFinishLaunching", "willConnect", "willEnterForeground", "didBecomeActive"])
+
+        // The same note again: the scene that prefers it is brought forward, not a new one.
+        let again = try value(try ask(requester, "open-in-window", "noteID=details"))
+        XCTAssertEqual(again["session"] as? String, details)
+        XCTAssertEqual(again["created"] as? Bool, false)
+        XCTAssertEqual(try harness.jsonList("sessions").count, 3)
+        XCTAssertEqual(try harness.noteState(details).continued, ["notes.edit"])
+    }
+
+    func testAProminentSceneIsModalUntilDismissed() throws {
+        let beside = try harness.openNote("beside")
+        let requester = try harness.openNote("main")
+        let before = try states()
+        let reply = try value(try ask(requester, "open-in-window", "noteID=sheet", "presentation=prominent"))
+        let sheet = try XCTUnwrap(reply["session"] as? String)
+        XCTAssertEqual(reply["presentation"] as? String, "prominent")
+
+        var now = try states()
+        XCTAssertEqual(now[sheet], "foregroundActive")
+        XCTAssertEqual(now[requester], "foregroundInactive", "dimmed behind the prominent scene")
+        XCTAssertEqual(now[beside], "foregroundInactive", "still in the foreground, dimmed")
+        XCTAssertEqual(try harness.session(sheet)["presentation"] as? String, "prominent")
+
+        let refused = try harness.refusal("activate", beside)
+        XCTAssertEqual(refused.code, "requestDenied")
+        XCTAssertTrue(refused.message.contains(sheet), refused.message)
+        XCTAssertEqual(try harness.refusal("open", "notes", "--new").code, "requestDenied")
+        let fromScene = try ask(beside, "open-in-window", "noteID=elsewhere")
+        XCTAssertTrue((fromScene["reason"] as? String ?? "").hasPrefix("requestDenied"), "\(fromScene)")
+        XCTAssertEqual(try states(), now, "refused requests change nothing")
+
+        // Dismissed (sent to the background): everything is as it was before it came up.
+        XCTAssertEqual(try harness.json("background", sheet)["state"] as? String, "background")
+        now = try states()
+        XCTAssertEqual(now[requester], before[requester])
+        XCTAssertEqual(now[beside], before[beside])
+        XCTAssertEqual(try harness.json("activate", beside)["state"] as? String, "foregroundActive")
+    }
+
+    func testAutomaticIsProminentOnlyWhenTheSplitIsFull() throws {
+        let requester = try harness.openNote("alone")
+        let first = try value(try ask(requester, "open-in-window", "noteID=one", "presentation=automatic"))
+        XCTAssertEqual(first["presentation"] as? String, "standard", "room beside the requester")
+        // Requester and "one" fill the split now.
+        let second = try value(try ask(requester, "open-in-window", "noteID=two", "presentation=automatic"))
+        XCTAssertEqual(second["presentation"] as? String, "prominent", "no room: presented over the split")
+        let now = try states()
+        XCTAssertEqual(now[requester], "foregroundInactive")
+        XCTAssertEqual(now[first["session"] as! String], "foregroundInactive")
+    }
+
+    func testDoneClosesTheSceneItselfAndTheDiscardIsDeliveredOnce() throws {
+        let keeper = try harness.openNote("keeper")
+        let done = try harness.openNote("done")
+        try harness.type(done, "scratch")
+        let draft = harness.notesDataDirectory + "/drafts/\(done).txt"
+        XCTAssertTrue(FileManager.default.fileExists(atPath: draft))
+        let watch = try harness.startWatch(["--event", "destructionRequested", "--event", "discarded"])
+        defer { watch.stop() }
+
+        _ = try ask(done, "dismiss")
+        try harness.eventually("the session is discarded") { try !harness.jsonList("sessions").contains { $0["id"] as? String == done } }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: draft), "its own process deleted the draft")
+        XCTAssertEqual(try harness.noteState(keeper).discarded, [], "the other scene of the app was not told a second time")
+        try harness.eventually("both events are seen: \(watch.output)") { watch.jsonLines.count >= 2 }
+        let events = watch.jsonLines
+        XCTAssertEqual(events.map { $0["event"] as? String }, ["destructionRequested", "discarded"])
+        XCTAssertEqual(events.first?["session"] as? String, done, "the requesting scene")
+    }
+
+    func testAnUnattachedSessionsDiscardGoesToExactlyOneRunningProcess() throws {
+        let gone = try harness.openNote("gone")
+        _ = try harness.json("background", gone)
+        _ = try harness.json("reclaim", gone)
+        let one = try harness.openNote("one")
+        let two = try harness.openNote("two")
+        _ = try harness.json("close", gone)
+        let told = try [one, two].map { try harness.noteState($0).discarded }
+        XCTAssertEqual(told.filter { $0 == [gone] }.count, 1, "\(told)")
+        XCTAssertEqual(told.filter(\.isEmpty).count, 1, "\(told)")
+    }
+
+    func testRefreshTakesAFreshTitleFromTheOtherScene() throws {
+        let list = try harness.openNote("groceries", title: "Untitled")
+        try harness.type(list, "Groceries\nmilk, eggs")
+        XCTAssertEqual(try harness.session(list)["title"] as? String, "Untitled")
+        let asker = try harness.openNote("asker")
+        let reply = try ask(asker, "refresh", "session=\(list)")
+        XCTAssertEqual(reply["result"] as? String, "performed", "\(reply)")
+        XCTAssertEqual(try harness.session(list)["title"] as? String, "Groceries")
+        XCTAssertTrue(try harness.noteState(list).callbacks.contains("refresh"))
+        // wmctl can do the same.
+        XCTAssertEqual(try harness.json("refresh", list)["state"] as? String, "foregroundInactive")
+    }
+
+    func testAScenesRequestsStayInsideItsApp() throws {
+        let single = try harness.openNote("solo", app: "notes-single")
+        let note = try harness.openNote("mine")
+        let count = try harness.jsonList("sessions").count
+        let open = try ask(note, "open-other-app", "app=notes-single")
+        XCTAssertEqual(open["result"] as? String, "declined")
+        XCTAssertTrue((open["reason"] as? String ?? "").hasPrefix("permissionDenied"), "\(open)")
+        let close = try ask(note, "close-session", "session=\(single)")
+        XCTAssertTrue((close["reason"] as? String ?? "").hasPrefix("permissionDenied"), "\(close)")
+        let refresh = try ask(note, "refresh", "session=\(single)")
+        XCTAssertTrue((refresh["reason"] as? String ?? "").hasPrefix("permissionDenied"), "\(refresh)")
+        XCTAssertEqual(try harness.jsonList("sessions").count, count, "nothing changed")
+        XCTAssertEqual(try harness.state(single), "foregroundInactive")
+    }
+
+    func testASingleSceneAppGetsItsOneSceneBackWithTheActivity() throws {
+        let solo = try harness.openNote("solo", app: "notes-single")
+        let reply = try value(try ask(solo, "open-in-window", "noteID=another"))
+        XCTAssertEqual(reply["session"] as? String, solo)
+        XCTAssertEqual(reply["created"] as? Bool, false)
+        XCTAssertEqual(try harness.noteState(solo).continued, ["notes.edit"])
+        XCTAssertEqual(try harness.jsonList("sessions").count, 1)
+    }
+
+    func testAnUndeclaredActivityFromASceneIsRefused() throws {
+        let note = try harness.openNote("typed")
+        let reply = try ask(note, "open-in-window", "noteID=x", "activityType=mail.compose")
+        XCTAssertTrue((reply["reason"] as? String ?? "").hasPrefix("undeclaredActivityType"), "\(reply)")
+        XCTAssertEqual(try harness.jsonList("sessions").count, 1)
+    }
+
+    func testAnActivationRequestedInsideWillConnectDoesNotDeadlock() throws {
+        let watch = try harness.startWatch(["--event", "activationRequested"])
+        defer { watch.stop() }
+        let parent = try harness.json(["open", "notes", "--activity", "notes.edit", "--info", "noteID=parent", "--info", "openOnConnect=child"])
+        let parentID = try XCTUnwrap(parent["session"] as? String)
+        try harness.eventually("the child scene is up") { try harness.jsonList("sessions").count == 2 }
+        let child = try XCTUnwrap(try harness.jsonList("sessions").first { $0["id"] as? String != parentID }?["id"] as? String)
+        try harness.eventually("the child is active") { try harness.state(child) == "foregroundActive" }
+        XCTAssertEqual(try harness.state(parentID), "foregroundInactive", "it asked for the child: the child came up beside it")
+        try harness.eventually("the request was published") { !watch.jsonLines.isEmpty }
+        XCTAssertEqual(watch.jsonLines.first?["session"] as? String, parentID)
+    }
+
+    func testWmctlOpenWithASessionDeliversTheActivityToIt() throws {
+        let note = try harness.openNote("target")
+        _ = try harness.json("background", note)
+        let reply = try harness.json(["open", "notes", "--session", note, "--activity", "notes.edit", "--info", "noteID=target"])
+        XCTAssertEqual(reply["session"] as? String, note)
+        XCTAssertEqual(reply["state"] as? String, "foregroundActive")
+        XCTAssertEqual(try harness.noteState(note).continued, ["notes.edit"])
+    }
+}
