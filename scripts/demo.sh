@@ -51,6 +51,16 @@ say "A second window, and focus: one scene is active at a time"
 OTHER=$(wmctl --json open notes --activity notes.edit --title "Groceries" --info noteID=groceries | field "['session']")
 run wmctl sessions
 
+say "The scene opens a window itself (SDK requestActivation), prominently: the others are dimmed"
+SHEET=$(wmctl --json send "$OTHER" open-in-window --arg noteID=details --arg presentation=prominent | field "['value']['session']")
+run wmctl sessions
+echo "while it is up, activating another scene is refused:"
+wmctl activate "$SESSION" || true
+say "It closes itself (requestDestruction, a Done button); focus returns to the scene behind it"
+run wmctl send "$SHEET" dismiss
+sleep 0.5
+run wmctl sessions
+
 say "Round trips over the control socket"
 run wmctl ping --count 200
 

@@ -100,21 +100,6 @@ public struct ActivationRequestOptions: Sendable {
     }
 }
 
-/// How a requested scene is presented: `standard` beside the requesting scene, `prominent`
-/// over every other scene (modal) until it is dismissed, `automatic` as the broker decides
-/// (prominent when there is no room beside the requester).
-public enum Presentation: String, Sendable {
-    case standard, automatic, prominent
-
-    var wire: Windowbroker_V1_PresentationStyle {
-        switch self {
-        case .standard: .standard
-        case .automatic: .automatic
-        case .prominent: .prominent
-        }
-    }
-}
-
 /// UIKit's dismissal animations; the broker records them.
 public enum Dismissal: Sendable {
     case standard, commit, decline

@@ -279,6 +279,9 @@ final class NoteSceneDelegate: SceneDelegate {
             "continued": .list(continued.map { .string($0) }),
             "pid": .integer(Int64(getpid())),
             "state": .string(scene.state.rawValue),
+            "configurationQuestions": .integer(Int64(app.configurationQuestions)),
+            "configuration": .string(scene.session.configuration),
+            "delegateName": .string(scene.session.delegateName),
         ])
     }
 }

@@ -28,6 +28,14 @@ final class NotesAppDelegate: AppDelegate {
     }
 
     var discardedSessions: [String] = []
+    /// How often this process was asked for a session's configuration (only for new sessions).
+    var configurationQuestions = 0
+
+    /// A new note may ask for another of the app's configurations through its activity.
+    func configurationName(forConnecting session: SceneSessionInfo, options: ConnectionOptions) -> String? {
+        configurationQuestions += 1
+        return options.userActivities.first?.userInfo["configuration"]?.stringValue
+    }
 
     func makeSceneDelegate(for session: SceneSessionInfo) -> any SceneDelegate {
         NoteSceneDelegate(app: self)

@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import IPCWire
 
+extension Presentation: ExpressibleByArgument {}
+
 struct Open: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Open a scene of an app (requestSceneSessionActivation); it ends foregroundActive.")
 
@@ -16,17 +18,6 @@ struct Open: AsyncParsableCommand {
     @Option(help: "An existing session to bring forward; the activity is delivered to it (relaunched if needed).") var session: String?
     @Option(help: "standard (beside the active scene), prominent (modal, over the others) or automatic (the broker picks).")
     var presentation: Presentation = .standard
-
-    enum Presentation: String, ExpressibleByArgument, CaseIterable {
-        case standard, automatic, prominent
-        var wire: Windowbroker_V1_PresentationStyle {
-            switch self {
-            case .standard: .standard
-            case .automatic: .automatic
-            case .prominent: .prominent
-            }
-        }
-    }
 
     func validate() throws {
         if activity == nil, title != nil || target != nil || !info.isEmpty || infoJSON != nil {

@@ -340,6 +340,25 @@ final class ActivationRouterTests: XCTestCase {
                           activity: UserActivity(activityType: type, targetContentIdentifier: target), forceNew: new)
     }
 
+    func testTheManifestsPrefersToActivateRoutesToAConfigurationAndItsScenes() throws {
+        let manifest = app(configurations: [
+            .init(name: "Editor", role: AppManifest.defaultRole, delegate: "E", canActivate: nil, prefersToActivate: nil),
+            .init(name: "Inbox", role: AppManifest.defaultRole, delegate: "I", canActivate: nil, prefersToActivate: ["inbox-*"]),
+        ])
+        // A new inbox target gets the configuration that prefers it, not the first one.
+        XCTAssertEqual(try ActivationRouter.route(request(target: "inbox-1"), app: manifest, sessions: []),
+                       .create(configuration: "Inbox", role: AppManifest.defaultRole))
+        XCTAssertEqual(try ActivationRouter.route(request(target: "note-1"), app: manifest, sessions: []),
+                       .create(configuration: "Editor", role: AppManifest.defaultRole))
+        // A running scene of that configuration is reused for it, though it declared nothing itself.
+        var inbox = SceneSession(appID: "notes", configuration: "Inbox", role: AppManifest.defaultRole, title: "t")
+        inbox.activationConditions = .default
+        guard case .existing(let id, _) = try ActivationRouter.route(request(target: "inbox-2"), app: manifest, sessions: [session(), inbox]) else {
+            return XCTFail("expected the inbox scene")
+        }
+        XCTAssertEqual(id, inbox.id)
+    }
+
     func testUndeclaredActivityTypeIsRefused() {
         XCTAssertThrowsError(try ActivationRouter.route(request(type: "mail.compose"), app: app(), sessions: [])) {
             XCTAssertEqual(($0 as? BrokerError)?.code, .undeclaredActivityType)
@@ -417,6 +436,15 @@ final class ManifestLoaderTests: XCTestCase {
         XCTAssertEqual(byFile["broken.json"]?.reason, "is not valid JSON")
         XCTAssertEqual(byFile["z-dup.json"]?.field, "id")
         XCTAssertNil(byFile["ignored.txt"])
+    }
+
+    func testUnknownKeysAreWarningsAndTheAppStillLoads() {
+        write("typo.json", #"{"id": "typo", "executable": "/bin/true", "prefersToActivat": ["x"], "configurations": [{"name": "Main", "role": "windowApplication", "delegate": "D", "canActivat": ["*"]}]}"#)
+        let (apps, problems) = ManifestLoader(directories: [directory], helperDirectory: nil, searchPath: []).load()
+        XCTAssertNotNil(apps["typo"])
+        XCTAssertEqual(problems.map(\.field), ["prefersToActivat", "configurations[0].canActivat"])
+        XCTAssertTrue(problems.allSatisfy(\.isWarning))
+        XCTAssertTrue(problems.allSatisfy { $0.file.hasSuffix("typo.json") })
     }
 
     func testBareExecutableNamesAreFoundBesideTheBrokerThenOnPath() throws {

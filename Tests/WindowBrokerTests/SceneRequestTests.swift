@@ -35,6 +35,7 @@ final class SceneRequestTests: BrokerTestCase {
         XCTAssertEqual(now[other], "background", "the third foreground scene made room")
         XCTAssertEqual(try harness.session(details)["requestedBy"] as? String, requester)
         XCTAssertEqual(try harness.noteState(details).callbacks, ["didFinishLaunching", "willConnect", "willEnterForeground", "didBecomeActive"])
+        XCTAssertEqual(try harness.noteState(requester).callbacks.last, "willResignActive")
 
         // The same note again: the scene that prefers it is brought forward, not a new one.
         let again = try value(try ask(requester, "open-in-window", "noteID=details"))
@@ -66,8 +67,14 @@ final class SceneRequestTests: BrokerTestCase {
         XCTAssertTrue((fromScene["reason"] as? String ?? "").hasPrefix("requestDenied"), "\(fromScene)")
         XCTAssertEqual(try states(), now, "refused requests change nothing")
 
-        // Dismissed (sent to the background): everything is as it was before it came up.
+        // Dismissed (sent to the background): everything is as it was before it came up, and
+        // the sheet resigned before the requester became active again.
+        let watch = try harness.startWatch(["--event", "willResignActive", "--event", "didBecomeActive"])
+        defer { watch.stop() }
         XCTAssertEqual(try harness.json("background", sheet)["state"] as? String, "background")
+        try harness.eventually("both callbacks are seen") { watch.jsonLines.count >= 2 }
+        XCTAssertEqual(watch.jsonLines.map { "\($0["session"] as? String ?? "") \($0["event"] as? String ?? "")" },
+                       ["\(sheet) willResignActive", "\(requester) didBecomeActive"])
         now = try states()
         XCTAssertEqual(now[requester], before[requester])
         XCTAssertEqual(now[beside], before[beside])
@@ -172,6 +179,29 @@ final class SceneRequestTests: BrokerTestCase {
         XCTAssertEqual(try harness.state(parentID), "foregroundInactive", "it asked for the child: the child came up beside it")
         try harness.eventually("the request was published") { !watch.jsonLines.isEmpty }
         XCTAssertEqual(watch.jsonLines.first?["session"] as? String, parentID)
+    }
+
+    func testTheConfigurationIsChosenOnceAndKeptAcrossReclaim() throws {
+        try harness.installNotes(as: "notes-multi", ["configurations": [
+            ["name": "Editor", "role": "windowApplication", "delegate": "NoteSceneDelegate"],
+            ["name": "Viewer", "role": "windowApplication", "delegate": "NoteViewerDelegate"],
+        ]])
+        try harness.eventually("the app is installed") { try harness.jsonList("apps").contains { $0["id"] as? String == "notes-multi" } }
+        let note = try harness.openNote("shown", app: "notes-multi", extra: ["--info", "configuration=Viewer"])
+        var state = try harness.json("send", note, "state")["value"] as? [String: Any] ?? [:]
+        XCTAssertEqual(state["configurationQuestions"] as? Int, 1)
+        XCTAssertEqual(state["configuration"] as? String, "Viewer")
+        XCTAssertEqual(state["delegateName"] as? String, "NoteSceneDelegate", "the broker's default configuration's delegate, before the scene chose")
+        XCTAssertEqual(try harness.session(note)["configuration"] as? String, "Viewer")
+
+        _ = try harness.json("background", note)
+        _ = try harness.json("reclaim", note)
+        _ = try harness.json("activate", note)
+        state = try harness.json("send", note, "state")["value"] as? [String: Any] ?? [:]
+        XCTAssertEqual(state["configurationQuestions"] as? Int, 0, "a reconnecting scene is not asked again")
+        XCTAssertEqual(state["configuration"] as? String, "Viewer")
+        XCTAssertEqual(state["delegateName"] as? String, "NoteViewerDelegate")
+        XCTAssertEqual(try harness.session(note)["configuration"] as? String, "Viewer")
     }
 
     func testWmctlOpenWithASessionDeliversTheActivityToIt() throws {

@@ -10,13 +10,14 @@ public struct ActivationRequest: Sendable {
     public var activity: UserActivity?
     /// Always create a new scene (`wmctl open --new`).
     public var forceNew: Bool
-    public var presentation: PresentationRequest
+    /// Asked for; `automatic` is resolved by the broker (`Broker.presentation(for:target:)`).
+    public var presentation: Presentation
     /// The scene that asked; nil for wmctl.
     public var requestedBy: UUID?
 
     public init(
         appID: String?, sessionID: UUID?, activity: UserActivity?, forceNew: Bool,
-        presentation: PresentationRequest = .standard, requestedBy: UUID? = nil
+        presentation: Presentation = .standard, requestedBy: UUID? = nil
     ) {
         self.appID = appID
         self.sessionID = sessionID
@@ -24,20 +25,6 @@ public struct ActivationRequest: Sendable {
         self.forceNew = forceNew
         self.presentation = presentation
         self.requestedBy = requestedBy
-    }
-}
-
-/// The presentation a requester asks for; `automatic` is resolved by the broker
-/// (`Broker.presentation(for:target:)`, documented in docs/lifecycle.md).
-public enum PresentationRequest: String, Sendable {
-    case standard, automatic, prominent
-
-    public init(wire: Windowbroker_V1_PresentationStyle) {
-        switch wire {
-        case .automatic: self = .automatic
-        case .prominent: self = .prominent
-        default: self = .standard
-        }
     }
 }
 
@@ -84,15 +71,19 @@ public enum ActivationRouter {
         }
         let target = request.activity?.targetContentIdentifier
         if !request.forceNew, let target {
+            // A scene's own conditions, or its configuration's from the manifest.
             if let preferring = ofApp.first(where: {
-                matches(target, any: $0.activationConditions.prefersToActivate)
+                let declared = app.configuration(named: $0.configuration)?.prefersToActivate ?? []
+                return matches(target, any: $0.activationConditions.prefersToActivate + declared)
                     && matches(target, any: $0.activationConditions.canActivate)
             }) {
                 return .existing(preferring.id, reason: "scene prefers to activate '\(target)'")
             }
         }
         let candidates = app.configurations.filter { $0.role == AppManifest.defaultRole } + app.configurations
-        let configuration = candidates.first { configuration in
+        // A configuration that prefers the target wins over the first one that merely can.
+        let preferred = target.flatMap { target in candidates.first { matches(target, any: $0.prefersToActivate ?? []) } }
+        let configuration = preferred ?? candidates.first { configuration in
             guard let target else { return true }
             return matches(target, any: configuration.canActivate ?? ["*"])
         }

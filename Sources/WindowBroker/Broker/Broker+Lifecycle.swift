@@ -214,6 +214,9 @@ extension Broker {
         }
         do {
             let activity = try UserActivity(wire: answer.activity, maxBytes: configuration.maxActivityBytes)
+            if let app = sessions[id].flatMap({ apps[$0.appID] }), !app.declares(activityType: activity.activityType) {
+                throw BrokerError(.undeclaredActivityType, "app '\(app.id)' does not declare activity type '\(activity.activityType)'")
+            }
             try await store.saveRestoration(activity, for: id)
             sessions[id]?.restoration = activity
             return .restorationCommitted(attempt: attempt)

@@ -63,7 +63,11 @@ public actor Broker {
             searchPath: (configuration.environment["PATH"] ?? "").split(separator: ":").map(String.init))
         let (loaded, problems) = loader.load()
         for problem in problems {
-            logger.error("skipping app manifest", metadata: ["problem": "\(problem)"])
+            if problem.isWarning {
+                logger.warning("app manifest", metadata: ["problem": "\(problem)"])
+            } else {
+                logger.error("skipping app manifest", metadata: ["problem": "\(problem)"])
+            }
         }
         apps = loaded
         refillPools()

@@ -182,7 +182,7 @@ struct ControlRequestHandler: Sendable {
                 sessionID: open.sessionID.isEmpty ? nil : try sessionID(open.sessionID),
                 activity: activity,
                 forceNew: open.forceNew,
-                presentation: PresentationRequest(wire: open.presentation),
+                presentation: Presentation(wire: open.presentation),
                 requestedBy: requester)
             return stateReply(try await broker.open(request))
         case .activate(let command):

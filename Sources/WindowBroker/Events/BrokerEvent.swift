@@ -34,7 +34,7 @@ public enum BrokerEvent: Sendable, Equatable {
     case reclaimed(PressureLevel, freedBytes: UInt64, seconds: Double, notes: [String])
     case pressureChanged(from: PressureLevel, to: PressureLevel, reasons: [String], simulated: Bool)
     /// A scene asked for a scene (the event's session is the requester); nil target: a new one.
-    case activationRequested(target: UUID?, activityType: String, presentation: PresentationRequest)
+    case activationRequested(target: UUID?, activityType: String, presentation: Presentation)
     case destructionRequested(target: UUID, dismissal: Windowbroker_V1_Dismissal)
     case refreshRequested(target: UUID)
 
@@ -161,7 +161,7 @@ public enum BrokerEvent: Sendable, Equatable {
             .activationRequested(.with {
                 $0.targetSessionID = target?.uuidString.lowercased() ?? ""
                 $0.activityType = type
-                $0.presentation = presentation == .prominent ? .prominent : presentation == .automatic ? .automatic : .standard
+                $0.presentation = presentation.wire
             })
         case .destructionRequested(let target, let dismissal):
             .destructionRequested(.with {

@@ -6,6 +6,8 @@ public struct ManifestProblem: Error, Sendable, CustomStringConvertible, Equatab
     public var file: String
     public var field: String
     public var reason: String
+    /// A warning (an unknown key, most likely a typo) leaves the app loaded.
+    public var isWarning = false
     public var description: String { "\(file): field '\(field)': \(reason)" }
 }
 
@@ -40,6 +42,7 @@ public struct ManifestLoader: Sendable {
             guard let names = try? fm.contentsOfDirectory(atPath: directory) else { continue }
             for name in names.sorted() where name.hasSuffix(".json") {
                 let file = directory + "/" + name
+                problems += unknownKeys(file: file)
                 do {
                     let manifest = try parse(file: file)
                     if let existing = apps[manifest.id] {
@@ -144,6 +147,26 @@ public struct ManifestLoader: Sendable {
                 reason: "'\(executable)' is not an executable file (looked at \(candidates.prefix(3).joined(separator: ", ")))")
         }
         return found
+    }
+
+    static let knownKeys: Set<String> = ["id", "name", "executable", "arguments", "supportsMultipleScenes", "configurations", "activityTypes", "prewarm"]
+    static let knownConfigurationKeys: Set<String> = ["name", "role", "delegate", "canActivate", "prefersToActivate"]
+
+    /// Keys the broker does not know, as warnings: a misspelt `prefersToActivate` would
+    /// otherwise be ignored without a word.
+    private func unknownKeys(file: String) -> [ManifestProblem] {
+        guard let data = FileManager.default.contents(atPath: file),
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return [] }
+        var warnings = object.keys.filter { !Self.knownKeys.contains($0) }.sorted().map {
+            ManifestProblem(file: file, field: $0, reason: "is not a manifest key; ignored", isWarning: true)
+        }
+        for (i, configuration) in ((object["configurations"] as? [Any]) ?? []).enumerated() {
+            guard let configuration = configuration as? [String: Any] else { continue }
+            warnings += configuration.keys.filter { !Self.knownConfigurationKeys.contains($0) }.sorted().map {
+                ManifestProblem(file: file, field: "configurations[\(i)].\($0)", reason: "is not a configuration key; ignored", isWarning: true)
+            }
+        }
+        return warnings
     }
 
     private static func path(_ keys: [CodingKey]) -> String {
