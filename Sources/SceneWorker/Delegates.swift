@@ -48,6 +48,9 @@ public protocol SceneDelegate: AnyObject {
     /// `requestSceneSessionRefresh` reached this scene: bring `title` and `userActivity` up to
     /// date with the model; the broker takes both for the switcher entry.
     func refresh(_ scene: Scene)
+    /// The broker refused something the scene published (`title`, `userActivity`, activation
+    /// conditions): e.g. an activity type the app does not declare. It keeps the last good one.
+    func updateRefused(_ scene: Scene, error: BrokerError)
     /// Memory is short and this scene is in the background: drop caches, keep user data.
     /// Return how many bytes were freed (reported to the broker).
     func didReceiveMemoryWarning(_ scene: Scene, level: MemoryWarningLevel) -> Int
@@ -69,6 +72,7 @@ extension SceneDelegate {
     public func `continue`(_ scene: Scene, activity: UserActivity) {}
     public func perform(_ scene: Scene, action: SceneAction) async -> ActionOutcome { .declined("this scene performs no actions") }
     public func refresh(_ scene: Scene) {}
+    public func updateRefused(_ scene: Scene, error: BrokerError) {}
     public func didReceiveMemoryWarning(_ scene: Scene, level: MemoryWarningLevel) -> Int { 0 }
 }
 

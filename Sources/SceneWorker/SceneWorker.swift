@@ -97,8 +97,14 @@ final class SceneRuntime {
                     for await _ in done {}
                 }
                 group.addTask {
+                    // Each update is a request: a refused one (an activity type the app never
+                    // declared, an oversized activity) reaches the scene's delegate.
                     for await message in updates {
-                        try? await connection.send(.workerMessage(.with { $0.kind = message }))
+                        do {
+                            _ = try await connection.request(.workerMessage(.with { $0.kind = message }), timeout: .seconds(30), what: "the broker")
+                        } catch let error as BrokerError where error.code != .connectionClosed {
+                            await self.updateRefused(error)
+                        } catch {}
                     }
                 }
                 let welcome = try await connection.request(
@@ -133,6 +139,11 @@ final class SceneRuntime {
             // didDisconnect was acknowledged: the system is taking this process away.
             doneSink.finish()
         }
+    }
+
+    private func updateRefused(_ error: BrokerError) {
+        guard let scene, let delegate else { return }
+        delegate.updateRefused(scene, error: error)
     }
 
     private func requireScene() throws -> (Scene, any SceneDelegate) {

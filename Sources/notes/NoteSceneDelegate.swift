@@ -19,6 +19,8 @@ final class NoteSceneDelegate: SceneDelegate {
     /// Test hook: how long producing the restoration activity takes (a slow save, not a hang).
     var saveDelayMilliseconds = 0
     var continued: [String] = []
+    /// Codes of the scene updates the broker refused.
+    var refusedUpdates: [String] = []
     /// Memory the scene holds on purpose (`allocate`): like user data, kept on a warning.
     private var ballast: [UnsafeMutableRawBufferPointer] = []
     /// A cache (`fill-cache`): dropped on a memory warning.
@@ -135,6 +137,10 @@ final class NoteSceneDelegate: SceneDelegate {
         return (try? JSONDecoder().decode(State.self, from: data))?.cursor
     }
 
+    func updateRefused(_ scene: Scene, error: BrokerError) {
+        refusedUpdates.append("\(error.code)")
+    }
+
     /// requestSceneSessionRefresh reached this note: its title follows the note's first line.
     func refresh(_ scene: Scene) {
         record("refresh")
@@ -159,6 +165,11 @@ final class NoteSceneDelegate: SceneDelegate {
                     "presentation": .string(outcome.presentation.rawValue), "state": .string(outcome.state.rawValue),
                 ])
             }
+        case "set-activity-type":
+            // Publishes a current activity of another type (refused unless the app declares it).
+            guard let type = action["type"]?.stringValue else { return .declined("set-activity-type needs type=...") }
+            scene.userActivity = UserActivity(activityType: type, title: noteID, userInfo: ["noteID": .string(noteID)])
+            return .performed(.string(type))
         case "open-other-app":
             // A scene may only open scenes of its own app: this shows the refusal.
             guard let other = action["app"]?.stringValue else { return .declined("open-other-app needs app=...") }
@@ -280,6 +291,7 @@ final class NoteSceneDelegate: SceneDelegate {
             "pid": .integer(Int64(getpid())),
             "state": .string(scene.state.rawValue),
             "configurationQuestions": .integer(Int64(app.configurationQuestions)),
+            "refusedUpdates": .list(refusedUpdates.map { .string($0) }),
             "configuration": .string(scene.session.configuration),
             "delegateName": .string(scene.session.delegateName),
         ])

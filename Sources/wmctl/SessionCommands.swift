@@ -16,6 +16,7 @@ struct Open: AsyncParsableCommand {
     @Option(name: .customLong("info-json"), help: "userInfo as a JSON object; {\"$date\":...}, {\"$data\":...}, {\"$url\":...} for those types.") var infoJSON: String?
     @Flag(name: .customLong("new"), help: "Always create a new scene, even when one prefers this content.") var forceNew = false
     @Option(help: "An existing session to bring forward; the activity is delivered to it (relaunched if needed).") var session: String?
+    @Option(help: "The configuration a new scene uses (see `wmctl apps`).") var configuration: String?
     @Option(help: "standard (beside the active scene), prominent (modal, over the others) or automatic (the broker picks).")
     var presentation: Presentation = .standard
 
@@ -39,6 +40,7 @@ struct Open: AsyncParsableCommand {
             $0.appID = app
             $0.forceNew = forceNew
             $0.sessionID = session ?? ""
+            $0.configuration = configuration ?? ""
             $0.presentation = presentation.wire
             if let activity {
                 $0.activity = UserActivity(activityType: activity, title: title ?? "", targetContentIdentifier: target, userInfo: userInfo).wire

@@ -394,6 +394,18 @@ final class ActivationRouterTests: XCTestCase {
         XCTAssertThrowsError(try ActivationRouter.route(request(target: "video-1"), app: manifest, sessions: [])) {
             XCTAssertEqual(($0 as? BrokerError)?.code, .requestDenied)
         }
+        var named = request(target: "img-2")
+        named.configuration = "Viewer"
+        XCTAssertEqual(try ActivationRouter.route(named, app: manifest, sessions: []), .create(configuration: "Viewer", role: AppManifest.defaultRole))
+        named.configuration = "Viewer"
+        named.activity?.targetContentIdentifier = "note-2"
+        XCTAssertThrowsError(try ActivationRouter.route(named, app: manifest, sessions: [])) {
+            XCTAssertEqual(($0 as? BrokerError)?.code, .requestDenied, "a named configuration still obeys its canActivate")
+        }
+        named.configuration = "Missing"
+        XCTAssertThrowsError(try ActivationRouter.route(named, app: manifest, sessions: [])) {
+            XCTAssertEqual(($0 as? BrokerError)?.code, .invalidRequest)
+        }
     }
 
     func testAnExplicitSessionMustBelongToTheApp() {

@@ -168,6 +168,18 @@ final class SceneRequestTests: BrokerTestCase {
         XCTAssertEqual(try harness.jsonList("sessions").count, 1)
     }
 
+    func testACurrentActivityOfAnUndeclaredTypeIsRefusedAndTheSceneIsTold() throws {
+        let note = try harness.openNote("kept")
+        let before = try XCTUnwrap(try harness.json("show", note)["currentActivity"] as? [String: Any])
+        _ = try ask(note, "set-activity-type", "type=mail.compose")
+        try harness.eventually("the scene hears of the refusal") {
+            (try harness.json("send", note, "state")["value"] as? [String: Any])?["refusedUpdates"] as? [String] == ["undeclaredActivityType"]
+        }
+        let after = try XCTUnwrap(try harness.json("show", note)["currentActivity"] as? [String: Any])
+        XCTAssertEqual(after["activityType"] as? String, "notes.edit")
+        XCTAssertEqual(after["activityType"] as? String, before["activityType"] as? String, "the last good activity is kept")
+    }
+
     func testAnActivationRequestedInsideWillConnectDoesNotDeadlock() throws {
         let watch = try harness.startWatch(["--event", "activationRequested"])
         defer { watch.stop() }
@@ -202,6 +214,25 @@ final class SceneRequestTests: BrokerTestCase {
         XCTAssertEqual(state["configuration"] as? String, "Viewer")
         XCTAssertEqual(state["delegateName"] as? String, "NoteViewerDelegate")
         XCTAssertEqual(try harness.session(note)["configuration"] as? String, "Viewer")
+    }
+
+    func testTheManifestsPrefersToActivatePicksTheConfigurationAndTheScene() throws {
+        try harness.installNotes(as: "mail", ["configurations": [
+            ["name": "Editor", "role": "windowApplication", "delegate": "NoteSceneDelegate"],
+            ["name": "Inbox", "role": "windowApplication", "delegate": "InboxDelegate", "prefersToActivate": ["inbox-*"]],
+        ]])
+        try harness.eventually("the app is installed") { try harness.jsonList("apps").contains { $0["id"] as? String == "mail" } }
+        let first = try harness.json(["open", "mail", "--activity", "notes.edit", "--target", "inbox-work", "--info", "noteID=inbox-work"])
+        let inbox = try XCTUnwrap(first["session"] as? String)
+        XCTAssertEqual(try harness.session(inbox)["configuration"] as? String, "Inbox")
+        let second = try harness.json(["open", "mail", "--activity", "notes.edit", "--target", "inbox-home", "--info", "noteID=inbox-home"])
+        XCTAssertEqual(second["session"] as? String, inbox, "the Inbox configuration prefers every inbox")
+        XCTAssertEqual(second["created"] as? Bool, false)
+        let other = try harness.json(["open", "mail", "--activity", "notes.edit", "--target", "note-1", "--info", "noteID=note-1"])
+        XCTAssertEqual(try harness.session(other["session"] as! String)["configuration"] as? String, "Editor")
+        let named = try harness.json(["open", "mail", "--new", "--configuration", "Inbox"])
+        XCTAssertEqual(try harness.session(named["session"] as! String)["configuration"] as? String, "Inbox")
+        XCTAssertEqual(try harness.refusal("open", "mail", "--new", "--configuration", "Outbox").code, "invalidRequest")
     }
 
     func testWmctlOpenWithASessionDeliversTheActivityToIt() throws {

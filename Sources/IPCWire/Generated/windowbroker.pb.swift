@@ -1213,6 +1213,9 @@ public nonisolated struct Windowbroker_V1_OpenRequest: Sendable {
 
   public var presentation: Windowbroker_V1_PresentationStyle = .standard
 
+  /// A new session's configuration (UISceneConfiguration by name); empty: the broker picks.
+  public var configuration: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -3823,7 +3826,7 @@ nonisolated extension Windowbroker_V1_CloseRequest: SwiftProtobuf.Message, Swift
 
 nonisolated extension Windowbroker_V1_OpenRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".OpenRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}session_id\0\u{1}activity\0\u{3}force_new\0\u{1}presentation\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}session_id\0\u{1}activity\0\u{3}force_new\0\u{1}presentation\0\u{1}configuration\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3836,6 +3839,7 @@ nonisolated extension Windowbroker_V1_OpenRequest: SwiftProtobuf.Message, SwiftP
       case 3: try { try decoder.decodeSingularMessageField(value: &self._activity) }()
       case 4: try { try decoder.decodeSingularBoolField(value: &self.forceNew) }()
       case 5: try { try decoder.decodeSingularEnumField(value: &self.presentation) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.configuration) }()
       default: break
       }
     }
@@ -3861,6 +3865,9 @@ nonisolated extension Windowbroker_V1_OpenRequest: SwiftProtobuf.Message, SwiftP
     if self.presentation != .standard {
       try visitor.visitSingularEnumField(value: self.presentation, fieldNumber: 5)
     }
+    if !self.configuration.isEmpty {
+      try visitor.visitSingularStringField(value: self.configuration, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3870,6 +3877,7 @@ nonisolated extension Windowbroker_V1_OpenRequest: SwiftProtobuf.Message, SwiftP
     if lhs._activity != rhs._activity {return false}
     if lhs.forceNew != rhs.forceNew {return false}
     if lhs.presentation != rhs.presentation {return false}
+    if lhs.configuration != rhs.configuration {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -14,6 +14,8 @@ public struct ActivationRequest: Sendable {
     public var presentation: Presentation
     /// The scene that asked; nil for wmctl.
     public var requestedBy: UUID?
+    /// The configuration a new session must use (`wmctl open --configuration`).
+    public var configuration: String?
 
     public init(
         appID: String?, sessionID: UUID?, activity: UserActivity?, forceNew: Bool,
@@ -79,6 +81,16 @@ public enum ActivationRouter {
             }) {
                 return .existing(preferring.id, reason: "scene prefers to activate '\(target)'")
             }
+        }
+        if let named = request.configuration {
+            guard let chosen = app.configuration(named: named) else {
+                let known = app.configurations.map(\.name).joined(separator: ", ")
+                throw BrokerError(.invalidRequest, "app '\(app.id)' has no configuration '\(named)' (declared: \(known))")
+            }
+            if let target, !matches(target, any: chosen.canActivate ?? ["*"]) {
+                throw BrokerError(.requestDenied, "configuration '\(named)' of app '\(app.id)' cannot activate '\(target)'")
+            }
+            return .create(configuration: chosen.name, role: chosen.role)
         }
         let candidates = app.configurations.filter { $0.role == AppManifest.defaultRole } + app.configurations
         // A configuration that prefers the target wins over the first one that merely can.

@@ -177,13 +177,14 @@ struct ControlRequestHandler: Sendable {
         case .open(let open):
             let maxBytes = broker.configuration.maxActivityBytes
             let activity = open.hasActivity ? try UserActivity(wire: open.activity, maxBytes: maxBytes) : nil
-            let request = ActivationRequest(
+            var request = ActivationRequest(
                 appID: open.appID.isEmpty ? nil : open.appID,
                 sessionID: open.sessionID.isEmpty ? nil : try sessionID(open.sessionID),
                 activity: activity,
                 forceNew: open.forceNew,
                 presentation: Presentation(wire: open.presentation),
                 requestedBy: requester)
+            request.configuration = open.configuration.isEmpty ? nil : open.configuration
             return stateReply(try await broker.open(request))
         case .activate(let command):
             return stateReply(try await broker.activate(try sessionID(command.sessionID), requestedBy: requester))
