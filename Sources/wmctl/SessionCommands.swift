@@ -89,12 +89,25 @@ struct Background: SessionCommand {
     static func request(_ command: Windowbroker_V1_SessionCommand) -> ControlRequest { .background(command) }
 }
 
-struct Reclaim: SessionCommand {
-    static let configuration = CommandConfiguration(abstract: "Take a background scene's process away after saving its state; the session stays.")
+struct Reclaim: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Take a background scene's process away after saving its state; the session stays.",
+        discussion: "Refused (exit 1, the save's error code) when the scene's latest state cannot be saved; --force takes it anyway.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The session id.") var session: String
-    static let verb = "reclaimed"
-    static func request(_ command: Windowbroker_V1_SessionCommand) -> ControlRequest { .reclaim(command) }
+    @Flag(help: "Reclaim even if the latest state cannot be saved (it is lost).") var force = false
+
+    func run() async throws {
+        let global = self.global
+        let request = ControlRequest.reclaim(.with {
+            $0.sessionID = session
+            $0.force = force
+        })
+        try await global.withBroker { client in
+            guard case .sessionState(let reply) = try await client.request(request, timeout: .seconds(60)) else { throw BrokerError.unexpectedReply }
+            global.emit(reply, verb: "reclaimed", showingCreated: false)
+        }
+    }
 }
 
 struct Close: SessionCommand {

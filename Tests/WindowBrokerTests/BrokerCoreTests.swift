@@ -17,11 +17,13 @@ final class SessionDriverTests: BrokerTestCase {
         XCTAssertTrue(backgroundA.isRunning, "every reply about b arrived before a's")
         XCTAssertEqual(try harness.noteState(b).text, "written while a hangs")
 
+        // The save failed: an error (exit 1), saying the scene lost its process and what was kept.
         let reply = backgroundA.wait()
-        XCTAssertEqual(reply.code, 0, reply.stderr)
-        let object = try XCTUnwrap(try reply.json() as? [String: Any])
-        XCTAssertEqual(object["state"] as? String, "unattached")
-        XCTAssertTrue((object["detail"] as? String ?? "").contains("last committed restoration activity is kept"), "\(object)")
+        XCTAssertEqual(reply.code, 1, reply.stdout)
+        let error = try XCTUnwrap((try reply.json() as? [String: Any])?["error"] as? [String: Any])
+        XCTAssertEqual(error["code"] as? String, "timedOut")
+        XCTAssertTrue((error["message"] as? String ?? "").contains("last committed restoration activity is kept"), "\(error)")
+        XCTAssertTrue((error["message"] as? String ?? "").contains("the scene is unattached"), "\(error)")
         XCTAssertFalse(processExists(aPID))
         XCTAssertEqual(try harness.session(a)["lastDisconnect"] as? String, "timedOut")
         XCTAssertEqual(try harness.state(b), "foregroundActive")

@@ -298,9 +298,29 @@ final class SessionLifecycleTests: XCTestCase {
         var machine = SessionLifecycle(state: .background, hasRestoration: false)
         var effects = machine.handle(.requested(.reclaimed))
         let (_, save) = try XCTUnwrap(perform(effects))
-        effects = machine.handle(.restorationNotSaved(attempt: save, reason: "too large"))
+        effects = machine.handle(.restorationNotSaved(attempt: save, BrokerError(.payloadTooLarge, "too large")))
         XCTAssertEqual(perform(effects)?.0, .disconnect)
         XCTAssertEqual(machine.notes, ["too large; there is no earlier saved state"])
+        XCTAssertEqual(machine.saveFailure?.code, .payloadTooLarge, "the driver reports it")
+    }
+
+    func testARequiredSaveThatFailsEndsTheReclaimWithTheSceneRunning() throws {
+        for failure in [SessionLifecycle.Event.restorationNotSaved(attempt: 0, BrokerError(.storageFull, "disk full")),
+                        .deadlineMissed(attempt: 0, after: .seconds(5))] {
+            var machine = SessionLifecycle(state: .background, hasRestoration: true, requireSave: true)
+            let effects = machine.handle(.requested(.reclaimed))
+            let (_, save) = try XCTUnwrap(perform(effects))
+            let event: SessionLifecycle.Event = switch failure {
+            case .restorationNotSaved(_, let error): .restorationNotSaved(attempt: save, error)
+            default: .deadlineMissed(attempt: save, after: .seconds(5))
+            }
+            let after = machine.handle(event)
+            XCTAssertFalse(after.contains { if case .kill = $0 { true } else { false } }, "nothing is taken: \(after)")
+            XCTAssertNil(perform(after), "no disconnect")
+            guard case .finish(.failure(let error)) = after.last else { return XCTFail("\(after)") }
+            XCTAssertTrue(error.message.contains("--force"), error.message)
+            XCTAssertEqual(machine.state, .background)
+        }
     }
 
     func testAProcessGoneBeforeDisconnectIsWhereTheReclaimWasGoing() throws {

@@ -128,9 +128,11 @@ final class DeadlineTests: BrokerTestCase {
         let (session, pid) = try harness.noteThatHangsOnSave("hangs")
         let other = try harness.openNote("other")  // session goes foregroundInactive, still fine
 
-        let reply = try harness.json("background", session)
-        XCTAssertEqual(reply["state"] as? String, "unattached")
-        XCTAssertTrue((reply["detail"] as? String ?? "").contains("last committed restoration activity is kept"), "\(reply)")
+        // A failed save is an error (exit 1) that says what happened and what was kept.
+        let refused = try harness.refusal("background", session)
+        XCTAssertEqual(refused.code, "timedOut")
+        XCTAssertTrue(refused.message.contains("last committed restoration activity is kept"), refused.message)
+        XCTAssertEqual(try harness.state(session), "unattached")
         XCTAssertFalse(processExists(pid))
         XCTAssertEqual(try harness.session(session)["lastDisconnect"] as? String, "timedOut")
         XCTAssertEqual(try harness.state(other), "foregroundActive", "nothing else is affected")

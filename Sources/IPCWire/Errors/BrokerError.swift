@@ -20,6 +20,7 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
         case timedOut
         case invalidRequest
         case sessionNotConnected
+        case storageFull
         case connectionClosed
         case brokerUnreachable
         case internalError
@@ -57,6 +58,7 @@ extension BrokerError.Code {
         case .timedOut: self = .timedOut
         case .invalidRequest: self = .invalidRequest
         case .sessionNotConnected: self = .sessionNotConnected
+        case .storageFull: self = .storageFull
         case .internal, .unspecified, .UNRECOGNIZED: self = .internalError
         }
     }
@@ -81,6 +83,7 @@ extension BrokerError.Code {
         case .timedOut: .timedOut
         case .invalidRequest: .invalidRequest
         case .sessionNotConnected: .sessionNotConnected
+        case .storageFull: .storageFull
         case .connectionClosed, .brokerUnreachable, .internalError: .internal
         }
     }

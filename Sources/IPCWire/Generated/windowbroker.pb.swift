@@ -93,6 +93,9 @@ public nonisolated enum Windowbroker_V1_ErrorCode: SwiftProtobuf.Enum, Swift.Cas
   case timedOut // = 20
   case invalidRequest // = 21
   case sessionNotConnected // = 22
+
+  /// The disk holding the broker's store is full: nothing could be committed.
+  case storageFull // = 23
   case `internal` // = 30
   case UNRECOGNIZED(Int)
 
@@ -121,6 +124,7 @@ public nonisolated enum Windowbroker_V1_ErrorCode: SwiftProtobuf.Enum, Swift.Cas
     case 20: self = .timedOut
     case 21: self = .invalidRequest
     case 22: self = .sessionNotConnected
+    case 23: self = .storageFull
     case 30: self = .internal
     default: self = .UNRECOGNIZED(rawValue)
     }
@@ -147,6 +151,7 @@ public nonisolated enum Windowbroker_V1_ErrorCode: SwiftProtobuf.Enum, Swift.Cas
     case .timedOut: return 20
     case .invalidRequest: return 21
     case .sessionNotConnected: return 22
+    case .storageFull: return 23
     case .internal: return 30
     case .UNRECOGNIZED(let i): return i
     }
@@ -173,6 +178,7 @@ public nonisolated enum Windowbroker_V1_ErrorCode: SwiftProtobuf.Enum, Swift.Cas
     .timedOut,
     .invalidRequest,
     .sessionNotConnected,
+    .storageFull,
     .internal,
   ]
 
@@ -996,10 +1002,10 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     set {kind = .background(newValue)}
   }
 
-  public var reclaim: Windowbroker_V1_SessionCommand {
+  public var reclaim: Windowbroker_V1_ReclaimRequest {
     get {
       if case .reclaim(let v)? = kind {return v}
-      return Windowbroker_V1_SessionCommand()
+      return Windowbroker_V1_ReclaimRequest()
     }
     set {kind = .reclaim(newValue)}
   }
@@ -1085,7 +1091,7 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     case `open`(Windowbroker_V1_OpenRequest)
     case activate(Windowbroker_V1_SessionCommand)
     case background(Windowbroker_V1_SessionCommand)
-    case reclaim(Windowbroker_V1_SessionCommand)
+    case reclaim(Windowbroker_V1_ReclaimRequest)
     case close(Windowbroker_V1_CloseRequest)
     case sessions(Windowbroker_V1_SessionsRequest)
     case show(Windowbroker_V1_SessionCommand)
@@ -1170,6 +1176,21 @@ public nonisolated struct Windowbroker_V1_SessionCommand: Sendable {
   // methods supported on all messages.
 
   public var sessionID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_ReclaimRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var sessionID: String = String()
+
+  /// Take the process even when its latest state cannot be saved (what is not saved is lost).
+  public var force: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2444,7 +2465,7 @@ nonisolated extension Windowbroker_V1_PeerKind: SwiftProtobuf._ProtoNameProvidin
 }
 
 nonisolated extension Windowbroker_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_MALFORMED_FRAME\0\u{1}ERROR_CODE_PAYLOAD_TOO_LARGE\0\u{1}ERROR_CODE_HANDSHAKE_REQUIRED\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{2}\u{5}ERROR_CODE_UNKNOWN_APP\0\u{1}ERROR_CODE_UNDECLARED_ACTIVITY_TYPE\0\u{1}ERROR_CODE_INVALID_USER_INFO\0\u{1}ERROR_CODE_UNKNOWN_SESSION\0\u{1}ERROR_CODE_SESSION_DISCARDED\0\u{1}ERROR_CODE_INVALID_STATE\0\u{1}ERROR_CODE_MULTIPLE_SCENES_UNSUPPORTED\0\u{1}ERROR_CODE_REQUEST_DENIED\0\u{1}ERROR_CODE_RESOURCE_EXHAUSTED\0\u{1}ERROR_CODE_WORKER_FAILED\0\u{1}ERROR_CODE_TIMED_OUT\0\u{1}ERROR_CODE_INVALID_REQUEST\0\u{1}ERROR_CODE_SESSION_NOT_CONNECTED\0\u{2}\u{8}ERROR_CODE_INTERNAL\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_MALFORMED_FRAME\0\u{1}ERROR_CODE_PAYLOAD_TOO_LARGE\0\u{1}ERROR_CODE_HANDSHAKE_REQUIRED\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{2}\u{5}ERROR_CODE_UNKNOWN_APP\0\u{1}ERROR_CODE_UNDECLARED_ACTIVITY_TYPE\0\u{1}ERROR_CODE_INVALID_USER_INFO\0\u{1}ERROR_CODE_UNKNOWN_SESSION\0\u{1}ERROR_CODE_SESSION_DISCARDED\0\u{1}ERROR_CODE_INVALID_STATE\0\u{1}ERROR_CODE_MULTIPLE_SCENES_UNSUPPORTED\0\u{1}ERROR_CODE_REQUEST_DENIED\0\u{1}ERROR_CODE_RESOURCE_EXHAUSTED\0\u{1}ERROR_CODE_WORKER_FAILED\0\u{1}ERROR_CODE_TIMED_OUT\0\u{1}ERROR_CODE_INVALID_REQUEST\0\u{1}ERROR_CODE_SESSION_NOT_CONNECTED\0\u{1}ERROR_CODE_STORAGE_FULL\0\u{2}\u{7}ERROR_CODE_INTERNAL\0")
 }
 
 nonisolated extension Windowbroker_V1_SceneState: SwiftProtobuf._ProtoNameProviding {
@@ -3409,7 +3430,7 @@ nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, Swi
         }
       }()
       case 6: try {
-        var v: Windowbroker_V1_SessionCommand?
+        var v: Windowbroker_V1_ReclaimRequest?
         var hadOneofValue = false
         if let current = self.kind {
           hadOneofValue = true
@@ -3784,6 +3805,41 @@ nonisolated extension Windowbroker_V1_SessionCommand: SwiftProtobuf.Message, Swi
 
   public static func ==(lhs: Windowbroker_V1_SessionCommand, rhs: Windowbroker_V1_SessionCommand) -> Bool {
     if lhs.sessionID != rhs.sessionID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_ReclaimRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ReclaimRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}force\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.sessionID) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.force) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.sessionID.isEmpty {
+      try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 1)
+    }
+    if self.force != false {
+      try visitor.visitSingularBoolField(value: self.force, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_ReclaimRequest, rhs: Windowbroker_V1_ReclaimRequest) -> Bool {
+    if lhs.sessionID != rhs.sessionID {return false}
+    if lhs.force != rhs.force {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

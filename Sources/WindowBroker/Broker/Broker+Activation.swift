@@ -182,15 +182,17 @@ extension Broker {
             guard session.state.isConnected else {
                 throw BrokerError(.sessionNotConnected, "session \(id.uuidString.lowercased()) has no running process (\(session.state.rawValue)); activate it first")
             }
-            let notes = try await drive(id, to: .background)
+            let notes = try await drive(id, to: .background, reportSaveFailure: true)
             return outcome(id, notes: notes)
         }
         for task in returning { result.notes += await task.value }
         return result
     }
 
-    /// Takes a background scene's process away after saving its state; the session stays.
-    public func reclaim(_ id: UUID, reason: DisconnectReason = .reclaimed) async throws -> Outcome {
+    /// Takes a background scene's process away after saving its state; the session stays. An
+    /// explicit reclaim whose save fails is refused (the scene runs on) unless `force`; the
+    /// memory-pressure policy decides for itself (`reason: .memoryPressure`).
+    public func reclaim(_ id: UUID, reason: DisconnectReason = .reclaimed, force: Bool = false) async throws -> Outcome {
         try await onSession(id) {
             let session = try existingSession(id)
             switch session.state {
@@ -200,7 +202,8 @@ extension Broker {
             case .foregroundActive, .foregroundInactive:
                 throw BrokerError(.invalidState, "session \(id.uuidString.lowercased()) is \(session.state.rawValue); only background scenes can be reclaimed (send it to the background first)")
             }
-            let notes = try await drive(id, to: .reclaimed, reason: reason)
+            let explicit = reason == .reclaimed && !force
+            let notes = try await drive(id, to: .reclaimed, reason: reason, requireSave: explicit)
             return outcome(id, notes: notes)
         }
     }

@@ -13,12 +13,16 @@ extension Broker {
     /// that a stale restoration activity was kept). Before didBecomeActive the scene waits for
     /// the active slot: the scene that was active resigns first, and a scene that focus has
     /// moved away from in the meantime stops at foregroundInactive.
+    /// A save that could not be committed is an error of its own (`reportSaveFailure`: thrown
+    /// once the drive is over, the scene where the drive left it) or, with `requireSave`, ends
+    /// the drive before anything is taken away.
     @discardableResult
     func drive(
-        _ id: UUID, to target: LifecycleTarget, options: ConnectionOptions = .init(), reason: DisconnectReason? = nil
+        _ id: UUID, to target: LifecycleTarget, options: ConnectionOptions = .init(), reason: DisconnectReason? = nil,
+        requireSave: Bool = false, reportSaveFailure: Bool = false
     ) async throws -> [String] {
         let session = try existingSession(id)
-        var machine = SessionLifecycle(state: session.state, hasRestoration: session.restoration != nil)
+        var machine = SessionLifecycle(state: session.state, hasRestoration: session.restoration != nil, requireSave: requireSave)
         var effects = machine.handle(.requested(target))
         var committed = false
         while !effects.isEmpty {
@@ -49,7 +53,12 @@ extension Broker {
                 await persist(id)
             case .finish(let result):
                 if machine.state == .unattached, sessions[id] != nil { setState(id, .unattached) }
-                return try result.get()
+                let notes = try result.get()
+                if reportSaveFailure, let failure = machine.saveFailure {
+                    let now = sessions[id]?.state.rawValue ?? "unattached"
+                    throw BrokerError(failure.code, "the scene's state was not saved: \(failure.message) (the scene is \(now))")
+                }
+                return notes
             }
         }
         return machine.notes
@@ -221,9 +230,9 @@ extension Broker {
             sessions[id]?.restoration = activity
             return .restorationCommitted(attempt: attempt)
         } catch let error as BrokerError {
-            return .restorationNotSaved(attempt: attempt, reason: "the scene's restoration activity was refused: \(error.message)")
+            return .restorationNotSaved(attempt: attempt, BrokerError(error.code, "the scene's restoration activity was refused: \(error.message)"))
         } catch {
-            return .restorationNotSaved(attempt: attempt, reason: "the restoration activity could not be committed: \(error)")
+            return .restorationNotSaved(attempt: attempt, SessionStore.brokerError(error, doing: "commit the restoration activity", path: store.path))
         }
     }
 

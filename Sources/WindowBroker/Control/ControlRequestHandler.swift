@@ -191,7 +191,7 @@ struct ControlRequestHandler: Sendable {
         case .background(let command):
             return stateReply(try await broker.background(try sessionID(command.sessionID)))
         case .reclaim(let command):
-            return stateReply(try await broker.reclaim(try sessionID(command.sessionID)))
+            return stateReply(try await broker.reclaim(try sessionID(command.sessionID), force: command.force))
         case .close(let command):
             return stateReply(try await broker.close(try sessionID(command.sessionID), requestedBy: requester, dismissal: command.dismissal))
         case .refresh(let command):

@@ -18,12 +18,18 @@ public struct SessionLifecycle: Sendable, Equatable {
     public private(set) var inFlight: InFlight?
     public private(set) var notes: [String] = []
     public private(set) var isFinished = false
+    /// Why the latest state could not be committed during this drive, if it could not.
+    public private(set) var saveFailure: BrokerError?
+    /// An explicit reclaim without `--force`: a save that fails ends the drive there, with the
+    /// scene still running in the background, instead of taking the process anyway.
+    public let requireSave: Bool
     private var nextAttempt: UInt64 = 1
     private var completedSteps = 0
 
-    public init(state: SceneState, hasRestoration: Bool) {
+    public init(state: SceneState, hasRestoration: Bool, requireSave: Bool = false) {
         self.state = state
         self.hasRestoration = hasRestoration
+        self.requireSave = requireSave
     }
 
     public enum Event: Sendable, Equatable {
@@ -34,7 +40,7 @@ public struct SessionLifecycle: Sendable, Equatable {
         /// The save step got an activity and committed it.
         case restorationCommitted(attempt: UInt64)
         /// The save step could not produce or commit an activity; the last committed one stays.
-        case restorationNotSaved(attempt: UInt64, reason: String)
+        case restorationNotSaved(attempt: UInt64, BrokerError)
         /// The worker did not answer the step within its deadline.
         case deadlineMissed(attempt: UInt64, after: Duration)
         /// The worker refused the step or its connection ended during it.
@@ -73,13 +79,16 @@ public struct SessionLifecycle: Sendable, Equatable {
             if case .restorationCommitted = event { hasRestoration = true }
             return completed(step)
 
-        case .restorationNotSaved(let attempt, let reason):
+        case .restorationNotSaved(let attempt, let error):
             guard let step = current(attempt) else { return [] }
-            notes.append("\(reason); \(keptNote)")
-            return completed(step)
+            return saveFailed(step, error)
 
         case .deadlineMissed(let attempt, let after):
             guard let step = current(attempt) else { return [] }
+            if step == .saveRestorationActivity, requireSave {
+                // Refused, not taken: the scene runs on (it may still answer; late replies are ignored).
+                return saveFailed(step, BrokerError(.timedOut, "the scene did not finish stateRestorationActivity within \(after.formattedSeconds)"))
+            }
             inFlight = nil
             state = .unattached
             switch step {
@@ -87,7 +96,9 @@ public struct SessionLifecycle: Sendable, Equatable {
                 return [.kill(.timedOut)] + finish(.failure(BrokerError(.workerFailed, "the scene process did not start: it did not connect within \(after.formattedSeconds)")))
             case .saveRestorationActivity:
                 // A scene stuck in its own save loses its process, never its committed state.
-                notes.append("the scene did not finish stateRestorationActivity within \(after.formattedSeconds); its process was stopped; \(keptNote)")
+                let message = "the scene did not finish stateRestorationActivity within \(after.formattedSeconds); its process was stopped; \(keptNote)"
+                saveFailure = BrokerError(.timedOut, message)
+                notes.append(message)
                 return [.kill(.timedOut)] + finish(.success(notes))
             default:
                 return [.kill(.timedOut)] + finish(.failure(BrokerError(.timedOut, "the scene did not finish \(step.callbackName) within \(after.formattedSeconds); its process was stopped and its saved state is kept")))
@@ -106,8 +117,7 @@ public struct SessionLifecycle: Sendable, Equatable {
                 return [.reap] + finish(.failure(BrokerError(.workerFailed, "the scene's process ended during \(step.callbackName); its saved state is kept")))
             }
             if step == .saveRestorationActivity {
-                notes.append("\(error.message); \(keptNote)")
-                return completed(step)
+                return saveFailed(step, error)
             }
             return finish(.failure(error))
 
@@ -125,6 +135,18 @@ public struct SessionLifecycle: Sendable, Equatable {
             if step == .disconnect { return finish(.success(notes)) }  // it was going away anyway
             return finish(.failure(BrokerError(.workerFailed, "the scene's process ended before \(step.callbackName); its last saved state is kept")))
         }
+    }
+
+    /// The save produced nothing committable. A required save (explicit reclaim) ends the drive
+    /// with the scene running on; otherwise the plan goes on and the driver reports the failure.
+    private mutating func saveFailed(_ step: LifecycleStep, _ error: BrokerError) -> [Effect] {
+        saveFailure = error
+        if requireSave {
+            inFlight = nil
+            return finish(.failure(BrokerError(error.code, "\(error.message); not reclaimed: the scene keeps running in the background and \(keptNote); `reclaim --force` takes it anyway and loses what was not saved")))
+        }
+        notes.append("\(error.message); \(keptNote)")
+        return completed(step)
     }
 
     private var keptNote: String {

@@ -166,6 +166,15 @@ public final class SessionStore: Sendable {
         }
     }
 
+    /// A store failure as users read it: a full disk is `storageFull`, naming the file.
+    static func brokerError(_ error: any Error, doing what: String, path: String = "the session store") -> BrokerError {
+        if let error = error as? BrokerError { return error }
+        if let database = error as? DatabaseError, database.resultCode == .SQLITE_FULL {
+            return BrokerError(.storageFull, "could not \(what): the disk holding \(path) is full")
+        }
+        return BrokerError(.internalError, "could not \(what) in \(path): \(error)")
+    }
+
     private static func arguments(_ session: SceneSession, attached: Bool) -> StatementArguments {
         [
             "id": session.id.uuidString,
