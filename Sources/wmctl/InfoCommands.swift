@@ -19,11 +19,13 @@ struct Status: AsyncParsableCommand {
                 "pressure": .string(Output.pressureName(status.pressureLevel)),
                 "reclaimed": .integer(Int64(status.reclaimedCount)),
                 "prewarmed": .dictionary(status.prewarmed.mapValues { .integer(Int64($0)) }),
+                "warnings": .list(status.warnings.map { .string($0) }),
             ])) {
                 let prewarmed = status.prewarmed.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
                 return "windowbroker \(status.version), pid \(status.pid), up \(Int(status.uptimeSeconds)) s: \(status.sessions) sessions, \(status.workers) running, "
                     + "pressure \(Output.pressureName(status.pressureLevel)), \(status.reclaimedCount) reclaimed"
                     + (prewarmed.isEmpty ? "" : ", prewarmed: \(prewarmed)")
+                    + status.warnings.map { "\nWARNING: \($0)" }.joined()
             }
         }
     }

@@ -43,3 +43,87 @@ final class FailedSaveTests: BrokerTestCase {
         XCTAssertEqual(try harness.state(note), "background")
     }
 }
+
+/// The store: one broker per store, damage detected and moved aside, deleted text gone.
+final class StoreIntegrityTests: BrokerTestCase {
+    /// Runs a second windowbrokerd on this test's store (another runtime dir); returns its exit
+    /// status and output.
+    private func secondBroker() throws -> (code: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BrokerHarness.binDirectory + "/windowbrokerd")
+        process.arguments = ["--apps-dir", harness.appsDirectory, "--state-dir", harness.stateDirectory,
+                             "--runtime-dir", harness.stateDirectory + "/../second-run", "--log", "stderr"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        harness.remember(pid: process.processIdentifier)
+        // A second broker that does not refuse would serve on: stop it so the test fails, not hangs.
+        let pid = process.processIdentifier
+        DispatchQueue.global().asyncAfter(deadline: .now() + 10) { kill(pid, SIGKILL) }
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, output)
+    }
+
+    func testASecondBrokerOnTheSameStoreExitsAndTouchesNothing() throws {
+        let note = try harness.openNote("mine")
+        let before = try harness.jsonList("sessions")
+        let second = try secondBroker()
+        XCTAssertNotEqual(second.code, 0, second.output)
+        XCTAssertTrue(second.output.contains("already running (pid \(harness.brokerPID))"), second.output)
+        XCTAssertEqual(try harness.jsonList("sessions").map { $0["id"] as? String }, before.map { $0["id"] as? String })
+        XCTAssertEqual(try harness.state(note), "foregroundActive")
+    }
+
+    func testADamagedStoreIsMovedAsideAndReported() throws {
+        for i in 0..<3 { _ = try harness.openNote("note\(i)") }
+        XCTAssertEqual(harness.stop(), 0)
+        let path = harness.stateDirectory + "/state.sqlite"
+        // Garbage over every page after the header page: the tables' b-trees are gone.
+        let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: path))
+        let size = handle.seekToEndOfFile()
+        XCTAssertGreaterThan(size, 4096)
+        handle.seek(toFileOffset: 4096)
+        handle.write(Data((0..<Int(size - 4096)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }))
+        try handle.close()
+
+        try harness.start()
+        let status = try harness.json("status")
+        let warnings = status["warnings"] as? [String] ?? []
+        XCTAssertEqual(warnings.count, 1, "\(status)")
+        XCTAssertTrue(warnings.first?.contains("damaged") == true, "\(warnings)")
+        XCTAssertEqual(status["sessions"] as? Int, 0, "a fresh store, not a half-read one")
+        let kept = try FileManager.default.contentsOfDirectory(atPath: harness.stateDirectory).filter { $0.hasPrefix("state.sqlite.damaged-") }
+        XCTAssertFalse(kept.isEmpty, "the damaged file is kept for inspection")
+        XCTAssertTrue(harness.brokerLog.contains("session store recovered"), "logged at error level")
+        XCTAssertTrue(harness.notify.messages.contains { $0.assignments.contains { $0.hasPrefix("STATUS=") && $0.contains("WARNING") } })
+        _ = try harness.openNote("after")  // and it works
+    }
+
+    func testASymlinkedStoreIsRefused() throws {
+        XCTAssertEqual(harness.stop(), 0)
+        let path = harness.stateDirectory + "/state.sqlite"
+        try FileManager.default.moveItem(atPath: path, toPath: path + ".real")
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: path + ".real")
+        XCTAssertThrowsError(try harness.start())
+        XCTAssertTrue(harness.brokerLog.contains("symbolic link"), harness.brokerLog)
+    }
+
+    func testAClosedSessionsTextIsInNoFileOfTheStore() throws {
+        let note = try harness.openNote("secret")
+        try harness.type(note, "zebra-marmalade-7731")
+        _ = try harness.json("background", note)
+        let files = { try FileManager.default.contentsOfDirectory(atPath: self.harness.stateDirectory) }
+        let containsText = {
+            try files().contains { name in
+                (FileManager.default.contents(atPath: self.harness.stateDirectory + "/" + name) ?? Data())
+                    .range(of: Data("zebra-marmalade-7731".utf8)) != nil
+            }
+        }
+        XCTAssertTrue(try containsText(), "committed before the close (the check can see it)")
+        _ = try harness.json("close", note)
+        let left = try files()
+        XCTAssertFalse(try containsText(), "\(left)")
+    }
+}

@@ -1397,6 +1397,9 @@ public nonisolated struct Windowbroker_V1_StatusReply: Sendable {
   /// Started, handshaken, idle workers per app, waiting to be bound to a session.
   public var prewarmed: Dictionary<String,UInt32> = [:]
 
+  /// Things an operator must know about (a damaged store moved aside at start, ...).
+  public var warnings: [String] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -4188,7 +4191,7 @@ nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, Swift
 
 nonisolated extension Windowbroker_V1_StatusReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StatusReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}pid\0\u{3}uptime_seconds\0\u{1}sessions\0\u{1}workers\0\u{3}pressure_level\0\u{3}reclaimed_count\0\u{1}prewarmed\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}pid\0\u{3}uptime_seconds\0\u{1}sessions\0\u{1}workers\0\u{3}pressure_level\0\u{3}reclaimed_count\0\u{1}prewarmed\0\u{1}warnings\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4204,6 +4207,7 @@ nonisolated extension Windowbroker_V1_StatusReply: SwiftProtobuf.Message, SwiftP
       case 6: try { try decoder.decodeSingularEnumField(value: &self.pressureLevel) }()
       case 7: try { try decoder.decodeSingularUInt32Field(value: &self.reclaimedCount) }()
       case 8: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufUInt32>.self, value: &self.prewarmed) }()
+      case 9: try { try decoder.decodeRepeatedStringField(value: &self.warnings) }()
       default: break
       }
     }
@@ -4234,6 +4238,9 @@ nonisolated extension Windowbroker_V1_StatusReply: SwiftProtobuf.Message, SwiftP
     if !self.prewarmed.isEmpty {
       try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufUInt32>.self, value: self.prewarmed, fieldNumber: 8)
     }
+    if !self.warnings.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.warnings, fieldNumber: 9)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4246,6 +4253,7 @@ nonisolated extension Windowbroker_V1_StatusReply: SwiftProtobuf.Message, SwiftP
     if lhs.pressureLevel != rhs.pressureLevel {return false}
     if lhs.reclaimedCount != rhs.reclaimedCount {return false}
     if lhs.prewarmed != rhs.prewarmed {return false}
+    if lhs.warnings != rhs.warnings {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -50,6 +50,9 @@ public actor Broker {
         for session in try await store.loadAll() {
             sessions[session.id] = session
         }
+        for warning in store.warnings {
+            logger.error("session store recovered", metadata: ["warning": "\(warning)"])
+        }
         reloadManifests()
         logger.info("broker state loaded", metadata: ["sessions": "\(sessions.count)", "apps": "\(apps.count)", "store": "\(store.path)"])
     }
@@ -106,8 +109,12 @@ public actor Broker {
     /// "Ready: 3 sessions, 1 worker".
     public var statusLine: String {
         func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
-        return "Ready: \(count(sessions.count, "session")), \(count(workers.count, "worker")), pressure \(memory.policy.level)"
+        let line = "Ready: \(count(sessions.count, "session")), \(count(workers.count, "worker")), pressure \(memory.policy.level)"
+        return store.warnings.isEmpty ? line : line + "; WARNING: \(store.warnings.joined(separator: "; "))"
     }
+
+    /// What an operator must know about (a damaged store moved aside at start, ...).
+    public nonisolated var warnings: [String] { store.warnings }
 
     /// Answers when the broker's executor is free: what the watchdog pets with.
     public func heartbeat() {}

@@ -160,6 +160,7 @@ struct ControlRequestHandler: Sendable {
                 $0.sessions = UInt32(status.sessions)
                 $0.workers = UInt32(status.workers)
                 $0.prewarmed = prewarmed.mapValues { UInt32($0) }
+                $0.warnings = broker.warnings
             })
         case .apps:
             let apps = await broker.appList()

@@ -1,29 +1,115 @@
 import Foundation
 import GRDB
+import Glibc
 import IPCWire
 
 /// Durable session state in SQLite (GRDB, WAL): sessions, their committed restoration
 /// activities, and discards waiting for the next launch of their app. The file is 0600 in a
 /// 0700 directory: restoration data is user data.
+///
+/// One broker per store: an exclusive `flock` on `<dir>/lock`, taken before SQLite is opened,
+/// keeps a second broker from touching anything. A damaged database (failing `quick_check`,
+/// not a database, or an empty file where a store was) is moved aside under a timestamped
+/// name and a fresh one started, with a warning the broker reports; a symbolic link is refused.
 public final class SessionStore: Sendable {
     private let pool: DatabasePool
     public let path: String
+    /// What went wrong at open and was recovered from (reported by `status` and STATUS=).
+    public let warnings: [String]
+    /// Held for the life of the process: the lock that makes this broker the store's only one.
+    private let lockDescriptor: Int32
 
     public init(directory: String) throws {
         let fm = FileManager.default
         try fm.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try fm.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory)
+        lockDescriptor = try Self.lock(directory: directory)
         path = directory + "/state.sqlite"
+        var warnings: [String] = []
+        var info = stat()
+        if lstat(path, &info) == 0 {
+            if (info.st_mode & S_IFMT) == S_IFLNK {
+                close(lockDescriptor)
+                throw BrokerError(.permissionDenied, "\(path) is a symbolic link; the broker keeps its store in a real file (move the link away)")
+            }
+            if info.st_size == 0, let moved = Self.moveAside(path) {
+                warnings.append("\(path) was empty (a store was expected); moved aside to \(moved), starting with no sessions")
+            }
+        }
         if !fm.fileExists(atPath: path) {
             guard fm.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+                close(lockDescriptor)
                 throw BrokerError(.internalError, "cannot create \(path)")
             }
         }
         try fm.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
         var configuration = Configuration()
         configuration.foreignKeysEnabled = true
-        pool = try DatabasePool(path: path, configuration: configuration)
+        configuration.prepareDatabase { db in
+            // Deleted restoration data (discarded sessions) is overwritten, not left in free pages.
+            try db.execute(sql: "PRAGMA secure_delete = ON")
+        }
+        do {
+            pool = try Self.openChecked(path: path, configuration: configuration)
+        } catch let damage as StoreDamage {
+            guard let moved = Self.moveAside(path) else {
+                close(lockDescriptor)
+                throw BrokerError(.internalError, "\(path) is damaged (\(damage.detail)) and cannot be moved aside")
+            }
+            warnings.append("\(path) was damaged (\(damage.detail)); moved aside to \(moved), starting with no sessions")
+            _ = fm.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+            pool = try DatabasePool(path: path, configuration: configuration)
+        }
         try Self.migrator.migrate(pool)
+        self.warnings = warnings
+    }
+
+    deinit {
+        close(lockDescriptor)
+    }
+
+    private struct StoreDamage: Error {
+        var detail: String
+    }
+
+    /// Opens the pool and runs `PRAGMA quick_check`; damage of any kind is a `StoreDamage`.
+    private static func openChecked(path: String, configuration: Configuration) throws -> DatabasePool {
+        let pool: DatabasePool
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+            let result = try pool.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
+            if result != ["ok"] { throw StoreDamage(detail: "quick_check: \(result.prefix(3).joined(separator: "; "))") }
+        } catch let error as DatabaseError where [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode) {
+            throw StoreDamage(detail: error.message ?? "\(error.resultCode)")
+        }
+        return pool
+    }
+
+    /// Renames the file (and its WAL and shared-memory files) to `<name>.damaged-<time>`.
+    private static func moveAside(_ path: String) -> String? {
+        let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "")
+        let target = "\(path).damaged-\(stamp)"
+        guard rename(path, target) == 0 else { return nil }
+        for suffix in ["-wal", "-shm"] { _ = rename(path + suffix, target + suffix) }
+        return target
+    }
+
+    /// The exclusive lock on the state directory; refuses with the holder's pid.
+    private static func lock(directory: String) throws -> Int32 {
+        let lockPath = directory + "/lock"
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw BrokerError(.internalError, "cannot open \(lockPath): \(String(cString: strerror(errno)))")
+        }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            let holder = (try? String(contentsOfFile: lockPath, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
+            close(fd)
+            throw BrokerError(.requestDenied, "windowbrokerd is already running (pid \(holder.isEmpty ? "?" : holder)) on the store in \(directory)")
+        }
+        let pid = "\(getpid())\n"
+        _ = ftruncate(fd, 0)
+        _ = pid.withCString { pwrite(fd, $0, strlen($0), 0) }
+        return fd
     }
 
     private static var migrator: DatabaseMigrator {
@@ -147,6 +233,8 @@ public final class SessionStore: Sendable {
                                arguments: [appID, key, Date().timeIntervalSince1970])
             }
         }
+        // The deleted text must not linger in the WAL either: copy it back and truncate it.
+        try? await pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
     }
 
     public func pendingDiscards(appID: String) async throws -> [UUID] {
