@@ -260,6 +260,9 @@ final class NoteSceneDelegate: SceneDelegate {
                 "serviceManagerVariables": .list(leaked.map { .string($0) }),
                 "WINDOWBROKER_FD": env["WINDOWBROKER_FD"].map { .string($0) } ?? .null,
             ]))
+        case "exit":
+            // Ends the process on its own with this status (0: a clean exit, not a crash).
+            exit(Int32(truncatingIfNeeded: action["code"]?.integerValue ?? 0))
         case "crash":
             // A real fault (not a signal sent by kill, which a crash handler could survive).
             UnsafeMutablePointer<Int>(bitPattern: 0x10)!.pointee = 1

@@ -26,14 +26,14 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
     @Option(help: "Running scene processes at once.")
     var maxWorkers = 64
 
-    @Option(help: "Seconds a reconnecting scene may take to restore its interaction state.")
-    var restorationTimeout = 5.0
+    @Option(help: "How long a reconnecting scene may take to restore its interaction state (5, 5s, 300ms, 1min).")
+    var restorationTimeout = TimeSpan(seconds: 5)
 
-    @Option(help: "Seconds a scene may take to answer any other lifecycle call.")
-    var workerTimeout = 5.0
+    @Option(help: "How long a scene may take to answer any other lifecycle call (5s, 300ms, ...).")
+    var workerTimeout = TimeSpan(seconds: 5)
 
-    @Option(help: "Seconds a new scene process may take to start and say Hello.")
-    var launchTimeout = 10.0
+    @Option(help: "How long a new scene process may take to start and say Hello (10s, ...).")
+    var launchTimeout = TimeSpan(seconds: 10)
 
     @Option(help: "Scenes that save and stop at once during reclaim and shutdown. Default: the number of CPUs.")
     var reclaimConcurrency: Int?
@@ -44,8 +44,8 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
     @Option(help: "The PSI file to read (kernel format). Tests point it at a file of their own.")
     var psiPath = "/proc/pressure/memory"
 
-    @Option(help: "Seconds between memory samples.")
-    var pressureInterval = 1.0
+    @Option(help: "Time between memory samples (1s, 100ms, ...).")
+    var pressureInterval = TimeSpan(seconds: 1)
 
     @Option(help: "PSI 'some' avg10 percentage that means warning (70 ms stall per second = 7).")
     var psiWarning = 7.0
@@ -56,8 +56,8 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
     @Option(help: "PSI 'full' avg10 percentage that means critical (700 ms per second = 70).")
     var psiCriticalFull = 70.0
 
-    @Option(help: "Seconds the inputs must stay calm before the pressure level steps down.")
-    var pressureCooldown = 3.0
+    @Option(help: "How long the inputs must stay calm before the pressure level steps down (3s, ...).")
+    var pressureCooldown = TimeSpan(seconds: 3)
 
     @Option(help: "MemAvailable below this is critical (twice it: warning), e.g. 64M; 0 turns it off.")
     var memAvailableFloor = "64M"
@@ -101,9 +101,9 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
             helperDirectory: Self.ownDirectory())
         configuration.maxForegroundScenes = max(1, maxForeground)
         configuration.maxLiveWorkers = max(1, maxWorkers)
-        configuration.restorationTimeout = .milliseconds(Int(restorationTimeout * 1000))
-        configuration.workerTimeout = .milliseconds(Int(workerTimeout * 1000))
-        configuration.launchTimeout = .milliseconds(Int(max(0.1, launchTimeout) * 1000))
+        configuration.restorationTimeout = restorationTimeout.duration
+        configuration.workerTimeout = workerTimeout.duration
+        configuration.launchTimeout = TimeSpan(seconds: max(0.1, launchTimeout.seconds)).duration
         if let reclaimConcurrency { configuration.reclaimConcurrency = max(1, reclaimConcurrency) }
 
         // Socket activation: serve the socket systemd passed, or bind the path; never both.
@@ -112,13 +112,13 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
         var memory = MemoryConfiguration()
         memory.budget = try memoryBudget.map { try Self.bytes($0, option: "--memory-budget") }
         memory.psiPath = psiPath
-        memory.sampleInterval = .milliseconds(Int(max(0.05, pressureInterval) * 1000))
+        memory.sampleInterval = TimeSpan(seconds: max(0.05, pressureInterval.seconds)).duration
         memory.minimumActionInterval = max(memory.sampleInterval * 2, .milliseconds(200))
         memory.thresholds.warningSomePercent = psiWarning
         memory.thresholds.criticalSomePercent = psiCriticalSome
         memory.thresholds.criticalFullPercent = psiCriticalFull
         memory.triggerStall = .microseconds(Int64(psiWarning * 10_000))
-        memory.thresholds.coolDown = .milliseconds(Int(max(0, pressureCooldown) * 1000))
+        memory.thresholds.coolDown = pressureCooldown.duration
         memory.thresholds.memAvailableFloor = try Self.bytes(memAvailableFloor, option: "--mem-available-floor")
         let broker = try await Broker(configuration: configuration, memory: memory, logger: logger)
         let service = BrokerService(broker: broker, listener: listener, logger: logger)
@@ -139,7 +139,8 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
             scale = unit
             digits.removeLast()
         }
-        guard let value = Double(digits), value >= 0 else {
+        // Finite and within what a machine can have: "inf" or "1e30" is a usage error, not a crash.
+        guard let value = Double(digits), value.isFinite, value >= 0, value * Double(scale) < Double(1 << 62) else {
             throw ValidationError("\(option) takes a size such as 512M or 2G, not '\(text)'")
         }
         return UInt64(value * Double(scale))

@@ -58,11 +58,14 @@ final class StoreIntegrityTests: BrokerTestCase {
         process.standardError = pipe
         try process.run()
         harness.remember(pid: process.processIdentifier)
-        // A second broker that does not refuse would serve on: stop it so the test fails, not hangs.
+        // A second broker that does not refuse would serve on: stop it so the test fails, not
+        // hangs (cancelled once it has exited, so no later process with that pid is hit).
         let pid = process.processIdentifier
-        DispatchQueue.global().asyncAfter(deadline: .now() + 10) { kill(pid, SIGKILL) }
+        let stopper = DispatchWorkItem { kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 10, execute: stopper)
         let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
+        stopper.cancel()
         return (process.terminationStatus, output)
     }
 
@@ -125,5 +128,52 @@ final class StoreIntegrityTests: BrokerTestCase {
         _ = try harness.json("close", note)
         let left = try files()
         XCTAssertFalse(try containsText(), "\(left)")
+    }
+}
+
+/// Small defects: flags that crashed the daemon, a clean exit reported as a crash.
+final class SmallDefectTests: BrokerTestCase {
+    private func daemon(_ arguments: [String]) throws -> (code: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BrokerHarness.binDirectory + "/windowbrokerd")
+        process.arguments = ["--state-dir", harness.stateDirectory + "-flags", "--runtime-dir", harness.stateDirectory + "-flags-run"] + arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        harness.remember(pid: process.processIdentifier)
+        let pid = process.processIdentifier
+        let stopper = DispatchWorkItem { kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 10, execute: stopper)
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        stopper.cancel()
+        return (process.terminationStatus, output)
+    }
+
+    func testNonFiniteSizesAndBadSpansAreUsageErrors() throws {
+        for flags in [["--memory-budget", "inf"], ["--mem-available-floor", "1e30"], ["--worker-timeout", "forever"], ["--pressure-interval", "nan"]] {
+            let result = try daemon(flags)
+            XCTAssertEqual(result.code, 64, "\(flags): a usage error, not a crash: \(result.output)")
+            XCTAssertTrue(result.output.contains(flags[0]) || result.output.lowercased().contains("invalid"), result.output)
+        }
+    }
+
+    func testTimeSpansInSystemdNotationAreAccepted() throws {
+        harness.stop()
+        harness.extraArguments += ["--worker-timeout", "300ms", "--launch-timeout", "10s", "--pressure-cooldown", "1min"]
+        try harness.start()
+        XCTAssertNotNil(try harness.json("status")["pid"])
+    }
+
+    func testACleanExitOnItsOwnIsNotACrash() throws {
+        let note = try harness.openNote("leaves")
+        let watch = try harness.startWatch(["--event", "exited", "--event", "crashed"])
+        defer { watch.stop() }
+        _ = harness.wmctl("send", note, "exit", "--arg", "code=0")
+        try harness.eventually("the session is unattached") { try harness.state(note) == "unattached" }
+        XCTAssertEqual(try harness.session(note)["lastDisconnect"] as? String, "exited")
+        try harness.eventually("the end is published") { !watch.jsonLines.isEmpty }
+        XCTAssertEqual(watch.jsonLines.first?["event"] as? String, "exited")
     }
 }

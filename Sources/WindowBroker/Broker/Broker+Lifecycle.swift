@@ -306,7 +306,7 @@ extension Broker {
         guard let appID = sessions[id]?.appID else { return }
         setState(id, .unattached)
         sessions[id]?.lastDisconnect = reason
-        if await worker.intendedEnd != nil, reason != .connectionLost {
+        if await worker.intendedEnd != nil && reason != .connectionLost || reason == .exited(code: 0) {
             emit(id, app: appID, .exited(reason, pid: worker.pid))
         } else {
             logger.warning("scene process ended unexpectedly", metadata: ["session": "\(id)", "pid": "\(worker.pid)", "reason": "\(reason)"])

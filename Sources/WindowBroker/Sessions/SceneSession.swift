@@ -24,6 +24,7 @@ public enum DisconnectReason: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .reclaimed: "reclaimed"
         case .memoryPressure: "memoryPressure"
+        case .exited(code: 0): "exited"  // ended on its own, cleanly: not a crash
         case .exited(let code): "crashed(exit \(code))"
         case .crashed(let signal): "crashed(\(Self.signalName(signal)))"
         case .timedOut: "timedOut"
@@ -41,6 +42,7 @@ public enum DisconnectReason: Sendable, Equatable, CustomStringConvertible {
         case "brokerStopped": self = .brokerStopped
         case "discarded": self = .discarded
         case "connectionLost": self = .connectionLost
+        case "exited": self = .exited(code: 0)
         default:
             if stored.hasPrefix("crashed(exit "), let code = Int32(stored.dropFirst(13).dropLast()) {
                 self = .exited(code: code)
