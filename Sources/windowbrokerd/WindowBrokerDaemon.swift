@@ -35,6 +35,9 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
     @Option(help: "How long a new scene process may take to start and say Hello (10s, ...).")
     var launchTimeout = TimeSpan(seconds: 10)
 
+    @Option(help: "A control connection with no request for this long is closed; watchers excepted (60s, 5min, ...).")
+    var controlIdleTimeout = TimeSpan(seconds: 60)
+
     @Option(help: "Scenes that save and stop at once during reclaim and shutdown. Default: the number of CPUs.")
     var reclaimConcurrency: Int?
 
@@ -103,6 +106,7 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
         configuration.maxLiveWorkers = max(1, maxWorkers)
         configuration.restorationTimeout = restorationTimeout.duration
         configuration.workerTimeout = workerTimeout.duration
+        configuration.controlIdleTimeout = TimeSpan(seconds: max(0.2, controlIdleTimeout.seconds)).duration
         configuration.launchTimeout = TimeSpan(seconds: max(0.1, launchTimeout.seconds)).duration
         if let reclaimConcurrency { configuration.reclaimConcurrency = max(1, reclaimConcurrency) }
 

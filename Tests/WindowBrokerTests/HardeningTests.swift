@@ -83,6 +83,8 @@ final class StoreIntegrityTests: BrokerTestCase {
         for i in 0..<3 { _ = try harness.openNote("note\(i)") }
         XCTAssertEqual(harness.stop(), 0)
         let path = harness.stateDirectory + "/state.sqlite"
+        let wal = (try? FileManager.default.attributesOfItem(atPath: path + "-wal")[.size] as? Int) ?? 0
+        XCTAssertEqual(wal, 0, "a graceful stop leaves everything in the database file")
         // Garbage over every page after the header page: the tables' b-trees are gone.
         let handle = try XCTUnwrap(FileHandle(forUpdatingAtPath: path))
         let size = handle.seekToEndOfFile()
@@ -175,5 +177,40 @@ final class SmallDefectTests: BrokerTestCase {
         XCTAssertEqual(try harness.session(note)["lastDisconnect"] as? String, "exited")
         try harness.eventually("the end is published") { !watch.jsonLines.isEmpty }
         XCTAssertEqual(watch.jsonLines.first?["event"] as? String, "exited")
+    }
+}
+
+/// Idle control connections cannot lock anyone out (issue 10, item 2).
+final class ControlConnectionLimitTests: BrokerTestCase {
+    override var brokerArguments: [String] { ["--control-idle-timeout", "2s"] }
+
+    func testIdleConnectionsAndWatchersNeverLockOutAShortRequest() throws {
+        // 130 connections that said Hello and then nothing, 130 watchers: more than the table's 128.
+        var idle: [RawSocket] = []
+        for _ in 0..<130 {
+            let raw = try RawSocket(path: harness.socketPath)
+            try raw.greet()
+            idle.append(raw)
+        }
+        var watchers: [RawSocket] = []
+        for i in 0..<130 {
+            let raw = try RawSocket(path: harness.socketPath)
+            try raw.greet()
+            try raw.write(frame: .with { $0.id = UInt64(100 + i); $0.controlRequest = .with { $0.watch = .init() } })
+            guard case .controlReply(let reply)? = raw.readFrame()?.body, case .watchStarted? = reply.kind else {
+                return XCTFail("watcher \(i) was not started")
+            }
+            watchers.append(raw)
+        }
+        let status = harness.wmctl("--json", "status")
+        XCTAssertEqual(status.code, 0, status.stdout)
+        XCTAssertTrue(idle.first!.isClosedByPeer(), "the longest-idle connection made room")
+
+        // Idle connections time out; watchers stay.
+        try harness.eventually("idle connections are closed", timeout: 10) { idle.allSatisfy { $0.isClosedByPeer() } }
+        _ = try harness.openNote("seen")
+        for watcher in watchers.prefix(3) {
+            XCTAssertNotNil(watcher.readFrame(), "a watcher still gets events")
+        }
     }
 }

@@ -299,6 +299,7 @@ extension Broker {
         _ = await concurrently(Array(workers.keys), limit: configuration.reclaimConcurrency) { id in
             await self.stopForShutdown(id)
         }
+        await store.checkpoint()
         events.finishAll()
     }
 

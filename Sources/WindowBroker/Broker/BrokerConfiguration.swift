@@ -17,7 +17,12 @@ public struct BrokerConfiguration: Sendable {
     public var maxForegroundScenes = 2
     public var maxLiveWorkers = 64
     public var maxSessionsPerApp = 256
+    /// Control connections that make requests; a full table closes the longest-idle one.
     public var maxControlConnections = 128
+    /// `watch` connections, counted apart (they are idle by design).
+    public var maxWatchers = 1024
+    /// A control connection with no request for this long is closed (watchers excepted).
+    public var controlIdleTimeout: Duration = .seconds(60)
     public var maxFrameBytes = WireProtocol.defaultMaxFrameBytes
     public var maxActivityBytes = WireProtocol.defaultMaxActivityBytes
     /// How many scenes save and stop at once during reclaim and shutdown.

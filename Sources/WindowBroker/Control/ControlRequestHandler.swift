@@ -9,6 +9,9 @@ import NIOCore
 struct ControlRequestHandler: Sendable {
     let broker: Broker
     let logger: Logger
+    /// The connection table and this connection's entry (nil for a scene's requests).
+    var connections: ControlConnections? = nil
+    var connectionID = UUID()
 
     func serve(connection: WireConnection, inbound: NIOAsyncChannelInboundStream<Envelope>, handshake: ControlHandshake) async {
         let handshakeTimeout = broker.configuration.handshakeTimeout
@@ -59,6 +62,10 @@ struct ControlRequestHandler: Sendable {
                     continue
                 }
                 if case .watch(let watch) = kind, watcher == nil {
+                    if let connections, !(await connections.startWatching(connectionID)) {
+                        await connection.reply(to: envelope, error: BrokerError(.resourceExhausted, "\(connections.watcherLimit) watchers are connected; stop one first"))
+                        continue
+                    }
                     let filter: EventFilter
                     do {
                         filter = try EventFilter(watch)
@@ -75,7 +82,9 @@ struct ControlRequestHandler: Sendable {
                     })
                     continue
                 }
+                await connections?.began(connectionID)
                 await connection.reply(to: envelope, with: await answer(kind, from: nil))
+                await connections?.ended(connectionID)
             }
         } catch let error as BrokerError {
             logger.notice("closing a misbehaving control connection", metadata: ["error": "\(error.message)"])

@@ -5,7 +5,6 @@ import IPCWire
 import Logging
 import NIOCore
 import NIOPosix
-import Synchronization
 
 /// The control socket wmctl talks to: `<runtime-dir>/control.sock` in a 0700 directory.
 /// Peers of another uid are refused (SO_PEERCRED). Each connection must start with Hello;
@@ -21,19 +20,16 @@ public struct ControlServer: Sendable {
     public let broker: Broker
     public let listener: Listener
     let logger: Logger
-    private let connections = ConnectionCount()
-
-    /// How many control connections are open; bounded so a peer cannot exhaust the broker.
-    final class ConnectionCount: Sendable {
-        private let value = Atomic<Int>(0)
-        func enter() -> Int { value.add(1, ordering: .relaxed).newValue }
-        func leave() { value.subtract(1, ordering: .relaxed) }
-    }
+    private let connections: ControlConnections
 
     public init(broker: Broker, listener: Listener, logger: Logger) {
         self.broker = broker
         self.listener = listener
         self.logger = logger
+        let configuration = broker.configuration
+        connections = ControlConnections(
+            limit: configuration.maxControlConnections, watcherLimit: configuration.maxWatchers,
+            idleTimeout: configuration.controlIdleTimeout)
     }
 
     struct Accepted: Sendable {
@@ -80,6 +76,9 @@ public struct ControlServer: Sendable {
         try await server.executeThenClose { inbound in
             await onListening()
             try await withThrowingDiscardingTaskGroup { group in
+                let connections = self.connections
+                group.addTask { await connections.sweep() }
+                defer { group.cancelAll() }
                 for try await accepted in inbound {
                     group.addTask { await self.serve(accepted) }
                 }
@@ -103,14 +102,15 @@ public struct ControlServer: Sendable {
     }
 
     private func serve(_ accepted: Accepted) async {
-        let handler = ControlRequestHandler(broker: broker, logger: logger)
-        let open = connections.enter()
-        defer { connections.leave() }
-        let limit = broker.configuration.maxControlConnections
+        let id = UUID()
+        let handler = ControlRequestHandler(broker: broker, logger: logger, connections: connections, connectionID: id)
+        let admission = await connections.admit(id, channel: accepted.channel.channel)
+        defer { Task { [connections] in await connections.leave(id) } }
         try? await accepted.channel.executeThenClose { inbound, outbound in
             let connection = WireConnection(accepted.channel, outbound: outbound)
-            if open > limit {
-                try? await connection.send(.error(BrokerError(.resourceExhausted, "\(limit) control connections are open; try again later").wire))
+            if admission == .refused {
+                let limit = connections.limit
+                try? await connection.send(.error(BrokerError(.resourceExhausted, "\(limit) control connections are open and all busy; try again later").wire))
                 return
             }
             if let peer = accepted.peer, peer.uid != getuid() {

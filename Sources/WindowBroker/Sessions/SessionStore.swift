@@ -237,6 +237,12 @@ public final class SessionStore: Sendable {
         try? await pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
     }
 
+    /// Moves everything from the WAL into the database file and empties the WAL: at a graceful
+    /// stop, the store is one self-contained file.
+    public func checkpoint() async {
+        try? await pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+    }
+
     public func pendingDiscards(appID: String) async throws -> [UUID] {
         try await pool.read { db in
             try String.fetchAll(db, sql: "SELECT sessionID FROM pendingDiscard WHERE appID = ? ORDER BY discardedAt", arguments: [appID])
