@@ -38,6 +38,12 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
     @Option(help: "A control connection with no request for this long is closed; watchers excepted (60s, 5min, ...).")
     var controlIdleTimeout = TimeSpan(seconds: 60)
 
+    @Option(help: "Failed launches or crashes of one app within --start-limit-interval that put it in a crash loop.")
+    var startLimitBurst = 5
+
+    @Option(help: "The window --start-limit-burst counts in; the first refusal lasts this long, doubling in a row (10s, 1min, ...).")
+    var startLimitInterval = TimeSpan(seconds: 10)
+
     @Option(help: "Scenes that save and stop at once during reclaim and shutdown. Default: the number of CPUs.")
     var reclaimConcurrency: Int?
 
@@ -108,6 +114,8 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
         configuration.workerTimeout = workerTimeout.duration
         configuration.controlIdleTimeout = TimeSpan(seconds: max(0.2, controlIdleTimeout.seconds)).duration
         configuration.launchTimeout = TimeSpan(seconds: max(0.1, launchTimeout.seconds)).duration
+        configuration.startLimitBurst = max(1, startLimitBurst)
+        configuration.startLimitInterval = TimeSpan(seconds: max(0.1, startLimitInterval.seconds)).duration
         if let reclaimConcurrency { configuration.reclaimConcurrency = max(1, reclaimConcurrency) }
 
         // Socket activation: serve the socket systemd passed, or bind the path; never both.

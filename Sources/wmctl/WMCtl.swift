@@ -92,7 +92,9 @@ struct GlobalOptions: ParsableArguments {
             try await BrokerClient.withConnection(socketPath: socketPath, clientName: "wmctl", body)
         } catch let error as BrokerError {
             if json {
-                Output.printJSON(.dictionary(["error": .dictionary(["code": .string(error.code.rawValue), "message": .string(error.message)])]))
+                var object: [String: PlistValue] = ["code": .string(error.code.rawValue), "message": .string(error.message)]
+                if let retry = error.retryAfterSeconds { object["retryAfterSeconds"] = .real((retry * 10).rounded() / 10) }
+                Output.printJSON(.dictionary(["error": .dictionary(object)]))
             } else {
                 FileHandle.standardError.write(Data("wmctl: \(error.message)\n".utf8))
             }
@@ -171,6 +173,7 @@ enum Output {
             "pss": info.pid == 0 ? .null : .integer(Int64(info.pssBytes)),
             "presentation": .string(info.presentation == .prominent ? "prominent" : "standard"),
             "requestedBy": info.requestedBy.isEmpty ? .null : .string(info.requestedBy),
+            "crashLoopRetryAfterSeconds": info.crashLoopRetryAfterSeconds > 0 ? .real((info.crashLoopRetryAfterSeconds * 10).rounded() / 10) : .null,
         ]
     }
 

@@ -214,3 +214,32 @@ final class ControlConnectionLimitTests: BrokerTestCase {
         }
     }
 }
+
+/// Failed first launches leave nothing behind, and an app that keeps failing is held off
+/// (issue 10, item 6).
+final class CrashLoopTests: BrokerTestCase {
+    override var brokerArguments: [String] { ["--start-limit-burst", "3", "--start-limit-interval", "30s"] }
+
+    func testFailedFirstLaunchesLeaveNoSessionAndACrashLoopIsRefusedWithARetryTime() throws {
+        try harness.install(app: "broken", manifest: ["name": "Broken", "executable": "/bin/false"])
+        try harness.eventually("the app is installed") { try harness.jsonList("apps").contains { $0["id"] as? String == "broken" } }
+        for _ in 0..<3 {
+            let failed = try harness.refusal("open", "broken", "--new")
+            XCTAssertEqual(failed.code, "workerFailed", failed.message)
+            XCTAssertTrue(failed.message.contains("no session was kept"), failed.message)
+        }
+        XCTAssertEqual(try harness.jsonList("sessions").count, 0, "no empty switcher entries")
+
+        let result = harness.wmctl("--json", "open", "broken", "--new")
+        XCTAssertEqual(result.code, 1)
+        let error = try XCTUnwrap((try result.json() as? [String: Any])?["error"] as? [String: Any])
+        XCTAssertEqual(error["code"] as? String, "crashLoop", "\(error)")
+        let retry = try XCTUnwrap(error["retryAfterSeconds"] as? Double)
+        XCTAssertGreaterThan(retry, 0)
+        XCTAssertLessThanOrEqual(retry, 30)
+        XCTAssertEqual(try harness.jsonList("sessions").count, 0)
+
+        // Other apps are not affected.
+        XCTAssertEqual(try harness.state(try harness.openNote("fine")), "foregroundActive")
+    }
+}

@@ -486,3 +486,29 @@ final class ManifestLoaderTests: XCTestCase {
         XCTAssertTrue(loaded.apps["app"]?.executable.hasSuffix("/true") == true)
     }
 }
+
+final class StartLimitTests: XCTestCase {
+    func testABurstWithinTheIntervalStartsALoopThatDoublesInARow() {
+        var limit = StartLimit(burst: 3, interval: .seconds(10))
+        let t0 = ContinuousClock.now
+        limit.recordFailure("a", now: t0)
+        limit.recordFailure("a", now: t0 + .seconds(1))
+        XCTAssertNil(limit.retryAfter("a", now: t0 + .seconds(1)))
+        limit.recordFailure("a", now: t0 + .seconds(2))
+        XCTAssertEqual(limit.retryAfter("a", now: t0 + .seconds(2)), .seconds(10))
+        XCTAssertNil(limit.retryAfter("b", now: t0 + .seconds(2)), "per app")
+        XCTAssertNil(limit.retryAfter("a", now: t0 + .seconds(13)), "over after the wait")
+        for i in 0..<3 { limit.recordFailure("a", now: t0 + .seconds(20 + i)) }
+        XCTAssertEqual(limit.retryAfter("a", now: t0 + .seconds(22)), .seconds(20), "the second loop in a row waits twice as long")
+        limit.recordSuccess("a")
+        for i in 0..<3 { limit.recordFailure("a", now: t0 + .seconds(60 + i)) }
+        XCTAssertEqual(limit.retryAfter("a", now: t0 + .seconds(62)), .seconds(10), "a scene that connected ended the streak")
+    }
+
+    func testFailuresSpreadOutNeverLoop() {
+        var limit = StartLimit(burst: 3, interval: .seconds(10))
+        let t0 = ContinuousClock.now
+        for i in 0..<10 { limit.recordFailure("a", now: t0 + .seconds(6 * i)) }
+        XCTAssertNil(limit.retryAfter("a", now: t0 + .seconds(54)))
+    }
+}

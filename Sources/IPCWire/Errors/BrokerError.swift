@@ -21,6 +21,7 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
         case invalidRequest
         case sessionNotConnected
         case storageFull
+        case crashLoop
         case connectionClosed
         case brokerUnreachable
         case internalError
@@ -28,10 +29,13 @@ public struct BrokerError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var code: Code
     public var message: String
+    /// For `crashLoop`: seconds until a launch is accepted again.
+    public var retryAfterSeconds: Double?
 
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, retryAfterSeconds: Double? = nil) {
         self.code = code
         self.message = message
+        self.retryAfterSeconds = retryAfterSeconds
     }
 
     public var description: String { message }
@@ -59,6 +63,7 @@ extension BrokerError.Code {
         case .invalidRequest: self = .invalidRequest
         case .sessionNotConnected: self = .sessionNotConnected
         case .storageFull: self = .storageFull
+        case .crashLoop: self = .crashLoop
         case .internal, .unspecified, .UNRECOGNIZED: self = .internalError
         }
     }
@@ -84,6 +89,7 @@ extension BrokerError.Code {
         case .invalidRequest: .invalidRequest
         case .sessionNotConnected: .sessionNotConnected
         case .storageFull: .storageFull
+        case .crashLoop: .crashLoop
         case .connectionClosed, .brokerUnreachable, .internalError: .internal
         }
     }
@@ -91,13 +97,14 @@ extension BrokerError.Code {
 
 extension BrokerError {
     public init(wire: Windowbroker_V1_Error) {
-        self.init(Code(wire: wire.code), wire.message)
+        self.init(Code(wire: wire.code), wire.message, retryAfterSeconds: wire.retryAfterSeconds > 0 ? wire.retryAfterSeconds : nil)
     }
 
     public var wire: Windowbroker_V1_Error {
         .with {
             $0.code = code.wire
             $0.message = message
+            if let retryAfterSeconds { $0.retryAfterSeconds = retryAfterSeconds }
         }
     }
 }

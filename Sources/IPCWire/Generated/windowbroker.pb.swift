@@ -96,6 +96,9 @@ public nonisolated enum Windowbroker_V1_ErrorCode: SwiftProtobuf.Enum, Swift.Cas
 
   /// The disk holding the broker's store is full: nothing could be committed.
   case storageFull // = 23
+
+  /// The app's scenes failed to start or crashed too often lately; retry after the given time.
+  case crashLoop // = 24
   case `internal` // = 30
   case UNRECOGNIZED(Int)
 
@@ -125,6 +128,7 @@ public nonisolated enum Windowbroker_V1_ErrorCode: SwiftProtobuf.Enum, Swift.Cas
     case 21: self = .invalidRequest
     case 22: self = .sessionNotConnected
     case 23: self = .storageFull
+    case 24: self = .crashLoop
     case 30: self = .internal
     default: self = .UNRECOGNIZED(rawValue)
     }
@@ -152,6 +156,7 @@ public nonisolated enum Windowbroker_V1_ErrorCode: SwiftProtobuf.Enum, Swift.Cas
     case .invalidRequest: return 21
     case .sessionNotConnected: return 22
     case .storageFull: return 23
+    case .crashLoop: return 24
     case .internal: return 30
     case .UNRECOGNIZED(let i): return i
     }
@@ -179,6 +184,7 @@ public nonisolated enum Windowbroker_V1_ErrorCode: SwiftProtobuf.Enum, Swift.Cas
     .invalidRequest,
     .sessionNotConnected,
     .storageFull,
+    .crashLoop,
     .internal,
   ]
 
@@ -641,6 +647,9 @@ public nonisolated struct Windowbroker_V1_Error: Sendable {
 
   public var message: String = String()
 
+  /// For crashLoop: when a new launch will be accepted again.
+  public var retryAfterSeconds: Double = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -926,6 +935,12 @@ public nonisolated struct Windowbroker_V1_SessionInfo: @unchecked Sendable {
   public var requestedBy: String {
     get {_storage._requestedBy}
     set {_uniqueStorage()._requestedBy = newValue}
+  }
+
+  /// Its app is in a crash loop: launches are refused for this many more seconds (0: not).
+  public var crashLoopRetryAfterSeconds: Double {
+    get {_storage._crashLoopRetryAfterSeconds}
+    set {_uniqueStorage()._crashLoopRetryAfterSeconds = newValue}
   }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
@@ -2468,7 +2483,7 @@ nonisolated extension Windowbroker_V1_PeerKind: SwiftProtobuf._ProtoNameProvidin
 }
 
 nonisolated extension Windowbroker_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_MALFORMED_FRAME\0\u{1}ERROR_CODE_PAYLOAD_TOO_LARGE\0\u{1}ERROR_CODE_HANDSHAKE_REQUIRED\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{2}\u{5}ERROR_CODE_UNKNOWN_APP\0\u{1}ERROR_CODE_UNDECLARED_ACTIVITY_TYPE\0\u{1}ERROR_CODE_INVALID_USER_INFO\0\u{1}ERROR_CODE_UNKNOWN_SESSION\0\u{1}ERROR_CODE_SESSION_DISCARDED\0\u{1}ERROR_CODE_INVALID_STATE\0\u{1}ERROR_CODE_MULTIPLE_SCENES_UNSUPPORTED\0\u{1}ERROR_CODE_REQUEST_DENIED\0\u{1}ERROR_CODE_RESOURCE_EXHAUSTED\0\u{1}ERROR_CODE_WORKER_FAILED\0\u{1}ERROR_CODE_TIMED_OUT\0\u{1}ERROR_CODE_INVALID_REQUEST\0\u{1}ERROR_CODE_SESSION_NOT_CONNECTED\0\u{1}ERROR_CODE_STORAGE_FULL\0\u{2}\u{7}ERROR_CODE_INTERNAL\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_MALFORMED_FRAME\0\u{1}ERROR_CODE_PAYLOAD_TOO_LARGE\0\u{1}ERROR_CODE_HANDSHAKE_REQUIRED\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{2}\u{5}ERROR_CODE_UNKNOWN_APP\0\u{1}ERROR_CODE_UNDECLARED_ACTIVITY_TYPE\0\u{1}ERROR_CODE_INVALID_USER_INFO\0\u{1}ERROR_CODE_UNKNOWN_SESSION\0\u{1}ERROR_CODE_SESSION_DISCARDED\0\u{1}ERROR_CODE_INVALID_STATE\0\u{1}ERROR_CODE_MULTIPLE_SCENES_UNSUPPORTED\0\u{1}ERROR_CODE_REQUEST_DENIED\0\u{1}ERROR_CODE_RESOURCE_EXHAUSTED\0\u{1}ERROR_CODE_WORKER_FAILED\0\u{1}ERROR_CODE_TIMED_OUT\0\u{1}ERROR_CODE_INVALID_REQUEST\0\u{1}ERROR_CODE_SESSION_NOT_CONNECTED\0\u{1}ERROR_CODE_STORAGE_FULL\0\u{1}ERROR_CODE_CRASH_LOOP\0\u{2}\u{6}ERROR_CODE_INTERNAL\0")
 }
 
 nonisolated extension Windowbroker_V1_SceneState: SwiftProtobuf._ProtoNameProviding {
@@ -2765,7 +2780,7 @@ nonisolated extension Windowbroker_V1_Welcome: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Windowbroker_V1_Error: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".Error"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0\u{3}retry_after_seconds\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -2775,6 +2790,7 @@ nonisolated extension Windowbroker_V1_Error: SwiftProtobuf.Message, SwiftProtobu
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularEnumField(value: &self.code) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.message) }()
+      case 3: try { try decoder.decodeSingularDoubleField(value: &self.retryAfterSeconds) }()
       default: break
       }
     }
@@ -2787,12 +2803,16 @@ nonisolated extension Windowbroker_V1_Error: SwiftProtobuf.Message, SwiftProtobu
     if !self.message.isEmpty {
       try visitor.visitSingularStringField(value: self.message, fieldNumber: 2)
     }
+    if self.retryAfterSeconds.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.retryAfterSeconds, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Windowbroker_V1_Error, rhs: Windowbroker_V1_Error) -> Bool {
     if lhs.code != rhs.code {return false}
     if lhs.message != rhs.message {return false}
+    if lhs.retryAfterSeconds != rhs.retryAfterSeconds {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3127,7 +3147,7 @@ nonisolated extension Windowbroker_V1_ActivationConditions: SwiftProtobuf.Messag
 
 nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SessionInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}app_id\0\u{1}configuration\0\u{1}role\0\u{1}title\0\u{1}state\0\u{1}pid\0\u{3}created_at\0\u{3}last_active_at\0\u{3}last_disconnect\0\u{3}launch_count\0\u{3}restoration_saved\0\u{3}restoration_activity\0\u{3}pss_bytes\0\u{3}current_activity\0\u{1}presentation\0\u{3}requested_by\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}app_id\0\u{1}configuration\0\u{1}role\0\u{1}title\0\u{1}state\0\u{1}pid\0\u{3}created_at\0\u{3}last_active_at\0\u{3}last_disconnect\0\u{3}launch_count\0\u{3}restoration_saved\0\u{3}restoration_activity\0\u{3}pss_bytes\0\u{3}current_activity\0\u{1}presentation\0\u{3}requested_by\0\u{3}crash_loop_retry_after_seconds\0")
 
   fileprivate class _StorageClass {
     var _id: String = String()
@@ -3147,6 +3167,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
     var _currentActivity: Windowbroker_V1_UserActivity? = nil
     var _presentation: Windowbroker_V1_PresentationStyle = .standard
     var _requestedBy: String = String()
+    var _crashLoopRetryAfterSeconds: Double = 0
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -3174,6 +3195,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
       _currentActivity = source._currentActivity
       _presentation = source._presentation
       _requestedBy = source._requestedBy
+      _crashLoopRetryAfterSeconds = source._crashLoopRetryAfterSeconds
     }
   }
 
@@ -3209,6 +3231,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
         case 15: try { try decoder.decodeSingularMessageField(value: &_storage._currentActivity) }()
         case 16: try { try decoder.decodeSingularEnumField(value: &_storage._presentation) }()
         case 17: try { try decoder.decodeSingularStringField(value: &_storage._requestedBy) }()
+        case 18: try { try decoder.decodeSingularDoubleField(value: &_storage._crashLoopRetryAfterSeconds) }()
         default: break
         }
       }
@@ -3272,6 +3295,9 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
       if !_storage._requestedBy.isEmpty {
         try visitor.visitSingularStringField(value: _storage._requestedBy, fieldNumber: 17)
       }
+      if _storage._crashLoopRetryAfterSeconds.bitPattern != 0 {
+        try visitor.visitSingularDoubleField(value: _storage._crashLoopRetryAfterSeconds, fieldNumber: 18)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -3298,6 +3324,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
         if _storage._currentActivity != rhs_storage._currentActivity {return false}
         if _storage._presentation != rhs_storage._presentation {return false}
         if _storage._requestedBy != rhs_storage._requestedBy {return false}
+        if _storage._crashLoopRetryAfterSeconds != rhs_storage._crashLoopRetryAfterSeconds {return false}
         return true
       }
       if !storagesAreEqual {return false}

@@ -89,7 +89,15 @@ extension Broker {
                     session.id, activity: request.activity, presentation: presentation, requestedBy: request.requestedBy)
                 return outcome(session.id, created: true, notes: notes, launch: launch)
             } catch let error as BrokerError {
-                throw BrokerError(error.code, "\(error.message) (session \(session.id.uuidString.lowercased()) was created and is kept, unattached)")
+                guard sessions[session.id]?.hasConnected == false else {
+                    throw BrokerError(error.code, "\(error.message) (session \(session.id.uuidString.lowercased()) was created and is kept, unattached)", retryAfterSeconds: error.retryAfterSeconds)
+                }
+                // Its first launch failed: a session that never ran is not kept (no empty switcher entries).
+                try? await onSession(session.id) {
+                    try await store.discard(session.id, appID: app.id, remember: false)
+                    sessions[session.id] = nil
+                }
+                throw BrokerError(error.code, "\(error.message) (no session was kept)", retryAfterSeconds: error.retryAfterSeconds)
             }
         }
     }

@@ -47,6 +47,10 @@ extension Broker {
             case .emit(let step, let state):
                 guard let appID = sessions[id]?.appID else { continue }
                 setState(id, workers[id] == nil ? .unattached : state)
+                if step == .connect {
+                    sessions[id]?.hasConnected = true
+                    startLimit.recordSuccess(appID)
+                }
                 if step == .didBecomeActive { sessions[id]?.lastActiveAt = Date() }
                 emit(id, app: appID, event(for: step, id: id, state: sessions[id]?.state ?? .unattached, committed: committed))
             case .persist:
@@ -152,6 +156,13 @@ extension Broker {
         guard let app = apps[session.appID] else {
             throw BrokerError(.unknownApp, "app '\(session.appID)' is not installed any more (no manifest); the session is kept")
         }
+        if let wait = startLimit.retryAfter(app.id) {
+            let seconds = Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18
+            throw BrokerError(
+                .crashLoop,
+                "app '\(app.id)' failed to start or crashed \(startLimit.burst) times within \(startLimit.interval.formattedSeconds); new scenes are refused for another \(Int(seconds.rounded(.up))) s",
+                retryAfterSeconds: seconds)
+        }
         guard workers.count + launchesInFlight < configuration.maxLiveWorkers else {
             throw BrokerError(.resourceExhausted, "\(workers.count) scene processes are running (limit \(configuration.maxLiveWorkers)); close or reclaim one first")
         }
@@ -168,6 +179,7 @@ extension Broker {
             handle = try await launcher.launch(app: app, sessionID: id)
         } catch {
             setState(id, .unattached)
+            startLimit.recordFailure(app.id)
             throw error
         }
         workers[id] = handle
@@ -178,8 +190,10 @@ extension Broker {
         do {
             try await handle.waitForHello(timeout: configuration.launchTimeout)
         } catch let error as BrokerError where error.code == .timedOut {
+            startLimit.recordFailure(app.id)
             throw error
         } catch {
+            startLimit.recordFailure(app.id)
             await terminate(id, reason: .timedOut)
             throw BrokerError(.workerFailed, "the scene process \(app.executable) did not start: \((error as? BrokerError)?.message ?? "\(error)")")
         }
@@ -310,6 +324,8 @@ extension Broker {
             emit(id, app: appID, .exited(reason, pid: worker.pid))
         } else {
             logger.warning("scene process ended unexpectedly", metadata: ["session": "\(id)", "pid": "\(worker.pid)", "reason": "\(reason)"])
+            // A crash after it started; one before its Hello was counted as a failed launch.
+            if await worker.saidHello { startLimit.recordFailure(appID) }
             emit(id, app: appID, .crashed(reason, pid: worker.pid))
         }
         await persist(id)

@@ -34,6 +34,7 @@ public actor Broker {
     var events = EventHub()
     var memory: MemoryState
     var pools = PrewarmPools()
+    var startLimit: StartLimit
 
     /// `launcher` starts workers; nil means real processes (`WorkerSpawner`).
     public init(
@@ -45,6 +46,7 @@ public actor Broker {
         self.memory = MemoryState(policy: PressurePolicy(thresholds: memory.thresholds))
         self.logger = logger
         self.focus = FocusCoordinator(maxForeground: configuration.maxForegroundScenes)
+        self.startLimit = StartLimit(burst: configuration.startLimitBurst, interval: configuration.startLimitInterval)
         self.store = try SessionStore(directory: configuration.stateDirectory)
         self.launcher = launcher ?? WorkerSpawner(environment: configuration.environment)
         for session in try await store.loadAll() {
@@ -151,6 +153,9 @@ public actor Broker {
             $0.restorationSaved = session.restoration != nil
             $0.presentation = session.presentation.wire
             $0.requestedBy = session.requestedBy?.uuidString.lowercased() ?? ""
+            if let wait = startLimit.retryAfter(session.appID) {
+                $0.crashLoopRetryAfterSeconds = Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18
+            }
             if includeRestoration, let restoration = session.restoration {
                 $0.restorationActivity = restoration.wire
             }

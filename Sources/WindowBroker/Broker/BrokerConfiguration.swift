@@ -25,6 +25,10 @@ public struct BrokerConfiguration: Sendable {
     public var controlIdleTimeout: Duration = .seconds(60)
     public var maxFrameBytes = WireProtocol.defaultMaxFrameBytes
     public var maxActivityBytes = WireProtocol.defaultMaxActivityBytes
+    /// This many failed launches or crashes of an app within `startLimitInterval` put it in a
+    /// crash loop (systemd's StartLimitBurst / StartLimitIntervalSec).
+    public var startLimitBurst = 5
+    public var startLimitInterval: Duration = .seconds(10)
     /// How many scenes save and stop at once during reclaim and shutdown.
     public var reclaimConcurrency = max(1, ProcessInfo.processInfo.activeProcessorCount)
 

@@ -96,6 +96,9 @@ public struct SceneSession: Sendable, Equatable {
     /// How the scene was last brought forward, and the scene that asked for it (nil: wmctl).
     public var presentation: FocusCoordinator.Presentation = .standard
     public var requestedBy: UUID?
+    /// The scene connected at least once during this run (a new session that never did is
+    /// removed when its launch fails).
+    public var hasConnected = false
 
     public init(id: UUID = UUID(), appID: String, configuration: String, role: String, title: String, now: Date = Date()) {
         self.id = id

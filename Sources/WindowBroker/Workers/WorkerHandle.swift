@@ -57,6 +57,9 @@ public actor WorkerHandle {
         (events, sink) = AsyncStream.makeStream(of: WorkerEvent.self)
     }
 
+    /// The worker said a valid Hello (it started); a failure before that is a failed launch.
+    public var saidHello: Bool { (try? helloState?.get()) != nil }
+
     public var isReady: Bool { (try? helloState?.get()) != nil && exit == nil && connectionOpen }
 
     public func markIntendedEnd(_ reason: DisconnectReason) {
