@@ -243,3 +243,16 @@ final class CrashLoopTests: BrokerTestCase {
         XCTAssertEqual(try harness.state(try harness.openNote("fine")), "foregroundActive")
     }
 }
+
+/// A reload with a broken manifest keeps the app (issue 10, item 11).
+final class ManifestReloadTests: BrokerTestCase {
+    func testATypoOnReloadKeepsTheLastGoodManifest() throws {
+        let manifest = harness.appsDirectory + "/notes.json"
+        let good = try String(contentsOfFile: manifest, encoding: .utf8)
+        try String(good.dropLast(3)).write(toFile: manifest, atomically: true, encoding: .utf8)  // a truncated edit
+        kill(harness.brokerPID, SIGHUP)
+        try harness.eventually("the reload is logged") { harness.brokerLog.contains("last good version of 'notes'") }
+        XCTAssertTrue(try harness.jsonList("apps").contains { $0["id"] as? String == "notes" }, "still installed")
+        XCTAssertEqual(try harness.state(try harness.openNote("still")), "foregroundActive")
+    }
+}

@@ -457,7 +457,6 @@ final class ManifestLoaderTests: XCTestCase {
         write("bad-type.json", #"{"id": "typed", "executable": "/bin/true", "supportsMultipleScenes": "yes"}"#)
         write("missing-id.json", #"{"executable": "/bin/true"}"#)
         write("broken.json", "{ not json")
-        write("z-dup.json", #"{"id": "good", "executable": "/bin/true"}"#)
         write("ignored.txt", "not a manifest")
         let (apps, problems) = ManifestLoader(directories: [directory], helperDirectory: nil, searchPath: []).load()
         XCTAssertEqual(Array(apps.keys), ["good"])
@@ -466,8 +465,33 @@ final class ManifestLoaderTests: XCTestCase {
         XCTAssertEqual(byFile["bad-type.json"]?.field, "supportsMultipleScenes")
         XCTAssertEqual(byFile["missing-id.json"]?.field, "id")
         XCTAssertEqual(byFile["broken.json"]?.reason, "is not valid JSON")
-        XCTAssertEqual(byFile["z-dup.json"]?.field, "id")
         XCTAssertNil(byFile["ignored.txt"])
+    }
+
+    func testDuplicateIdsAreNamedAndTheRuleIsTheDirectoryOrder() throws {
+        write("a.json", #"{"id": "twin", "executable": "/bin/true"}"#)
+        write("b.json", #"{"id": "twin", "executable": "/bin/true"}"#)
+        let user = directory + "/user"
+        try FileManager.default.createDirectory(atPath: user, withIntermediateDirectories: true)
+        FileManager.default.createFile(atPath: user + "/mine.json", contents: Data(#"{"id": "shared", "executable": "/bin/true"}"#.utf8))
+        write("system.json", #"{"id": "shared", "executable": "/bin/true", "name": "System"}"#)
+        let (apps, problems) = ManifestLoader(directories: [user, directory], helperDirectory: nil, searchPath: []).load()
+        XCTAssertNil(apps["twin"], "two files in one directory: neither silently wins")
+        let twins = problems.filter { $0.reason.contains("'twin'") }
+        XCTAssertEqual(twins.count, 2)
+        XCTAssertTrue(twins.allSatisfy { $0.reason.contains("a.json") && $0.reason.contains("b.json") && !$0.isWarning })
+        XCTAssertEqual(apps["shared"]?.source, user + "/mine.json", "the earlier directory (the user's) wins")
+        let shadowed = try XCTUnwrap(problems.first { $0.reason.contains("'shared'") })
+        XCTAssertTrue(shadowed.isWarning && shadowed.reason.contains("mine.json") && shadowed.file.hasSuffix("system.json"), "\(shadowed)")
+    }
+
+    func testADirectoryIsNoExecutableAndHugeManifestsAreNotRead() {
+        write("dir.json", #"{"id": "dir", "executable": "/tmp"}"#)
+        write("huge.json", #"{"id": "huge", "executable": "/bin/true", "name": ""# + String(repeating: "x", count: 70_000) + #""}"#)
+        let (apps, problems) = ManifestLoader(directories: [directory], helperDirectory: nil, searchPath: []).load()
+        XCTAssertTrue(apps.isEmpty)
+        XCTAssertEqual(problems.first { $0.file.hasSuffix("dir.json") }?.field, "executable")
+        XCTAssertTrue(problems.first { $0.file.hasSuffix("huge.json") }?.reason.contains("at most") == true)
     }
 
     func testUnknownKeysAreWarningsAndTheAppStillLoads() {

@@ -66,7 +66,15 @@ public actor Broker {
             directories: configuration.appsDirectories,
             helperDirectory: configuration.helperDirectory,
             searchPath: (configuration.environment["PATH"] ?? "").split(separator: ":").map(String.init))
-        let (loaded, problems) = loader.load()
+        var (loaded, problems) = loader.load()
+        // A manifest that was good and is broken now keeps its last good version loaded:
+        // a typo and a SIGHUP must not uninstall an app.
+        for (id, previous) in apps where loaded[id] == nil {
+            if problems.contains(where: { !$0.isWarning && $0.file == previous.source }) {
+                loaded[id] = previous
+                problems.append(ManifestProblem(file: previous.source, field: "-", reason: "the last good version of '\(id)' stays loaded until the file is fixed", isWarning: true))
+            }
+        }
         for problem in problems {
             if problem.isWarning {
                 logger.warning("app manifest", metadata: ["problem": "\(problem)"])

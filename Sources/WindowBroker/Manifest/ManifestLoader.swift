@@ -33,27 +33,52 @@ public struct ManifestLoader: Sendable {
         return ([dataHome] + dataDirs).map { $0 + "/windowbroker/apps" }
     }
 
-    /// Loads every manifest, directories in order and files by name; the first declaration of an id wins.
+    /// Largest manifest file read; anything bigger is refused unread.
+    public static let maxManifestBytes = 64 << 10
+
+    /// Loads every manifest, directories in order and files by name. The same id in two
+    /// directories: the earlier directory wins (the user's own overrides the system's, as with
+    /// XDG data files) and both files are named in a warning. The same id twice in one
+    /// directory: neither file loads, and both are named.
     public func load() -> (apps: [String: AppManifest], problems: [ManifestProblem]) {
         var apps: [String: AppManifest] = [:]
         var problems: [ManifestProblem] = []
         let fm = FileManager.default
         for directory in directories {
             guard let names = try? fm.contentsOfDirectory(atPath: directory) else { continue }
+            var inThisDirectory: [String: [AppManifest]] = [:]
             for name in names.sorted() where name.hasSuffix(".json") {
                 let file = directory + "/" + name
+                let size = (try? fm.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
+                if size > Self.maxManifestBytes {
+                    problems.append(ManifestProblem(file: file, field: "-", reason: "is \(size) bytes; a manifest is at most \(Self.maxManifestBytes)"))
+                    continue
+                }
                 problems += unknownKeys(file: file)
                 do {
                     let manifest = try parse(file: file)
-                    if let existing = apps[manifest.id] {
-                        problems.append(ManifestProblem(file: file, field: "id", reason: "'\(manifest.id)' is already declared by \(existing.source); this file is ignored"))
-                    } else {
-                        apps[manifest.id] = manifest
-                    }
+                    inThisDirectory[manifest.id, default: []].append(manifest)
                 } catch let problem as ManifestProblem {
                     problems.append(problem)
                 } catch {
                     problems.append(ManifestProblem(file: file, field: "-", reason: "\(error)"))
+                }
+            }
+            for (id, manifests) in inThisDirectory.sorted(by: { $0.key < $1.key }) {
+                if manifests.count > 1 {
+                    let files = manifests.map(\.source)
+                    for manifest in manifests {
+                        problems.append(ManifestProblem(
+                            file: manifest.source, field: "id",
+                            reason: "'\(id)' is declared by \(files.joined(separator: " and ")) in one directory; neither is loaded until one is renamed or removed"))
+                    }
+                } else if let existing = apps[id] {
+                    problems.append(ManifestProblem(
+                        file: manifests[0].source, field: "id",
+                        reason: "'\(id)' is also declared by \(existing.source), an earlier directory, which wins; this file is ignored",
+                        isWarning: true))
+                } else {
+                    apps[id] = manifests[0]
                 }
             }
         }
@@ -141,7 +166,12 @@ public struct ManifestLoader: Sendable {
         } else {
             candidates = ([helperDirectory].compactMap { $0 } + searchPath).map { $0 + "/" + executable }
         }
-        guard let found = candidates.first(where: { fm.isExecutableFile(atPath: $0) }) else {
+        // A regular executable file: a directory has the x bit too.
+        func isRegularExecutable(_ path: String) -> Bool {
+            var isDirectory: ObjCBool = false
+            return fm.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue && fm.isExecutableFile(atPath: path)
+        }
+        guard let found = candidates.first(where: isRegularExecutable) else {
             throw ManifestProblem(
                 file: manifest, field: "executable",
                 reason: "'\(executable)' is not an executable file (looked at \(candidates.prefix(3).joined(separator: ", ")))")
