@@ -229,6 +229,14 @@ extension Broker {
             let session = try existingSession(id)
             var notes: [String] = []
             var delivered = false
+            // Committed first, as a discard still to deliver: when the store cannot take it (a
+            // full disk), nothing has been told and the session stays; once it is on disk, the
+            // app is told, and the pending entry goes when that worked.
+            do {
+                try await store.discard(id, appID: session.appID, remember: true)
+            } catch {
+                throw SessionStore.brokerError(error, doing: "discard session \(id.uuidString.lowercased())", path: store.path)
+            }
             if workers[id] != nil {
                 // Foreground scenes leave the foreground first; nothing is saved: the data goes.
                 do {
@@ -253,7 +261,7 @@ extension Broker {
                     notes.append("scene \(other.id.uuidString.lowercased()) was not told: \(error)")
                 }
             }
-            try await store.discard(id, appID: session.appID, remember: !delivered)
+            if delivered { try? await store.removePendingDiscards([id], appID: session.appID) }
             sessions[id] = nil
             discarded.insert(id)
             if !delivered { notes.append("no scene of '\(session.appID)' is running; the app is told at its next launch") }
