@@ -165,6 +165,11 @@ final class NoteSceneDelegate: SceneDelegate {
                     "presentation": .string(outcome.presentation.rawValue), "state": .string(outcome.state.rawValue),
                 ])
             }
+        case "retitle":
+            // A flood of title changes (each one a scene update the broker must absorb).
+            let count = max(1, min(100_000, Int(action["count"]?.integerValue ?? 1)))
+            for i in 0..<count { scene.title = "title \(i)" }
+            return .performed(.integer(Int64(count)))
         case "set-activity-type":
             // Publishes a current activity of another type (refused unless the app declares it).
             guard let type = action["type"]?.stringValue else { return .declined("set-activity-type needs type=...") }

@@ -20,6 +20,7 @@ struct Status: AsyncParsableCommand {
                 "reclaimed": .integer(Int64(status.reclaimedCount)),
                 "prewarmed": .dictionary(status.prewarmed.mapValues { .integer(Int64($0)) }),
                 "warnings": .list(status.warnings.map { .string($0) }),
+                "storeWrites": .integer(Int64(status.storeWrites)),
             ])) {
                 let prewarmed = status.prewarmed.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
                 return "windowbroker \(status.version), pid \(status.pid), up \(Int(status.uptimeSeconds)) s: \(status.sessions) sessions, \(status.workers) running, "

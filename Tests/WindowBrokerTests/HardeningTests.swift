@@ -256,3 +256,22 @@ final class ManifestReloadTests: BrokerTestCase {
         XCTAssertEqual(try harness.state(try harness.openNote("still")), "foregroundActive")
     }
 }
+
+/// A flood of scene updates costs a bounded number of writes (issue 10, item 9).
+final class UpdateCoalescingTests: BrokerTestCase {
+    func testTwoThousandTitleChangesAreServedAtOnceAndWrittenAFewTimes() throws {
+        let note = try harness.openNote("flood")
+        Thread.sleep(forTimeInterval: 1.2)  // earlier scene updates of the open are written
+        let before = try XCTUnwrap(try harness.json("status")["storeWrites"] as? Int)
+        _ = try harness.json("send", note, "retitle", "--arg", "count=2000")
+        try harness.eventually("the last title is served") { try harness.session(note)["title"] as? String == "title 1999" }
+        Thread.sleep(forTimeInterval: 1.5)  // the debounced write
+        let after = try XCTUnwrap(try harness.json("status")["storeWrites"] as? Int)
+        XCTAssertLessThanOrEqual(after - before, 10, "2,000 updates, \(after - before) writes")
+        XCTAssertGreaterThan(after - before, 0, "the latest title is persisted")
+        // And it is what a restarted broker shows.
+        XCTAssertEqual(harness.stop(), 0)
+        try harness.start()
+        XCTAssertEqual(try harness.session(note)["title"] as? String, "title 1999")
+    }
+}

@@ -44,7 +44,11 @@ public actor WireConnection {
             // Straight into the pipeline: replies are matched by id, so this write needs no
             // ordering against the async writer's.
             channel.writeAndFlush(envelope).whenFailure { [weak self] error in
-                Task { await self?.fail(id, Self.mapWriteError(error)) }
+                // A frame refused by the codec (too large) fails this request now. A broken
+                // socket is the read side's to report: the peer may have said why it closed
+                // (an Error frame) just before, and that reason is what the caller should see.
+                guard let refused = error as? BrokerError else { return }
+                Task { await self?.fail(id, refused) }
             }
         }
         if case .error(let error) = reply.body { throw BrokerError(wire: error) }

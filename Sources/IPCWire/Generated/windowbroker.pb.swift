@@ -1415,6 +1415,9 @@ public nonisolated struct Windowbroker_V1_StatusReply: Sendable {
   /// Things an operator must know about (a damaged store moved aside at start, ...).
   public var warnings: [String] = []
 
+  /// Write transactions of the session store since start.
+  public var storeWrites: UInt64 = 0
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -4218,7 +4221,7 @@ nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, Swift
 
 nonisolated extension Windowbroker_V1_StatusReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StatusReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}pid\0\u{3}uptime_seconds\0\u{1}sessions\0\u{1}workers\0\u{3}pressure_level\0\u{3}reclaimed_count\0\u{1}prewarmed\0\u{1}warnings\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}pid\0\u{3}uptime_seconds\0\u{1}sessions\0\u{1}workers\0\u{3}pressure_level\0\u{3}reclaimed_count\0\u{1}prewarmed\0\u{1}warnings\0\u{3}store_writes\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4235,6 +4238,7 @@ nonisolated extension Windowbroker_V1_StatusReply: SwiftProtobuf.Message, SwiftP
       case 7: try { try decoder.decodeSingularUInt32Field(value: &self.reclaimedCount) }()
       case 8: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufUInt32>.self, value: &self.prewarmed) }()
       case 9: try { try decoder.decodeRepeatedStringField(value: &self.warnings) }()
+      case 10: try { try decoder.decodeSingularUInt64Field(value: &self.storeWrites) }()
       default: break
       }
     }
@@ -4268,6 +4272,9 @@ nonisolated extension Windowbroker_V1_StatusReply: SwiftProtobuf.Message, SwiftP
     if !self.warnings.isEmpty {
       try visitor.visitRepeatedStringField(value: self.warnings, fieldNumber: 9)
     }
+    if self.storeWrites != 0 {
+      try visitor.visitSingularUInt64Field(value: self.storeWrites, fieldNumber: 10)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4281,6 +4288,7 @@ nonisolated extension Windowbroker_V1_StatusReply: SwiftProtobuf.Message, SwiftP
     if lhs.reclaimedCount != rhs.reclaimedCount {return false}
     if lhs.prewarmed != rhs.prewarmed {return false}
     if lhs.warnings != rhs.warnings {return false}
+    if lhs.storeWrites != rhs.storeWrites {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -91,6 +91,22 @@ extension Broker {
                 canActivate: update.activationConditions.canActivate,
                 prefersToActivate: update.activationConditions.prefersToActivate)
         }
-        if sessions[id] != session { await persist(id) }
+        if sessions[id] != session { persistSoon(id) }
+    }
+
+    /// Scene updates are served from memory at once and written at most once a second per
+    /// session (and at every lifecycle step, which persists anyway): a flood of title changes
+    /// costs a bounded number of writes, not one transaction each.
+    func persistSoon(_ id: UUID) {
+        guard persistScheduled.insert(id).inserted else { return }
+        Task {
+            try? await Task.sleep(for: .seconds(1))
+            await self.flushScheduledPersist(id)
+        }
+    }
+
+    private func flushScheduledPersist(_ id: UUID) async {
+        guard persistScheduled.remove(id) != nil else { return }
+        await persist(id)
     }
 }

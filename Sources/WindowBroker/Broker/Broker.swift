@@ -35,6 +35,8 @@ public actor Broker {
     var memory: MemoryState
     var pools = PrewarmPools()
     var startLimit: StartLimit
+    /// Sessions with scene updates not yet written (`persistSoon`).
+    var persistScheduled: Set<UUID> = []
 
     /// `launcher` starts workers; nil means real processes (`WorkerSpawner`).
     public init(
@@ -125,6 +127,8 @@ public actor Broker {
 
     /// What an operator must know about (a damaged store moved aside at start, ...).
     public nonisolated var warnings: [String] { store.warnings }
+    /// Write transactions of the store since start.
+    public nonisolated var storeWrites: Int { store.writeCount }
 
     /// Answers when the broker's executor is free: what the watchdog pets with.
     public func heartbeat() {}
@@ -200,6 +204,7 @@ public actor Broker {
     }
 
     func persist(_ id: UUID) async {
+        persistScheduled.remove(id)  // this write carries the latest scene updates too
         guard let session = sessions[id] else { return }
         do {
             try await store.update(session, attached: workers[id] != nil)

@@ -170,6 +170,7 @@ struct ControlRequestHandler: Sendable {
                 $0.workers = UInt32(status.workers)
                 $0.prewarmed = prewarmed.mapValues { UInt32($0) }
                 $0.warnings = broker.warnings
+                $0.storeWrites = UInt64(broker.storeWrites)
             })
         case .apps:
             let apps = await broker.appList()

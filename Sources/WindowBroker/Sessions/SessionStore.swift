@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Glibc
 import IPCWire
+import Synchronization
 
 /// Durable session state in SQLite (GRDB, WAL): sessions, their committed restoration
 /// activities, and discards waiting for the next launch of their app. The file is 0600 in a
@@ -155,7 +156,7 @@ public final class SessionStore: Sendable {
     /// Every session, with its restoration activity. Sessions that were attached when the
     /// previous broker stopped come back unattached with reason `brokerStopped`.
     public func loadAll() async throws -> [SceneSession] {
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: "UPDATE session SET lastDisconnect = ?, attached = 0 WHERE attached = 1",
                            arguments: [DisconnectReason.brokerStopped.description])
             let rows = try Row.fetchAll(db, sql: """
@@ -186,7 +187,7 @@ public final class SessionStore: Sendable {
 
     public func insert(_ session: SceneSession) async throws {
         let arguments = Self.arguments(session, attached: false)
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: """
                 INSERT INTO session (id, appID, configuration, role, title, createdAt, lastActiveAt,
                     lastDisconnect, launchCount, attached, activationConditions, presentation, requestedBy)
@@ -199,7 +200,7 @@ public final class SessionStore: Sendable {
     /// Writes the session's metadata (not its restoration activity).
     public func update(_ session: SceneSession, attached: Bool) async throws {
         let arguments = Self.arguments(session, attached: attached)
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: """
                 UPDATE session SET configuration = :configuration, role = :role, title = :title,
                     lastActiveAt = :lastActiveAt, lastDisconnect = :lastDisconnect, launchCount = :launchCount,
@@ -214,7 +215,7 @@ public final class SessionStore: Sendable {
     public func saveRestoration(_ activity: UserActivity, for id: UUID) async throws {
         let blob = activity.serialized()
         let key = id.uuidString
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: """
                 INSERT INTO restorationActivity (sessionID, activity, savedAt) VALUES (?, ?, ?)
                 ON CONFLICT(sessionID) DO UPDATE SET activity = excluded.activity, savedAt = excluded.savedAt
@@ -226,7 +227,7 @@ public final class SessionStore: Sendable {
     /// discard to deliver at the app's next launch. One transaction.
     public func discard(_ id: UUID, appID: String, remember: Bool) async throws {
         let key = id.uuidString
-        try await pool.write { db in
+        try await write { db in
             try db.execute(sql: "DELETE FROM session WHERE id = ?", arguments: [key])
             if remember {
                 try db.execute(sql: "INSERT OR REPLACE INTO pendingDiscard (appID, sessionID, discardedAt) VALUES (?, ?, ?)",
@@ -253,11 +254,20 @@ public final class SessionStore: Sendable {
     public func removePendingDiscards(_ ids: [UUID], appID: String) async throws {
         guard !ids.isEmpty else { return }
         let keys = ids.map(\.uuidString)
-        try await pool.write { db in
+        try await write { db in
             for key in keys {
                 try db.execute(sql: "DELETE FROM pendingDiscard WHERE appID = ? AND sessionID = ?", arguments: [appID, key])
             }
         }
+    }
+
+    /// Write transactions since start: what a flood of scene updates must not multiply.
+    public var writeCount: Int { writes.load(ordering: .relaxed) }
+    private let writes = Atomic<Int>(0)
+
+    private func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        writes.add(1, ordering: .relaxed)
+        return try await pool.write(body)
     }
 
     /// A store failure as users read it: a full disk is `storageFull`, naming the file.
