@@ -55,6 +55,9 @@ final class SceneRuntime {
     private let doneSink: AsyncStream<Void>.Continuation
     /// Set once connected: what the scene's requests to the broker go through.
     private var connection: WireConnection?
+    /// Scene changes not sent yet, merged field by field: a scene that changes its title a
+    /// thousand times while one update is on its way sends the latest, not a thousand.
+    private var pendingSceneUpdate: Windowbroker_V1_SceneUpdate?
 
     init(app: any AppDelegate) {
         self.app = app
@@ -100,8 +103,13 @@ final class SceneRuntime {
                     // Each update is a request: a refused one (an activity type the app never
                     // declared, an oversized activity) reaches the scene's delegate.
                     for await message in updates {
+                        var outgoing = message
+                        if case .sceneUpdate = message {
+                            guard let merged = await self.takeSceneUpdate() else { continue }
+                            outgoing = .sceneUpdate(merged)
+                        }
                         do {
-                            _ = try await connection.request(.workerMessage(.with { $0.kind = message }), timeout: .seconds(30), what: "the broker")
+                            _ = try await connection.request(.workerMessage(.with { $0.kind = outgoing }), timeout: .seconds(30), what: "the broker")
                         } catch let error as BrokerError where error.code != .connectionClosed {
                             await self.updateRefused(error)
                         } catch {}
@@ -139,6 +147,24 @@ final class SceneRuntime {
             // didDisconnect was acknowledged: the system is taking this process away.
             doneSink.finish()
         }
+    }
+
+    /// Queues a scene change: merged into the one not sent yet, or announced to the sender.
+    private func publish(_ update: Windowbroker_V1_SceneUpdate) {
+        guard var pending = pendingSceneUpdate else {
+            pendingSceneUpdate = update
+            updateSink.yield(.sceneUpdate(.init()))
+            return
+        }
+        if update.hasUserActivity { pending.userActivity = update.userActivity }
+        if !update.title.isEmpty { pending.title = update.title }
+        if update.hasActivationConditions { pending.activationConditions = update.activationConditions }
+        pendingSceneUpdate = pending
+    }
+
+    private func takeSceneUpdate() -> Windowbroker_V1_SceneUpdate? {
+        defer { pendingSceneUpdate = nil }
+        return pendingSceneUpdate
     }
 
     private func updateRefused(_ error: BrokerError) {
@@ -250,9 +276,11 @@ final class SceneRuntime {
            connect.availableConfigurations.contains(chosen) {
             session.configuration = chosen
         }
-        let sink = updateSink
         let connection = self.connection
-        let scene = Scene(session: session, publisher: { sink.yield(.sceneUpdate($0)) }, requester: { request in
+        let scene = Scene(session: session, publisher: { [weak self] update in
+            // Scene is main-actor isolated: its publisher is called there.
+            MainActor.assumeIsolated { self?.publish(update) }
+        }, requester: { request in
             guard let connection else { throw BrokerError(.connectionClosed, "the scene is not connected to the broker") }
             let reply = try await connection.request(.controlRequest(.with { $0.kind = request }), timeout: .seconds(60), what: "the broker")
             guard case .controlReply(let control) = reply.body, let kind = control.kind else {
