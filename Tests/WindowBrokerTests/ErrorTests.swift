@@ -115,6 +115,19 @@ final class MalformedFrameTests: BrokerTestCase {
         assertBrokerServes()
     }
 
+    func testAHeaderAnnouncingTooMuchIsRefusedAtOnce() throws {
+        let raw = try RawSocket(path: harness.socketPath, receiveTimeout: 3)
+        try raw.greet()
+        // Only the header: nothing else follows, and the Hello deadline is 10 s away.
+        _ = raw.write(RawSocket.header(200 * 1024 * 1024))
+        let answer = try XCTUnwrap(raw.readFrame(), "answered within 3 s")
+        guard case .error(let error) = answer.body else { return XCTFail("expected an error, got \(answer)") }
+        XCTAssertEqual(error.code, .payloadTooLarge)
+        XCTAssertTrue(error.message.contains("announces"), error.message)
+        XCTAssertTrue(raw.isClosedByPeer())
+        assertBrokerServes()
+    }
+
     func testRandomBytesGetMalformedFrameAndClose() throws {
         let raw = try RawSocket(path: harness.socketPath)
         var generator = SystemRandomNumberGenerator()

@@ -275,3 +275,33 @@ final class UpdateCoalescingTests: BrokerTestCase {
         XCTAssertEqual(try harness.session(note)["title"] as? String, "title 1999")
     }
 }
+
+/// Nothing too large goes unanswered (issue 10, item 3).
+final class ReplySizeTests: BrokerTestCase {
+    func testAReplyTooLargeForAFrameIsAnErrorAndNobodyIsKilled() throws {
+        let note = try harness.openNote("huge")
+        let pid = try XCTUnwrap(try harness.session(note)["pid"] as? Int)
+        let chunk = String(repeating: "y", count: 100_000)
+        var refusals: [String] = []
+        for _ in 0..<11 {
+            let result = harness.wmctl("--json", "send", note, "type", "--arg", "text=\(chunk)")
+            if result.code != 0, let error = (try? result.json() as? [String: Any])?["error"] as? [String: Any] {
+                refusals.append(error["code"] as? String ?? "")
+            }
+        }
+        // Past 1 MiB the scene's reply (which carries the whole text) cannot be framed: each such
+        // request is answered with payloadTooLarge, at once, instead of timing out.
+        XCTAssertFalse(refusals.isEmpty)
+        XCTAssertEqual(Set(refusals), ["payloadTooLarge"])
+        XCTAssertEqual(try harness.session(note)["pid"] as? Int, pid, "the scene was not killed for it")
+        XCTAssertEqual(try harness.state(note), "foregroundActive")
+    }
+
+    func testAHugeTitleIsCappedSoListingsStayWithinAFrame() throws {
+        let title = String(repeating: "t", count: 100_000)
+        for i in 0..<6 { _ = try harness.openNote("t\(i)", title: title, extra: ["--new"]) }
+        let sessions = try harness.jsonList("sessions")
+        XCTAssertEqual(sessions.count, 6)
+        XCTAssertTrue(sessions.allSatisfy { ($0["title"] as? String)?.count == 256 })
+    }
+}

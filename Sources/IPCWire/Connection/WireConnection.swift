@@ -56,16 +56,25 @@ public actor WireConnection {
     }
 
     /// Sends an envelope that expects no answer (a reply, or a pushed event). It touches no
-    /// state of the connection, so replies go straight to the channel without an actor hop.
+    /// state of the connection, so replies go straight to the channel without an actor hop,
+    /// and it returns once the frame is written (or refused).
     public nonisolated func send(_ body: Envelope.OneOf_Body, replyTo: UInt64 = 0) async throws {
         var envelope = Envelope()
         envelope.replyTo = replyTo
         envelope.body = body
-        do { try await outbound.write(envelope) } catch { throw Self.mapWriteError(error) }
+        // Through the pipeline with a promise, not the async writer (whose write returns once
+        // queued): a frame the codec refuses (too large) must fail here, so it can be answered.
+        do { try await channel.writeAndFlush(envelope).get() } catch { throw Self.mapWriteError(error) }
     }
 
+    /// Answers `request`. A reply too large for a frame is answered with that error instead:
+    /// every request gets exactly one answer.
     public nonisolated func reply(to request: Envelope, with body: Envelope.OneOf_Body) async {
-        try? await send(body, replyTo: request.id)
+        do {
+            try await send(body, replyTo: request.id)
+        } catch let error as BrokerError where error.code == .payloadTooLarge {
+            try? await send(.error(BrokerError(.payloadTooLarge, "the reply would exceed the frame limit: \(error.message)").wire), replyTo: request.id)
+        } catch {}
     }
 
     public nonisolated func reply(to request: Envelope, error: BrokerError) async {

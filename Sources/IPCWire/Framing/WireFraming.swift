@@ -10,11 +10,11 @@ extension ChannelPipeline.SynchronousOperations {
     /// then one protobuf `Envelope`. Frames longer than `maxFrameBytes` are refused in both
     /// directions with `BrokerError.payloadTooLarge`; undecodable frames raise `malformedFrame`.
     public func addWireFraming(maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes) throws {
-        // NIOExtras' decoder has no length cap of its own; the handler's buffer cap bounds what a
-        // peer can make us hold to one frame's worth.
+        // The header is checked first (a frame announcing more than the limit is refused at
+        // once), and the handler's buffer cap bounds what a peer can make us hold.
         try addHandler(
             ByteToMessageHandler(
-                LengthFieldBasedFrameDecoder(lengthFieldBitLength: .fourBytes),
+                CappedFrameDecoder(maxFrameBytes: maxFrameBytes),
                 maximumBufferSize: maxFrameBytes + 4
             )
         )
@@ -76,5 +76,34 @@ final class EnvelopeCodec: ChannelDuplexHandler {
         } catch {
             promise?.fail(error)
         }
+    }
+}
+
+/// The 4-byte big-endian length framing with its cap checked on the header. NIOExtras'
+/// `LengthFieldBasedFrameDecoder` has no cap and consumes the header before the body arrives,
+/// so a peer announcing 200 MB would only be refused once that much was buffered (or at a
+/// deadline); this one leaves the reader index at the header until the whole frame is there.
+final class CappedFrameDecoder: ByteToMessageDecoder {
+    typealias InboundOut = ByteBuffer
+    private let maxFrameBytes: Int
+
+    init(maxFrameBytes: Int) {
+        self.maxFrameBytes = maxFrameBytes
+    }
+
+    func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        guard let announced = buffer.getInteger(at: buffer.readerIndex, endianness: .big, as: UInt32.self) else { return .needMoreData }
+        let length = Int(announced)
+        if length > maxFrameBytes {
+            throw BrokerError(.payloadTooLarge, "a frame announces \(length) bytes; the limit is \(maxFrameBytes)")
+        }
+        guard buffer.readableBytes >= 4 + length else { return .needMoreData }
+        buffer.moveReaderIndex(forwardBy: 4)
+        context.fireChannelRead(wrapInboundOut(buffer.readSlice(length: length)!))
+        return .continue
+    }
+
+    func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+        try decode(context: context, buffer: &buffer)
     }
 }

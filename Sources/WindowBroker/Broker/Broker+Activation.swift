@@ -71,7 +71,8 @@ extension Broker {
             guard count < self.configuration.maxSessionsPerApp else {
                 throw BrokerError(.resourceExhausted, "app '\(app.id)' already has \(count) sessions (limit \(self.configuration.maxSessionsPerApp)); close some first")
             }
-            let title = request.activity.map { $0.title.isEmpty ? app.name : $0.title } ?? app.name
+            // Capped on the way in, like a scene's own title updates: what is stored is listed.
+            let title = String((request.activity.map { $0.title.isEmpty ? app.name : $0.title } ?? app.name).prefix(256))
             var session = SceneSession(appID: app.id, configuration: configurationName, role: role, title: title)
             session.presentation = presentation
             session.requestedBy = request.requestedBy
