@@ -73,12 +73,23 @@ extension SessionCommand {
     }
 }
 
-struct Activate: SessionCommand {
+struct Activate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Bring a session to the foreground (relaunched and restored if it has no process).")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The session id.") var session: String
-    static let verb = "activated"
-    static func request(_ command: Windowbroker_V1_SessionCommand) -> ControlRequest { .activate(command) }
+    @Flag(help: "Put a quarantined restoration activity back (see `show`) and try it again.") var retryRestore = false
+
+    func run() async throws {
+        let global = self.global
+        let request = ControlRequest.activate(.with {
+            $0.sessionID = session
+            $0.retryRestore = retryRestore
+        })
+        try await global.withBroker { client in
+            guard case .sessionState(let reply) = try await client.request(request, timeout: .seconds(60)) else { throw BrokerError.unexpectedReply }
+            global.emit(reply, verb: "activated", showingCreated: false)
+        }
+    }
 }
 
 struct Background: SessionCommand {
@@ -172,6 +183,7 @@ struct Show: AsyncParsableCommand {
             }
             object["restorationActivity"] = describe(info.restorationActivity, present: info.hasRestorationActivity)
             object["currentActivity"] = describe(info.currentActivity, present: info.hasCurrentActivity)
+            object["quarantinedRestoration"] = describe(info.quarantinedRestoration, present: info.hasQuarantinedRestoration)
             global.emit(.dictionary(object)) {
                 object.keys.sorted().map { "\($0): \(Output.describe(object[$0]!))" }.joined(separator: "\n")
             }

@@ -305,3 +305,41 @@ final class ReplySizeTests: BrokerTestCase {
         XCTAssertTrue(sessions.allSatisfy { ($0["title"] as? String)?.count == 256 })
     }
 }
+
+/// A restoration that keeps failing does not block its session for good (issue 10, item 7).
+final class PoisonedRestorationTests: BrokerTestCase {
+    override var brokerArguments: [String] { ["--restoration-timeout", "500ms"] }
+
+    func testTwoFailedRestorationsQuarantineTheActivityAndRetryPutsItBack() throws {
+        let note = try harness.openNote("poisoned")
+        try harness.type(note, "precious text")
+        _ = try harness.json("send", note, "set-restore-delay", "--arg", "ms=3000")
+        _ = try harness.json("background", note)
+        _ = try harness.json("reclaim", note)
+
+        for attempt in 1...2 {
+            let failed = try harness.refusal("activate", note)
+            XCTAssertEqual(failed.code, "timedOut", "attempt \(attempt): \(failed.message)")
+        }
+        // The third time the scene starts without it, and says so.
+        let started = try harness.json("activate", note)
+        XCTAssertEqual(started["state"] as? String, "foregroundActive")
+        XCTAssertTrue((started["detail"] as? String ?? "").contains("--retry-restore"), "\(started)")
+        XCTAssertEqual(try harness.noteState(note).text, "", "started fresh")
+        let shown = try harness.json("show", note)
+        let kept = try XCTUnwrap(shown["quarantinedRestoration"] as? [String: Any], "\(shown)")
+        XCTAssertEqual((kept["userInfo"] as? [String: Any])?["text"] as? String, "precious text", "kept, not deleted")
+
+        // Kept across a broker restart, and --retry-restore tries it again.
+        _ = try harness.json("background", note)
+        _ = try harness.json("reclaim", note, "--force")
+        XCTAssertEqual(harness.stop(), 0)
+        try harness.start()
+        XCTAssertNotNil(try harness.json("show", note)["quarantinedRestoration"] as? [String: Any])
+        let retried = try harness.refusal("activate", note, "--retry-restore")
+        XCTAssertEqual(retried.code, "timedOut", "it was tried again: \(retried.message)")
+        let after = try harness.json("show", note)
+        XCTAssertNil(after["quarantinedRestoration"] as? [String: Any], "back in place")
+        XCTAssertNotNil(after["restorationActivity"] as? [String: Any])
+    }
+}

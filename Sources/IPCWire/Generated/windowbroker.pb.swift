@@ -943,6 +943,16 @@ public nonisolated struct Windowbroker_V1_SessionInfo: @unchecked Sendable {
     set {_uniqueStorage()._crashLoopRetryAfterSeconds = newValue}
   }
 
+  /// A restoration activity that failed twice in a row, set aside (kept, not used).
+  public var quarantinedRestoration: Windowbroker_V1_UserActivity {
+    get {_storage._quarantinedRestoration ?? Windowbroker_V1_UserActivity()}
+    set {_uniqueStorage()._quarantinedRestoration = newValue}
+  }
+  /// Returns true if `quarantinedRestoration` has been explicitly set.
+  public var hasQuarantinedRestoration: Bool {_storage._quarantinedRestoration != nil}
+  /// Clears the value of `quarantinedRestoration`. Subsequent reads from it will return its default value.
+  public mutating func clearQuarantinedRestoration() {_uniqueStorage()._quarantinedRestoration = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1001,10 +1011,10 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     set {kind = .open(newValue)}
   }
 
-  public var activate: Windowbroker_V1_SessionCommand {
+  public var activate: Windowbroker_V1_ActivateRequest {
     get {
       if case .activate(let v)? = kind {return v}
-      return Windowbroker_V1_SessionCommand()
+      return Windowbroker_V1_ActivateRequest()
     }
     set {kind = .activate(newValue)}
   }
@@ -1104,7 +1114,7 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     case status(Windowbroker_V1_StatusRequest)
     case apps(Windowbroker_V1_AppsRequest)
     case `open`(Windowbroker_V1_OpenRequest)
-    case activate(Windowbroker_V1_SessionCommand)
+    case activate(Windowbroker_V1_ActivateRequest)
     case background(Windowbroker_V1_SessionCommand)
     case reclaim(Windowbroker_V1_ReclaimRequest)
     case close(Windowbroker_V1_CloseRequest)
@@ -1191,6 +1201,21 @@ public nonisolated struct Windowbroker_V1_SessionCommand: Sendable {
   // methods supported on all messages.
 
   public var sessionID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_ActivateRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var sessionID: String = String()
+
+  /// Put a quarantined restoration activity back and try it again.
+  public var retryRestore: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -3150,7 +3175,7 @@ nonisolated extension Windowbroker_V1_ActivationConditions: SwiftProtobuf.Messag
 
 nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SessionInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}app_id\0\u{1}configuration\0\u{1}role\0\u{1}title\0\u{1}state\0\u{1}pid\0\u{3}created_at\0\u{3}last_active_at\0\u{3}last_disconnect\0\u{3}launch_count\0\u{3}restoration_saved\0\u{3}restoration_activity\0\u{3}pss_bytes\0\u{3}current_activity\0\u{1}presentation\0\u{3}requested_by\0\u{3}crash_loop_retry_after_seconds\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}app_id\0\u{1}configuration\0\u{1}role\0\u{1}title\0\u{1}state\0\u{1}pid\0\u{3}created_at\0\u{3}last_active_at\0\u{3}last_disconnect\0\u{3}launch_count\0\u{3}restoration_saved\0\u{3}restoration_activity\0\u{3}pss_bytes\0\u{3}current_activity\0\u{1}presentation\0\u{3}requested_by\0\u{3}crash_loop_retry_after_seconds\0\u{3}quarantined_restoration\0")
 
   fileprivate class _StorageClass {
     var _id: String = String()
@@ -3171,6 +3196,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
     var _presentation: Windowbroker_V1_PresentationStyle = .standard
     var _requestedBy: String = String()
     var _crashLoopRetryAfterSeconds: Double = 0
+    var _quarantinedRestoration: Windowbroker_V1_UserActivity? = nil
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -3199,6 +3225,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
       _presentation = source._presentation
       _requestedBy = source._requestedBy
       _crashLoopRetryAfterSeconds = source._crashLoopRetryAfterSeconds
+      _quarantinedRestoration = source._quarantinedRestoration
     }
   }
 
@@ -3235,6 +3262,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
         case 16: try { try decoder.decodeSingularEnumField(value: &_storage._presentation) }()
         case 17: try { try decoder.decodeSingularStringField(value: &_storage._requestedBy) }()
         case 18: try { try decoder.decodeSingularDoubleField(value: &_storage._crashLoopRetryAfterSeconds) }()
+        case 19: try { try decoder.decodeSingularMessageField(value: &_storage._quarantinedRestoration) }()
         default: break
         }
       }
@@ -3301,6 +3329,9 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
       if _storage._crashLoopRetryAfterSeconds.bitPattern != 0 {
         try visitor.visitSingularDoubleField(value: _storage._crashLoopRetryAfterSeconds, fieldNumber: 18)
       }
+      try { if let v = _storage._quarantinedRestoration {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -3328,6 +3359,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
         if _storage._presentation != rhs_storage._presentation {return false}
         if _storage._requestedBy != rhs_storage._requestedBy {return false}
         if _storage._crashLoopRetryAfterSeconds != rhs_storage._crashLoopRetryAfterSeconds {return false}
+        if _storage._quarantinedRestoration != rhs_storage._quarantinedRestoration {return false}
         return true
       }
       if !storagesAreEqual {return false}
@@ -3437,7 +3469,7 @@ nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, Swi
         }
       }()
       case 4: try {
-        var v: Windowbroker_V1_SessionCommand?
+        var v: Windowbroker_V1_ActivateRequest?
         var hadOneofValue = false
         if let current = self.kind {
           hadOneofValue = true
@@ -3838,6 +3870,41 @@ nonisolated extension Windowbroker_V1_SessionCommand: SwiftProtobuf.Message, Swi
 
   public static func ==(lhs: Windowbroker_V1_SessionCommand, rhs: Windowbroker_V1_SessionCommand) -> Bool {
     if lhs.sessionID != rhs.sessionID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_ActivateRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ActivateRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}retry_restore\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.sessionID) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.retryRestore) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.sessionID.isEmpty {
+      try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 1)
+    }
+    if self.retryRestore != false {
+      try visitor.visitSingularBoolField(value: self.retryRestore, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_ActivateRequest, rhs: Windowbroker_V1_ActivateRequest) -> Bool {
+    if lhs.sessionID != rhs.sessionID {return false}
+    if lhs.retryRestore != rhs.retryRestore {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

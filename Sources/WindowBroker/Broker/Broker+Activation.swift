@@ -103,9 +103,18 @@ extension Broker {
         }
     }
 
-    public func activate(_ id: UUID, requestedBy: UUID? = nil) async throws -> Outcome {
+    public func activate(_ id: UUID, requestedBy: UUID? = nil, retryRestore: Bool = false) async throws -> Outcome {
         let session = try existingSession(id)
         try checkRequester(requestedBy, mayReach: session.appID)
+        if retryRestore, session.quarantined != nil {
+            try await onSession(id) {
+                try await store.quarantine(id, back: true)
+                let quarantined = sessions[id]?.quarantined  // read first: the write below is exclusive
+                sessions[id]?.restoration = quarantined
+                sessions[id]?.quarantined = nil
+                sessions[id]?.restorationFailures = 0
+            }
+        }
         let request = ActivationRequest(appID: session.appID, sessionID: id, activity: nil, forceNew: false, requestedBy: requestedBy)
         if let requestedBy {
             emit(requestedBy, app: session.appID, .activationRequested(target: id, activityType: "", presentation: .standard))
@@ -144,13 +153,14 @@ extension Broker {
         do {
             (notes, launch) = try await onSession(id) { () async throws -> ([String], LaunchKind) in
                 let wasConnected = sessions[id]?.state.isConnected ?? false
+                let quarantineNote = wasConnected ? nil : try await quarantineIfPoisoned(id)
                 let notes = try await drive(id, to: .foregroundActive, options: .init(activities: activity.map { [$0] } ?? []))
                 if wasConnected, let activity {
                     _ = try await command(id, .continueActivity(.with { $0.activity = activity.wire }),
                                           timeout: configuration.workerTimeout, doing: "continue")
                     emit(id, app: sessions[id]?.appID ?? "", .continued(activityType: activity.activityType))
                 }
-                return (notes, wasConnected ? .existing : workers[id]?.launchKind ?? .spawned)
+                return (quarantineNote.map { [$0] + notes } ?? notes, wasConnected ? .existing : workers[id]?.launchKind ?? .spawned)
             }
         } catch {
             for change in changeFocus({ $0.bringForwardFailed(decision) }) {
@@ -161,6 +171,19 @@ extension Broker {
         }
         for task in others { notes += await task.value }
         return (notes, launch)
+    }
+
+    /// A restoration activity that failed twice in a row is set aside before the next launch:
+    /// the scene starts without it instead of failing for good. Kept, shown by `show`, and put
+    /// back by `activate --retry-restore`.
+    private func quarantineIfPoisoned(_ id: UUID) async throws -> String? {
+        guard let session = sessions[id], session.restorationFailures >= 2, let poisoned = session.restoration else { return nil }
+        try await store.quarantine(id)
+        sessions[id]?.quarantined = poisoned
+        sessions[id]?.restoration = nil
+        sessions[id]?.restorationFailures = 0
+        logger.warning("restoration activity quarantined", metadata: ["session": "\(id)"])
+        return "its restoration activity failed twice in a row; it is set aside (see `wmctl show`) and the scene starts without it; `wmctl activate \(id.uuidString.lowercased()) --retry-restore` tries it again"
     }
 
     /// A focus change the coordinator decided for another scene, run in that scene's turn. It

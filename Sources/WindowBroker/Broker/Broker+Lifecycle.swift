@@ -39,6 +39,9 @@ extension Broker {
                 let event = await perform(step, attempt: attempt, on: id, options: options,
                                           reason: reason ?? .reclaimed, discarding: target == .discarded)
                 if case .restorationCommitted = event { committed = true }
+                if step == .restoreInteractionState {
+                    if case .stepSucceeded = event { sessions[id]?.restorationFailures = 0 } else { sessions[id]?.restorationFailures += 1 }
+                }
                 effects += machine.handle(event)
             case .kill(let why):
                 await terminate(id, reason: why)

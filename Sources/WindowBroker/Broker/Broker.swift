@@ -171,6 +171,9 @@ public actor Broker {
             if includeRestoration, let restoration = session.restoration {
                 $0.restorationActivity = restoration.wire
             }
+            if includeRestoration, let quarantined = session.quarantined {
+                $0.quarantinedRestoration = quarantined.wire
+            }
             if includeRestoration, let current = session.currentActivity {
                 $0.currentActivity = current.wire
             }

@@ -198,7 +198,7 @@ struct ControlRequestHandler: Sendable {
             request.configuration = open.configuration.isEmpty ? nil : open.configuration
             return stateReply(try await broker.open(request))
         case .activate(let command):
-            return stateReply(try await broker.activate(try sessionID(command.sessionID), requestedBy: requester))
+            return stateReply(try await broker.activate(try sessionID(command.sessionID), requestedBy: requester, retryRestore: command.retryRestore))
         case .background(let command):
             return stateReply(try await broker.background(try sessionID(command.sessionID)))
         case .reclaim(let command):

@@ -99,6 +99,10 @@ public struct SceneSession: Sendable, Equatable {
     /// The scene connected at least once during this run (a new session that never did is
     /// removed when its launch fails).
     public var hasConnected = false
+    /// restoreInteractionState failures in a row with the current restoration activity.
+    public var restorationFailures = 0
+    /// A restoration activity set aside after failing twice: kept, not handed to the scene.
+    public var quarantined: UserActivity?
 
     public init(id: UUID = UUID(), appID: String, configuration: String, role: String, title: String, now: Date = Date()) {
         self.id = id

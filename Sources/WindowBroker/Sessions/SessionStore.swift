@@ -150,7 +150,30 @@ public final class SessionStore: Sendable {
                 ALTER TABLE session ADD COLUMN requestedBy TEXT;
                 """)
         }
+        migrator.registerMigration("v3: quarantined restoration activities") { db in
+            try db.execute(sql: """
+                CREATE TABLE quarantinedRestoration (
+                    sessionID TEXT PRIMARY KEY NOT NULL REFERENCES session(id) ON DELETE CASCADE,
+                    activity BLOB NOT NULL,
+                    quarantinedAt DOUBLE NOT NULL
+                );
+                """)
+        }
         return migrator
+    }
+
+    /// Sets the committed restoration activity aside (it failed to restore twice), or puts a
+    /// quarantined one back; one transaction, nothing deleted.
+    public func quarantine(_ id: UUID, back: Bool = false) async throws {
+        let key = id.uuidString
+        try await write { db in
+            let (from, to) = back ? ("quarantinedRestoration", "restorationActivity") : ("restorationActivity", "quarantinedRestoration")
+            guard let activity = try Data.fetchOne(db, sql: "SELECT activity FROM \(from) WHERE sessionID = ?", arguments: [key]) else { return }
+            let column = back ? "savedAt" : "quarantinedAt"
+            try db.execute(sql: "INSERT OR REPLACE INTO \(to) (sessionID, activity, \(column)) VALUES (?, ?, ?)",
+                           arguments: [key, activity, Date().timeIntervalSince1970])
+            try db.execute(sql: "DELETE FROM \(from) WHERE sessionID = ?", arguments: [key])
+        }
     }
 
     /// Every session, with its restoration activity. Sessions that were attached when the
@@ -160,8 +183,9 @@ public final class SessionStore: Sendable {
             try db.execute(sql: "UPDATE session SET lastDisconnect = ?, attached = 0 WHERE attached = 1",
                            arguments: [DisconnectReason.brokerStopped.description])
             let rows = try Row.fetchAll(db, sql: """
-                SELECT s.*, r.activity AS restoration FROM session s
-                LEFT JOIN restorationActivity r ON r.sessionID = s.id ORDER BY s.createdAt
+                SELECT s.*, r.activity AS restoration, q.activity AS quarantined FROM session s
+                LEFT JOIN restorationActivity r ON r.sessionID = s.id
+                LEFT JOIN quarantinedRestoration q ON q.sessionID = s.id ORDER BY s.createdAt
                 """)
             return rows.compactMap { row -> SceneSession? in
                 guard let id = UUID(uuidString: row["id"]) else { return nil }
@@ -179,6 +203,9 @@ public final class SessionStore: Sendable {
                 }
                 if let data = row["restoration"] as Data? {
                     session.restoration = try? UserActivity(serialized: data)
+                }
+                if let data = row["quarantined"] as Data? {
+                    session.quarantined = try? UserActivity(serialized: data)
                 }
                 return session
             }
