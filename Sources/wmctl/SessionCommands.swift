@@ -64,12 +64,15 @@ protocol SessionCommand: AsyncParsableCommand {
 
 extension SessionCommand {
     func run() async throws {
-        let global = self.global
-        let request = Self.request(.with { $0.sessionID = session })
-        try await global.withBroker { client in
-            guard case .sessionState(let reply) = try await client.request(request, timeout: .seconds(60)) else { throw BrokerError.unexpectedReply }
-            global.emit(reply, verb: Self.verb, showingCreated: false)
-        }
+        try await runStateRequest(Self.request(.with { $0.sessionID = session }), verb: Self.verb, global: global)
+    }
+}
+
+/// Sends a request the broker answers with a session's state, and prints that.
+func runStateRequest(_ request: ControlRequest, verb: String, global: GlobalOptions) async throws {
+    try await global.withBroker { client in
+        guard case .sessionState(let reply) = try await client.request(request, timeout: .seconds(60)) else { throw BrokerError.unexpectedReply }
+        global.emit(reply, verb: verb, showingCreated: false)
     }
 }
 
@@ -80,15 +83,11 @@ struct Activate: AsyncParsableCommand {
     @Flag(help: "Put a quarantined restoration activity back (see `show`) and try it again.") var retryRestore = false
 
     func run() async throws {
-        let global = self.global
         let request = ControlRequest.activate(.with {
             $0.sessionID = session
             $0.retryRestore = retryRestore
         })
-        try await global.withBroker { client in
-            guard case .sessionState(let reply) = try await client.request(request, timeout: .seconds(60)) else { throw BrokerError.unexpectedReply }
-            global.emit(reply, verb: "activated", showingCreated: false)
-        }
+        try await runStateRequest(request, verb: "activated", global: global)
     }
 }
 
@@ -109,15 +108,11 @@ struct Reclaim: AsyncParsableCommand {
     @Flag(help: "Reclaim even if the latest state cannot be saved (it is lost).") var force = false
 
     func run() async throws {
-        let global = self.global
         let request = ControlRequest.reclaim(.with {
             $0.sessionID = session
             $0.force = force
         })
-        try await global.withBroker { client in
-            guard case .sessionState(let reply) = try await client.request(request, timeout: .seconds(60)) else { throw BrokerError.unexpectedReply }
-            global.emit(reply, verb: "reclaimed", showingCreated: false)
-        }
+        try await runStateRequest(request, verb: "reclaimed", global: global)
     }
 }
 
