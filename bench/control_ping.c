@@ -11,15 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int full(int fd, void *buf, size_t n, int writing) {
-    size_t done = 0;
-    while (done < n) {
-        ssize_t r = writing ? write(fd, (char *)buf + done, n - done) : read(fd, (char *)buf + done, n - done);
-        if (r <= 0) return -1;
-        done += (size_t)r;
-    }
-    return 0;
-}
+#include "bench.h"
 
 /* Reads one frame into buf (at most cap bytes); returns its length or -1. */
 static int read_frame(int fd, unsigned char *buf, size_t cap) {
@@ -28,11 +20,6 @@ static int read_frame(int fd, unsigned char *buf, size_t cap) {
     uint32_t n = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
     if (n > cap || full(fd, buf, n, 0) != 0) return -1;
     return (int)n;
-}
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 int main(int argc, char **argv) {
@@ -58,7 +45,6 @@ int main(int argc, char **argv) {
         samples[i] = (b.tv_sec - a.tv_sec) * 1e6 + (b.tv_nsec - a.tv_nsec) / 1e3;
     }
     close(fd);
-    qsort(samples, (size_t)n, sizeof *samples, cmp);
-    printf("%.1f\n", samples[n / 2]);
+    printf("%.1f\n", median(samples, n));
     return 0;
 }

@@ -10,20 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int full(int fd, void *buf, size_t n, int writing) {
-    size_t done = 0;
-    while (done < n) {
-        ssize_t r = writing ? write(fd, (char *)buf + done, n - done) : read(fd, (char *)buf + done, n - done);
-        if (r <= 0) return -1;
-        done += (size_t)r;
-    }
-    return 0;
-}
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
+#include "bench.h"
 
 int main(int argc, char **argv) {
     int n = argc > 1 ? atoi(argv[1]) : 2000;
@@ -49,7 +36,6 @@ int main(int argc, char **argv) {
     }
     close(sv[0]);
     waitpid(pid, NULL, 0);
-    qsort(samples, (size_t)n, sizeof *samples, cmp);
-    printf("%.1f\n", samples[n / 2]);
+    printf("%.1f\n", median(samples, n));
     return 0;
 }

@@ -7,6 +7,8 @@
 #include <systemd/sd-bus.h>
 #include <time.h>
 
+#include "bench.h"
+
 static int echo(sd_bus_message *m, void *userdata, sd_bus_error *error) {
     const char *text;
     int r = sd_bus_message_read(m, "s", &text);
@@ -19,11 +21,6 @@ static const sd_bus_vtable vtable[] = {
     SD_BUS_METHOD("Echo", "s", "s", echo, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_VTABLE_END,
 };
-
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 static sd_bus *open_bus(const char *address) {
     sd_bus *bus = NULL;
@@ -66,7 +63,6 @@ int main(int argc, char **argv) {
         sd_bus_message_unref(reply);
         samples[i] = (b.tv_sec - a.tv_sec) * 1e6 + (b.tv_nsec - a.tv_nsec) / 1e3;
     }
-    qsort(samples, (size_t)n, sizeof *samples, cmp);
-    printf("%.1f\n", samples[n / 2]);
+    printf("%.1f\n", median(samples, n));
     return 0;
 }

@@ -9,12 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
-extern char **environ;
+#include "bench.h"
 
-static int cmp(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
+extern char **environ;
 
 int main(int argc, char **argv) {
     if (argc < 3) return 2;
@@ -40,7 +37,6 @@ int main(int argc, char **argv) {
         waitpid(pid, NULL, 0);
         posix_spawn_file_actions_destroy(&actions);
     }
-    qsort(samples, (size_t)n, sizeof *samples, cmp);
-    printf("%.2f\n", samples[n / 2]);
+    printf("%.2f\n", median(samples, n));
     return 0;
 }

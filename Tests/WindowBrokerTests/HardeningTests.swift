@@ -49,24 +49,8 @@ final class StoreIntegrityTests: BrokerTestCase {
     /// Runs a second windowbrokerd on this test's store (another runtime dir); returns its exit
     /// status and output.
     private func secondBroker() throws -> (code: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: BrokerHarness.binDirectory + "/windowbrokerd")
-        process.arguments = ["--apps-dir", harness.appsDirectory, "--state-dir", harness.stateDirectory,
-                             "--runtime-dir", harness.stateDirectory + "/../second-run", "--log", "stderr"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        harness.remember(pid: process.processIdentifier)
-        // A second broker that does not refuse would serve on: stop it so the test fails, not
-        // hangs (cancelled once it has exited, so no later process with that pid is hit).
-        let pid = process.processIdentifier
-        let stopper = DispatchWorkItem { kill(pid, SIGKILL) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 10, execute: stopper)
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        stopper.cancel()
-        return (process.terminationStatus, output)
+        try harness.runDaemon(["--apps-dir", harness.appsDirectory, "--state-dir", harness.stateDirectory,
+                               "--runtime-dir", harness.stateDirectory + "/../second-run", "--log", "stderr"])
     }
 
     func testASecondBrokerOnTheSameStoreExitsAndTouchesNothing() throws {
@@ -136,21 +120,7 @@ final class StoreIntegrityTests: BrokerTestCase {
 /// Small defects: flags that crashed the daemon, a clean exit reported as a crash.
 final class SmallDefectTests: BrokerTestCase {
     private func daemon(_ arguments: [String]) throws -> (code: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: BrokerHarness.binDirectory + "/windowbrokerd")
-        process.arguments = ["--state-dir", harness.stateDirectory + "-flags", "--runtime-dir", harness.stateDirectory + "-flags-run"] + arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        harness.remember(pid: process.processIdentifier)
-        let pid = process.processIdentifier
-        let stopper = DispatchWorkItem { kill(pid, SIGKILL) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 10, execute: stopper)
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        stopper.cancel()
-        return (process.terminationStatus, output)
+        try harness.runDaemon(["--state-dir", harness.stateDirectory + "-flags", "--runtime-dir", harness.stateDirectory + "-flags-run"] + arguments)
     }
 
     func testNonFiniteSizesAndBadSpansAreUsageErrors() throws {

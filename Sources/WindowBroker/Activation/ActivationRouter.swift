@@ -30,9 +30,6 @@ public struct ActivationRequest: Sendable {
     }
 }
 
-extension FocusCoordinator.Presentation {
-    public var wire: Windowbroker_V1_PresentationStyle { self == .prominent ? .prominent : .standard }
-}
 
 /// Where an activation goes.
 public enum ActivationDecision: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import Foundation
+import IPCWire
 
 /// The one thing decided atomically across sessions: which scene is meant to be active and
 /// which are meant to be in the foreground (split view holds `maxForeground`). Every other
@@ -48,10 +49,6 @@ public struct FocusCoordinator: Sendable, Equatable {
         public var resigning: UUID? {
             changes.first { $0.id == previousActive }?.id
         }
-    }
-
-    public enum Presentation: String, Sendable, Equatable {
-        case standard, prominent
     }
 
     /// The prominent scene that keeps `id` from being activated, if any.

@@ -11,8 +11,8 @@ extension Broker {
         public var notes: [String]
         /// For open and activate: how the scene's process came to be.
         public var launch: LaunchKind?
-        /// For open and activate: the presentation used.
-        public var presentation: FocusCoordinator.Presentation?
+        /// For open and activate: the presentation used (never `automatic`).
+        public var presentation: Presentation?
     }
 
     /// The reply for a request about `id`, with the session's state as it is now.
@@ -35,15 +35,12 @@ extension Broker {
     /// The presentation an activation gets. A prominent scene that is up refuses every other
     /// activation. `automatic` is prominent exactly when the standard placement would push a
     /// scene out of the foreground (the split is full), standard otherwise.
-    func presentation(for request: ActivationRequest, target: UUID?) throws(BrokerError) -> FocusCoordinator.Presentation {
+    func presentation(_ requested: Presentation, target: UUID?) throws(BrokerError) -> Presentation {
         if let blocking = target.map({ focus.blockingProminent(for: $0) }) ?? focus.prominent {
             throw BrokerError(.requestDenied, "session \(blocking.uuidString.lowercased()) is presented prominently; dismiss it first (`wmctl close` or `wmctl background`)")
         }
-        switch request.presentation {
-        case .standard: return .standard
-        case .prominent: return .prominent
-        case .automatic: return focus.standardPlacementEvicts(adding: target) ? .prominent : .standard
-        }
+        guard requested == .automatic else { return requested }
+        return focus.standardPlacementEvicts(adding: target) ? .prominent : .standard
     }
 
     public func open(_ request: ActivationRequest) async throws -> Outcome {
@@ -61,11 +58,11 @@ extension Broker {
         }
         switch route {
         case .existing(let id, let reason):
-            let presentation = try presentation(for: request, target: id)
+            let presentation = try presentation(request.presentation, target: id)
             let (notes, launch) = try await bringForward(id, activity: request.activity, presentation: presentation, requestedBy: request.requestedBy)
             return outcome(id, notes: ["\(reason): session \(id.uuidString.lowercased())"] + notes, launch: launch)
         case .create(let configurationName, let role):
-            let presentation = try presentation(for: request, target: nil)
+            let presentation = try presentation(request.presentation, target: nil)
             try checkRoomForLaunch()
             let count = sessions.values.filter { $0.appID == app.id }.count
             guard count < self.configuration.maxSessionsPerApp else {
@@ -115,11 +112,10 @@ extension Broker {
                 sessions[id]?.restorationFailures = 0
             }
         }
-        let request = ActivationRequest(appID: session.appID, sessionID: id, activity: nil, forceNew: false, requestedBy: requestedBy)
         if let requestedBy {
             emit(requestedBy, app: session.appID, .activationRequested(target: id, activityType: "", presentation: .standard))
         }
-        let (notes, launch) = try await bringForward(id, activity: nil, presentation: try presentation(for: request, target: id), requestedBy: requestedBy)
+        let (notes, launch) = try await bringForward(id, activity: nil, presentation: try presentation(.standard, target: id), requestedBy: requestedBy)
         return outcome(id, notes: notes, launch: launch)
     }
 
@@ -130,7 +126,7 @@ extension Broker {
     /// becomes active only after the previously active one has resigned (the active slot). If
     /// this scene fails, the previously active one is active again.
     private func bringForward(
-        _ id: UUID, activity: UserActivity?, presentation: FocusCoordinator.Presentation, requestedBy: UUID?
+        _ id: UUID, activity: UserActivity?, presentation: Presentation, requestedBy: UUID?
     ) async throws -> (notes: [String], launch: LaunchKind) {
         if workers[id] == nil { try checkRoomForLaunch() }
         let decision = changeFocus { presentation == .prominent ? $0.present(id) : $0.bringForward(id, beside: requestedBy) }

@@ -160,7 +160,7 @@ extension Broker {
             throw BrokerError(.unknownApp, "app '\(session.appID)' is not installed any more (no manifest); the session is kept")
         }
         if let wait = startLimit.retryAfter(app.id) {
-            let seconds = Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18
+            let seconds = wait.seconds
             throw BrokerError(
                 .crashLoop,
                 "app '\(app.id)' failed to start or crashed \(startLimit.burst) times within \(startLimit.interval.formattedSeconds); new scenes are refused for another \(Int(seconds.rounded(.up))) s",

@@ -166,7 +166,7 @@ public actor Broker {
             $0.presentation = session.presentation.wire
             $0.requestedBy = session.requestedBy?.uuidString.lowercased() ?? ""
             if let wait = startLimit.retryAfter(session.appID) {
-                $0.crashLoopRetryAfterSeconds = Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18
+                $0.crashLoopRetryAfterSeconds = wait.seconds
             }
             if includeRestoration, let restoration = session.restoration {
                 $0.restorationActivity = restoration.wire

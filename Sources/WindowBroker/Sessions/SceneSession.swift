@@ -94,7 +94,7 @@ public struct SceneSession: Sendable, Equatable {
     public var currentActivity: UserActivity?
     public var activationConditions: ActivationConditions
     /// How the scene was last brought forward, and the scene that asked for it (nil: wmctl).
-    public var presentation: FocusCoordinator.Presentation = .standard
+    public var presentation: Presentation = .standard
     public var requestedBy: UUID?
     /// The scene connected at least once during this run (a new session that never did is
     /// removed when its launch fails).

@@ -195,7 +195,7 @@ public final class SessionStore: Sendable {
                 session.lastActiveAt = Date(timeIntervalSince1970: row["lastActiveAt"])
                 session.lastDisconnect = (row["lastDisconnect"] as String?).flatMap(DisconnectReason.init(stored:))
                 session.launchCount = row["launchCount"]
-                session.presentation = (row["presentation"] as String?).flatMap(FocusCoordinator.Presentation.init(rawValue:)) ?? .standard
+                session.presentation = (row["presentation"] as String?).flatMap(Presentation.init(rawValue:)) ?? .standard
                 session.requestedBy = (row["requestedBy"] as String?).flatMap(UUID.init(uuidString:))
                 if let data = row["activationConditions"] as Data?,
                    let conditions = try? JSONDecoder().decode(ActivationConditions.self, from: data) {

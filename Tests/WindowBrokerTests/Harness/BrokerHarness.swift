@@ -166,6 +166,27 @@ final class BrokerHarness {
         }
     }
 
+    /// Runs another windowbrokerd to completion (one expected to refuse or fail); its exit
+    /// status and output. One that serves on instead is killed after 10 s, so the test fails
+    /// rather than hangs (the kill is cancelled once it exits: no later process is hit).
+    func runDaemon(_ arguments: [String]) throws -> (code: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.binDirectory + "/windowbrokerd")
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        remember(pid: process.processIdentifier)
+        let pid = process.processIdentifier
+        let stopper = DispatchWorkItem { kill(pid, SIGKILL) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 10, execute: stopper)
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        stopper.cancel()
+        return (process.terminationStatus, output)
+    }
+
     /// `wmctl watch ARGS`, returned once the broker has subscribed it: no later event is missed.
     func startWatch(_ arguments: [String]) throws -> Running {
         let watch = try start(wmctl: ["--json", "watch"] + arguments)
