@@ -18,6 +18,14 @@ public enum WireProtocol {
     public static let defaultMaxActivityBytes = 256 << 10
     /// Deepest nesting of lists and dictionaries accepted in `userInfo`.
     public static let maxUserInfoDepth = 32
+    /// Largest encoded payload of one update event (like an activity's).
+    public static let defaultMaxUpdatePayloadBytes = 256 << 10
+    /// All shared defaults of one app together, encoded: a connecting scene gets them in one frame.
+    public static let defaultMaxDefaultsBytes = 256 << 10
+    /// One scene's storage, encoded: it travels with every connection of the scene.
+    public static let defaultMaxSceneStorageBytes = 64 << 10
+    /// Longest key of a default or of scene storage, in UTF-8 bytes; an update's name too.
+    public static let maxKeyBytes = 256
 }
 
 extension Windowbroker_V1_Hello {

@@ -54,6 +54,14 @@ public protocol SceneDelegate: AnyObject {
     /// Memory is short and this scene is in the background: drop caches, keep user data.
     /// Return how many bytes were freed (reported to the broker).
     func didReceiveMemoryWarning(_ scene: Scene, level: MemoryWarningLevel) -> Int
+    /// An update event posted by a scene of this app (this one included) or from outside, in
+    /// the app's order (`update.sequence` only grows). Update the UI from it.
+    func didReceive(_ scene: Scene, update: UpdateEvent)
+    /// This scene fell behind: its queue at the broker overflowed and updates `from...to`
+    /// were dropped. `scene.defaults` is already current; reload the rest from the model.
+    func updatesDropped(_ scene: Scene, from: UInt64, to: UInt64)
+    /// A shared default changed (by any scene of the app, this one included, or by wmctl).
+    func defaultsDidChange(_ scene: Scene, key: String, value: PlistValue?)
 }
 
 public enum MemoryWarningLevel: String, Sendable {
@@ -74,6 +82,9 @@ extension SceneDelegate {
     public func refresh(_ scene: Scene) {}
     public func updateRefused(_ scene: Scene, error: BrokerError) {}
     public func didReceiveMemoryWarning(_ scene: Scene, level: MemoryWarningLevel) -> Int { 0 }
+    public func didReceive(_ scene: Scene, update: UpdateEvent) {}
+    public func updatesDropped(_ scene: Scene, from: UInt64, to: UInt64) {}
+    public func defaultsDidChange(_ scene: Scene, key: String, value: PlistValue?) {}
 }
 
 /// What the session looks like from inside the scene.

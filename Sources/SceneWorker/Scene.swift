@@ -1,3 +1,4 @@
+import Foundation
 import IPCWire
 
 /// The scene this process hosts. Setting `title`, `userActivity` or the activation conditions
@@ -31,17 +32,83 @@ public final class Scene {
         }
     }
 
+    /// The app's shared defaults (every scene of the app sees the same, changes included).
+    public let defaults: SharedDefaults
+    /// This scene's own storage, saved with its session.
+    public let storage: SceneStorage
+    /// The sequence of the last update this scene received (events, defaults changes and
+    /// drop notices share the app's one order; it only grows).
+    public private(set) var lastUpdateSequence: UInt64
+
     private let publisher: @Sendable (Windowbroker_V1_SceneUpdate) -> Void
     private let requester: @Sendable (ControlRequest) async throws -> ControlReply
+    /// Requests that must keep their order with this scene's other messages (posts, defaults).
+    private let orderedRequester: @Sendable (ControlRequest) async throws -> ControlReply
+    private var updateSinks: [UUID: AsyncStream<UpdateEvent>.Continuation] = [:]
 
     init(
-        session: SceneSessionInfo, publisher: @escaping @Sendable (Windowbroker_V1_SceneUpdate) -> Void,
-        requester: @escaping @Sendable (ControlRequest) async throws -> ControlReply
+        session: SceneSessionInfo, sync: SyncSnapshot,
+        publisher: @escaping @Sendable (Windowbroker_V1_SceneUpdate) -> Void,
+        requester: @escaping @Sendable (ControlRequest) async throws -> ControlReply,
+        orderedRequester: @escaping @Sendable (ControlRequest) async throws -> ControlReply,
+        storageWriter: @escaping (String, PlistValue?) -> Void
     ) {
         self.session = session
         self.title = session.title
         self.publisher = publisher
         self.requester = requester
+        self.orderedRequester = orderedRequester
+        self.lastUpdateSequence = sync.sequence
+        self.storage = SceneStorage(sync.storage, onWrite: storageWriter)
+        self.defaults = SharedDefaults(sync.defaults) { key, value in
+            _ = try await orderedRequester(.defaults(.with {
+                $0.key = key
+                if let value { $0.value = value.wire } else { $0.remove = true }
+            }))
+        }
+    }
+
+    // MARK: - Keeping scenes in sync
+
+    /// Posts an event to every connected scene of this app, this one included (one-way data
+    /// flow: the model posts, every scene updates from what it receives). Returns the event's
+    /// sequence. Throws `payloadTooLarge` or `invalidUserInfo` for a payload the broker refuses.
+    @discardableResult
+    public func post(_ event: UpdateEvent) async throws -> UInt64 {
+        let reply = try await orderedRequester(.post(.with {
+            $0.name = event.name
+            $0.payload = PlistValue.wire(dictionary: event.payload)
+        }))
+        guard case .post(let posted) = reply else {
+            throw BrokerError(.malformedFrame, "the broker answered a post with something else")
+        }
+        return posted.sequence
+    }
+
+    /// Every update event this scene receives from now on, in the app's order. Each access is
+    /// a new subscription; `SceneDelegate.didReceive(_:update:)` sees the same events.
+    public var updates: AsyncStream<UpdateEvent> {
+        let (stream, sink) = AsyncStream.makeStream(of: UpdateEvent.self, bufferingPolicy: .bufferingNewest(1024))
+        let id = UUID()
+        updateSinks[id] = sink
+        sink.onTermination = { [weak self] _ in
+            Task { @MainActor in self?.updateSinks[id] = nil }
+        }
+        return stream
+    }
+
+    func received(sequence: UInt64) {
+        lastUpdateSequence = max(lastUpdateSequence, sequence)
+    }
+
+    func broadcast(_ event: UpdateEvent) {
+        for sink in updateSinks.values { sink.yield(event) }
+    }
+
+    func finishUpdates() {
+        for sink in updateSinks.values { sink.finish() }
+        updateSinks.removeAll()
+        defaults.finish()
     }
 
     // MARK: - Asking for scenes (UIApplication.requestSceneSessionActivation and friends)
@@ -87,6 +154,14 @@ public final class Scene {
     private func publish(_ update: Windowbroker_V1_SceneUpdate) {
         publisher(update)
     }
+}
+
+/// What the broker hands a connecting scene besides its session: the app's defaults, the
+/// scene's storage, and where in the app's order of updates it joins.
+struct SyncSnapshot {
+    var defaults: [String: PlistValue] = [:]
+    var storage: [String: PlistValue] = [:]
+    var sequence: UInt64 = 0
 }
 
 public struct ActivationRequestOptions: Sendable {

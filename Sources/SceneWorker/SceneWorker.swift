@@ -46,9 +46,12 @@ final class SceneRuntime {
     private var scene: Scene?
     private var delegate: (any SceneDelegate)?
     private var launched = false
-    /// Unsolicited messages to the broker (scene updates, restoration extensions), in order.
-    private let updates: AsyncStream<Windowbroker_V1_WorkerMessage.OneOf_Kind>
-    private let updateSink: AsyncStream<Windowbroker_V1_WorkerMessage.OneOf_Kind>.Continuation
+    /// What the scene sends on its own (scene updates, storage, posts, defaults writes,
+    /// restoration extensions), in the order it happened, each answered before the next.
+    private let outgoing: AsyncStream<Outgoing>
+    private let outgoingSink: AsyncStream<Outgoing>.Continuation
+    /// Items yielded to `outgoing` and not yet answered.
+    private var outgoingInFlight = 0
     /// Set once didDisconnect has been acknowledged: the process ends.
     private var finished = false
     private let done: AsyncStream<Void>
@@ -58,10 +61,22 @@ final class SceneRuntime {
     /// Scene changes not sent yet, merged field by field: a scene that changes its title a
     /// thousand times while one update is on its way sends the latest, not a thousand.
     private var pendingSceneUpdate: Windowbroker_V1_SceneUpdate?
+    /// Storage writes not sent yet, merged the same way.
+    private var pendingStorage: PendingStorage?
+
+    enum Outgoing: Sendable {
+        /// The merged scene update or storage change, taken when its turn comes.
+        case sceneUpdate
+        case storage
+        case message(Windowbroker_V1_WorkerMessage.OneOf_Kind)
+        case request(ControlRequest, CheckedContinuation<ControlReply, any Error>)
+        /// Resumed once everything before it was answered.
+        case barrier(CheckedContinuation<Void, Never>)
+    }
 
     init(app: any AppDelegate) {
         self.app = app
-        (updates, updateSink) = AsyncStream.makeStream(of: Windowbroker_V1_WorkerMessage.OneOf_Kind.self)
+        (outgoing, outgoingSink) = AsyncStream.makeStream(of: Outgoing.self)
         (done, doneSink) = AsyncStream.makeStream(of: Void.self)
     }
 
@@ -94,25 +109,14 @@ final class SceneRuntime {
                         Task { @MainActor in await self.handle(envelope, connection: connection) }
                     }
                 }
-                let updates = self.updates
+                let outgoing = self.outgoing
                 let done = self.done
                 group.addTask {
                     for await _ in done {}
                 }
                 group.addTask {
-                    // Each update is a request: a refused one (an activity type the app never
-                    // declared, an oversized activity) reaches the scene's delegate.
-                    for await message in updates {
-                        var outgoing = message
-                        if case .sceneUpdate = message {
-                            guard let merged = await self.takeSceneUpdate() else { continue }
-                            outgoing = .sceneUpdate(merged)
-                        }
-                        do {
-                            _ = try await connection.request(.workerMessage(.with { $0.kind = outgoing }), timeout: .seconds(30), what: "the broker")
-                        } catch let error as BrokerError where error.code != .connectionClosed {
-                            await self.updateRefused(error)
-                        } catch {}
+                    for await item in outgoing {
+                        await self.send(item, on: connection)
                     }
                 }
                 let welcome = try await connection.request(
@@ -127,16 +131,71 @@ final class SceneRuntime {
                 // The connection ends when the broker closes it or after didDisconnect; leaving
                 // executeThenClose closes the channel after the last reply has been written.
                 _ = try await group.next()
-                self.updateSink.finish()
+                self.outgoingSink.finish()
                 group.cancelAll()
             }
         }
+    }
+
+    /// Sends one outgoing item and waits for its answer. Each one is a request: a refused
+    /// scene update or storage change (an undeclared activity type, an oversized value)
+    /// reaches the scene's delegate.
+    nonisolated private func send(_ item: Outgoing, on connection: WireConnection) async {
+        defer { Task { @MainActor in self.outgoingInFlight -= 1 } }
+        let message: Windowbroker_V1_WorkerMessage.OneOf_Kind
+        switch item {
+        case .barrier(let waiter):
+            waiter.resume()
+            return
+        case .request(let request, let waiter):
+            do {
+                let reply = try await connection.request(.controlRequest(.with { $0.kind = request }), timeout: .seconds(60), what: "the broker")
+                guard case .controlReply(let control) = reply.body, let kind = control.kind else {
+                    throw BrokerError(.malformedFrame, "the broker sent an unexpected reply")
+                }
+                waiter.resume(returning: kind)
+            } catch {
+                waiter.resume(throwing: error)
+            }
+            return
+        case .sceneUpdate:
+            guard let merged = await takeSceneUpdate() else { return }
+            message = .sceneUpdate(merged)
+        case .storage:
+            guard let merged = await takeStorage() else { return }
+            message = .storage(merged.wire)
+        case .message(let kind):
+            message = kind
+        }
+        do {
+            _ = try await connection.request(.workerMessage(.with { $0.kind = message }), timeout: .seconds(30), what: "the broker")
+        } catch let error as BrokerError where error.code != .connectionClosed {
+            await updateRefused(error)
+        } catch {}
+    }
+
+    private func enqueue(_ item: Outgoing) {
+        outgoingInFlight += 1
+        outgoingSink.yield(item)
+    }
+
+    /// A control request in this scene's order (after the updates and storage it wrote before).
+    private func orderedRequest(_ request: ControlRequest) async throws -> ControlReply {
+        try await withCheckedThrowingContinuation { enqueue(.request(request, $0)) }
+    }
+
+    /// Returns once everything the scene sent so far has been answered: a reply to the broker
+    /// must not overtake the storage and updates that led to it.
+    private func flushOutgoing() async {
+        guard outgoingInFlight > 0 else { return }
+        await withCheckedContinuation { enqueue(.barrier($0)) }
     }
 
     private func handle(_ envelope: Envelope, connection: WireConnection) async {
         guard case .workerCommand(let command) = envelope.body, let kind = command.kind else { return }
         do {
             let reply = try await perform(kind)
+            await flushOutgoing()
             await connection.reply(to: envelope, with: .workerMessage(.with { $0.kind = reply }))
         } catch let error as BrokerError {
             await connection.reply(to: envelope, error: error)
@@ -153,7 +212,7 @@ final class SceneRuntime {
     private func publish(_ update: Windowbroker_V1_SceneUpdate) {
         guard var pending = pendingSceneUpdate else {
             pendingSceneUpdate = update
-            updateSink.yield(.sceneUpdate(.init()))
+            enqueue(.sceneUpdate)
             return
         }
         if update.hasUserActivity { pending.userActivity = update.userActivity }
@@ -165,6 +224,41 @@ final class SceneRuntime {
     private func takeSceneUpdate() -> Windowbroker_V1_SceneUpdate? {
         defer { pendingSceneUpdate = nil }
         return pendingSceneUpdate
+    }
+
+    private func writeStorage(_ key: String, _ value: PlistValue?) {
+        if pendingStorage == nil {
+            pendingStorage = PendingStorage()
+            enqueue(.storage)
+        }
+        pendingStorage?.record(key, value)
+    }
+
+    private func takeStorage() -> PendingStorage? {
+        defer { pendingStorage = nil }
+        return pendingStorage
+    }
+
+    /// The next update in the app's order: an event, a defaults change, or the notice that
+    /// some were dropped (the defaults come with it; the rest the scene resynchronises itself).
+    private func deliver(_ delivery: Windowbroker_V1_UpdateDelivery) throws {
+        let (scene, delegate) = try requireScene()
+        guard delivery.sequence > scene.lastUpdateSequence else { return }  // at most once
+        scene.received(sequence: delivery.sequence)
+        switch delivery.kind {
+        case .event(let wire):
+            let event = try UpdateEvent(wire: wire, sequence: delivery.sequence)
+            delegate.didReceive(scene, update: event)
+            scene.broadcast(event)
+        case .defaultsChanged(let change):
+            let value = change.removed ? nil : try PlistValue(wire: change.value, path: change.key)
+            scene.defaults.apply(key: change.key, value: value)
+        case .dropped(let dropped):
+            scene.defaults.resync(try PlistValue.dictionary(wire: dropped.defaults, path: "defaults"))
+            delegate.updatesDropped(scene, from: dropped.from, to: dropped.to)
+        case nil:
+            throw BrokerError(.invalidRequest, "an update delivery with nothing in it")
+        }
     }
 
     private func updateRefused(_ error: BrokerError) {
@@ -184,8 +278,7 @@ final class SceneRuntime {
         case .restoreInteractionState(let restore):
             let (scene, delegate) = try requireScene()
             let activity = try UserActivity(wire: restore.activity, maxBytes: .max)
-            let sink = updateSink
-            let request = RestorationRequest { sink.yield(.restorationExtended(.init())) }
+            let request = RestorationRequest { [weak self] in self?.enqueue(.message(.restorationExtended(.init()))) }
             delegate.restoreInteractionState(scene, with: activity, restoration: request)
             await request.waitForCompletion()
             return .ack(.init())
@@ -235,8 +328,12 @@ final class SceneRuntime {
             case .declined(let reason):
                 return .actionResult(.with { $0.declineReason = reason })
             }
+        case .update(let delivery):
+            try deliver(delivery)
+            return .ack(.init())
         case .disconnect(let disconnect):
             if let scene, let delegate {
+                scene.finishUpdates()
                 delegate.didDisconnect(scene)
                 if disconnect.discarded { app.didDiscardSceneSessions([scene.session.id]) }
             }
@@ -277,7 +374,11 @@ final class SceneRuntime {
             session.configuration = chosen
         }
         let connection = self.connection
-        let scene = Scene(session: session, publisher: { [weak self] update in
+        let sync = SyncSnapshot(
+            defaults: (try? PlistValue.dictionary(wire: connect.defaults, path: "defaults")) ?? [:],
+            storage: (try? PlistValue.dictionary(wire: connect.storage, path: "storage")) ?? [:],
+            sequence: connect.updateSequence)
+        let scene = Scene(session: session, sync: sync, publisher: { [weak self] update in
             // Scene is main-actor isolated: its publisher is called there.
             MainActor.assumeIsolated { self?.publish(update) }
         }, requester: { request in
@@ -287,8 +388,21 @@ final class SceneRuntime {
                 throw BrokerError(.malformedFrame, "the broker sent an unexpected reply")
             }
             return kind
+        }, orderedRequester: { [weak self] request in
+            guard let self else { throw BrokerError(.connectionClosed, "the scene is not connected to the broker") }
+            return try await self.orderedRequest(request)
+        }, storageWriter: { [weak self] key, value in
+            self?.writeStorage(key, value)
         })
         let delegate = app.makeSceneDelegate(for: session)
+        scene.defaults.onChange = { [weak scene, weak delegate] key, value in
+            guard let scene, let delegate else { return }
+            delegate.defaultsDidChange(scene, key: key, value: value)
+        }
+        scene.defaults.onRefused = { [weak scene, weak delegate] error in
+            guard let scene, let delegate else { return }
+            delegate.updateRefused(scene, error: error)
+        }
         self.scene = scene
         self.delegate = delegate
         delegate.willConnect(to: scene, options: options)

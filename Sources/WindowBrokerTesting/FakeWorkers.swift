@@ -214,6 +214,7 @@ public actor FakeWorker {
         case .discardSessions: "discardSessions"
         case .memoryWarning: "memoryWarning"
         case .refresh: "refresh"
+        case .update(let delivery): "update:\(delivery.sequence)"
         }
     }
 }

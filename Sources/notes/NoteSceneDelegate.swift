@@ -21,6 +21,15 @@ final class NoteSceneDelegate: SceneDelegate {
     var continued: [String] = []
     /// Codes of the scene updates the broker refused.
     var refusedUpdates: [String] = []
+    /// Update events received, the sequences of everything received in the app's order
+    /// (the last 512), and the drop notices (from, to).
+    var updatesReceived = 0
+    var sequences: [UInt64] = []
+    var droppedUpdates: [(UInt64, UInt64)] = []
+    /// The shared default `toolbarHidden`, as observed (the KVO pattern), and as it was in willConnect.
+    var toolbarHidden = false
+    var toolbarHiddenAtConnect = false
+    var toolbarChanges = 0
     /// Memory the scene holds on purpose (`allocate`): like user data, kept on a warning.
     private var ballast: [UnsafeMutableRawBufferPointer] = []
     /// A cache (`fill-cache`): dropped on a memory warning.
@@ -43,6 +52,16 @@ final class NoteSceneDelegate: SceneDelegate {
             if let requested = activity.interactionState.flatMap(Self.decodeCursor) { cursor = min(requested, text.count) }
         }
         if noteID.isEmpty { noteID = scene.session.id }
+        // Shared defaults are in place before willConnect: a new window starts the way the others look.
+        toolbarHidden = scene.defaults["toolbarHidden"]?.boolValue ?? false
+        toolbarHiddenAtConnect = toolbarHidden
+        let changes = scene.defaults.changes(for: "toolbarHidden")
+        Task { [weak self] in
+            for await value in changes {
+                self?.toolbarHidden = value?.boolValue ?? false
+                self?.toolbarChanges += 1
+            }
+        }
         if let title = options.userActivities.first?.title, !title.isEmpty { scene.title = title }
         scene.activationConditions = (["*"], [noteID])
         publish(scene)
@@ -141,6 +160,38 @@ final class NoteSceneDelegate: SceneDelegate {
         refusedUpdates.append("\(error.code)")
     }
 
+    /// One-way data flow: whichever window typed, every window on the note shows the text.
+    func didReceive(_ scene: Scene, update: UpdateEvent) {
+        updatesReceived += 1
+        remember(update.sequence)
+        guard update.name == "noteChanged", update.payload["noteID"]?.stringValue == noteID,
+              update.postedBy != scene.session.id, let newText = update.payload["text"]?.stringValue else { return }
+        text = newText
+        cursor = min(cursor, text.count)
+        publish(scene)
+    }
+
+    func defaultsDidChange(_ scene: Scene, key: String, value: PlistValue?) {
+        remember(scene.lastUpdateSequence)
+    }
+
+    /// This window fell behind: the note is read back from the model.
+    func updatesDropped(_ scene: Scene, from: UInt64, to: UInt64) {
+        droppedUpdates.append((from, to))
+        remember(to)
+        if let saved = app.notes.load(note: noteID) {
+            text = saved
+            cursor = min(cursor, text.count)
+            publish(scene)
+        }
+    }
+
+    private func remember(_ sequence: UInt64) {
+        guard sequence != sequences.last else { return }  // a notice and the defaults it carried
+        sequences.append(sequence)
+        if sequences.count > 512 { sequences.removeFirst(sequences.count - 512) }
+    }
+
     /// requestSceneSessionRefresh reached this note: its title follows the note's first line.
     func refresh(_ scene: Scene) {
         record("refresh")
@@ -212,8 +263,58 @@ final class NoteSceneDelegate: SceneDelegate {
             text.insert(contentsOf: inserted, at: index)
             cursor = min(cursor, text.count - inserted.count) + inserted.count
             app.drafts.save(text, session: scene.session.id)
+            app.notes.save(text, note: noteID)
             publish(scene)
+            do {
+                try await scene.post(UpdateEvent(name: "noteChanged", payload: ["noteID": .string(noteID), "text": .string(text)]))
+            } catch let error as BrokerError {
+                refusedUpdates.append("\(error.code)")
+            } catch {}
             return .performed(stateValue(scene))
+        case "toggle-toolbar":
+            // Written from one window; every window of the app follows (the writer too, in order).
+            let hidden = !(scene.defaults["toolbarHidden"]?.boolValue ?? false)
+            return await request {
+                try await scene.defaults.set(.bool(hidden), forKey: "toolbarHidden")
+                return .bool(hidden)
+            }
+        case "set-default":
+            // Any shared default, as JSON (a refusal shows the broker's code).
+            guard let key = action["key"]?.stringValue, let json = action["json"]?.stringValue else {
+                return .declined("set-default needs key=K json=VALUE")
+            }
+            return await request {
+                let value = try PlistValue.parse(json: json)
+                try await scene.defaults.set(value, forKey: key)
+                return value
+            }
+        case "post":
+            // An update event of any name, e.g. to measure fan-out or try the limits.
+            guard let name = action["name"]?.stringValue else { return .declined("post needs name=N") }
+            let size = Int(action["bytes"]?.integerValue ?? 0)
+            let payload: [String: PlistValue] = size > 0 ? ["blob": .string(String(repeating: "x", count: size))] : [:]
+            return await request { .integer(Int64(try await scene.post(UpdateEvent(name: name, payload: payload)))) }
+        case "scroll":
+            // Kept in scene storage: this window's own, back after reclaim, a crash or a restart.
+            guard let offset = action["offset"]?.integerValue else { return .declined("scroll needs offset=N") }
+            scene.storage["scrollOffset"] = .integer(offset)
+            return .performed(stateValue(scene))
+        case "store":
+            // Any scene-storage value (a string); an empty value removes the key.
+            guard let key = action["key"]?.stringValue, let value = action["value"]?.stringValue else {
+                return .declined("store needs key=K value=V")
+            }
+            scene.storage[key] = value.isEmpty ? nil : .string(value)
+            return .performed(stateValue(scene))
+        case "hang":
+            // A window stuck in its own code: blocks the main thread until the file `until`
+            // exists (or `seconds` pass, at most 60). Nothing else runs in this scene meanwhile.
+            let until = action["until"]?.stringValue
+            let deadline = Date().addingTimeInterval(Double(min(60, action["seconds"]?.integerValue ?? 60)))
+            while Date() < deadline, !(until.map { FileManager.default.fileExists(atPath: $0) } ?? false) {
+                usleep(20_000)
+            }
+            return .performed(.bool(true))
         case "move-cursor":
             guard let position = action["position"]?.integerValue else { return .declined("move-cursor needs position=N") }
             cursor = Int(max(0, min(Int64(text.count), position)))
@@ -273,7 +374,7 @@ final class NoteSceneDelegate: SceneDelegate {
             UnsafeMutablePointer<Int>(bitPattern: 0x10)!.pointee = 1
             return .performed(nil)
         default:
-            return .declined("unknown action '\(action.name)' (type, move-cursor, state, open-in-window, open-other-app, activate-session, dismiss, close-session, refresh, allocate, fill-cache, set-restore-delay, set-save-delay, hang-on-save, close-socket, environment, open-files, crash)")
+            return .declined("unknown action '\(action.name)' (type, move-cursor, state, toggle-toolbar, set-default, post, scroll, store, hang, open-in-window, open-other-app, activate-session, dismiss, close-session, refresh, allocate, fill-cache, set-restore-delay, set-save-delay, hang-on-save, close-socket, environment, open-files, crash)")
         }
     }
 
@@ -302,6 +403,15 @@ final class NoteSceneDelegate: SceneDelegate {
             "refusedUpdates": .list(refusedUpdates.map { .string($0) }),
             "configuration": .string(scene.session.configuration),
             "delegateName": .string(scene.session.delegateName),
+            "updates": .integer(Int64(updatesReceived)),
+            "lastSequence": .integer(Int64(scene.lastUpdateSequence)),
+            "sequences": .list(sequences.map { .integer(Int64($0)) }),
+            "droppedUpdates": .list(droppedUpdates.map { .list([.integer(Int64($0.0)), .integer(Int64($0.1))]) }),
+            "toolbarHidden": .bool(toolbarHidden),
+            "toolbarHiddenAtConnect": .bool(toolbarHiddenAtConnect),
+            "toolbarChanges": .integer(Int64(toolbarChanges)),
+            "scrollOffset": scene.storage["scrollOffset"] ?? .null,
+            "storage": .dictionary(scene.storage.all),
         ])
     }
 }

@@ -16,6 +16,8 @@ final class NotesAppDelegate: AppDelegate {
     /// Every delegate callback this process received, app-level and scene-level, in order.
     var callbacks: [String] = []
     let drafts = DraftStore()
+    /// The model every window of a note shares: what a scene that fell behind reloads.
+    let notes = NoteStore()
 
     func didFinishLaunching() {
         callbacks.append("didFinishLaunching")
@@ -42,14 +44,37 @@ final class NotesAppDelegate: AppDelegate {
     }
 }
 
+/// Where the app keeps its files: $NOTES_DATA_DIR, else $XDG_DATA_HOME/windowbroker-notes.
+private let dataDirectory: String = {
+    let env = ProcessInfo.processInfo.environment
+    if let dir = env["NOTES_DATA_DIR"], !dir.isEmpty { return dir }
+    let dataHome = env["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory() + "/.local/share"
+    return dataHome + "/windowbroker-notes"
+}()
+
+/// The notes themselves, one file per note id: the model. A window that types saves the note
+/// here and then posts `noteChanged`; a window that missed updates reads it back.
+struct NoteStore {
+    let directory = dataDirectory + "/notes"
+
+    func save(_ text: String, note: String) {
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try? text.write(toFile: path(note), atomically: true, encoding: .utf8)
+    }
+
+    func load(note: String) -> String? {
+        try? String(contentsOfFile: path(note), encoding: .utf8)
+    }
+
+    /// Note ids are anything a user typed: the file name is their UTF-8 in hex.
+    private func path(_ note: String) -> String {
+        directory + "/" + note.utf8.map { String(format: "%02x", $0) }.joined() + ".txt"
+    }
+}
+
 /// Drafts on disk, one file per session: what the app deletes when a session is discarded.
 struct DraftStore {
-    let directory: String = {
-        let env = ProcessInfo.processInfo.environment
-        if let dir = env["NOTES_DATA_DIR"], !dir.isEmpty { return dir + "/drafts" }
-        let dataHome = env["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory() + "/.local/share"
-        return dataHome + "/windowbroker-notes/drafts"
-    }()
+    let directory = dataDirectory + "/drafts"
 
     func save(_ text: String, session: String) {
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)

@@ -38,6 +38,12 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
     @Option(help: "A control connection with no request for this long is closed; watchers excepted (60s, 5min, ...).")
     var controlIdleTimeout = TimeSpan(seconds: 60)
 
+    @Option(help: "Updates queued for one scene before they are dropped for a single updatesDropped notice.")
+    var updateQueueLimit = 256
+
+    @Option(help: "How long the broker waits for a scene to acknowledge an update before sending the next (5s, ...).")
+    var updateAckTimeout = TimeSpan(seconds: 5)
+
     @Option(help: "Failed launches or crashes of one app within --start-limit-interval that put it in a crash loop.")
     var startLimitBurst = 5
 
@@ -112,6 +118,8 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
         configuration.maxLiveWorkers = max(1, maxWorkers)
         configuration.restorationTimeout = restorationTimeout.duration
         configuration.workerTimeout = workerTimeout.duration
+        configuration.updateQueueLimit = max(1, updateQueueLimit)
+        configuration.updateAckTimeout = updateAckTimeout.duration
         configuration.controlIdleTimeout = TimeSpan(seconds: max(0.2, controlIdleTimeout.seconds)).duration
         configuration.launchTimeout = TimeSpan(seconds: max(0.1, launchTimeout.seconds)).duration
         configuration.startLimitBurst = max(1, startLimitBurst)

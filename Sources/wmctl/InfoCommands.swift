@@ -21,6 +21,8 @@ struct Status: AsyncParsableCommand {
                 "prewarmed": .dictionary(status.prewarmed.mapValues { .integer(Int64($0)) }),
                 "warnings": .list(status.warnings.map { .string($0) }),
                 "storeWrites": .integer(Int64(status.storeWrites)),
+                "updatesPosted": .integer(Int64(status.updatesPosted)),
+                "updatesDropped": .integer(Int64(status.updatesDropped)),
             ])) {
                 let prewarmed = status.prewarmed.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
                 return "windowbroker \(status.version), pid \(status.pid), up \(Int(status.uptimeSeconds)) s: \(status.sessions) sessions, \(status.workers) running, "

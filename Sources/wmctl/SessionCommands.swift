@@ -179,6 +179,7 @@ struct Show: AsyncParsableCommand {
             object["restorationActivity"] = describe(info.restorationActivity, present: info.hasRestorationActivity)
             object["currentActivity"] = describe(info.currentActivity, present: info.hasCurrentActivity)
             object["quarantinedRestoration"] = describe(info.quarantinedRestoration, present: info.hasQuarantinedRestoration)
+            object["storage"] = .dictionary((try? PlistValue.dictionary(wire: info.storage, path: "storage")) ?? [:])
             global.emit(.dictionary(object)) {
                 object.keys.sorted().map { "\($0): \(Output.describe(object[$0]!))" }.joined(separator: "\n")
             }

@@ -953,6 +953,16 @@ public nonisolated struct Windowbroker_V1_SessionInfo: @unchecked Sendable {
   /// Clears the value of `quarantinedRestoration`. Subsequent reads from it will return its default value.
   public mutating func clearQuarantinedRestoration() {_uniqueStorage()._quarantinedRestoration = nil}
 
+  /// The scene's own storage (@SceneStorage): only in `show`.
+  public var storage: Windowbroker_V1_PlistDictionary {
+    get {_storage._storage ?? Windowbroker_V1_PlistDictionary()}
+    set {_uniqueStorage()._storage = newValue}
+  }
+  /// Returns true if `storage` has been explicitly set.
+  public var hasStorage: Bool {_storage._storage != nil}
+  /// Clears the value of `storage`. Subsequent reads from it will return its default value.
+  public mutating func clearStorage() {_uniqueStorage()._storage = nil}
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1108,6 +1118,24 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     set {kind = .refresh(newValue)}
   }
 
+  /// An update event to every connected scene of an app (also from a scene, for its own app).
+  public var post: Windowbroker_V1_PostRequest {
+    get {
+      if case .post(let v)? = kind {return v}
+      return Windowbroker_V1_PostRequest()
+    }
+    set {kind = .post(newValue)}
+  }
+
+  /// The app's shared defaults: list, get, set or delete (also from a scene, for its own app).
+  public var defaults: Windowbroker_V1_DefaultsRequest {
+    get {
+      if case .defaults(let v)? = kind {return v}
+      return Windowbroker_V1_DefaultsRequest()
+    }
+    set {kind = .defaults(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -1127,10 +1155,75 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     case simulatePressure(Windowbroker_V1_SimulatePressureRequest)
     /// requestSceneSessionRefresh: the scene (if connected) is asked for a fresh title and activity.
     case refresh(Windowbroker_V1_SessionCommand)
+    /// An update event to every connected scene of an app (also from a scene, for its own app).
+    case post(Windowbroker_V1_PostRequest)
+    /// The app's shared defaults: list, get, set or delete (also from a scene, for its own app).
+    case defaults(Windowbroker_V1_DefaultsRequest)
 
   }
 
   public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_PostRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Empty from a scene: the scene's own app.
+  public var appID: String = String()
+
+  public var name: String = String()
+
+  public var payload: Windowbroker_V1_PlistDictionary {
+    get {_payload ?? Windowbroker_V1_PlistDictionary()}
+    set {_payload = newValue}
+  }
+  /// Returns true if `payload` has been explicitly set.
+  public var hasPayload: Bool {self._payload != nil}
+  /// Clears the value of `payload`. Subsequent reads from it will return its default value.
+  public mutating func clearPayload() {self._payload = nil}
+
+  /// Answer once every scene that was connected when it was posted acknowledged it (or
+  /// dropped it, or went away), or when wait_timeout_seconds passed.
+  public var wait: Bool = false
+
+  public var waitTimeoutSeconds: Double = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _payload: Windowbroker_V1_PlistDictionary? = nil
+}
+
+public nonisolated struct Windowbroker_V1_DefaultsRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Empty from a scene: the scene's own app.
+  public var appID: String = String()
+
+  /// Empty: every key. With value set: write it; with remove: delete it.
+  public var key: String = String()
+
+  public var value: Windowbroker_V1_PlistValue {
+    get {_value ?? Windowbroker_V1_PlistValue()}
+    set {_value = newValue}
+  }
+  /// Returns true if `value` has been explicitly set.
+  public var hasValue: Bool {self._value != nil}
+  /// Clears the value of `value`. Subsequent reads from it will return its default value.
+  public mutating func clearValue() {self._value = nil}
+
+  public var remove: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _value: Windowbroker_V1_PlistValue? = nil
 }
 
 public nonisolated struct Windowbroker_V1_StatusRequest: Sendable {
@@ -1396,6 +1489,22 @@ public nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     set {kind = .pressureResponse(newValue)}
   }
 
+  public var post: Windowbroker_V1_PostReply {
+    get {
+      if case .post(let v)? = kind {return v}
+      return Windowbroker_V1_PostReply()
+    }
+    set {kind = .post(newValue)}
+  }
+
+  public var defaults: Windowbroker_V1_DefaultsReply {
+    get {
+      if case .defaults(let v)? = kind {return v}
+      return Windowbroker_V1_DefaultsReply()
+    }
+    set {kind = .defaults(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -1409,10 +1518,65 @@ public nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     case ping(Windowbroker_V1_PingReply)
     case pressure(Windowbroker_V1_PressureReply)
     case pressureResponse(Windowbroker_V1_PressureResponse)
+    case post(Windowbroker_V1_PostReply)
+    case defaults(Windowbroker_V1_DefaultsReply)
 
   }
 
   public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_PostReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The event's place in its app's order of updates.
+  public var sequence: UInt64 = 0
+
+  /// Scenes it was queued for.
+  public var receivers: UInt32 = 0
+
+  /// With wait: scenes that acknowledged it; and the delivery times (post to acknowledgement).
+  public var delivered: UInt32 = 0
+
+  public var p50Micros: UInt64 = 0
+
+  public var maxMicros: UInt64 = 0
+
+  /// With wait: scenes that did not acknowledge in time, and scenes whose queue overflowed.
+  public var unacknowledged: [String] = []
+
+  public var dropped: [String] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_DefaultsReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Every key, or the one asked for (absent when it has no value).
+  public var values: Windowbroker_V1_PlistDictionary {
+    get {_values ?? Windowbroker_V1_PlistDictionary()}
+    set {_values = newValue}
+  }
+  /// Returns true if `values` has been explicitly set.
+  public var hasValues: Bool {self._values != nil}
+  /// Clears the value of `values`. Subsequent reads from it will return its default value.
+  public mutating func clearValues() {self._values = nil}
+
+  /// For a write: the change's place in the app's order of updates.
+  public var sequence: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _values: Windowbroker_V1_PlistDictionary? = nil
 }
 
 public nonisolated struct Windowbroker_V1_StatusReply: Sendable {
@@ -1442,6 +1606,11 @@ public nonisolated struct Windowbroker_V1_StatusReply: Sendable {
 
   /// Write transactions of the session store since start.
   public var storeWrites: UInt64 = 0
+
+  /// Update events posted since start, and the overflow notices scenes got (queues too full).
+  public var updatesPosted: UInt64 = 0
+
+  public var updatesDropped: UInt64 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -1691,6 +1860,31 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
     set {kind = .refreshRequested(newValue)}
   }
 
+  public var updatePosted: Windowbroker_V1_UpdatePosted {
+    get {
+      if case .updatePosted(let v)? = kind {return v}
+      return Windowbroker_V1_UpdatePosted()
+    }
+    set {kind = .updatePosted(newValue)}
+  }
+
+  public var defaultsChanged: Windowbroker_V1_DefaultsChanged {
+    get {
+      if case .defaultsChanged(let v)? = kind {return v}
+      return Windowbroker_V1_DefaultsChanged()
+    }
+    set {kind = .defaultsChanged(newValue)}
+  }
+
+  /// A scene's update queue overflowed (the event's session); it gets one notice.
+  public var updatesDropped: Windowbroker_V1_UpdatesDroppedEvent {
+    get {
+      if case .updatesDropped(let v)? = kind {return v}
+      return Windowbroker_V1_UpdatesDroppedEvent()
+    }
+    set {kind = .updatesDropped(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -1711,8 +1905,58 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
     case activationRequested(Windowbroker_V1_ActivationRequested)
     case destructionRequested(Windowbroker_V1_DestructionRequested)
     case refreshRequested(Windowbroker_V1_RefreshRequested)
+    case updatePosted(Windowbroker_V1_UpdatePosted)
+    case defaultsChanged(Windowbroker_V1_DefaultsChanged)
+    /// A scene's update queue overflowed (the event's session); it gets one notice.
+    case updatesDropped(Windowbroker_V1_UpdatesDroppedEvent)
 
   }
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_UpdatePosted: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var name: String = String()
+
+  public var sequence: UInt64 = 0
+
+  public var receivers: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_DefaultsChanged: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var key: String = String()
+
+  public var removed: Bool = false
+
+  public var sequence: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_UpdatesDroppedEvent: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var from: UInt64 = 0
+
+  public var to: UInt64 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
@@ -2120,6 +2364,16 @@ public nonisolated struct Windowbroker_V1_WorkerCommand: Sendable {
     set {kind = .refresh(newValue)}
   }
 
+  /// The next thing in the app's order of updates (an event, a defaults change, or the
+  /// notice that some were dropped); acknowledged with an Ack.
+  public var update: Windowbroker_V1_UpdateDelivery {
+    get {
+      if case .update(let v)? = kind {return v}
+      return Windowbroker_V1_UpdateDelivery()
+    }
+    set {kind = .update(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -2134,10 +2388,140 @@ public nonisolated struct Windowbroker_V1_WorkerCommand: Sendable {
     case memoryWarning(Windowbroker_V1_MemoryWarning)
     /// requestSceneSessionRefresh reached this scene: answer with a SceneUpdate (title, activity).
     case refresh(Windowbroker_V1_RefreshScene)
+    /// The next thing in the app's order of updates (an event, a defaults change, or the
+    /// notice that some were dropped); acknowledged with an Ack.
+    case update(Windowbroker_V1_UpdateDelivery)
 
   }
 
   public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_UpdateDelivery: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Strictly increasing per connection, one order for the whole app.
+  public var sequence: UInt64 = 0
+
+  public var kind: Windowbroker_V1_UpdateDelivery.OneOf_Kind? = nil
+
+  public var event: Windowbroker_V1_UpdateEvent {
+    get {
+      if case .event(let v)? = kind {return v}
+      return Windowbroker_V1_UpdateEvent()
+    }
+    set {kind = .event(newValue)}
+  }
+
+  public var defaultsChanged: Windowbroker_V1_DefaultsChange {
+    get {
+      if case .defaultsChanged(let v)? = kind {return v}
+      return Windowbroker_V1_DefaultsChange()
+    }
+    set {kind = .defaultsChanged(newValue)}
+  }
+
+  public var dropped: Windowbroker_V1_UpdatesDropped {
+    get {
+      if case .dropped(let v)? = kind {return v}
+      return Windowbroker_V1_UpdatesDropped()
+    }
+    set {kind = .dropped(newValue)}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum OneOf_Kind: Equatable, Sendable {
+    case event(Windowbroker_V1_UpdateEvent)
+    case defaultsChanged(Windowbroker_V1_DefaultsChange)
+    case dropped(Windowbroker_V1_UpdatesDropped)
+
+  }
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_UpdateEvent: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var name: String = String()
+
+  public var payload: Windowbroker_V1_PlistDictionary {
+    get {_payload ?? Windowbroker_V1_PlistDictionary()}
+    set {_payload = newValue}
+  }
+  /// Returns true if `payload` has been explicitly set.
+  public var hasPayload: Bool {self._payload != nil}
+  /// Clears the value of `payload`. Subsequent reads from it will return its default value.
+  public mutating func clearPayload() {self._payload = nil}
+
+  /// Seconds since 1970 when the broker took it.
+  public var postedAt: Double = 0
+
+  /// The posting scene's session; empty when posted from outside (wmctl).
+  public var postedBy: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _payload: Windowbroker_V1_PlistDictionary? = nil
+}
+
+public nonisolated struct Windowbroker_V1_DefaultsChange: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var key: String = String()
+
+  public var value: Windowbroker_V1_PlistValue {
+    get {_value ?? Windowbroker_V1_PlistValue()}
+    set {_value = newValue}
+  }
+  /// Returns true if `value` has been explicitly set.
+  public var hasValue: Bool {self._value != nil}
+  /// Clears the value of `value`. Subsequent reads from it will return its default value.
+  public mutating func clearValue() {self._value = nil}
+
+  public var removed: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _value: Windowbroker_V1_PlistValue? = nil
+}
+
+/// Updates from..to (inclusive) were dropped because the scene's queue was full. The app's
+/// defaults as they are now come with it; resynchronise the rest from the model.
+public nonisolated struct Windowbroker_V1_UpdatesDropped: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var from: UInt64 = 0
+
+  public var to: UInt64 = 0
+
+  public var defaults: Windowbroker_V1_PlistDictionary {
+    get {_defaults ?? Windowbroker_V1_PlistDictionary()}
+    set {_defaults = newValue}
+  }
+  /// Returns true if `defaults` has been explicitly set.
+  public var hasDefaults: Bool {self._defaults != nil}
+  /// Clears the value of `defaults`. Subsequent reads from it will return its default value.
+  public mutating func clearDefaults() {self._defaults = nil}
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _defaults: Windowbroker_V1_PlistDictionary? = nil
 }
 
 public nonisolated struct Windowbroker_V1_RefreshScene: Sendable {
@@ -2150,48 +2534,87 @@ public nonisolated struct Windowbroker_V1_RefreshScene: Sendable {
   public init() {}
 }
 
-public nonisolated struct Windowbroker_V1_ConnectScene: Sendable {
+public nonisolated struct Windowbroker_V1_ConnectScene: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   public var session: Windowbroker_V1_SessionInfo {
-    get {_session ?? Windowbroker_V1_SessionInfo()}
-    set {_session = newValue}
+    get {_storage._session ?? Windowbroker_V1_SessionInfo()}
+    set {_uniqueStorage()._session = newValue}
   }
   /// Returns true if `session` has been explicitly set.
-  public var hasSession: Bool {self._session != nil}
+  public var hasSession: Bool {_storage._session != nil}
   /// Clears the value of `session`. Subsequent reads from it will return its default value.
-  public mutating func clearSession() {self._session = nil}
+  public mutating func clearSession() {_uniqueStorage()._session = nil}
 
   /// Sessions of this app discarded while no process of it ran: delivered before willConnect.
-  public var discardedSessionIds: [String] = []
+  public var discardedSessionIds: [String] {
+    get {_storage._discardedSessionIds}
+    set {_uniqueStorage()._discardedSessionIds = newValue}
+  }
 
-  public var userActivities: [Windowbroker_V1_UserActivity] = []
+  public var userActivities: [Windowbroker_V1_UserActivity] {
+    get {_storage._userActivities}
+    set {_uniqueStorage()._userActivities = newValue}
+  }
 
   public var restorationActivity: Windowbroker_V1_UserActivity {
-    get {_restorationActivity ?? Windowbroker_V1_UserActivity()}
-    set {_restorationActivity = newValue}
+    get {_storage._restorationActivity ?? Windowbroker_V1_UserActivity()}
+    set {_uniqueStorage()._restorationActivity = newValue}
   }
   /// Returns true if `restorationActivity` has been explicitly set.
-  public var hasRestorationActivity: Bool {self._restorationActivity != nil}
+  public var hasRestorationActivity: Bool {_storage._restorationActivity != nil}
   /// Clears the value of `restorationActivity`. Subsequent reads from it will return its default value.
-  public mutating func clearRestorationActivity() {self._restorationActivity = nil}
+  public mutating func clearRestorationActivity() {_uniqueStorage()._restorationActivity = nil}
 
-  public var availableConfigurations: [String] = []
+  public var availableConfigurations: [String] {
+    get {_storage._availableConfigurations}
+    set {_uniqueStorage()._availableConfigurations = newValue}
+  }
 
   /// The session's first connection: the only time the scene may choose its configuration.
-  public var newSession: Bool = false
+  public var newSession: Bool {
+    get {_storage._newSession}
+    set {_uniqueStorage()._newSession = newValue}
+  }
 
   /// The configuration's delegate class name from the manifest, for the SDK to pick a type by.
-  public var delegateName: String = String()
+  public var delegateName: String {
+    get {_storage._delegateName}
+    set {_uniqueStorage()._delegateName = newValue}
+  }
+
+  /// The app's shared defaults and the scene's own storage, as they are now: both are in
+  /// place before willConnect. Update deliveries continue after update_sequence.
+  public var defaults: Windowbroker_V1_PlistDictionary {
+    get {_storage._defaults ?? Windowbroker_V1_PlistDictionary()}
+    set {_uniqueStorage()._defaults = newValue}
+  }
+  /// Returns true if `defaults` has been explicitly set.
+  public var hasDefaults: Bool {_storage._defaults != nil}
+  /// Clears the value of `defaults`. Subsequent reads from it will return its default value.
+  public mutating func clearDefaults() {_uniqueStorage()._defaults = nil}
+
+  public var storage: Windowbroker_V1_PlistDictionary {
+    get {_storage._storage ?? Windowbroker_V1_PlistDictionary()}
+    set {_uniqueStorage()._storage = newValue}
+  }
+  /// Returns true if `storage` has been explicitly set.
+  public var hasStorage: Bool {_storage._storage != nil}
+  /// Clears the value of `storage`. Subsequent reads from it will return its default value.
+  public mutating func clearStorage() {_uniqueStorage()._storage = nil}
+
+  public var updateSequence: UInt64 {
+    get {_storage._updateSequence}
+    set {_uniqueStorage()._updateSequence = newValue}
+  }
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 
-  fileprivate var _session: Windowbroker_V1_SessionInfo? = nil
-  fileprivate var _restorationActivity: Windowbroker_V1_UserActivity? = nil
+  fileprivate var _storage = _StorageClass.defaultInstance
 }
 
 public nonisolated struct Windowbroker_V1_RestoreInteractionState: Sendable {
@@ -2385,6 +2808,15 @@ public nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
     set {kind = .sceneUpdate(newValue)}
   }
 
+  /// Unsolicited: keys of the scene's storage set or removed since the last one.
+  public var storage: Windowbroker_V1_SceneStorageUpdate {
+    get {
+      if case .storage(let v)? = kind {return v}
+      return Windowbroker_V1_SceneStorageUpdate()
+    }
+    set {kind = .storage(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -2396,10 +2828,35 @@ public nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
     case memoryWarning(Windowbroker_V1_MemoryWarningReply)
     /// Unsolicited: the scene changed its current user activity, title or activation conditions.
     case sceneUpdate(Windowbroker_V1_SceneUpdate)
+    /// Unsolicited: keys of the scene's storage set or removed since the last one.
+    case storage(Windowbroker_V1_SceneStorageUpdate)
 
   }
 
   public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_SceneStorageUpdate: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var set: Windowbroker_V1_PlistDictionary {
+    get {_set ?? Windowbroker_V1_PlistDictionary()}
+    set {_set = newValue}
+  }
+  /// Returns true if `set` has been explicitly set.
+  public var hasSet: Bool {self._set != nil}
+  /// Clears the value of `set`. Subsequent reads from it will return its default value.
+  public mutating func clearSet() {self._set = nil}
+
+  public var removed: [String] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _set: Windowbroker_V1_PlistDictionary? = nil
 }
 
 public nonisolated struct Windowbroker_V1_Ack: Sendable {
@@ -3175,7 +3632,7 @@ nonisolated extension Windowbroker_V1_ActivationConditions: SwiftProtobuf.Messag
 
 nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SessionInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}app_id\0\u{1}configuration\0\u{1}role\0\u{1}title\0\u{1}state\0\u{1}pid\0\u{3}created_at\0\u{3}last_active_at\0\u{3}last_disconnect\0\u{3}launch_count\0\u{3}restoration_saved\0\u{3}restoration_activity\0\u{3}pss_bytes\0\u{3}current_activity\0\u{1}presentation\0\u{3}requested_by\0\u{3}crash_loop_retry_after_seconds\0\u{3}quarantined_restoration\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}app_id\0\u{1}configuration\0\u{1}role\0\u{1}title\0\u{1}state\0\u{1}pid\0\u{3}created_at\0\u{3}last_active_at\0\u{3}last_disconnect\0\u{3}launch_count\0\u{3}restoration_saved\0\u{3}restoration_activity\0\u{3}pss_bytes\0\u{3}current_activity\0\u{1}presentation\0\u{3}requested_by\0\u{3}crash_loop_retry_after_seconds\0\u{3}quarantined_restoration\0\u{1}storage\0")
 
   fileprivate class _StorageClass {
     var _id: String = String()
@@ -3197,6 +3654,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
     var _requestedBy: String = String()
     var _crashLoopRetryAfterSeconds: Double = 0
     var _quarantinedRestoration: Windowbroker_V1_UserActivity? = nil
+    var _storage: Windowbroker_V1_PlistDictionary? = nil
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -3226,6 +3684,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
       _requestedBy = source._requestedBy
       _crashLoopRetryAfterSeconds = source._crashLoopRetryAfterSeconds
       _quarantinedRestoration = source._quarantinedRestoration
+      _storage = source._storage
     }
   }
 
@@ -3263,6 +3722,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
         case 17: try { try decoder.decodeSingularStringField(value: &_storage._requestedBy) }()
         case 18: try { try decoder.decodeSingularDoubleField(value: &_storage._crashLoopRetryAfterSeconds) }()
         case 19: try { try decoder.decodeSingularMessageField(value: &_storage._quarantinedRestoration) }()
+        case 20: try { try decoder.decodeSingularMessageField(value: &_storage._storage) }()
         default: break
         }
       }
@@ -3332,6 +3792,9 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
       try { if let v = _storage._quarantinedRestoration {
         try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
       } }()
+      try { if let v = _storage._storage {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
+      } }()
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -3360,6 +3823,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
         if _storage._requestedBy != rhs_storage._requestedBy {return false}
         if _storage._crashLoopRetryAfterSeconds != rhs_storage._crashLoopRetryAfterSeconds {return false}
         if _storage._quarantinedRestoration != rhs_storage._quarantinedRestoration {return false}
+        if _storage._storage != rhs_storage._storage {return false}
         return true
       }
       if !storagesAreEqual {return false}
@@ -3421,7 +3885,7 @@ nonisolated extension Windowbroker_V1_AppInfo: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ControlRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{1}open\0\u{1}activate\0\u{1}background\0\u{1}reclaim\0\u{1}close\0\u{1}sessions\0\u{1}show\0\u{1}send\0\u{1}watch\0\u{1}ping\0\u{1}pressure\0\u{3}simulate_pressure\0\u{1}refresh\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{1}open\0\u{1}activate\0\u{1}background\0\u{1}reclaim\0\u{1}close\0\u{1}sessions\0\u{1}show\0\u{1}send\0\u{1}watch\0\u{1}ping\0\u{1}pressure\0\u{3}simulate_pressure\0\u{1}refresh\0\u{1}post\0\u{1}defaults\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3624,6 +4088,32 @@ nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, Swi
           self.kind = .refresh(v)
         }
       }()
+      case 16: try {
+        var v: Windowbroker_V1_PostRequest?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .post(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .post(v)
+        }
+      }()
+      case 17: try {
+        var v: Windowbroker_V1_DefaultsRequest?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .defaults(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .defaults(v)
+        }
+      }()
       default: break
       }
     }
@@ -3695,6 +4185,14 @@ nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, Swi
       guard case .refresh(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
     }()
+    case .post?: try {
+      guard case .post(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 16)
+    }()
+    case .defaults?: try {
+      guard case .defaults(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 17)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -3702,6 +4200,109 @@ nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, Swi
 
   public static func ==(lhs: Windowbroker_V1_ControlRequest, rhs: Windowbroker_V1_ControlRequest) -> Bool {
     if lhs.kind != rhs.kind {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_PostRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PostRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}name\0\u{1}payload\0\u{1}wait\0\u{3}wait_timeout_seconds\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.appID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 3: try { try decoder.decodeSingularMessageField(value: &self._payload) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.wait) }()
+      case 5: try { try decoder.decodeSingularDoubleField(value: &self.waitTimeoutSeconds) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.appID.isEmpty {
+      try visitor.visitSingularStringField(value: self.appID, fieldNumber: 1)
+    }
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 2)
+    }
+    try { if let v = self._payload {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    } }()
+    if self.wait != false {
+      try visitor.visitSingularBoolField(value: self.wait, fieldNumber: 4)
+    }
+    if self.waitTimeoutSeconds.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.waitTimeoutSeconds, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_PostRequest, rhs: Windowbroker_V1_PostRequest) -> Bool {
+    if lhs.appID != rhs.appID {return false}
+    if lhs.name != rhs.name {return false}
+    if lhs._payload != rhs._payload {return false}
+    if lhs.wait != rhs.wait {return false}
+    if lhs.waitTimeoutSeconds != rhs.waitTimeoutSeconds {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_DefaultsRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DefaultsRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}key\0\u{1}value\0\u{1}remove\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.appID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.key) }()
+      case 3: try { try decoder.decodeSingularMessageField(value: &self._value) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.remove) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.appID.isEmpty {
+      try visitor.visitSingularStringField(value: self.appID, fieldNumber: 1)
+    }
+    if !self.key.isEmpty {
+      try visitor.visitSingularStringField(value: self.key, fieldNumber: 2)
+    }
+    try { if let v = self._value {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    } }()
+    if self.remove != false {
+      try visitor.visitSingularBoolField(value: self.remove, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_DefaultsRequest, rhs: Windowbroker_V1_DefaultsRequest) -> Bool {
+    if lhs.appID != rhs.appID {return false}
+    if lhs.key != rhs.key {return false}
+    if lhs._value != rhs._value {return false}
+    if lhs.remove != rhs.remove {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4085,7 +4686,7 @@ nonisolated extension Windowbroker_V1_SendRequest: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ControlReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{3}session_state\0\u{1}sessions\0\u{1}session\0\u{3}action_result\0\u{3}watch_started\0\u{1}ping\0\u{1}pressure\0\u{3}pressure_response\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{3}session_state\0\u{1}sessions\0\u{1}session\0\u{3}action_result\0\u{3}watch_started\0\u{1}ping\0\u{1}pressure\0\u{3}pressure_response\0\u{1}post\0\u{1}defaults\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4223,6 +4824,32 @@ nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, Swift
           self.kind = .pressureResponse(v)
         }
       }()
+      case 11: try {
+        var v: Windowbroker_V1_PostReply?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .post(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .post(v)
+        }
+      }()
+      case 12: try {
+        var v: Windowbroker_V1_DefaultsReply?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .defaults(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .defaults(v)
+        }
+      }()
       default: break
       }
     }
@@ -4274,6 +4901,14 @@ nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, Swift
       guard case .pressureResponse(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
     }()
+    case .post?: try {
+      guard case .post(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
+    }()
+    case .defaults?: try {
+      guard case .defaults(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -4286,9 +4921,108 @@ nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, Swift
   }
 }
 
+nonisolated extension Windowbroker_V1_PostReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PostReply"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sequence\0\u{1}receivers\0\u{1}delivered\0\u{3}p50_micros\0\u{3}max_micros\0\u{1}unacknowledged\0\u{1}dropped\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.receivers) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.delivered) }()
+      case 4: try { try decoder.decodeSingularUInt64Field(value: &self.p50Micros) }()
+      case 5: try { try decoder.decodeSingularUInt64Field(value: &self.maxMicros) }()
+      case 6: try { try decoder.decodeRepeatedStringField(value: &self.unacknowledged) }()
+      case 7: try { try decoder.decodeRepeatedStringField(value: &self.dropped) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.sequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sequence, fieldNumber: 1)
+    }
+    if self.receivers != 0 {
+      try visitor.visitSingularUInt32Field(value: self.receivers, fieldNumber: 2)
+    }
+    if self.delivered != 0 {
+      try visitor.visitSingularUInt32Field(value: self.delivered, fieldNumber: 3)
+    }
+    if self.p50Micros != 0 {
+      try visitor.visitSingularUInt64Field(value: self.p50Micros, fieldNumber: 4)
+    }
+    if self.maxMicros != 0 {
+      try visitor.visitSingularUInt64Field(value: self.maxMicros, fieldNumber: 5)
+    }
+    if !self.unacknowledged.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.unacknowledged, fieldNumber: 6)
+    }
+    if !self.dropped.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.dropped, fieldNumber: 7)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_PostReply, rhs: Windowbroker_V1_PostReply) -> Bool {
+    if lhs.sequence != rhs.sequence {return false}
+    if lhs.receivers != rhs.receivers {return false}
+    if lhs.delivered != rhs.delivered {return false}
+    if lhs.p50Micros != rhs.p50Micros {return false}
+    if lhs.maxMicros != rhs.maxMicros {return false}
+    if lhs.unacknowledged != rhs.unacknowledged {return false}
+    if lhs.dropped != rhs.dropped {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_DefaultsReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DefaultsReply"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}values\0\u{1}sequence\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._values) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._values {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    if self.sequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sequence, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_DefaultsReply, rhs: Windowbroker_V1_DefaultsReply) -> Bool {
+    if lhs._values != rhs._values {return false}
+    if lhs.sequence != rhs.sequence {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Windowbroker_V1_StatusReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".StatusReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}pid\0\u{3}uptime_seconds\0\u{1}sessions\0\u{1}workers\0\u{3}pressure_level\0\u{3}reclaimed_count\0\u{1}prewarmed\0\u{1}warnings\0\u{3}store_writes\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}pid\0\u{3}uptime_seconds\0\u{1}sessions\0\u{1}workers\0\u{3}pressure_level\0\u{3}reclaimed_count\0\u{1}prewarmed\0\u{1}warnings\0\u{3}store_writes\0\u{3}updates_posted\0\u{3}updates_dropped\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4306,6 +5040,8 @@ nonisolated extension Windowbroker_V1_StatusReply: SwiftProtobuf.Message, SwiftP
       case 8: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufUInt32>.self, value: &self.prewarmed) }()
       case 9: try { try decoder.decodeRepeatedStringField(value: &self.warnings) }()
       case 10: try { try decoder.decodeSingularUInt64Field(value: &self.storeWrites) }()
+      case 11: try { try decoder.decodeSingularUInt64Field(value: &self.updatesPosted) }()
+      case 12: try { try decoder.decodeSingularUInt64Field(value: &self.updatesDropped) }()
       default: break
       }
     }
@@ -4342,6 +5078,12 @@ nonisolated extension Windowbroker_V1_StatusReply: SwiftProtobuf.Message, SwiftP
     if self.storeWrites != 0 {
       try visitor.visitSingularUInt64Field(value: self.storeWrites, fieldNumber: 10)
     }
+    if self.updatesPosted != 0 {
+      try visitor.visitSingularUInt64Field(value: self.updatesPosted, fieldNumber: 11)
+    }
+    if self.updatesDropped != 0 {
+      try visitor.visitSingularUInt64Field(value: self.updatesDropped, fieldNumber: 12)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4356,6 +5098,8 @@ nonisolated extension Windowbroker_V1_StatusReply: SwiftProtobuf.Message, SwiftP
     if lhs.prewarmed != rhs.prewarmed {return false}
     if lhs.warnings != rhs.warnings {return false}
     if lhs.storeWrites != rhs.storeWrites {return false}
+    if lhs.updatesPosted != rhs.updatesPosted {return false}
+    if lhs.updatesDropped != rhs.updatesDropped {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4571,7 +5315,7 @@ nonisolated extension Windowbroker_V1_ActionResult: SwiftProtobuf.Message, Swift
 
 nonisolated extension Windowbroker_V1_LifecycleEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LifecycleEvent"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}time\0\u{3}session_id\0\u{3}app_id\0\u{1}event\0\u{1}detail\0\u{2}\u{5}created\0\u{1}launched\0\u{1}callback\0\u{3}restoration_saved\0\u{3}restoration_extended\0\u{1}continued\0\u{3}discards_delivered\0\u{1}exited\0\u{1}crashed\0\u{1}discarded\0\u{3}memory_warning\0\u{1}reclaimed\0\u{1}pressure\0\u{3}activation_requested\0\u{3}destruction_requested\0\u{3}refresh_requested\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}time\0\u{3}session_id\0\u{3}app_id\0\u{1}event\0\u{1}detail\0\u{2}\u{5}created\0\u{1}launched\0\u{1}callback\0\u{3}restoration_saved\0\u{3}restoration_extended\0\u{1}continued\0\u{3}discards_delivered\0\u{1}exited\0\u{1}crashed\0\u{1}discarded\0\u{3}memory_warning\0\u{1}reclaimed\0\u{1}pressure\0\u{3}activation_requested\0\u{3}destruction_requested\0\u{3}refresh_requested\0\u{3}update_posted\0\u{3}defaults_changed\0\u{3}updates_dropped\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4792,6 +5536,45 @@ nonisolated extension Windowbroker_V1_LifecycleEvent: SwiftProtobuf.Message, Swi
           self.kind = .refreshRequested(v)
         }
       }()
+      case 26: try {
+        var v: Windowbroker_V1_UpdatePosted?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .updatePosted(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .updatePosted(v)
+        }
+      }()
+      case 27: try {
+        var v: Windowbroker_V1_DefaultsChanged?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .defaultsChanged(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .defaultsChanged(v)
+        }
+      }()
+      case 28: try {
+        var v: Windowbroker_V1_UpdatesDroppedEvent?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .updatesDropped(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .updatesDropped(v)
+        }
+      }()
       default: break
       }
     }
@@ -4882,6 +5665,18 @@ nonisolated extension Windowbroker_V1_LifecycleEvent: SwiftProtobuf.Message, Swi
       guard case .refreshRequested(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 25)
     }()
+    case .updatePosted?: try {
+      guard case .updatePosted(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 26)
+    }()
+    case .defaultsChanged?: try {
+      guard case .defaultsChanged(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 27)
+    }()
+    case .updatesDropped?: try {
+      guard case .updatesDropped(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 28)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -4894,6 +5689,121 @@ nonisolated extension Windowbroker_V1_LifecycleEvent: SwiftProtobuf.Message, Swi
     if lhs.event != rhs.event {return false}
     if lhs.detail != rhs.detail {return false}
     if lhs.kind != rhs.kind {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_UpdatePosted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".UpdatePosted"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}sequence\0\u{1}receivers\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.receivers) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
+    }
+    if self.sequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sequence, fieldNumber: 2)
+    }
+    if self.receivers != 0 {
+      try visitor.visitSingularUInt32Field(value: self.receivers, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_UpdatePosted, rhs: Windowbroker_V1_UpdatePosted) -> Bool {
+    if lhs.name != rhs.name {return false}
+    if lhs.sequence != rhs.sequence {return false}
+    if lhs.receivers != rhs.receivers {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_DefaultsChanged: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DefaultsChanged"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}removed\0\u{1}sequence\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.key) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.removed) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.key.isEmpty {
+      try visitor.visitSingularStringField(value: self.key, fieldNumber: 1)
+    }
+    if self.removed != false {
+      try visitor.visitSingularBoolField(value: self.removed, fieldNumber: 2)
+    }
+    if self.sequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sequence, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_DefaultsChanged, rhs: Windowbroker_V1_DefaultsChanged) -> Bool {
+    if lhs.key != rhs.key {return false}
+    if lhs.removed != rhs.removed {return false}
+    if lhs.sequence != rhs.sequence {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_UpdatesDroppedEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".UpdatesDroppedEvent"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}from\0\u{1}to\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.from) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.to) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.from != 0 {
+      try visitor.visitSingularUInt64Field(value: self.from, fieldNumber: 1)
+    }
+    if self.to != 0 {
+      try visitor.visitSingularUInt64Field(value: self.to, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_UpdatesDroppedEvent, rhs: Windowbroker_V1_UpdatesDroppedEvent) -> Bool {
+    if lhs.from != rhs.from {return false}
+    if lhs.to != rhs.to {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -5659,7 +6569,7 @@ nonisolated extension Windowbroker_V1_PressureResponse: SwiftProtobuf.Message, S
 
 nonisolated extension Windowbroker_V1_WorkerCommand: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".WorkerCommand"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}connect\0\u{3}restore_interaction_state\0\u{1}transition\0\u{3}restoration_activity_request\0\u{3}continue_activity\0\u{3}perform_action\0\u{1}disconnect\0\u{3}discard_sessions\0\u{3}memory_warning\0\u{1}refresh\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}connect\0\u{3}restore_interaction_state\0\u{1}transition\0\u{3}restoration_activity_request\0\u{3}continue_activity\0\u{3}perform_action\0\u{1}disconnect\0\u{3}discard_sessions\0\u{3}memory_warning\0\u{1}refresh\0\u{1}update\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5797,6 +6707,19 @@ nonisolated extension Windowbroker_V1_WorkerCommand: SwiftProtobuf.Message, Swif
           self.kind = .refresh(v)
         }
       }()
+      case 11: try {
+        var v: Windowbroker_V1_UpdateDelivery?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .update(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .update(v)
+        }
+      }()
       default: break
       }
     }
@@ -5848,6 +6771,10 @@ nonisolated extension Windowbroker_V1_WorkerCommand: SwiftProtobuf.Message, Swif
       guard case .refresh(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
     }()
+    case .update?: try {
+      guard case .update(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -5855,6 +6782,232 @@ nonisolated extension Windowbroker_V1_WorkerCommand: SwiftProtobuf.Message, Swif
 
   public static func ==(lhs: Windowbroker_V1_WorkerCommand, rhs: Windowbroker_V1_WorkerCommand) -> Bool {
     if lhs.kind != rhs.kind {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_UpdateDelivery: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".UpdateDelivery"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sequence\0\u{1}event\0\u{3}defaults_changed\0\u{1}dropped\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.sequence) }()
+      case 2: try {
+        var v: Windowbroker_V1_UpdateEvent?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .event(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .event(v)
+        }
+      }()
+      case 3: try {
+        var v: Windowbroker_V1_DefaultsChange?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .defaultsChanged(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .defaultsChanged(v)
+        }
+      }()
+      case 4: try {
+        var v: Windowbroker_V1_UpdatesDropped?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .dropped(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .dropped(v)
+        }
+      }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.sequence != 0 {
+      try visitor.visitSingularUInt64Field(value: self.sequence, fieldNumber: 1)
+    }
+    switch self.kind {
+    case .event?: try {
+      guard case .event(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    }()
+    case .defaultsChanged?: try {
+      guard case .defaultsChanged(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    }()
+    case .dropped?: try {
+      guard case .dropped(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+    }()
+    case nil: break
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_UpdateDelivery, rhs: Windowbroker_V1_UpdateDelivery) -> Bool {
+    if lhs.sequence != rhs.sequence {return false}
+    if lhs.kind != rhs.kind {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_UpdateEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".UpdateEvent"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}payload\0\u{3}posted_at\0\u{3}posted_by\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 2: try { try decoder.decodeSingularMessageField(value: &self._payload) }()
+      case 3: try { try decoder.decodeSingularDoubleField(value: &self.postedAt) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.postedBy) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
+    }
+    try { if let v = self._payload {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    } }()
+    if self.postedAt.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.postedAt, fieldNumber: 3)
+    }
+    if !self.postedBy.isEmpty {
+      try visitor.visitSingularStringField(value: self.postedBy, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_UpdateEvent, rhs: Windowbroker_V1_UpdateEvent) -> Bool {
+    if lhs.name != rhs.name {return false}
+    if lhs._payload != rhs._payload {return false}
+    if lhs.postedAt != rhs.postedAt {return false}
+    if lhs.postedBy != rhs.postedBy {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_DefaultsChange: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".DefaultsChange"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}value\0\u{1}removed\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.key) }()
+      case 2: try { try decoder.decodeSingularMessageField(value: &self._value) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.removed) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.key.isEmpty {
+      try visitor.visitSingularStringField(value: self.key, fieldNumber: 1)
+    }
+    try { if let v = self._value {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    } }()
+    if self.removed != false {
+      try visitor.visitSingularBoolField(value: self.removed, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_DefaultsChange, rhs: Windowbroker_V1_DefaultsChange) -> Bool {
+    if lhs.key != rhs.key {return false}
+    if lhs._value != rhs._value {return false}
+    if lhs.removed != rhs.removed {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_UpdatesDropped: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".UpdatesDropped"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}from\0\u{1}to\0\u{1}defaults\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt64Field(value: &self.from) }()
+      case 2: try { try decoder.decodeSingularUInt64Field(value: &self.to) }()
+      case 3: try { try decoder.decodeSingularMessageField(value: &self._defaults) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if self.from != 0 {
+      try visitor.visitSingularUInt64Field(value: self.from, fieldNumber: 1)
+    }
+    if self.to != 0 {
+      try visitor.visitSingularUInt64Field(value: self.to, fieldNumber: 2)
+    }
+    try { if let v = self._defaults {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_UpdatesDropped, rhs: Windowbroker_V1_UpdatesDropped) -> Bool {
+    if lhs.from != rhs.from {return false}
+    if lhs.to != rhs.to {return false}
+    if lhs._defaults != rhs._defaults {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -5881,63 +7034,132 @@ nonisolated extension Windowbroker_V1_RefreshScene: SwiftProtobuf.Message, Swift
 
 nonisolated extension Windowbroker_V1_ConnectScene: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ConnectScene"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}session\0\u{3}discarded_session_ids\0\u{3}user_activities\0\u{3}restoration_activity\0\u{3}available_configurations\0\u{3}new_session\0\u{3}delegate_name\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}session\0\u{3}discarded_session_ids\0\u{3}user_activities\0\u{3}restoration_activity\0\u{3}available_configurations\0\u{3}new_session\0\u{3}delegate_name\0\u{1}defaults\0\u{1}storage\0\u{3}update_sequence\0")
+
+  fileprivate class _StorageClass {
+    var _session: Windowbroker_V1_SessionInfo? = nil
+    var _discardedSessionIds: [String] = []
+    var _userActivities: [Windowbroker_V1_UserActivity] = []
+    var _restorationActivity: Windowbroker_V1_UserActivity? = nil
+    var _availableConfigurations: [String] = []
+    var _newSession: Bool = false
+    var _delegateName: String = String()
+    var _defaults: Windowbroker_V1_PlistDictionary? = nil
+    var _storage: Windowbroker_V1_PlistDictionary? = nil
+    var _updateSequence: UInt64 = 0
+
+      // This property is used as the initial default value for new instances of the type.
+      // The type itself is protecting the reference to its storage via CoW semantics.
+      // This will force a copy to be made of this reference when the first mutation occurs;
+      // hence, it is safe to mark this as `nonisolated(unsafe)`.
+      static nonisolated(unsafe) let defaultInstance = _StorageClass()
+
+    private init() {}
+
+    init(copying source: _StorageClass) {
+      _session = source._session
+      _discardedSessionIds = source._discardedSessionIds
+      _userActivities = source._userActivities
+      _restorationActivity = source._restorationActivity
+      _availableConfigurations = source._availableConfigurations
+      _newSession = source._newSession
+      _delegateName = source._delegateName
+      _defaults = source._defaults
+      _storage = source._storage
+      _updateSequence = source._updateSequence
+    }
+  }
+
+  fileprivate mutating func _uniqueStorage() -> _StorageClass {
+    if !isKnownUniquelyReferenced(&_storage) {
+      _storage = _StorageClass(copying: _storage)
+    }
+    return _storage
+  }
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    while let fieldNumber = try decoder.nextFieldNumber() {
-      // The use of inline closures is to circumvent an issue where the compiler
-      // allocates stack space for every case branch when no optimizations are
-      // enabled. https://github.com/apple/swift-protobuf/issues/1034
-      switch fieldNumber {
-      case 1: try { try decoder.decodeSingularMessageField(value: &self._session) }()
-      case 2: try { try decoder.decodeRepeatedStringField(value: &self.discardedSessionIds) }()
-      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.userActivities) }()
-      case 4: try { try decoder.decodeSingularMessageField(value: &self._restorationActivity) }()
-      case 5: try { try decoder.decodeRepeatedStringField(value: &self.availableConfigurations) }()
-      case 6: try { try decoder.decodeSingularBoolField(value: &self.newSession) }()
-      case 7: try { try decoder.decodeSingularStringField(value: &self.delegateName) }()
-      default: break
+    _ = _uniqueStorage()
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      while let fieldNumber = try decoder.nextFieldNumber() {
+        // The use of inline closures is to circumvent an issue where the compiler
+        // allocates stack space for every case branch when no optimizations are
+        // enabled. https://github.com/apple/swift-protobuf/issues/1034
+        switch fieldNumber {
+        case 1: try { try decoder.decodeSingularMessageField(value: &_storage._session) }()
+        case 2: try { try decoder.decodeRepeatedStringField(value: &_storage._discardedSessionIds) }()
+        case 3: try { try decoder.decodeRepeatedMessageField(value: &_storage._userActivities) }()
+        case 4: try { try decoder.decodeSingularMessageField(value: &_storage._restorationActivity) }()
+        case 5: try { try decoder.decodeRepeatedStringField(value: &_storage._availableConfigurations) }()
+        case 6: try { try decoder.decodeSingularBoolField(value: &_storage._newSession) }()
+        case 7: try { try decoder.decodeSingularStringField(value: &_storage._delegateName) }()
+        case 8: try { try decoder.decodeSingularMessageField(value: &_storage._defaults) }()
+        case 9: try { try decoder.decodeSingularMessageField(value: &_storage._storage) }()
+        case 10: try { try decoder.decodeSingularUInt64Field(value: &_storage._updateSequence) }()
+        default: break
+        }
       }
     }
   }
 
   public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
-    // The use of inline closures is to circumvent an issue where the compiler
-    // allocates stack space for every if/case branch local when no optimizations
-    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
-    // https://github.com/apple/swift-protobuf/issues/1182
-    try { if let v = self._session {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
-    } }()
-    if !self.discardedSessionIds.isEmpty {
-      try visitor.visitRepeatedStringField(value: self.discardedSessionIds, fieldNumber: 2)
-    }
-    if !self.userActivities.isEmpty {
-      try visitor.visitRepeatedMessageField(value: self.userActivities, fieldNumber: 3)
-    }
-    try { if let v = self._restorationActivity {
-      try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
-    } }()
-    if !self.availableConfigurations.isEmpty {
-      try visitor.visitRepeatedStringField(value: self.availableConfigurations, fieldNumber: 5)
-    }
-    if self.newSession != false {
-      try visitor.visitSingularBoolField(value: self.newSession, fieldNumber: 6)
-    }
-    if !self.delegateName.isEmpty {
-      try visitor.visitSingularStringField(value: self.delegateName, fieldNumber: 7)
+    try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every if/case branch local when no optimizations
+      // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+      // https://github.com/apple/swift-protobuf/issues/1182
+      try { if let v = _storage._session {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+      } }()
+      if !_storage._discardedSessionIds.isEmpty {
+        try visitor.visitRepeatedStringField(value: _storage._discardedSessionIds, fieldNumber: 2)
+      }
+      if !_storage._userActivities.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._userActivities, fieldNumber: 3)
+      }
+      try { if let v = _storage._restorationActivity {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 4)
+      } }()
+      if !_storage._availableConfigurations.isEmpty {
+        try visitor.visitRepeatedStringField(value: _storage._availableConfigurations, fieldNumber: 5)
+      }
+      if _storage._newSession != false {
+        try visitor.visitSingularBoolField(value: _storage._newSession, fieldNumber: 6)
+      }
+      if !_storage._delegateName.isEmpty {
+        try visitor.visitSingularStringField(value: _storage._delegateName, fieldNumber: 7)
+      }
+      try { if let v = _storage._defaults {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 8)
+      } }()
+      try { if let v = _storage._storage {
+        try visitor.visitSingularMessageField(value: v, fieldNumber: 9)
+      } }()
+      if _storage._updateSequence != 0 {
+        try visitor.visitSingularUInt64Field(value: _storage._updateSequence, fieldNumber: 10)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Windowbroker_V1_ConnectScene, rhs: Windowbroker_V1_ConnectScene) -> Bool {
-    if lhs._session != rhs._session {return false}
-    if lhs.discardedSessionIds != rhs.discardedSessionIds {return false}
-    if lhs.userActivities != rhs.userActivities {return false}
-    if lhs._restorationActivity != rhs._restorationActivity {return false}
-    if lhs.availableConfigurations != rhs.availableConfigurations {return false}
-    if lhs.newSession != rhs.newSession {return false}
-    if lhs.delegateName != rhs.delegateName {return false}
+    if lhs._storage !== rhs._storage {
+      let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
+        let _storage = _args.0
+        let rhs_storage = _args.1
+        if _storage._session != rhs_storage._session {return false}
+        if _storage._discardedSessionIds != rhs_storage._discardedSessionIds {return false}
+        if _storage._userActivities != rhs_storage._userActivities {return false}
+        if _storage._restorationActivity != rhs_storage._restorationActivity {return false}
+        if _storage._availableConfigurations != rhs_storage._availableConfigurations {return false}
+        if _storage._newSession != rhs_storage._newSession {return false}
+        if _storage._delegateName != rhs_storage._delegateName {return false}
+        if _storage._defaults != rhs_storage._defaults {return false}
+        if _storage._storage != rhs_storage._storage {return false}
+        if _storage._updateSequence != rhs_storage._updateSequence {return false}
+        return true
+      }
+      if !storagesAreEqual {return false}
+    }
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -6196,7 +7418,7 @@ nonisolated extension Windowbroker_V1_MemoryWarning: SwiftProtobuf.Message, Swif
 
 nonisolated extension Windowbroker_V1_WorkerMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".WorkerMessage"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}ack\0\u{1}connected\0\u{3}restoration_activity\0\u{3}action_result\0\u{3}restoration_extended\0\u{3}memory_warning\0\u{4}\u{4}scene_update\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}ack\0\u{1}connected\0\u{3}restoration_activity\0\u{3}action_result\0\u{3}restoration_extended\0\u{3}memory_warning\0\u{4}\u{4}scene_update\0\u{1}storage\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -6295,6 +7517,19 @@ nonisolated extension Windowbroker_V1_WorkerMessage: SwiftProtobuf.Message, Swif
           self.kind = .sceneUpdate(v)
         }
       }()
+      case 11: try {
+        var v: Windowbroker_V1_SceneStorageUpdate?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .storage(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .storage(v)
+        }
+      }()
       default: break
       }
     }
@@ -6334,6 +7569,10 @@ nonisolated extension Windowbroker_V1_WorkerMessage: SwiftProtobuf.Message, Swif
       guard case .sceneUpdate(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 10)
     }()
+    case .storage?: try {
+      guard case .storage(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -6341,6 +7580,45 @@ nonisolated extension Windowbroker_V1_WorkerMessage: SwiftProtobuf.Message, Swif
 
   public static func ==(lhs: Windowbroker_V1_WorkerMessage, rhs: Windowbroker_V1_WorkerMessage) -> Bool {
     if lhs.kind != rhs.kind {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_SceneStorageUpdate: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SceneStorageUpdate"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}set\0\u{1}removed\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._set) }()
+      case 2: try { try decoder.decodeRepeatedStringField(value: &self.removed) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._set {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    if !self.removed.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.removed, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_SceneStorageUpdate, rhs: Windowbroker_V1_SceneStorageUpdate) -> Bool {
+    if lhs._set != rhs._set {return false}
+    if lhs.removed != rhs.removed {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

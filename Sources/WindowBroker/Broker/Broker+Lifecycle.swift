@@ -203,9 +203,12 @@ extension Broker {
     }
 
     private func connect(_ id: UUID, options: ConnectionOptions) async throws {
-        guard let session = sessions[id], let app = apps[session.appID] else { return }
+        guard let session = sessions[id], let app = apps[session.appID], let worker = workers[id] else { return }
         let discards = (try? await store.pendingDiscards(appID: session.appID)) ?? []
-        let reply = try await request(id, .connect(.with {
+        // The defaults snapshot and the scene's place in the app's updates, taken together.
+        let (defaults, sequence) = openOutlet(id, app: app.id, connection: worker.connection)
+        let storage = sessions[id]?.storage ?? [:]
+        let command = Windowbroker_V1_WorkerCommand.OneOf_Kind.connect(.with {
             $0.session = info(session, includeRestoration: false)
             $0.newSession = session.launchCount == 1
             $0.delegateName = app.configuration(named: session.configuration)?.delegate ?? ""
@@ -213,7 +216,18 @@ extension Broker {
             $0.userActivities = options.activities.map(\.wire)
             if let restoration = session.restoration { $0.restorationActivity = restoration.wire }
             $0.availableConfigurations = app.configurations.map(\.name)
-        }), timeout: configuration.workerTimeout, doing: .connect)
+            $0.defaults = PlistValue.wire(dictionary: defaults)
+            $0.storage = PlistValue.wire(dictionary: storage)
+            $0.updateSequence = sequence
+        })
+        let reply: Windowbroker_V1_WorkerMessage.OneOf_Kind?
+        do {
+            reply = try await request(id, command, timeout: configuration.workerTimeout, doing: .connect)
+        } catch {
+            closeOutlet(id)
+            throw error
+        }
+        outletReady(id)
         if !discards.isEmpty {
             try? await store.removePendingDiscards(discards, appID: session.appID)
             emit(id, app: session.appID, .discardsDelivered(discards))
@@ -257,6 +271,7 @@ extension Broker {
     /// SIGKILL after the exit deadline.
     func disconnect(_ id: UUID, reason: DisconnectReason, discarded: Bool) async {
         guard let worker = workers[id] else { return }
+        closeOutlet(id)
         await worker.markIntendedEnd(reason)
         do {
             _ = try await request(id, .disconnect(.with {
@@ -312,6 +327,7 @@ extension Broker {
             return
         }
         workers[id] = nil
+        closeOutlet(id)
         leaveFocus(id)
         activeSlot.release(id)
         if reason == .memoryPressure {

@@ -41,6 +41,14 @@ extension Broker {
                 await apply(update, to: id, envelope: envelope, connection: connection)
             case .restorationExtended?:
                 emit(id, app: sessions[id]?.appID ?? "", .restorationExtended)
+            case .storage(let update)?:
+                do {
+                    try applyStorage(update, to: id)
+                    if envelope.id != 0 { await connection.reply(to: envelope, with: .workerMessage(.with { $0.ack = .init() })) }
+                } catch {
+                    logger.warning("refused a scene's storage change", metadata: ["session": "\(id)", "error": "\(error)"])
+                    if envelope.id != 0 { await connection.reply(to: envelope, error: error) }
+                }
             default:
                 break
             }

@@ -37,6 +37,8 @@ public actor Broker {
     var startLimit: StartLimit
     /// Sessions with scene updates not yet written (`persistSoon`).
     var persistScheduled: Set<UUID> = []
+    /// Update events, shared defaults and the scenes' update queues (`Sync/`).
+    var sync = SyncState()
 
     /// `launcher` starts workers; nil means real processes (`WorkerSpawner`).
     public init(
@@ -53,6 +55,11 @@ public actor Broker {
         self.launcher = launcher ?? WorkerSpawner(environment: configuration.environment)
         for session in try await store.loadAll() {
             sessions[session.id] = session
+        }
+        do {
+            sync.defaults = try await store.loadDefaults()
+        } catch {
+            logger.error("cannot read the apps' shared defaults; starting without them", metadata: ["error": "\(error)"])
         }
         for warning in store.warnings {
             logger.error("session store recovered", metadata: ["warning": "\(warning)"])
@@ -112,10 +119,13 @@ public actor Broker {
         public var uptime: TimeInterval
         public var sessions: Int
         public var workers: Int
+        public var updatesPosted: UInt64
+        public var updatesDropped: UInt64
     }
 
     public func status() -> Status {
-        Status(uptime: Date().timeIntervalSince(startedAt), sessions: sessions.count, workers: workers.count)
+        Status(uptime: Date().timeIntervalSince(startedAt), sessions: sessions.count, workers: workers.count,
+               updatesPosted: sync.postedCount, updatesDropped: sync.droppedNotices)
     }
 
     /// "Ready: 3 sessions, 1 worker".
@@ -176,6 +186,9 @@ public actor Broker {
             }
             if includeRestoration, let current = session.currentActivity {
                 $0.currentActivity = current.wire
+            }
+            if includeRestoration, !session.storage.isEmpty {
+                $0.storage = PlistValue.wire(dictionary: session.storage)
             }
         }
     }

@@ -25,6 +25,13 @@ public struct BrokerConfiguration: Sendable {
     public var controlIdleTimeout: Duration = .seconds(60)
     public var maxFrameBytes = WireProtocol.defaultMaxFrameBytes
     public var maxActivityBytes = WireProtocol.defaultMaxActivityBytes
+    public var maxUpdatePayloadBytes = WireProtocol.defaultMaxUpdatePayloadBytes
+    public var maxDefaultsBytes = WireProtocol.defaultMaxDefaultsBytes
+    public var maxSceneStorageBytes = WireProtocol.defaultMaxSceneStorageBytes
+    /// Updates queued for one scene before they are dropped for one `updatesDropped` notice.
+    public var updateQueueLimit = 256
+    /// How long the broker waits for a scene to acknowledge one update before sending the next.
+    public var updateAckTimeout: Duration = .seconds(5)
     /// This many failed launches or crashes of an app within `startLimitInterval` put it in a
     /// crash loop (systemd's StartLimitBurst / StartLimitIntervalSec).
     public var startLimitBurst = 5

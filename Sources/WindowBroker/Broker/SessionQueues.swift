@@ -1,37 +1,39 @@
 import Foundation
 
-/// One serial queue per session, owned by the broker's executor: operations on one session run
-/// in arrival order, operations on different sessions run side by side. Nothing holds a queue
-/// while it waits for another session's queue (focus changes of other scenes are enqueued on
-/// their own queues), so a scene that hangs costs only its own session.
-struct SessionQueues {
-    /// Present while an operation on the session runs: the operations waiting behind it.
-    private var waiting: [UUID: [CheckedContinuation<Void, Never>]] = [:]
+/// One serial queue per key (a session, an app's defaults), owned by the broker's executor:
+/// operations on one key run in arrival order, operations on different keys run side by side.
+/// Nothing holds a queue while it waits for another key's queue (focus changes of other
+/// scenes are enqueued on their own queues), so a scene that hangs costs only its own session.
+struct SerialQueues<Key: Hashable> {
+    /// Present while an operation on the key runs: the operations waiting behind it.
+    private var waiting: [Key: [CheckedContinuation<Void, Never>]] = [:]
 
-    /// Takes the session's turn when nothing runs on it; otherwise the caller must `wait`.
+    /// Takes the key's turn when nothing runs on it; otherwise the caller must `wait`.
     /// Every turn taken is given back with exactly one `leave`.
-    mutating func tryEnter(_ id: UUID) -> Bool {
-        guard waiting[id] != nil else {
-            waiting[id] = []
+    mutating func tryEnter(_ key: Key) -> Bool {
+        guard waiting[key] != nil else {
+            waiting[key] = []
             return true
         }
         return false
     }
 
-    mutating func wait(_ id: UUID, _ continuation: CheckedContinuation<Void, Never>) {
-        waiting[id, default: []].append(continuation)
+    mutating func wait(_ key: Key, _ continuation: CheckedContinuation<Void, Never>) {
+        waiting[key, default: []].append(continuation)
     }
 
-    mutating func leave(_ id: UUID) {
-        guard let queue = waiting[id] else { return }
+    mutating func leave(_ key: Key) {
+        guard let queue = waiting[key] else { return }
         guard let next = queue.first else {
-            waiting[id] = nil
+            waiting[key] = nil
             return
         }
-        waiting[id] = Array(queue.dropFirst())  // the turn passes to `next`
+        waiting[key] = Array(queue.dropFirst())  // the turn passes to `next`
         next.resume()
     }
 }
+
+typealias SessionQueues = SerialQueues<UUID>
 
 extension Broker {
     /// Runs `body` in the session's turn: after every operation on it that arrived earlier.

@@ -116,13 +116,14 @@ struct ControlRequestHandler: Sendable {
         }
     }
 
-    /// Scenes may ask for what UIKit lets an app ask for: activation, destruction, refresh.
+    /// Scenes may ask for what UIKit lets an app ask for: activation, destruction, refresh,
+    /// and what one process of a UIKit app shares with its other windows: posts and defaults.
     /// Everything else on the control protocol is for wmctl.
     static func checkSceneMay(_ kind: ControlRequest, requester: UUID) throws(BrokerError) {
         switch kind {
-        case .open, .activate, .close, .refresh: return
+        case .open, .activate, .close, .refresh, .post, .defaults: return
         default:
-            throw BrokerError(.permissionDenied, "a scene may request activation, destruction and refresh of its app's scenes; the rest of the control protocol is for wmctl")
+            throw BrokerError(.permissionDenied, "a scene may request activation, destruction and refresh of its app's scenes, post updates and change its app's defaults; the rest of the control protocol is for wmctl")
         }
     }
 
@@ -134,6 +135,13 @@ struct ControlRequestHandler: Sendable {
             return BrokerError(.permissionDenied, "only control clients connect here; workers are started by the broker")
         }
         return nil
+    }
+
+    /// The app a post or defaults request is about; a scene's is always its own.
+    private func app(_ requested: String, requester: UUID?) async throws -> String {
+        if let requester { return try await broker.appForSceneRequest(requested, requester: requester) }
+        guard !requested.isEmpty else { throw BrokerError(.invalidRequest, "name the app") }
+        return requested
     }
 
     private func sessionID(_ text: String) throws -> UUID {
@@ -171,6 +179,8 @@ struct ControlRequestHandler: Sendable {
                 $0.prewarmed = prewarmed.mapValues { UInt32($0) }
                 $0.warnings = broker.warnings
                 $0.storeWrites = UInt64(broker.storeWrites)
+                $0.updatesPosted = status.updatesPosted
+                $0.updatesDropped = status.updatesDropped
             })
         case .apps:
             let apps = await broker.appList()
@@ -215,6 +225,50 @@ struct ControlRequestHandler: Sendable {
         case .send(let send):
             let arguments = try PlistValue.dictionary(wire: send.arguments, path: "arguments")
             return .actionResult(try await broker.perform(try sessionID(send.sessionID), action: send.action, arguments: arguments))
+        case .post(let post):
+            let app = try await app(post.appID, requester: requester)
+            let payload = try PlistValue.dictionary(wire: post.payload, path: "payload")
+            guard post.waitTimeoutSeconds.isFinite, post.waitTimeoutSeconds >= 0, post.waitTimeoutSeconds <= 3600 else {
+                throw BrokerError(.invalidRequest, "the wait timeout must be between 0 and 3600 seconds")
+            }
+            let wait: Duration? = post.wait ? .milliseconds(Int64((post.waitTimeoutSeconds > 0 ? post.waitTimeoutSeconds : 10) * 1000)) : nil
+            let outcome = try await broker.post(app: app, name: post.name, payload: payload, from: requester, wait: wait)
+            let times = outcome.acknowledged.values.sorted()
+            return .post(.with {
+                $0.sequence = outcome.sequence
+                $0.receivers = UInt32(outcome.receivers)
+                $0.delivered = UInt32(post.wait ? times.count : outcome.receivers)
+                if !times.isEmpty {
+                    $0.p50Micros = UInt64(times[(times.count - 1) / 2].microseconds)
+                    $0.maxMicros = UInt64(times[times.count - 1].microseconds)
+                }
+                $0.unacknowledged = outcome.unacknowledged.map { $0.uuidString.lowercased() }.sorted()
+                $0.dropped = outcome.dropped.map { $0.uuidString.lowercased() }.sorted()
+            })
+        case .defaults(let request):
+            let app = try await app(request.appID, requester: requester)
+            if request.key.isEmpty {
+                guard !request.hasValue, !request.remove else {
+                    throw BrokerError(.invalidRequest, "setting or removing a default needs its key")
+                }
+                let values = try await broker.defaults(app: app)
+                return .defaults(.with { $0.values = PlistValue.wire(dictionary: values) })
+            }
+            if request.hasValue || request.remove {
+                guard !(request.hasValue && request.remove) else {
+                    throw BrokerError(.invalidRequest, "a default is either set or removed, not both")
+                }
+                let value = request.remove ? nil : try PlistValue(wire: request.value, path: request.key)
+                let sequence = try await broker.setDefault(app: app, key: request.key, value: value, from: requester)
+                return .defaults(.with {
+                    $0.sequence = sequence
+                    if let value { $0.values = PlistValue.wire(dictionary: [request.key: value]) }
+                })
+            }
+            let values = try await broker.defaults(app: app)
+            return .defaults(.with {
+                if let value = values[request.key] { $0.values = PlistValue.wire(dictionary: [request.key: value]) }
+            })
         case .watch:
             throw BrokerError(.invalidRequest, "this connection is already watching")
         case .ping(let ping):

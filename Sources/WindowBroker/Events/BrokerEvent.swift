@@ -37,6 +37,11 @@ public enum BrokerEvent: Sendable, Equatable {
     case activationRequested(target: UUID?, activityType: String, presentation: Presentation)
     case destructionRequested(target: UUID, dismissal: Windowbroker_V1_Dismissal)
     case refreshRequested(target: UUID)
+    /// An update event was posted to the app's connected scenes (the session: the poster, if a scene).
+    case updatePosted(name: String, sequence: UInt64, receivers: Int)
+    case defaultsChanged(key: String, removed: Bool, sequence: UInt64)
+    /// The session's update queue overflowed: it gets one notice for this range.
+    case updatesDropped(from: UInt64, to: UInt64)
 
     /// The name `wmctl watch` prints and `--event` filters on.
     public var name: String {
@@ -57,6 +62,9 @@ public enum BrokerEvent: Sendable, Equatable {
         case .activationRequested: "activationRequested"
         case .destructionRequested: "destructionRequested"
         case .refreshRequested: "refreshRequested"
+        case .updatePosted: "updatePosted"
+        case .defaultsChanged: "defaultsChanged"
+        case .updatesDropped: "updatesDropped"
         }
     }
 
@@ -66,6 +74,7 @@ public enum BrokerEvent: Sendable, Equatable {
         "willResignActive", "didEnterBackground", "didDisconnect", "restorationSaved", "restorationExtended",
         "continue", "didDiscardSceneSessions", "exited", "crashed", "discarded", "didReceiveMemoryWarning",
         "reclaimed", "pressure", "activationRequested", "destructionRequested", "refreshRequested",
+        "updatePosted", "defaultsChanged", "updatesDropped",
     ]
 
     public var detail: String {
@@ -89,6 +98,9 @@ public enum BrokerEvent: Sendable, Equatable {
         case .destructionRequested(let target, let dismissal):
             "\(target.uuidString.lowercased()) \(dismissal == .commit ? "commit" : dismissal == .decline ? "decline" : "standard")"
         case .refreshRequested(let target): target.uuidString.lowercased()
+        case .updatePosted(let name, let sequence, let receivers): "\(name) #\(sequence) to \(receivers) scene\(receivers == 1 ? "" : "s")"
+        case .defaultsChanged(let key, let removed, let sequence): "\(key) \(removed ? "removed" : "set") #\(sequence)"
+        case .updatesDropped(let from, let to): "#\(from)...#\(to)"
         }
     }
 
@@ -170,6 +182,23 @@ public enum BrokerEvent: Sendable, Equatable {
             })
         case .refreshRequested(let target):
             .refreshRequested(.with { $0.targetSessionID = target.uuidString.lowercased() })
+        case .updatePosted(let name, let sequence, let receivers):
+            .updatePosted(.with {
+                $0.name = name
+                $0.sequence = sequence
+                $0.receivers = UInt32(receivers)
+            })
+        case .defaultsChanged(let key, let removed, let sequence):
+            .defaultsChanged(.with {
+                $0.key = key
+                $0.removed = removed
+                $0.sequence = sequence
+            })
+        case .updatesDropped(let from, let to):
+            .updatesDropped(.with {
+                $0.from = from
+                $0.to = to
+            })
         }
     }
 }

@@ -103,6 +103,9 @@ public struct SceneSession: Sendable, Equatable {
     public var restorationFailures = 0
     /// A restoration activity set aside after failing twice: kept, not handed to the scene.
     public var quarantined: UserActivity?
+    /// The scene's own storage (`@SceneStorage`): saved with the session, handed back at every
+    /// connection, deleted with the session.
+    public var storage: [String: PlistValue] = [:]
 
     public init(id: UUID = UUID(), appID: String, configuration: String, role: String, title: String, now: Date = Date()) {
         self.id = id

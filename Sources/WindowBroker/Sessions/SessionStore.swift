@@ -4,8 +4,9 @@ import Glibc
 import IPCWire
 import Synchronization
 
-/// Durable session state in SQLite (GRDB, WAL): sessions, their committed restoration
-/// activities, and discards waiting for the next launch of their app. The file is 0600 in a
+/// Durable session state in SQLite (GRDB, WAL): sessions with their scene storage, their
+/// committed restoration activities, discards waiting for the next launch of their app, and
+/// each app's shared defaults. The file is 0600 in a
 /// 0700 directory: restoration data is user data.
 ///
 /// One broker per store: an exclusive `flock` on `<dir>/lock`, taken before SQLite is opened,
@@ -159,7 +160,46 @@ public final class SessionStore: Sendable {
                 );
                 """)
         }
+        migrator.registerMigration("v4: scene storage and shared defaults") { db in
+            try db.execute(sql: """
+                ALTER TABLE session ADD COLUMN storage BLOB;
+                CREATE TABLE appDefault (
+                    appID TEXT NOT NULL,
+                    key TEXT NOT NULL,
+                    value BLOB NOT NULL,
+                    changedAt DOUBLE NOT NULL,
+                    PRIMARY KEY (appID, key)
+                );
+                """)
+        }
         return migrator
+    }
+
+    /// Every app's shared defaults; a value that cannot be decoded is left out (and logged by the caller).
+    public func loadDefaults() async throws -> [String: [String: PlistValue]] {
+        try await pool.read { db in
+            var out: [String: [String: PlistValue]] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT appID, key, value FROM appDefault") {
+                guard let data = row["value"] as Data?, let value = try? PlistValue(serialized: data) else { continue }
+                out[row["appID"], default: [:]][row["key"]] = value
+            }
+            return out
+        }
+    }
+
+    /// Writes one default of an app (nil deletes it); when this returns, it is on disk.
+    public func setDefault(app: String, key: String, value: PlistValue?) async throws {
+        let blob = value?.serialized()
+        try await write { db in
+            if let blob {
+                try db.execute(sql: """
+                    INSERT INTO appDefault (appID, key, value, changedAt) VALUES (?, ?, ?, ?)
+                    ON CONFLICT(appID, key) DO UPDATE SET value = excluded.value, changedAt = excluded.changedAt
+                    """, arguments: [app, key, blob, Date().timeIntervalSince1970])
+            } else {
+                try db.execute(sql: "DELETE FROM appDefault WHERE appID = ? AND key = ?", arguments: [app, key])
+            }
+        }
     }
 
     /// Sets the committed restoration activity aside (it failed to restore twice), or puts a
@@ -207,6 +247,9 @@ public final class SessionStore: Sendable {
                 if let data = row["quarantined"] as Data? {
                     session.quarantined = try? UserActivity(serialized: data)
                 }
+                if let data = row["storage"] as Data?, let storage = try? Windowbroker_V1_PlistDictionary(serializedBytes: data) {
+                    session.storage = (try? PlistValue.dictionary(wire: storage, path: "storage")) ?? [:]
+                }
                 return session
             }
         }
@@ -217,14 +260,14 @@ public final class SessionStore: Sendable {
         try await write { db in
             try db.execute(sql: """
                 INSERT INTO session (id, appID, configuration, role, title, createdAt, lastActiveAt,
-                    lastDisconnect, launchCount, attached, activationConditions, presentation, requestedBy)
+                    lastDisconnect, launchCount, attached, activationConditions, presentation, requestedBy, storage)
                 VALUES (:id, :appID, :configuration, :role, :title, :createdAt, :lastActiveAt,
-                    :lastDisconnect, :launchCount, :attached, :activationConditions, :presentation, :requestedBy)
+                    :lastDisconnect, :launchCount, :attached, :activationConditions, :presentation, :requestedBy, :storage)
                 """, arguments: arguments)
         }
     }
 
-    /// Writes the session's metadata (not its restoration activity).
+    /// Writes the session's metadata and scene storage (not its restoration activity).
     public func update(_ session: SceneSession, attached: Bool) async throws {
         let arguments = Self.arguments(session, attached: attached)
         try await write { db in
@@ -232,7 +275,7 @@ public final class SessionStore: Sendable {
                 UPDATE session SET configuration = :configuration, role = :role, title = :title,
                     lastActiveAt = :lastActiveAt, lastDisconnect = :lastDisconnect, launchCount = :launchCount,
                     attached = :attached, activationConditions = :activationConditions,
-                    presentation = :presentation, requestedBy = :requestedBy
+                    presentation = :presentation, requestedBy = :requestedBy, storage = :storage
                 WHERE id = :id
                 """, arguments: arguments)
         }
@@ -321,6 +364,7 @@ public final class SessionStore: Sendable {
             "activationConditions": try? JSONEncoder().encode(session.activationConditions),
             "presentation": session.presentation.rawValue,
             "requestedBy": session.requestedBy?.uuidString,
+            "storage": session.storage.isEmpty ? nil : try? PlistValue.wire(dictionary: session.storage).serializedData(),
         ]
     }
 }

@@ -1,0 +1,299 @@
+import Foundation
+import IPCWire
+
+/// What keeps an app's scenes in sync across their processes: update events, shared defaults
+/// and per-scene storage. In iPadOS every scene of an app shares one process, so a post or a
+/// `UserDefaults` change reaches every window for free; here the broker is that shared space.
+///
+/// Each app has one order of updates (`sequences`): events and defaults changes take the next
+/// number and go into the queue of every connected scene of the app. Each scene has its own
+/// bounded queue and its own delivery task, which sends one update at a time and waits for the
+/// scene's acknowledgement, so a slow scene only ever delays itself.
+struct SyncState {
+    /// The last sequence each app handed out.
+    var sequences: [String: UInt64] = [:]
+    /// Each app's shared defaults, as committed to the store.
+    var defaults: [String: [String: PlistValue]] = [:]
+    /// Connected scenes and what is queued for them.
+    var outlets: [UUID: UpdateOutlet] = [:]
+    /// `post --wait` callers, until every receiver acknowledged.
+    var waits: [PostKey: PostWait] = [:]
+    /// Writes of an app's defaults, one at a time, so the store and memory agree on the last.
+    var defaultsTurns = SerialQueues<String>()
+    var postedCount: UInt64 = 0
+    var droppedNotices: UInt64 = 0
+
+    mutating func nextSequence(_ app: String) -> UInt64 {
+        let next = (sequences[app] ?? 0) + 1
+        sequences[app] = next
+        return next
+    }
+}
+
+/// One update as it waits in a scene's queue.
+enum QueuedUpdate: Sendable {
+    case event(Windowbroker_V1_UpdateEvent)
+    case defaults(Windowbroker_V1_DefaultsChange)
+}
+
+struct UpdateOutlet {
+    let appID: String
+    let connection: WireConnection
+    var queue: UpdateQueue<QueuedUpdate>
+    /// The scene finished willConnect: deliveries may start (updates queue up until then).
+    var ready = false
+    /// Its delivery task runs.
+    var sending = false
+}
+
+struct PostKey: Hashable {
+    var app: String
+    var sequence: UInt64
+}
+
+struct PostWait {
+    let start: ContinuousClock.Instant
+    var expected: Set<UUID>
+    var acknowledged: [UUID: Duration] = [:]
+    var dropped: Set<UUID> = []
+    var gone: Set<UUID> = []
+    var continuation: CheckedContinuation<Void, Never>?
+}
+
+/// What a post did; delivery figures only when the caller waited.
+public struct PostOutcome: Sendable {
+    public var sequence: UInt64
+    public var receivers: Int
+    public var acknowledged: [UUID: Duration] = [:]
+    public var unacknowledged: [UUID] = []
+    public var dropped: [UUID] = []
+}
+
+extension Broker {
+    // MARK: - Update events
+
+    /// Posts an event to every connected scene of `app`, the poster's own scene included.
+    /// With `wait`, returns once each of them acknowledged it, dropped it in an overflow or
+    /// went away, or when `wait` has passed.
+    public func post(app: String, name: String, payload: [String: PlistValue], from poster: UUID?, wait: Duration?) async throws(BrokerError) -> PostOutcome {
+        try requireApp(app)
+        try SyncLimits.checkKey(name, what: "the update's name")
+        try SyncLimits.checkSize(payload, maxBytes: configuration.maxUpdatePayloadBytes, what: "the update's payload")
+        let sequence = sync.nextSequence(app)
+        let event = Windowbroker_V1_UpdateEvent.with {
+            $0.name = name
+            $0.payload = PlistValue.wire(dictionary: payload)
+            $0.postedAt = Date().timeIntervalSince1970
+            $0.postedBy = poster?.uuidString.lowercased() ?? ""
+        }
+        let receivers = sync.outlets.filter { $0.value.appID == app }.map(\.key)
+        let key = PostKey(app: app, sequence: sequence)
+        if wait != nil {
+            sync.waits[key] = PostWait(start: .now, expected: Set(receivers))
+        }
+        for id in receivers { enqueue(.event(event), sequence: sequence, for: id) }
+        sync.postedCount += 1
+        emit(poster, app: app, .updatePosted(name: name, sequence: sequence, receivers: receivers.count))
+        var outcome = PostOutcome(sequence: sequence, receivers: receivers.count)
+        guard let wait else { return outcome }
+        let deadline = Task {
+            guard (try? await Task.sleep(for: wait)) != nil else { return }
+            self.finishWait(key)
+        }
+        defer { deadline.cancel() }
+        if sync.waits[key]?.expected.isEmpty == false {
+            await withCheckedContinuation { sync.waits[key]?.continuation = $0 }
+        }
+        if let done = sync.waits.removeValue(forKey: key) {
+            outcome.acknowledged = done.acknowledged
+            outcome.dropped = Array(done.dropped)
+            outcome.unacknowledged = Array(done.expected.union(done.gone))
+        }
+        return outcome
+    }
+
+    private func finishWait(_ key: PostKey) {
+        sync.waits[key]?.continuation?.resume()
+        sync.waits[key]?.continuation = nil
+    }
+
+    /// A receiver is done with a waited-for post, one way or another.
+    private func settle(_ key: PostKey, _ id: UUID, _ outcome: (inout PostWait) -> Void) {
+        guard var wait = sync.waits[key], wait.expected.remove(id) != nil else { return }
+        outcome(&wait)
+        sync.waits[key] = wait
+        if wait.expected.isEmpty { finishWait(key) }
+    }
+
+    // MARK: - Shared defaults
+
+    public func defaults(app: String) throws(BrokerError) -> [String: PlistValue] {
+        try requireApp(app)
+        return sync.defaults[app] ?? [:]
+    }
+
+    /// Writes (or with nil, deletes) one default of `app`: committed to the store first, then
+    /// delivered to every connected scene of the app, the writer's included. Returns the
+    /// change's sequence (0: nothing changed).
+    public func setDefault(app: String, key: String, value: PlistValue?, from writer: UUID?) async throws(BrokerError) -> UInt64 {
+        try requireApp(app)
+        try SyncLimits.checkKey(key, what: "the default's key")
+        if !sync.defaultsTurns.tryEnter(app) {
+            await withCheckedContinuation { sync.defaultsTurns.wait(app, $0) }
+        }
+        defer { sync.defaultsTurns.leave(app) }
+        var next = sync.defaults[app] ?? [:]
+        guard next[key] != value else { return 0 }
+        next[key] = value
+        if value != nil {
+            try SyncLimits.checkSize(next, maxBytes: configuration.maxDefaultsBytes, what: "app '\(app)''s defaults")
+        }
+        do {
+            try await store.setDefault(app: app, key: key, value: value)
+        } catch {
+            throw SessionStore.brokerError(error, doing: "save the default '\(key)'", path: store.path)
+        }
+        sync.defaults[app] = next
+        let sequence = sync.nextSequence(app)
+        let change = Windowbroker_V1_DefaultsChange.with {
+            $0.key = key
+            if let value { $0.value = value.wire } else { $0.removed = true }
+        }
+        for (id, outlet) in sync.outlets where outlet.appID == app {
+            enqueue(.defaults(change), sequence: sequence, for: id)
+        }
+        emit(writer, app: app, .defaultsChanged(key: key, removed: value == nil, sequence: sequence))
+        return sequence
+    }
+
+    // MARK: - Scene storage
+
+    /// Takes a scene's storage changes; refused as a whole when a key or the total is too large.
+    func applyStorage(_ update: Windowbroker_V1_SceneStorageUpdate, to id: UUID) throws(BrokerError) {
+        guard var storage = sessions[id]?.storage else { return }
+        for key in update.removed { storage[key] = nil }
+        for (key, value) in update.set.entries {
+            try SyncLimits.checkKey(key, what: "the storage key")
+            storage[key] = try PlistValue(wire: value, path: "storage.\(key)")
+        }
+        try SyncLimits.checkSize(storage, maxBytes: configuration.maxSceneStorageBytes, what: "the scene's storage")
+        guard storage != sessions[id]?.storage else { return }
+        sessions[id]?.storage = storage
+        persistSoon(id)
+    }
+
+    // MARK: - Delivery
+
+    /// What a connecting scene gets before willConnect, taken in the same turn as its queue
+    /// opens: nothing posted after the snapshot is missed, nothing in it is delivered twice.
+    func openOutlet(_ id: UUID, app: String, connection: WireConnection) -> (defaults: [String: PlistValue], sequence: UInt64) {
+        sync.outlets[id] = UpdateOutlet(appID: app, connection: connection, queue: UpdateQueue(capacity: configuration.updateQueueLimit))
+        return (sync.defaults[app] ?? [:], sync.sequences[app] ?? 0)
+    }
+
+    /// willConnect returned: what queued up meanwhile goes out.
+    func outletReady(_ id: UUID) {
+        sync.outlets[id]?.ready = true
+        pump(id)
+    }
+
+    /// The scene is going away: nothing more is queued for it, and waiting posts stop waiting for it.
+    func closeOutlet(_ id: UUID) {
+        guard let outlet = sync.outlets.removeValue(forKey: id) else { return }
+        for key in sync.waits.keys where key.app == outlet.appID {
+            settle(key, id) { $0.gone.insert(id) }
+        }
+    }
+
+    private func enqueue(_ update: QueuedUpdate, sequence: UInt64, for id: UUID) {
+        guard let overflow = sync.outlets[id]?.queue.enqueue(sequence, update) else {
+            pump(id)
+            return
+        }
+        let app = sync.outlets[id]?.appID ?? ""
+        for dropped in overflow.sequences {
+            settle(PostKey(app: app, sequence: dropped), id) { $0.dropped.insert(id) }
+        }
+        if overflow.newNotice {
+            sync.droppedNotices += 1
+            logger.warning("a scene's update queue overflowed; it will resynchronise", metadata: [
+                "session": "\(id)", "from": "\(overflow.range.lowerBound)", "to": "\(overflow.range.upperBound)",
+            ])
+        }
+        emit(id, app: app, .updatesDropped(from: overflow.range.lowerBound, to: overflow.range.upperBound))
+    }
+
+    private func pump(_ id: UUID) {
+        guard let outlet = sync.outlets[id], outlet.ready, !outlet.sending, !outlet.queue.isEmpty else { return }
+        sync.outlets[id]?.sending = true
+        Task { await self.deliver(to: id) }
+    }
+
+    /// The scene's delivery task: one update at a time, each acknowledged before the next.
+    private func deliver(to id: UUID) async {
+        while let outlet = sync.outlets[id] {
+            guard let next = sync.outlets[id]?.queue.next() else {
+                sync.outlets[id]?.sending = false
+                return
+            }
+            let delivery: Windowbroker_V1_UpdateDelivery
+            switch next {
+            case .item(let sequence, .event(let event)):
+                delivery = .with {
+                    $0.sequence = sequence
+                    $0.event = event
+                }
+            case .item(let sequence, .defaults(let change)):
+                delivery = .with {
+                    $0.sequence = sequence
+                    $0.defaultsChanged = change
+                }
+            case .dropped(let range):
+                let defaults = sync.defaults[outlet.appID] ?? [:]
+                delivery = .with {
+                    $0.sequence = range.upperBound
+                    $0.dropped = .with {
+                        $0.from = range.lowerBound
+                        $0.to = range.upperBound
+                        $0.defaults = PlistValue.wire(dictionary: defaults)
+                    }
+                }
+            }
+            do {
+                _ = try await outlet.connection.request(
+                    .workerCommand(.with { $0.update = delivery }), timeout: configuration.updateAckTimeout, what: "the scene (update \(delivery.sequence))")
+                if case .item = next {
+                    let key = PostKey(app: outlet.appID, sequence: delivery.sequence)
+                    if let start = sync.waits[key]?.start {
+                        let elapsed = ContinuousClock.now - start
+                        settle(key, id) { $0.acknowledged[id] = elapsed }
+                    }
+                }
+            } catch let error as BrokerError where error.code == .connectionClosed {
+                closeOutlet(id)
+                return
+            } catch {
+                // A scene that misses the deadline may still be working through its backlog:
+                // the next update waits behind it, and its queue bounds what piles up.
+                logger.notice("a scene did not acknowledge an update", metadata: ["session": "\(id)", "sequence": "\(delivery.sequence)", "error": "\(error)"])
+            }
+        }
+    }
+
+    private func requireApp(_ app: String) throws(BrokerError) {
+        guard apps[app] != nil else {
+            throw BrokerError(.unknownApp, "no app '\(app)'; `wmctl apps` lists the installed ones")
+        }
+    }
+
+    /// The app a scene's own request is about: its own (a scene may not touch another app's).
+    func appForSceneRequest(_ requested: String, requester: UUID) throws(BrokerError) -> String {
+        guard let own = sessions[requester]?.appID else {
+            throw BrokerError(.unknownSession, "the requesting scene's session is gone")
+        }
+        guard requested.isEmpty || requested == own else {
+            throw BrokerError(.permissionDenied, "a scene of '\(own)' may post and change defaults for its own app only, not '\(requested)'")
+        }
+        return own
+    }
+}
