@@ -9,7 +9,7 @@ struct Open: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The app id (see `wmctl apps`).") var app: String
-    @Option(help: "The activity type (one the app declares).") var activity: String?
+    @Option(help: "The activity type (one the app declares; default: its first, when --title, --target or --info is given).") var activity: String?
     @Option(help: "The activity's title.") var title: String?
     @Option(help: "The activity's targetContentIdentifier (matched against scenes' activation conditions).") var target: String?
     @Option(help: "A userInfo entry KEY=VALUE (a string). Repeatable.") var info: [String] = []
@@ -19,12 +19,6 @@ struct Open: AsyncParsableCommand {
     @Option(help: "The configuration a new scene uses (see `wmctl apps`).") var configuration: String?
     @Option(help: "standard (beside the active scene), prominent (modal, over the others) or automatic (the broker picks).")
     var presentation: Presentation = .standard
-
-    func validate() throws {
-        if activity == nil, title != nil || target != nil || !info.isEmpty || infoJSON != nil {
-            throw ValidationError("--title, --target, --info and --info-json describe an activity: give --activity TYPE too")
-        }
-    }
 
     func run() async throws {
         var userInfo = try parsePairs(info, option: "--info")
@@ -42,8 +36,9 @@ struct Open: AsyncParsableCommand {
             $0.sessionID = session ?? ""
             $0.configuration = configuration ?? ""
             $0.presentation = presentation.wire
-            if let activity {
-                $0.activity = UserActivity(activityType: activity, title: title ?? "", targetContentIdentifier: target, userInfo: userInfo).wire
+            if activity != nil || title != nil || target != nil || !userInfo.isEmpty {
+                // An empty type: the broker uses the app's first declared activity type.
+                $0.activity = UserActivity(activityType: activity ?? "", title: title ?? "", targetContentIdentifier: target, userInfo: userInfo).wire
             }
         }
         let global = self.global

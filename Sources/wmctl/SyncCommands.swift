@@ -9,7 +9,7 @@ struct Post: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The app id.") var app: String
     @Argument(help: "The event's name, e.g. noteChanged.") var name: String
-    @Option(name: .customLong("payload-json"), help: "The payload: a JSON object (plist types; {\"$date\": ...}, {\"$data\": ...}, {\"$url\": ...} for the rest).")
+    @Option(name: .customLong("payload-json"), help: "The payload: a JSON object (plist types; {\"$date\": ...}, {\"$data\": ...}, {\"$url\": ...} for the rest); @PATH reads it from a file, @- from stdin.")
     var payloadJSON: String?
     @Flag(help: "Reply after every connected scene acknowledged the event (or dropped it, or went away).") var wait = false
     @Option(help: "With --wait: stop waiting after this many seconds.") var timeout: Double = 10
@@ -23,7 +23,8 @@ struct Post: AsyncParsableCommand {
         var payload: [String: PlistValue] = [:]
         if let payloadJSON {
             do {
-                guard case .dictionary(let object) = try PlistValue.parse(json: payloadJSON) else {
+                let text = try jsonArgument(payloadJSON)
+                guard case .dictionary(let object) = try PlistValue.parse(json: text) else {
                     throw ValidationError("--payload-json must be a JSON object, not \(payloadJSON.prefix(40))")
                 }
                 payload = object
@@ -80,7 +81,7 @@ struct Defaults: AsyncParsableCommand {
     @Argument(help: "The app id.") var app: String
     @Argument(help: "get, set or delete (none: list every key).") var verb: String?
     @Argument(help: "The key.") var key: String?
-    @Argument(help: "For set: the value as JSON (true, 3, \"text\", {\"a\": 1}).") var value: String?
+    @Argument(help: "For set: the value as JSON (true, 3, \"text\", {\"a\": 1}); @PATH reads it from a file, @- from stdin.") var value: String?
 
     func validate() throws {
         switch verb {
@@ -103,8 +104,9 @@ struct Defaults: AsyncParsableCommand {
         }
         switch verb {
         case "set":
+            let text = try jsonArgument(value!)
             do {
-                request.value = try PlistValue.parse(json: value!).wire
+                request.value = try PlistValue.parse(json: text).wire
             } catch {
                 throw ValidationError("VALUE-JSON: \(error.message) (a string needs quotes: '\"text\"')")
             }
@@ -136,4 +138,14 @@ struct Defaults: AsyncParsableCommand {
             }
         }
     }
+}
+
+/// A JSON argument as given, or read from the file after `@` (`@-`: standard input), for
+/// values larger than a command line may carry.
+func jsonArgument(_ argument: String) throws -> String {
+    guard argument.hasPrefix("@") else { return argument }
+    let path = String(argument.dropFirst())
+    let data = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: path)
+    guard let data else { throw ValidationError("cannot read \(path)") }
+    return String(decoding: data, as: UTF8.self)
 }

@@ -37,7 +37,8 @@ final class ErrorTests: BrokerTestCase {
 
     func testUsageErrorsExitTwoAndUnreachableBrokerExitsThree() throws {
         XCTAssertEqual(harness.wmctl("open").code, 2)
-        XCTAssertEqual(harness.wmctl("open", "notes", "--title", "no activity type").code, 2)
+        XCTAssertEqual(harness.wmctl("defaults", "notes", "frobnicate", "key").code, 2)
+        XCTAssertEqual(harness.wmctl("post", "notes", "event", "--payload-json", "[1, 2]").code, 2)
         XCTAssertEqual(harness.wmctl("open", "notes", "--activity", "notes.edit", "--info-json", "[1, 2]").code, 2)
         XCTAssertEqual(harness.wmctl("send", "x", "type", "--arg", "no-equals-sign").code, 2)
         let unreachable = harness.wmctl(["--socket", harness.root + "/nowhere.sock", "--json", "status"], socket: false)

@@ -536,3 +536,50 @@ final class StartLimitTests: XCTestCase {
         XCTAssertNil(limit.retryAfter("a", now: t0 + .seconds(54)))
     }
 }
+
+final class UpdateQueueTests: XCTestCase {
+    private func drain(_ queue: inout UpdateQueue<String>) -> [String] {
+        var out: [String] = []
+        while let next = queue.next() {
+            switch next {
+            case .item(let sequence, let item): out.append("\(sequence):\(item)")
+            case .dropped(let range): out.append("dropped \(range.lowerBound)...\(range.upperBound)")
+            }
+        }
+        return out
+    }
+
+    func testDeliversInOrderWithinCapacity() {
+        var queue = UpdateQueue<String>(capacity: 3)
+        XCTAssertNil(queue.enqueue(1, "a"))
+        XCTAssertNil(queue.enqueue(2, "b"))
+        XCTAssertNil(queue.enqueue(3, "c"))
+        XCTAssertEqual(drain(&queue), ["1:a", "2:b", "3:c"])
+        XCTAssertTrue(queue.isEmpty)
+    }
+
+    func testOverflowDropsTheBacklogForOneNoticeBeforeLaterUpdates() throws {
+        var queue = UpdateQueue<String>(capacity: 2)
+        _ = queue.enqueue(1, "a")
+        _ = queue.enqueue(2, "b")
+        let overflow = try XCTUnwrap(queue.enqueue(3, "c"))
+        XCTAssertEqual(overflow.sequences, [1, 2, 3])
+        XCTAssertTrue(overflow.newNotice)
+        XCTAssertNil(queue.enqueue(4, "d"))
+        XCTAssertEqual(drain(&queue), ["dropped 1...3", "4:d"])
+    }
+
+    func testOverflowingAgainWidensTheSameNotice() throws {
+        var queue = UpdateQueue<String>(capacity: 1)
+        _ = queue.enqueue(1, "a")
+        XCTAssertEqual(queue.enqueue(2, "b")?.newNotice, true)
+        _ = queue.enqueue(3, "c")
+        let again = try XCTUnwrap(queue.enqueue(4, "d"))
+        XCTAssertFalse(again.newNotice, "one notice until it is delivered")
+        XCTAssertEqual(again.range, 1...4)
+        XCTAssertEqual(drain(&queue), ["dropped 1...4"])
+        // Delivered: the next overflow is a new notice.
+        _ = queue.enqueue(5, "e")
+        XCTAssertEqual(queue.enqueue(6, "f")?.newNotice, true)
+    }
+}

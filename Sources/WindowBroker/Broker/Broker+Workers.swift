@@ -41,6 +41,7 @@ extension Broker {
                 await apply(update, to: id, envelope: envelope, connection: connection)
             case .restorationExtended?:
                 emit(id, app: sessions[id]?.appID ?? "", .restorationExtended)
+                if envelope.id != 0 { await connection.reply(to: envelope, with: .workerMessage(.with { $0.ack = .init() })) }
             case .storage(let update)?:
                 do {
                     try applyStorage(update, to: id)
@@ -50,7 +51,10 @@ extension Broker {
                     if envelope.id != 0 { await connection.reply(to: envelope, error: error) }
                 }
             default:
-                break
+                // Every request is answered: the scene may be waiting for it before it replies.
+                if envelope.id != 0 {
+                    await connection.reply(to: envelope, error: BrokerError(.invalidRequest, "the broker does not take this message unasked"))
+                }
             }
         case .controlRequest(let request):
             // A scene asking for scenes (requestSceneSessionActivation and friends). Its own

@@ -193,6 +193,18 @@ public actor Broker {
         }
     }
 
+    /// The activity type an activation without one gets: the app's first declared type.
+    public func defaultActivityType(app appID: String, session: String) throws(BrokerError) -> String {
+        let id = appID.isEmpty ? UUID(uuidString: session).flatMap { sessions[$0]?.appID } ?? "" : appID
+        guard let app = apps[id] else {
+            throw BrokerError(.unknownApp, "no app '\(id)'; `wmctl apps` lists the installed ones")
+        }
+        guard let type = app.activityTypes.first else {
+            throw BrokerError(.invalidRequest, "app '\(id)' declares no activity types; an activation cannot carry an activity")
+        }
+        return type
+    }
+
     func existingSession(_ id: UUID) throws(BrokerError) -> SceneSession {
         if let session = sessions[id] { return session }
         if discarded.contains(id) {

@@ -195,8 +195,11 @@ struct ControlRequestHandler: Sendable {
                     }
                 }
             })
-        case .open(let open):
+        case .open(var open):
             let maxBytes = broker.configuration.maxActivityBytes
+            if open.hasActivity, open.activity.activityType.isEmpty {
+                open.activity.activityType = try await broker.defaultActivityType(app: open.appID, session: open.sessionID)
+            }
             let activity = open.hasActivity ? try UserActivity(wire: open.activity, maxBytes: maxBytes) : nil
             var request = ActivationRequest(
                 appID: open.appID.isEmpty ? nil : open.appID,
