@@ -10,6 +10,8 @@
 #                                              vs spawn-to-first-byte of a minimal Foundation binary
 #   prewarmed open      the same, bound from the app's pool      vs the cold open
 #   reclaim             10 background scenes, save + stop         vs kill only (1 and 50 printed too)
+#   update fan-out      post --wait to 10 and 100 connected scenes: time until the last scene
+#                       acknowledged (broker side), p50 and p99  vs the raw Unix-socket round trip
 #   broker memory       RSS with 1,000 stored sessions and 100 live workers
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -147,6 +149,30 @@ for n in 1 10 50; do
   SAVE=$(reclaim_run "$n" save)
   fig "reclaim $n background scenes, save + stop" "$SAVE" "ms" "kill only" "$SKIP"
 done
+
+# ---------------------------------------------------------------- update fan-out
+POSTS=${BENCH_POSTS:-200}
+fanout() {  # $1 = label; posts $POSTS events with --wait; prints p50 and p99 of the last acknowledgement in µs
+  for _ in $(seq "$POSTS"); do W --json post notes tick --wait --payload-json '{"noteID": "bench", "n": 1}'; done > "$DIR/fanout.$1.jsonl"
+  python3 - "$DIR/fanout.$1.jsonl" <<'PY'
+import json, sys
+r = [json.loads(l) for l in open(sys.argv[1])]
+bad = [x for x in r if x["delivered"] != x["receivers"]]
+assert not bad, f"{len(bad)} posts were not acknowledged by every scene: {bad[:2]}"
+xs = sorted(x["maxMicros"] for x in r)
+print(f"{xs[len(xs) // 2]} {xs[min(len(xs) - 1, int(len(xs) * 0.99))]} {r[0]['receivers']}")
+PY
+}
+start_broker "$DIR/fanout" --max-workers 128 --max-foreground 2
+for i in $(seq 10); do W open notes --activity notes.edit --info "noteID=f$i" >/dev/null; done
+read -r F10_P50 F10_P99 F10_N <<<"$(fanout 10)"
+for i in $(seq 11 100); do W open notes --activity notes.edit --info "noteID=f$i" >/dev/null; done
+read -r F100_P50 F100_P99 F100_N <<<"$(fanout 100)"
+kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
+fig "post --wait to $F10_N scenes, last ack p50" "$F10_P50" "µs" "raw Unix-socket round trip" "$RAW"
+fig "post --wait to $F10_N scenes, last ack p99" "$F10_P99" "µs" "raw Unix-socket round trip" "$RAW"
+fig "post --wait to $F100_N scenes, last ack p50" "$F100_P50" "µs" "raw Unix-socket round trip" "$RAW"
+fig "post --wait to $F100_N scenes, last ack p99" "$F100_P99" "µs" "raw Unix-socket round trip" "$RAW"
 
 # ---------------------------------------------------------------- broker memory
 start_broker "$DIR/rss" --max-workers 128 --max-foreground 2
