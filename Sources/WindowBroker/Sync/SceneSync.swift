@@ -37,6 +37,9 @@ enum QueuedUpdate: Sendable {
 }
 
 struct UpdateOutlet {
+    /// This connection's outlet (a session that reconnects gets a new one): a delivery task
+    /// of the old connection never touches the new outlet.
+    let token = UUID()
     let appID: String
     let connection: WireConnection
     var queue: UpdateQueue<QueuedUpdate>
@@ -197,9 +200,11 @@ extension Broker {
         pump(id)
     }
 
-    /// The scene is going away: nothing more is queued for it, and waiting posts stop waiting for it.
-    func closeOutlet(_ id: UUID) {
-        guard let outlet = sync.outlets.removeValue(forKey: id) else { return }
+    /// The scene is going away: nothing more is queued for it, and waiting posts stop waiting
+    /// for it. With `token`, only if it is still that connection's outlet.
+    func closeOutlet(_ id: UUID, token: UUID? = nil) {
+        guard let current = sync.outlets[id], token == nil || current.token == token,
+              let outlet = sync.outlets.removeValue(forKey: id) else { return }
         for key in sync.waits.keys where key.app == outlet.appID {
             settle(key, id) { $0.gone.insert(id) }
         }
@@ -226,12 +231,12 @@ extension Broker {
     private func pump(_ id: UUID) {
         guard let outlet = sync.outlets[id], outlet.ready, !outlet.sending, !outlet.queue.isEmpty else { return }
         sync.outlets[id]?.sending = true
-        Task { await self.deliver(to: id) }
+        Task { await self.deliver(to: id, token: outlet.token) }
     }
 
     /// The scene's delivery task: one update at a time, each acknowledged before the next.
-    private func deliver(to id: UUID) async {
-        while let outlet = sync.outlets[id] {
+    private func deliver(to id: UUID, token: UUID) async {
+        while let outlet = sync.outlets[id], outlet.token == token {
             guard let next = sync.outlets[id]?.queue.next() else {
                 sync.outlets[id]?.sending = false
                 return
@@ -270,7 +275,7 @@ extension Broker {
                     }
                 }
             } catch let error as BrokerError where error.code == .connectionClosed {
-                closeOutlet(id)
+                closeOutlet(id, token: token)
                 return
             } catch {
                 // A scene that misses the deadline may still be working through its backlog:
