@@ -30,6 +30,9 @@ final class NoteSceneDelegate: SceneDelegate {
     var toolbarHidden = false
     var toolbarHiddenAtConnect = false
     var toolbarChanges = 0
+    /// Tags (keywords only) and whether the note may be found by search (it may, unless told not).
+    var tags: [String] = []
+    var searchable = true
     /// Memory the scene holds on purpose (`allocate`): like user data, kept on a warning.
     private var ballast: [UnsafeMutableRawBufferPointer] = []
     /// A cache (`fill-cache`): dropped on a memory warning.
@@ -76,6 +79,8 @@ final class NoteSceneDelegate: SceneDelegate {
 
     private func load(_ activity: UserActivity) {
         noteID = activity.userInfo["noteID"]?.stringValue ?? activity.targetContentIdentifier ?? noteID
+        tags = activity.keywords.filter { $0.hasPrefix("#") }
+        searchable = activity.isEligibleForSearch || activity.userInfo["text"] == nil
         text = activity.userInfo["text"]?.stringValue ?? text
         restoreDelayMilliseconds = activity.userInfo["restoreDelayMs"]?.integerValue ?? 0
     }
@@ -141,8 +146,9 @@ final class NoteSceneDelegate: SceneDelegate {
             title: scene.title,
             targetContentIdentifier: noteID,
             userInfo: info,
-            keywords: text.split(separator: " ").prefix(8).map(String.init),
-            isEligibleForSearch: true,
+            // The note's tags and its first words: what the system's search finds it by.
+            keywords: tags + text.split(whereSeparator: { $0.isWhitespace }).prefix(8).map(String.init),
+            isEligibleForSearch: searchable,
             interactionState: Data("{\"cursor\":\(cursor)}".utf8),
             persistentIdentifier: scene.session.id)
     }
@@ -315,6 +321,26 @@ final class NoteSceneDelegate: SceneDelegate {
                 usleep(20_000)
             }
             return .performed(.bool(true))
+        case "set-text":
+            // Replaces the whole text (an edit that removes words).
+            guard let newText = action["text"]?.stringValue else { return .declined("set-text needs text=...") }
+            text = newText
+            cursor = min(cursor, text.count)
+            app.notes.save(text, note: noteID)
+            publish(scene)
+            return .performed(stateValue(scene))
+        case "tag":
+            // A tag goes into the activity's keywords only (as #tag).
+            guard let tag = action["tag"]?.stringValue, !tag.isEmpty else { return .declined("tag needs tag=...") }
+            tags.append("#" + tag)
+            publish(scene)
+            return .performed(.list(tags.map { .string($0) }))
+        case "searchable":
+            // Whether the note's activity is marked eligibleForSearch.
+            guard let value = action["value"]?.stringValue, let flag = Bool(value) else { return .declined("searchable needs value=true|false") }
+            searchable = flag
+            publish(scene)
+            return .performed(.bool(flag))
         case "move-cursor":
             guard let position = action["position"]?.integerValue else { return .declined("move-cursor needs position=N") }
             cursor = Int(max(0, min(Int64(text.count), position)))
@@ -374,7 +400,7 @@ final class NoteSceneDelegate: SceneDelegate {
             UnsafeMutablePointer<Int>(bitPattern: 0x10)!.pointee = 1
             return .performed(nil)
         default:
-            return .declined("unknown action '\(action.name)' (type, move-cursor, state, toggle-toolbar, set-default, post, scroll, store, hang, open-in-window, open-other-app, activate-session, dismiss, close-session, refresh, allocate, fill-cache, set-restore-delay, set-save-delay, hang-on-save, close-socket, environment, open-files, crash)")
+            return .declined("unknown action '\(action.name)' (type, set-text, tag, searchable, move-cursor, state, toggle-toolbar, set-default, post, scroll, store, hang, open-in-window, open-other-app, activate-session, dismiss, close-session, refresh, allocate, fill-cache, set-restore-delay, set-save-delay, hang-on-save, close-socket, environment, open-files, crash)")
         }
     }
 

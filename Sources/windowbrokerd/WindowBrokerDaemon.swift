@@ -38,6 +38,9 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
     @Option(help: "A control connection with no request for this long is closed; watchers excepted (60s, 5min, ...).")
     var controlIdleTimeout = TimeSpan(seconds: 60)
 
+    @Flag(help: "Rebuild the search index from the stored activities before serving (it is rebuilt automatically when missing or damaged).")
+    var rebuildIndex = false
+
     @Option(help: "Updates queued for one scene before they are dropped for a single updatesDropped notice.")
     var updateQueueLimit = 256
 
@@ -119,6 +122,7 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
         configuration.restorationTimeout = restorationTimeout.duration
         configuration.workerTimeout = workerTimeout.duration
         configuration.updateQueueLimit = max(1, updateQueueLimit)
+        configuration.rebuildSearchIndex = rebuildIndex
         configuration.updateAckTimeout = updateAckTimeout.duration
         configuration.controlIdleTimeout = TimeSpan(seconds: max(0.2, controlIdleTimeout.seconds)).duration
         configuration.launchTimeout = TimeSpan(seconds: max(0.1, launchTimeout.seconds)).duration

@@ -168,6 +168,8 @@ struct Show: AsyncParsableCommand {
                     "title": .string(activity.title),
                     "targetContentIdentifier": activity.targetContentIdentifier.map { .string($0) } ?? .null,
                     "userInfo": .dictionary(activity.userInfo),
+                    "keywords": .list(activity.keywords.map { .string($0) }),
+                    "eligibleForSearch": .bool(activity.isEligibleForSearch),
                     "interactionState": activity.interactionState.map { .data($0) } ?? .null,
                 ])
             }

@@ -67,7 +67,7 @@ struct WMCtl: AsyncParsableCommand {
         abstract: "Drive the windowbroker: open scenes, move them between foreground and background, reclaim and restore them.",
         subcommands: [
             Status.self, Apps.self, Open.self, Activate.self, Background.self, Reclaim.self, Close.self, Refresh.self,
-            Sessions.self, Show.self, Send.self, Post.self, Defaults.self, Watch.self, Ping.self, Pressure.self,
+            Sessions.self, Show.self, Send.self, Post.self, Defaults.self, Search.self, Watch.self, Ping.self, Pressure.self,
         ])
 }
 

@@ -583,3 +583,27 @@ final class UpdateQueueTests: XCTestCase {
         XCTAssertEqual(queue.enqueue(6, "f")?.newNotice, true)
     }
 }
+
+final class SearchQueryTests: XCTestCase {
+    func testWordsAreQuotedAndAllRequired() throws {
+        XCTAssertEqual(try SearchQuery.match("packing list"), "\"packing\" AND \"list\"")
+        XCTAssertEqual(try SearchQuery.match("  Pack*  "), "\"pack\"*")
+    }
+
+    func testNothingTypedIsQuerySyntax() throws {
+        XCTAssertEqual(try SearchQuery.match("a\"b OR (c"), "\"a\"\"b\" AND \"or\" AND \"(c\"")
+        XCTAssertThrowsError(try SearchQuery.match("*** ( )"))
+        XCTAssertThrowsError(try SearchQuery.match(""))
+    }
+
+    func testSharpSAndDoubleSAreOneSpelling() throws {
+        XCTAssertEqual(try SearchQuery.match("Reisepaß"), "(\"reisepass\" OR \"reisepaß\")")
+        XCTAssertEqual(try SearchQuery.match("reisepass"), "(\"reisepass\" OR \"reisepaß\")")
+        XCTAssertEqual(SearchQuery.variants("bus"), ["bus"])
+    }
+
+    func testUserInfoTextTakesEveryNestedString() {
+        let text = SearchIndex.text(of: ["a": .string("one"), "b": .list([.string("two"), .integer(3)]), "c": .dictionary(["d": .string("four")])])
+        XCTAssertEqual(text, "one\ntwo\nfour")
+    }
+}

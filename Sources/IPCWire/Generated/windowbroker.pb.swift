@@ -1136,6 +1136,15 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     set {kind = .defaults(newValue)}
   }
 
+  /// Searchable activities: sessions whose latest activity is eligible for search.
+  public var search: Windowbroker_V1_SearchRequest {
+    get {
+      if case .search(let v)? = kind {return v}
+      return Windowbroker_V1_SearchRequest()
+    }
+    set {kind = .search(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -1159,8 +1168,70 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     case post(Windowbroker_V1_PostRequest)
     /// The app's shared defaults: list, get, set or delete (also from a scene, for its own app).
     case defaults(Windowbroker_V1_DefaultsRequest)
+    /// Searchable activities: sessions whose latest activity is eligible for search.
+    case search(Windowbroker_V1_SearchRequest)
 
   }
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_SearchRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Words, all of which must match; a word ending in * matches as a prefix.
+  public var query: String = String()
+
+  /// Empty: every app.
+  public var appID: String = String()
+
+  /// 0: 20.
+  public var limit: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_SearchHit: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var sessionID: String = String()
+
+  public var appID: String = String()
+
+  public var title: String = String()
+
+  /// The matching text with the matched words in [brackets].
+  public var snippet: String = String()
+
+  public var activityType: String = String()
+
+  public var targetContentIdentifier: String = String()
+
+  /// bm25 relevance: larger is better; hits come best first.
+  public var score: Double = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_SearchReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var hits: [Windowbroker_V1_SearchHit] = []
+
+  /// Hits in apps no longer installed: reported, not offered.
+  public var unavailable: [Windowbroker_V1_SearchHit] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
@@ -1505,6 +1576,14 @@ public nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     set {kind = .defaults(newValue)}
   }
 
+  public var search: Windowbroker_V1_SearchReply {
+    get {
+      if case .search(let v)? = kind {return v}
+      return Windowbroker_V1_SearchReply()
+    }
+    set {kind = .search(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -1520,6 +1599,7 @@ public nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     case pressureResponse(Windowbroker_V1_PressureResponse)
     case post(Windowbroker_V1_PostReply)
     case defaults(Windowbroker_V1_DefaultsReply)
+    case search(Windowbroker_V1_SearchReply)
 
   }
 
@@ -3885,7 +3965,7 @@ nonisolated extension Windowbroker_V1_AppInfo: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ControlRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{1}open\0\u{1}activate\0\u{1}background\0\u{1}reclaim\0\u{1}close\0\u{1}sessions\0\u{1}show\0\u{1}send\0\u{1}watch\0\u{1}ping\0\u{1}pressure\0\u{3}simulate_pressure\0\u{1}refresh\0\u{1}post\0\u{1}defaults\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{1}open\0\u{1}activate\0\u{1}background\0\u{1}reclaim\0\u{1}close\0\u{1}sessions\0\u{1}show\0\u{1}send\0\u{1}watch\0\u{1}ping\0\u{1}pressure\0\u{3}simulate_pressure\0\u{1}refresh\0\u{1}post\0\u{1}defaults\0\u{1}search\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4114,6 +4194,19 @@ nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, Swi
           self.kind = .defaults(v)
         }
       }()
+      case 18: try {
+        var v: Windowbroker_V1_SearchRequest?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .search(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .search(v)
+        }
+      }()
       default: break
       }
     }
@@ -4193,6 +4286,10 @@ nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, Swi
       guard case .defaults(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 17)
     }()
+    case .search?: try {
+      guard case .search(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 18)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -4200,6 +4297,141 @@ nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, Swi
 
   public static func ==(lhs: Windowbroker_V1_ControlRequest, rhs: Windowbroker_V1_ControlRequest) -> Bool {
     if lhs.kind != rhs.kind {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_SearchRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SearchRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}query\0\u{3}app_id\0\u{1}limit\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.query) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.appID) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.query.isEmpty {
+      try visitor.visitSingularStringField(value: self.query, fieldNumber: 1)
+    }
+    if !self.appID.isEmpty {
+      try visitor.visitSingularStringField(value: self.appID, fieldNumber: 2)
+    }
+    if self.limit != 0 {
+      try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_SearchRequest, rhs: Windowbroker_V1_SearchRequest) -> Bool {
+    if lhs.query != rhs.query {return false}
+    if lhs.appID != rhs.appID {return false}
+    if lhs.limit != rhs.limit {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_SearchHit: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SearchHit"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}app_id\0\u{1}title\0\u{1}snippet\0\u{3}activity_type\0\u{3}target_content_identifier\0\u{1}score\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.sessionID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.appID) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.title) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.snippet) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.activityType) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.targetContentIdentifier) }()
+      case 7: try { try decoder.decodeSingularDoubleField(value: &self.score) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.sessionID.isEmpty {
+      try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 1)
+    }
+    if !self.appID.isEmpty {
+      try visitor.visitSingularStringField(value: self.appID, fieldNumber: 2)
+    }
+    if !self.title.isEmpty {
+      try visitor.visitSingularStringField(value: self.title, fieldNumber: 3)
+    }
+    if !self.snippet.isEmpty {
+      try visitor.visitSingularStringField(value: self.snippet, fieldNumber: 4)
+    }
+    if !self.activityType.isEmpty {
+      try visitor.visitSingularStringField(value: self.activityType, fieldNumber: 5)
+    }
+    if !self.targetContentIdentifier.isEmpty {
+      try visitor.visitSingularStringField(value: self.targetContentIdentifier, fieldNumber: 6)
+    }
+    if self.score.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.score, fieldNumber: 7)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_SearchHit, rhs: Windowbroker_V1_SearchHit) -> Bool {
+    if lhs.sessionID != rhs.sessionID {return false}
+    if lhs.appID != rhs.appID {return false}
+    if lhs.title != rhs.title {return false}
+    if lhs.snippet != rhs.snippet {return false}
+    if lhs.activityType != rhs.activityType {return false}
+    if lhs.targetContentIdentifier != rhs.targetContentIdentifier {return false}
+    if lhs.score != rhs.score {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_SearchReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SearchReply"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}hits\0\u{1}unavailable\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.hits) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.unavailable) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.hits.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.hits, fieldNumber: 1)
+    }
+    if !self.unavailable.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.unavailable, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_SearchReply, rhs: Windowbroker_V1_SearchReply) -> Bool {
+    if lhs.hits != rhs.hits {return false}
+    if lhs.unavailable != rhs.unavailable {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -4686,7 +4918,7 @@ nonisolated extension Windowbroker_V1_SendRequest: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ControlReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{3}session_state\0\u{1}sessions\0\u{1}session\0\u{3}action_result\0\u{3}watch_started\0\u{1}ping\0\u{1}pressure\0\u{3}pressure_response\0\u{1}post\0\u{1}defaults\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{3}session_state\0\u{1}sessions\0\u{1}session\0\u{3}action_result\0\u{3}watch_started\0\u{1}ping\0\u{1}pressure\0\u{3}pressure_response\0\u{1}post\0\u{1}defaults\0\u{1}search\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4850,6 +5082,19 @@ nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, Swift
           self.kind = .defaults(v)
         }
       }()
+      case 13: try {
+        var v: Windowbroker_V1_SearchReply?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .search(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .search(v)
+        }
+      }()
       default: break
       }
     }
@@ -4908,6 +5153,10 @@ nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, Swift
     case .defaults?: try {
       guard case .defaults(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
+    }()
+    case .search?: try {
+      guard case .search(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
     }()
     case nil: break
     }

@@ -94,6 +94,7 @@ extension Broker {
                 try? await onSession(session.id) {
                     try await store.discard(session.id, appID: app.id, remember: false)
                     sessions[session.id] = nil
+                    await unindex(session.id)
                 }
                 throw BrokerError(error.code, "\(error.message) (no session was kept)", retryAfterSeconds: error.retryAfterSeconds)
             }
@@ -284,6 +285,8 @@ extension Broker {
             if delivered { try? await store.removePendingDiscards([id], appID: session.appID) }
             sessions[id] = nil
             discarded.insert(id)
+            // After the session is gone: nothing re-adds it once it is out of the index.
+            await unindex(id)
             if !delivered { notes.append("no scene of '\(session.appID)' is running; the app is told at its next launch") }
             emit(id, app: session.appID, .discarded(delivered: delivered))
             return outcome(id, notes: notes)

@@ -15,6 +15,9 @@ public actor Broker {
     public let configuration: BrokerConfiguration
     public let memoryConfiguration: MemoryConfiguration
     let store: SessionStore
+    /// Searchable activities; nil when the index cannot be opened at all (search is then refused).
+    let searchIndex: SearchIndex?
+    private let searchWarnings: [String]
     let launcher: any WorkerLauncher
     let logger: Logger
     let startedAt = Date()
@@ -39,6 +42,8 @@ public actor Broker {
     var persistScheduled: Set<UUID> = []
     /// Update events, shared defaults and the scenes' update queues (`Sync/`).
     var sync = SyncState()
+    /// What the search index holds per session, so an unchanged activity is not written again.
+    var indexed: [UUID: UserActivity?] = [:]
 
     /// `launcher` starts workers; nil means real processes (`WorkerSpawner`).
     public init(
@@ -56,6 +61,7 @@ public actor Broker {
         for session in try await store.loadAll() {
             sessions[session.id] = session
         }
+        (searchIndex, searchWarnings) = Self.openSearchIndex(configuration: configuration, sessions: sessions, logger: logger)
         do {
             sync.defaults = try await store.loadDefaults()
         } catch {
@@ -136,7 +142,7 @@ public actor Broker {
     }
 
     /// What an operator must know about (a damaged store moved aside at start, ...).
-    public nonisolated var warnings: [String] { store.warnings }
+    public nonisolated var warnings: [String] { store.warnings + searchWarnings }
     /// Write transactions of the store since start.
     public nonisolated var storeWrites: Int { store.writeCount }
 
@@ -239,5 +245,6 @@ public actor Broker {
         } catch {
             logger.error("cannot persist session", metadata: ["session": "\(id)", "error": "\(error)"])
         }
+        await reindex(id)
     }
 }

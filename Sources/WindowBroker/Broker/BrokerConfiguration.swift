@@ -36,6 +36,8 @@ public struct BrokerConfiguration: Sendable {
     /// crash loop (systemd's StartLimitBurst / StartLimitIntervalSec).
     public var startLimitBurst = 5
     public var startLimitInterval: Duration = .seconds(10)
+    /// Rebuild the search index from the stored activities at start (`--rebuild-index`).
+    public var rebuildSearchIndex = false
     /// How many scenes save and stop at once during reclaim and shutdown.
     public var reclaimConcurrency = max(1, ProcessInfo.processInfo.activeProcessorCount)
 

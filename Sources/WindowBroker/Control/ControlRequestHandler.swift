@@ -272,6 +272,24 @@ struct ControlRequestHandler: Sendable {
             return .defaults(.with {
                 if let value = values[request.key] { $0.values = PlistValue.wire(dictionary: [request.key: value]) }
             })
+        case .search(let search):
+            let outcome = try await broker.search(search.query, app: search.appID.isEmpty ? nil : search.appID,
+                                                  limit: search.limit == 0 ? 20 : Int(search.limit))
+            func wire(_ hit: SearchIndex.Hit) -> Windowbroker_V1_SearchHit {
+                .with {
+                    $0.sessionID = hit.sessionID.uuidString.lowercased()
+                    $0.appID = hit.appID
+                    $0.title = hit.title
+                    $0.snippet = hit.snippet
+                    $0.activityType = hit.activityType
+                    $0.targetContentIdentifier = hit.targetContentIdentifier
+                    $0.score = hit.score
+                }
+            }
+            return .search(.with {
+                $0.hits = outcome.hits.map(wire)
+                $0.unavailable = outcome.unavailable.map(wire)
+            })
         case .watch:
             throw BrokerError(.invalidRequest, "this connection is already watching")
         case .ping(let ping):

@@ -218,6 +218,8 @@ final class BrokerHarness {
 
     func jsonList(_ arguments: String...) throws -> [[String: Any]] { try decoded(arguments) }
 
+    func jsonList(_ arguments: [String]) throws -> [[String: Any]] { try decoded(arguments) }
+
     /// wmctl --json ... that must succeed, decoded as `T`.
     private func decoded<T>(_ arguments: [String]) throws -> T {
         let result = wmctl(["--json"] + arguments)

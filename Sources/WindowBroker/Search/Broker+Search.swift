@@ -1,0 +1,81 @@
+import Foundation
+import IPCWire
+import Logging
+
+/// What the broker does with searchable activities: keeps one index entry per session in step
+/// with the session's latest activity, removes it with the session, and answers searches.
+extension Broker {
+    /// Opens the index; when it was missing, damaged or asked to, rebuilds it from the stored
+    /// restoration activities. A damaged one is a warning; an index that cannot be opened at
+    /// all leaves search unavailable, never the broker.
+    static func openSearchIndex(configuration: BrokerConfiguration, sessions: [UUID: SceneSession], logger: Logger) -> (SearchIndex?, [String]) {
+        let index: SearchIndex
+        do {
+            index = try SearchIndex(directory: configuration.stateDirectory, rebuild: configuration.rebuildSearchIndex)
+        } catch {
+            logger.error("cannot open the search index; search is unavailable", metadata: ["error": "\(error)"])
+            return (nil, ["the search index \(configuration.stateDirectory)/search.sqlite cannot be opened (\(error)); search is unavailable"])
+        }
+        var warnings: [String] = []
+        do {
+            if let reason = index.rebuildReason {
+                try index.rebuild(sessions.values.map { ($0.id, $0.appID, $0.restoration) })
+                logger.notice("search index rebuilt", metadata: ["reason": "\(reason)", "entries": "\(index.count)"])
+                if reason.hasPrefix("damaged") {
+                    warnings.append("the search index was \(reason); rebuilt from \(index.count) stored activities")
+                }
+            } else {
+                let pruned = try index.prune(keeping: Set(sessions.keys))
+                if pruned > 0 { logger.notice("search index: removed entries of discarded sessions", metadata: ["entries": "\(pruned)"]) }
+            }
+        } catch {
+            logger.error("cannot rebuild the search index", metadata: ["error": "\(error)"])
+            warnings.append("the search index could not be rebuilt (\(error)); search may miss sessions")
+        }
+        return (index, warnings)
+    }
+
+    /// The session's latest activity, what a search finds: the current one while the scene
+    /// runs, else the one it handed over for restoration.
+    func reindex(_ id: UUID) async {
+        guard let searchIndex, let session = sessions[id] else { return }
+        let activity = session.currentActivity ?? session.restoration
+        if let previous = indexed[id], previous == activity { return }
+        do {
+            try await searchIndex.index(activity, session: id, app: session.appID)
+            indexed[id] = activity
+        } catch {
+            logger.warning("cannot update the search index", metadata: ["session": "\(id)", "error": "\(error)"])
+        }
+    }
+
+    /// A discarded session leaves the index at once, and its words leave the file.
+    func unindex(_ id: UUID) async {
+        indexed[id] = nil
+        do {
+            try await searchIndex?.remove(session: id)
+        } catch {
+            logger.warning("cannot remove a session from the search index", metadata: ["session": "\(id)", "error": "\(error)"])
+        }
+    }
+
+    public struct SearchOutcome: Sendable {
+        public var hits: [SearchIndex.Hit]
+        /// Hits in apps that are not installed any more: reported, not offered.
+        public var unavailable: [SearchIndex.Hit]
+    }
+
+    public func search(_ text: String, app: String?, limit: Int) async throws(BrokerError) -> SearchOutcome {
+        guard let searchIndex else {
+            throw BrokerError(.internalError, "the search index is unavailable (see `wmctl status` warnings); restart with --rebuild-index")
+        }
+        guard (1...1000).contains(limit) else { throw BrokerError(.invalidRequest, "the limit must be between 1 and 1000") }
+        if let app, apps[app] == nil { throw BrokerError(.unknownApp, "no app '\(app)'; `wmctl apps` lists the installed ones") }
+        let hits = try await searchIndex.search(text, app: app, limit: limit)
+        var outcome = SearchOutcome(hits: [], unavailable: [])
+        for hit in hits where sessions[hit.sessionID] != nil {
+            if apps[hit.appID] == nil { outcome.unavailable.append(hit) } else { outcome.hits.append(hit) }
+        }
+        return outcome
+    }
+}

@@ -1,0 +1,228 @@
+import Foundation
+import GRDB
+import IPCWire
+
+/// The searchable-activities index (the Spotlight idea): one entry per session whose latest
+/// activity is marked `eligibleForSearch`, built from its title, keywords, the string values
+/// of its `userInfo` and its target content identifier. SQLite FTS5 with the `unicode61`
+/// tokenizer and diacritics removed, ranked by bm25, with a highlighted snippet.
+///
+/// It lives in its own file (`search.sqlite`) beside the session store: it is derived data.
+/// When it is missing, damaged or asked to (`--rebuild-index`), it is rebuilt from the stored
+/// restoration activities; a lost index never costs a session. Removing an entry also merges
+/// the index and truncates the WAL, so the text of a closed session is left in no file.
+public final class SearchIndex: Sendable {
+    private let queue: DatabaseQueue
+    public let path: String
+    /// Why the index was (re)built at open, if it was: "missing", "damaged: ...", "asked".
+    public let rebuildReason: String?
+
+    public struct Hit: Sendable, Equatable {
+        public var sessionID: UUID
+        public var appID: String
+        public var activityType: String
+        public var title: String
+        public var targetContentIdentifier: String
+        public var snippet: String
+        /// bm25 relevance, larger is better.
+        public var score: Double
+    }
+
+    public init(directory: String, rebuild: Bool = false) throws {
+        path = directory + "/search.sqlite"
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA secure_delete = ON")
+            try db.execute(sql: "PRAGMA journal_mode = WAL")
+        }
+        var reason: String? = rebuild ? "asked" : nil
+        let fm = FileManager.default
+        if !fm.fileExists(atPath: path) {
+            reason = reason ?? "missing"
+        }
+        if rebuild { Self.remove(path) }
+        do {
+            queue = try Self.openChecked(path: path, configuration: configuration)
+        } catch {
+            // Derived data: a damaged index is dropped and rebuilt, never repaired by hand.
+            Self.remove(path)
+            reason = "damaged: \(error)"
+            queue = try DatabaseQueue(path: path, configuration: configuration)
+            try Self.createSchema(queue)
+        }
+        try? fm.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        rebuildReason = reason
+    }
+
+    private static func remove(_ path: String) {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+    }
+
+    private static func openChecked(path: String, configuration: Configuration) throws -> DatabaseQueue {
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        try createSchema(queue)
+        try queue.read { db in
+            let check = try String.fetchAll(db, sql: "PRAGMA quick_check")
+            if check != ["ok"] { throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: check.prefix(3).joined(separator: "; ")) }
+        }
+        // FTS5's own check: the inverted index agrees with the stored text.
+        try queue.write { db in try db.execute(sql: "INSERT INTO activitySearch(activitySearch) VALUES('integrity-check')") }
+        return queue
+    }
+
+    private static func createSchema(_ queue: DatabaseQueue) throws {
+        try queue.write { db in
+            try db.execute(sql: """
+                CREATE VIRTUAL TABLE IF NOT EXISTS activitySearch USING fts5(
+                    title, keywords, body, target,
+                    sessionID UNINDEXED, appID UNINDEXED, activityType UNINDEXED,
+                    tokenize = 'unicode61 remove_diacritics 2'
+                )
+                """)
+        }
+    }
+
+    /// Puts the session's entry in place of the old one; an activity not marked eligible
+    /// removes it (such activities are never indexed).
+    public func index(_ activity: UserActivity?, session: UUID, app: String) async throws {
+        let key = session.uuidString.lowercased()
+        try await queue.write { db in
+            try db.execute(sql: "DELETE FROM activitySearch WHERE sessionID = ?", arguments: [key])
+            guard let activity, activity.isEligibleForSearch else { return }
+            try db.execute(sql: """
+                INSERT INTO activitySearch (title, keywords, body, target, sessionID, appID, activityType)
+                VALUES (?, ?, ?, ?, ?, ?, ?)
+                """, arguments: [
+                    activity.title, activity.keywords.joined(separator: " "), Self.text(of: activity.userInfo),
+                    activity.targetContentIdentifier ?? "", key, app, activity.activityType,
+                ])
+        }
+    }
+
+    /// Removes a discarded session's entry, then merges the index and empties the WAL: the
+    /// deleted words must not survive in old index segments or log frames.
+    public func remove(session: UUID) async throws {
+        let key = session.uuidString.lowercased()
+        try await queue.write { db in
+            try db.execute(sql: "DELETE FROM activitySearch WHERE sessionID = ?", arguments: [key])
+            try db.execute(sql: "INSERT INTO activitySearch(activitySearch) VALUES('optimize')")
+        }
+        try await queue.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+    }
+
+    /// Rebuilds every entry from `activities` (each session's latest stored activity) and
+    /// drops entries of sessions that no longer exist.
+    public func rebuild(_ activities: [(session: UUID, app: String, activity: UserActivity?)]) throws {
+        try queue.write { db in
+            try db.execute(sql: "DELETE FROM activitySearch")
+            for entry in activities {
+                guard let activity = entry.activity, activity.isEligibleForSearch else { continue }
+                try db.execute(sql: """
+                    INSERT INTO activitySearch (title, keywords, body, target, sessionID, appID, activityType)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """, arguments: [
+                        activity.title, activity.keywords.joined(separator: " "), Self.text(of: activity.userInfo),
+                        activity.targetContentIdentifier ?? "", entry.session.uuidString.lowercased(), entry.app, activity.activityType,
+                    ])
+            }
+            try db.execute(sql: "INSERT INTO activitySearch(activitySearch) VALUES('optimize')")
+        }
+        try queue.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+    }
+
+    /// Entries of sessions not in `existing` (a discard interrupted by a crash) are removed.
+    public func prune(keeping existing: Set<UUID>) throws -> Int {
+        let indexed = try queue.read { db in try String.fetchAll(db, sql: "SELECT sessionID FROM activitySearch") }
+        let stale = indexed.filter { UUID(uuidString: $0).map { !existing.contains($0) } ?? true }
+        for key in stale {
+            try queue.write { db in try db.execute(sql: "DELETE FROM activitySearch WHERE sessionID = ?", arguments: [key]) }
+        }
+        if !stale.isEmpty {
+            try queue.write { db in try db.execute(sql: "INSERT INTO activitySearch(activitySearch) VALUES('optimize')") }
+        }
+        return stale.count
+    }
+
+    public var count: Int {
+        (try? queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM activitySearch") }) ?? 0
+    }
+
+    /// Bytes of the index file (with its WAL).
+    public var sizeBytes: UInt64 {
+        ["", "-wal"].reduce(0) { total, suffix in
+            total + ((try? FileManager.default.attributesOfItem(atPath: path + suffix)[.size] as? UInt64) ?? 0)
+        }
+    }
+
+    /// The best `limit` hits for what a person typed (see `SearchQuery`).
+    public func search(_ text: String, app: String?, limit: Int) async throws(BrokerError) -> [Hit] {
+        let match = try SearchQuery.match(text)
+        do {
+            return try await queue.read { db in
+                let rows = try Row.fetchAll(db, sql: """
+                    SELECT sessionID, appID, activityType, title, target,
+                        snippet(activitySearch, -1, '[', ']', '…', 12) AS snippet,
+                        bm25(activitySearch, 10.0, 5.0, 1.0, 2.0) AS rank
+                    FROM activitySearch WHERE activitySearch MATCH ? \(app == nil ? "" : "AND appID = ?")
+                    ORDER BY rank LIMIT ?
+                    """, arguments: app == nil ? [match, limit] : [match, app, limit])
+                return rows.compactMap { row in
+                    guard let id = UUID(uuidString: row["sessionID"]) else { return nil }
+                    return Hit(sessionID: id, appID: row["appID"], activityType: row["activityType"], title: row["title"],
+                               targetContentIdentifier: row["target"], snippet: row["snippet"], score: -(row["rank"] as Double))
+                }
+            }
+        } catch {
+            throw BrokerError(.internalError, "the search index could not answer: \(error)")
+        }
+    }
+
+    /// The string values in a `userInfo`, nested ones included, one per line.
+    static func text(of info: [String: PlistValue]) -> String {
+        var out: [String] = []
+        func walk(_ value: PlistValue) {
+            switch value {
+            case .string(let s): out.append(s)
+            case .url(let u): out.append(u)
+            case .list(let items): items.forEach(walk)
+            case .dictionary(let entries): entries.keys.sorted().forEach { walk(entries[$0]!) }
+            default: break
+            }
+        }
+        info.keys.sorted().forEach { walk(info[$0]!) }
+        return out.joined(separator: "\n")
+    }
+}
+
+/// Turns what a person typed into an FTS5 query: every word must match (in any column), a
+/// word ending in `*` matches as a prefix, and nothing typed is FTS5 syntax (no injection, no
+/// syntax errors). Diacritics are removed by the tokenizer on both sides; `ß` and `ss` are
+/// treated as the same letters, which the tokenizer does not do by itself.
+public enum SearchQuery {
+    public static func match(_ text: String) throws(BrokerError) -> String {
+        let words = text.split(whereSeparator: { $0.isWhitespace }).map(String.init).prefix(32)
+        var terms: [String] = []
+        for word in words {
+            let prefix = word.hasSuffix("*")
+            let bare = word.trimmingCharacters(in: CharacterSet(charactersIn: "*"))
+            guard bare.contains(where: { $0.isLetter || $0.isNumber }) else { continue }
+            let variants = Self.variants(bare.lowercased()).map { "\"\($0.replacingOccurrences(of: "\"", with: "\"\""))\"" + (prefix ? "*" : "") }
+            terms.append(variants.count == 1 ? variants[0] : "(" + variants.joined(separator: " OR ") + ")")
+        }
+        guard !terms.isEmpty else {
+            throw BrokerError(.invalidRequest, "the search has no words to look for")
+        }
+        return terms.joined(separator: " AND ")
+    }
+
+    /// The spellings of a word with `ß` and `ss` exchanged (at most 8).
+    static func variants(_ word: String) -> [String] {
+        var results: Set<String> = [word]
+        results.insert(word.replacingOccurrences(of: "ß", with: "ss"))
+        let expanded = word.replacingOccurrences(of: "ß", with: "ss")
+        if expanded.contains("ss") {
+            results.insert(expanded.replacingOccurrences(of: "ss", with: "ß"))
+        }
+        return results.sorted().prefix(8).map { $0 }
+    }
+}

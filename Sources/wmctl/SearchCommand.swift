@@ -1,0 +1,79 @@
+import ArgumentParser
+import Foundation
+import IPCWire
+
+struct Search: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Find sessions by the content of their activities (title, keywords, text, target).",
+        discussion: """
+            Every word must match; a word ending in * matches as a prefix (pass*). Accents do not
+            matter (cafe finds café) and ß matches ss. Only activities their scene marked
+            eligibleForSearch are found. `wmctl activate SESSION` reopens a hit, restored.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "What to look for.") var query: [String]
+    @Option(help: "Only sessions of this app.") var app: String?
+    @Option(help: "At most this many hits (1 to 1000).") var limit = 20
+    @Option(help: "Run the search this many times and print its latency instead of the hits (a benchmark).")
+    var repeatCount: Int?
+
+    func validate() throws {
+        guard !query.isEmpty else { throw ValidationError("say what to search for") }
+        guard (1...1000).contains(limit) else { throw ValidationError("--limit must be between 1 and 1000") }
+        if let repeatCount, repeatCount < 1 { throw ValidationError("--repeat-count must be at least 1") }
+    }
+
+    func run() async throws {
+        let global = self.global
+        let request = ControlRequest.search(.with {
+            $0.query = query.joined(separator: " ")
+            $0.appID = app ?? ""
+            $0.limit = UInt32(limit)
+        })
+        let repeatCount = self.repeatCount
+        try await global.withBroker { client in
+            if let repeatCount {
+                var samples: [Double] = []
+                let clock = ContinuousClock()
+                var found = 0
+                for _ in 0..<repeatCount {
+                    let started = clock.now
+                    guard case .search(let reply) = try await client.request(request) else { throw BrokerError.unexpectedReply }
+                    let elapsed = clock.now - started
+                    samples.append(Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12)
+                    found = reply.hits.count
+                }
+                samples.sort()
+                func percentile(_ p: Double) -> Double { samples[min(samples.count - 1, Int((Double(samples.count) * p).rounded(.up)) - 1)] }
+                global.emit(.dictionary([
+                    "count": .integer(Int64(repeatCount)), "hits": .integer(Int64(found)),
+                    "p50Micros": .real(percentile(0.5).rounded()), "p99Micros": .real(percentile(0.99).rounded()),
+                ])) {
+                    String(format: "%d searches (%d hits each): p50 %.0f µs, p99 %.0f µs", repeatCount, found, percentile(0.5), percentile(0.99))
+                }
+                return
+            }
+            guard case .search(let reply) = try await client.request(request) else { throw BrokerError.unexpectedReply }
+            if !reply.unavailable.isEmpty {
+                let apps = Set(reply.unavailable.map(\.appID)).sorted().joined(separator: ", ")
+                FileHandle.standardError.write(Data("wmctl: \(reply.unavailable.count) more hit(s) in apps no longer installed (\(apps)); they cannot be opened\n".utf8))
+            }
+            global.emit(.list(reply.hits.enumerated().map { index, hit in
+                .dictionary([
+                    "rank": .integer(Int64(index + 1)),
+                    "session": .string(hit.sessionID),
+                    "app": .string(hit.appID),
+                    "title": .string(hit.title),
+                    "snippet": .string(hit.snippet),
+                    "activityType": .string(hit.activityType),
+                    "targetContentIdentifier": hit.targetContentIdentifier.isEmpty ? .null : .string(hit.targetContentIdentifier),
+                    "score": .real(hit.score),
+                ])
+            })) {
+                reply.hits.isEmpty ? "no matches" : Output.table(["#", "SESSION", "APP", "TITLE", "SNIPPET"], reply.hits.enumerated().map { index, hit in
+                    ["\(index + 1)", hit.sessionID, hit.appID, String(hit.title.prefix(30)), String(hit.snippet.replacingOccurrences(of: "\n", with: " ").prefix(60))]
+                })
+            }
+        }
+    }
+}
