@@ -12,6 +12,9 @@
 #   reclaim             10 background scenes, save + stop         vs kill only (1 and 50 printed too)
 #   update fan-out      post --wait to 10 and 100 connected scenes: time until the last scene
 #                       acknowledged (broker side), p50 and p99  vs the raw Unix-socket round trip
+#   search              wmctl search p50/p99 over 10,000 indexed sessions (a common word, a rare
+#                       word, a prefix)               vs wmctl ping (the same round trip, no work);
+#                       index size per session
 #   broker memory       RSS with 1,000 stored sessions and 100 live workers
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -173,6 +176,61 @@ fig "post --wait to $F10_N scenes, last ack p50" "$F10_P50" "µs" "raw Unix-sock
 fig "post --wait to $F10_N scenes, last ack p99" "$F10_P99" "µs" "raw Unix-socket round trip" "$RAW"
 fig "post --wait to $F100_N scenes, last ack p50" "$F100_P50" "µs" "raw Unix-socket round trip" "$RAW"
 fig "post --wait to $F100_N scenes, last ack p99" "$F100_P99" "µs" "raw Unix-socket round trip" "$RAW"
+
+# ---------------------------------------------------------------- search over 10,000 sessions
+start_broker "$DIR/search" --max-workers 8
+kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
+python3 - "$DIR/search/state/state.sqlite" <<'PY'
+import random, sqlite3, sys, time, uuid
+# Restoration activities as the broker stores them (protobuf UserActivity), written by hand.
+def varint(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7f; n >>= 7
+        out.append(b | (0x80 if n else 0))
+        if not n: return bytes(out)
+def field(num, payload): return varint(num << 3 | 2) + varint(len(payload)) + payload
+def text(num, s): return field(num, s.encode())
+def activity(title, target, body, keywords):
+    plist = lambda s: text(1, s)
+    info = field(1, text(1, "noteID") + field(2, plist(target))) + field(1, text(1, "text") + field(2, plist(body)))
+    return (text(1, "notes.edit") + text(2, title) + text(3, target) + field(4, info)
+            + b"".join(text(5, k) for k in keywords) + varint(6 << 3) + varint(1))
+rng = random.Random(7)
+syllables = ["ka", "lo", "mi", "ne", "su", "ta", "vo", "ri", "pa", "de", "gu", "ze", "bo", "fi", "ha", "jo"]
+vocabulary = ["".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))) for _ in range(20000)]
+common = ["meeting", "notes", "project", "travel", "budget"]
+db = sqlite3.connect(sys.argv[1])
+now = time.time()
+rows, acts = [], []
+for i in range(10000):
+    sid = str(uuid.uuid4()).upper()
+    words = [rng.choice(vocabulary) for _ in range(40)] + [rng.choice(common)]
+    rng.shuffle(words)
+    title = " ".join(words[:3])
+    rows.append((sid, "notes", "Editor", "windowApplication", title, now - i, now - i))
+    acts.append((sid, activity(title, f"note-{i}", " ".join(words), words[:8]), now - i))
+db.executemany("INSERT INTO session (id, appID, configuration, role, title, createdAt, lastActiveAt, launchCount) VALUES (?,?,?,?,?,?,?,1)", rows)
+db.executemany("INSERT INTO restorationActivity (sessionID, activity, savedAt) VALUES (?,?,?)", acts)
+db.commit()
+print(vocabulary[123], file=open(sys.argv[1] + ".rare", "w"))
+PY
+RARE=$(cat "$DIR/search/state/state.sqlite.rare")
+start_broker "$DIR/search" --max-workers 8 --rebuild-index
+SEARCH_PING=$(W --json ping --count 2000 | json 'd["p50Micros"]')
+read -r S_COMMON_P50 S_COMMON_P99 <<<"$(W --json search meeting --repeat-count 500 | json 'd["p50Micros"], d["p99Micros"]')"
+read -r S_RARE_P50 S_RARE_P99 <<<"$(W --json search "$RARE" --repeat-count 500 | json 'd["p50Micros"], d["p99Micros"]')"
+read -r S_PREFIX_P50 S_PREFIX_P99 <<<"$(W --json search "${RARE:0:3}*" --repeat-count 500 | json 'd["p50Micros"], d["p99Micros"]')"
+SESSIONS=$(W --json status | json 'd["sessions"]')
+kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
+INDEX_BYTES=$(stat -c %s "$DIR/search/state/search.sqlite")
+fig "search, $SESSIONS sessions, common word p50" "$S_COMMON_P50" "µs" "wmctl ping p50 (same run)" "$SEARCH_PING"
+fig "search, $SESSIONS sessions, common word p99" "$S_COMMON_P99" "µs" "wmctl ping p50 (same run)" "$SEARCH_PING"
+fig "search, $SESSIONS sessions, rare word p50" "$S_RARE_P50" "µs" "wmctl ping p50 (same run)" "$SEARCH_PING"
+fig "search, $SESSIONS sessions, rare word p99" "$S_RARE_P99" "µs" "wmctl ping p50 (same run)" "$SEARCH_PING"
+fig "search, $SESSIONS sessions, prefix p50" "$S_PREFIX_P50" "µs" "wmctl ping p50 (same run)" "$SEARCH_PING"
+fig "search, $SESSIONS sessions, prefix p99" "$S_PREFIX_P99" "µs" "wmctl ping p50 (same run)" "$SEARCH_PING"
+fig "search index per session (41-word notes)" "$(python3 -c "print($INDEX_BYTES / $SESSIONS)")" "B" "" ""
 
 # ---------------------------------------------------------------- broker memory
 start_broker "$DIR/rss" --max-workers 128 --max-foreground 2

@@ -61,6 +61,24 @@ run wmctl send "$SHEET" dismiss
 sleep 0.5
 run wmctl sessions
 
+say "Two windows on one note stay in sync: typing in one posts noteChanged, the other follows"
+TWIN=$(wmctl --json open notes --new --title "Groceries (2)" --info noteID=groceries | field "['session']")
+wmctl send "$OTHER" type --arg "text=apples, pears" >/dev/null
+sleep 0.3
+wmctl --json send "$TWIN" state | field "['value']['text']" | sed 's/^/the other window shows: /'
+run wmctl post notes ping --wait
+
+say "Shared defaults: one window hides the toolbar, every window of the app follows"
+run wmctl send "$OTHER" toggle-toolbar
+sleep 0.3
+wmctl --json send "$TWIN" state | field "['value']['toolbarHidden']" | sed 's/^/toolbarHidden in the other window: /'
+run wmctl defaults notes
+
+say "Search finds a window by its content (accents and ß do not matter) and reopens it"
+sleep 1.2
+run wmctl search passport
+run wmctl search "pass*"
+
 say "Round trips over the control socket"
 run wmctl ping --count 200
 
