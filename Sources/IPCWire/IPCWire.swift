@@ -12,6 +12,8 @@ public enum WireProtocol {
     /// Bumped on any incompatible change to the schema's meaning. Peers with another version are refused.
     public static let version: UInt32 = 1
     public static let brokerVersion = "0.1.0"
+    /// What `--version` prints: the release and the protocol it speaks.
+    public static var versionLine: String { "\(brokerVersion) (protocol \(version))" }
     /// Largest frame accepted on any connection, header excluded.
     public static let defaultMaxFrameBytes = 1 << 20
     /// Largest encoded `UserActivity` accepted from a requester or a scene.

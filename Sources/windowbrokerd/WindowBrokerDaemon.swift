@@ -1,6 +1,7 @@
 /// windowbrokerd: the thin executable around WindowBroker: flags, logging, service lifecycle.
 import ArgumentParser
 import Foundation
+import IPCWire
 import Logging
 import ServiceLifecycle
 import WindowBroker
@@ -9,7 +10,8 @@ import WindowBroker
 struct WindowBrokerDaemon: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "windowbrokerd",
-        abstract: "The windowbroker daemon: one worker process per scene, persistent sessions, state restoration.")
+        abstract: "The windowbroker daemon: one worker process per scene, persistent sessions, state restoration.",
+        version: WireProtocol.versionLine)
 
     @Option(name: .customLong("apps-dir"), help: "A directory of app manifests (*.json). Repeatable. Default: $XDG_DATA_HOME/windowbroker/apps and $XDG_DATA_DIRS.")
     var appsDirectories: [String] = []

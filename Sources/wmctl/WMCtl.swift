@@ -65,6 +65,7 @@ struct WMCtl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "wmctl",
         abstract: "Drive the windowbroker: open scenes, move them between foreground and background, reclaim and restore them.",
+        version: WireProtocol.versionLine,
         subcommands: [
             Status.self, Apps.self, Open.self, Activate.self, Background.self, Reclaim.self, Close.self, Refresh.self,
             Sessions.self, Show.self, Send.self, Post.self, Defaults.self, Search.self, Watch.self, Ping.self, Pressure.self,
@@ -137,9 +138,19 @@ enum Output {
         line(String(decoding: data, as: UTF8.self))
     }
 
-    /// Writes a line unbuffered, so `watch` output reaches pipes as it happens.
+    /// Writes a line unbuffered, so `watch` output reaches pipes as it happens. A reader that
+    /// went away (`wmctl watch | grep -m1 ...`, `| head`) ends wmctl quietly with 141, the
+    /// status a shell reports for a program stopped by SIGPIPE.
     static func line(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        var bytes = Array((text + "\n").utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                exit(errno == EPIPE ? 141 : 1)
+            }
+            bytes = bytes.dropFirst(written)
+        }
     }
 
     /// ISO 8601 with milliseconds, so `watch` timestamps can time what they record.

@@ -88,15 +88,20 @@ public final class SearchIndex: Sendable {
         let key = session.uuidString.lowercased()
         try await queue.write { db in
             try db.execute(sql: "DELETE FROM activitySearch WHERE sessionID = ?", arguments: [key])
-            guard let activity, activity.isEligibleForSearch else { return }
-            try db.execute(sql: """
-                INSERT INTO activitySearch (title, keywords, body, target, sessionID, appID, activityType)
-                VALUES (?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [
-                    activity.title, activity.keywords.joined(separator: " "), Self.text(of: activity.userInfo),
-                    activity.targetContentIdentifier ?? "", key, app, activity.activityType,
-                ])
+            try Self.insert(activity, session: key, app: app, into: db)
         }
+    }
+
+    /// One entry, when the activity may be indexed at all.
+    private static func insert(_ activity: UserActivity?, session key: String, app: String, into db: Database) throws {
+        guard let activity, activity.isEligibleForSearch else { return }
+        try db.execute(sql: """
+            INSERT INTO activitySearch (title, keywords, body, target, sessionID, appID, activityType)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [
+                activity.title, activity.keywords.joined(separator: " "), text(of: activity.userInfo),
+                activity.targetContentIdentifier ?? "", key, app, activity.activityType,
+            ])
     }
 
     /// Removes a discarded session's entry, then merges the index and empties the WAL: the
@@ -116,14 +121,7 @@ public final class SearchIndex: Sendable {
         try queue.write { db in
             try db.execute(sql: "DELETE FROM activitySearch")
             for entry in activities {
-                guard let activity = entry.activity, activity.isEligibleForSearch else { continue }
-                try db.execute(sql: """
-                    INSERT INTO activitySearch (title, keywords, body, target, sessionID, appID, activityType)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """, arguments: [
-                        activity.title, activity.keywords.joined(separator: " "), Self.text(of: activity.userInfo),
-                        activity.targetContentIdentifier ?? "", entry.session.uuidString.lowercased(), entry.app, activity.activityType,
-                    ])
+                try Self.insert(entry.activity, session: entry.session.uuidString.lowercased(), app: entry.app, into: db)
             }
             try db.execute(sql: "INSERT INTO activitySearch(activitySearch) VALUES('optimize')")
         }
