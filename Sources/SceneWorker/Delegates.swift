@@ -4,7 +4,7 @@ import IPCWire
 /// is its own process, so "the app" here is this process: it launches once, gets the discards
 /// of sessions closed while none of its processes ran, and makes the scene's delegate.
 @MainActor
-public protocol AppDelegate: AnyObject {
+public protocol AppDelegate: CommandResponder {
     /// The process has started (app-level launch). Called first, once.
     func didFinishLaunching()
     /// Which configuration a new session should use; nil keeps the broker's choice. Asked
@@ -25,7 +25,7 @@ extension AppDelegate {
 /// The scene delegate (`UIWindowSceneDelegate`). Calls arrive in the order docs/lifecycle.md
 /// fixes; each returns before the broker moves on.
 @MainActor
-public protocol SceneDelegate: AnyObject {
+public protocol SceneDelegate: CommandResponder {
     /// The scene connects to its session. `options.userActivities` carry the activation's
     /// activities; `scene.session.restorationActivity` is what the scene handed over last time.
     func willConnect(to scene: Scene, options: ConnectionOptions)

@@ -46,6 +46,16 @@ public final class Scene {
     private let orderedRequester: @Sendable (ControlRequest) async throws -> ControlReply
     private var updateSinks: [UUID: AsyncStream<UpdateEvent>.Continuation] = [:]
 
+    /// The focused element, outermost first (`["list", "row 3"]`): keyboard commands start
+    /// at the deepest element of it that has a responder, then go outwards to the scene.
+    public var focusPath: [String] = []
+    private(set) var elementResponders: [String: any CommandResponder] = [:]
+
+    /// Handles commands for an element (`path` as in `focusPath`); nil removes it.
+    public func setCommandResponder(_ responder: (any CommandResponder)?, forElement path: [String]) {
+        elementResponders[path.joined(separator: "/")] = responder
+    }
+
     init(
         session: SceneSessionInfo, sync: SyncSnapshot,
         publisher: @escaping @Sendable (Windowbroker_V1_SceneUpdate) -> Void,

@@ -331,6 +331,44 @@ final class SceneRuntime {
         case .update(let delivery):
             try deliver(delivery)
             return .ack(.init())
+        case .performCommand(let request):
+            let (scene, delegate) = try requireScene()
+            let command = Command(id: request.command, shortcut: request.shortcut.isEmpty ? nil : request.shortcut)
+            for link in scene.responderChain(scene: delegate, app: app) where link.responder.canPerform(command, in: scene) {
+                let outcome = await link.responder.perform(command, in: scene)
+                return .commandResult(.with {
+                    $0.handledBy = link.level
+                    $0.element = link.element ?? ""
+                    switch outcome {
+                    case .performed(let value):
+                        $0.performed = true
+                        if let value { $0.value = value.wire }
+                    case .declined(let reason):
+                        $0.declineReason = reason
+                    }
+                })
+            }
+            return .commandResult(.init())
+        case .validateCommands(let request):
+            let (scene, delegate) = try requireScene()
+            let chain = scene.responderChain(scene: delegate, app: app)
+            return .commandStates(.with {
+                $0.commands = request.commands.map { wire in
+                    var answer = wire
+                    let command = Command(id: wire.id, shortcut: nil)
+                    guard let link = chain.first(where: { $0.responder.canPerform(command, in: scene) }) else {
+                        answer.enabled = false
+                        return answer
+                    }
+                    var validation = CommandValidation(id: wire.id, title: wire.title, state: .off)
+                    link.responder.validate(&validation, in: scene)
+                    answer.enabled = true
+                    answer.handler = link.level
+                    answer.title = validation.title
+                    answer.state = validation.state.rawValue
+                    return answer
+                }
+            })
         case .disconnect(let disconnect):
             if let scene, let delegate {
                 scene.finishUpdates()

@@ -191,6 +191,8 @@ public actor FakeWorker {
         case .memoryWarning: .memoryWarning(.init())
         case .performAction: .actionResult(.init())
         case .refresh: .sceneUpdate(.init())
+        case .performCommand: .commandResult(.init())
+        case .validateCommands(let request): .commandStates(.with { $0.commands = request.commands })
         default: .ack(.init())
         }
     }
@@ -215,6 +217,8 @@ public actor FakeWorker {
         case .memoryWarning: "memoryWarning"
         case .refresh: "refresh"
         case .update(let delivery): "update:\(delivery.sequence)"
+        case .performCommand(let request): "command:\(request.command)"
+        case .validateCommands: "validateCommands"
         }
     }
 }

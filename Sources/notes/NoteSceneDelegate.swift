@@ -33,6 +33,9 @@ final class NoteSceneDelegate: SceneDelegate {
     /// Tags (keywords only) and whether the note may be found by search (it may, unless told not).
     var tags: [String] = []
     var searchable = true
+    /// Keyboard-command state: pinned (Pin / Unpin Note) and bookmarks added.
+    var pinned = false
+    var bookmarks = 0
     /// Memory the scene holds on purpose (`allocate`): like user data, kept on a warning.
     private var ballast: [UnsafeMutableRawBufferPointer] = []
     /// A cache (`fill-cache`): dropped on a memory warning.
@@ -160,6 +163,65 @@ final class NoteSceneDelegate: SceneDelegate {
     static func decodeCursor(_ data: Data) -> Int? {
         struct State: Decodable { var cursor: Int }
         return (try? JSONDecoder().decode(State.self, from: data))?.cursor
+    }
+
+    // MARK: - Keyboard commands (the scene's link of the responder chain)
+
+    func canPerform(_ command: Command, in scene: Scene) -> Bool {
+        switch command.id {
+        case "notes.uppercase": !text.isEmpty  // nothing to uppercase: not shown, not performed
+        case "notes.insertDate", "notes.toggleToolbar", "notes.pin", "notes.addBookmark", "notes.dumpState", "edit.copy", "edit.selectAll": true
+        case "notes.openRecent": bookmarks > 0
+        default: false
+        }
+    }
+
+    func validate(_ command: inout CommandValidation, in scene: Scene) {
+        if command.id == "notes.pin" {
+            command.title = pinned ? "Unpin Note" : "Pin Note"
+            command.state = pinned ? .on : .off
+        }
+    }
+
+    func perform(_ command: Command, in scene: Scene) async -> ActionOutcome {
+        record("command:\(command.id)")
+        switch command.id {
+        case "notes.uppercase":
+            text = text.uppercased()
+            app.notes.save(text, note: noteID)
+            publish(scene)
+            return .performed(.string(text))
+        case "notes.insertDate":
+            let date = ISO8601DateFormatter().string(from: Date()).prefix(10)
+            let index = text.index(text.startIndex, offsetBy: min(cursor, text.count))
+            text.insert(contentsOf: date, at: index)
+            cursor += date.count
+            publish(scene)
+            return .performed(.string(text))
+        case "notes.toggleToolbar":
+            let hidden = !(scene.defaults["toolbarHidden"]?.boolValue ?? false)
+            return await request {
+                try await scene.defaults.set(.bool(hidden), forKey: "toolbarHidden")
+                return .bool(hidden)
+            }
+        case "notes.pin":
+            pinned.toggle()
+            return .performed(.bool(pinned))
+        case "notes.addBookmark":
+            bookmarks += 1
+            return .performed(.integer(Int64(bookmarks)))
+        case "notes.openRecent":
+            return .performed(.integer(Int64(bookmarks)))
+        case "notes.dumpState":
+            return .performed(stateValue(scene))
+        case "edit.copy":
+            return .performed(.string(text))
+        case "edit.selectAll":
+            cursor = text.count
+            return .performed(.integer(Int64(cursor)))
+        default:
+            return .declined("notes does not perform \(command.id)")
+        }
     }
 
     func updateRefused(_ scene: Scene, error: BrokerError) {
@@ -321,6 +383,14 @@ final class NoteSceneDelegate: SceneDelegate {
                 usleep(20_000)
             }
             return .performed(.bool(true))
+        case "focus":
+            // Moves the keyboard focus to an element (`list/row3`); an empty path focuses the scene.
+            let path = (action["path"]?.stringValue ?? "").split(separator: "/").map(String.init)
+            scene.focusPath = path
+            if path.first == "list", path.count == 2 {
+                scene.setCommandResponder(RowResponder(name: path[1]), forElement: path)
+            }
+            return .performed(.string(path.joined(separator: "/")))
         case "set-text":
             // Replaces the whole text (an edit that removes words).
             guard let newText = action["text"]?.stringValue else { return .declined("set-text needs text=...") }
@@ -400,7 +470,7 @@ final class NoteSceneDelegate: SceneDelegate {
             UnsafeMutablePointer<Int>(bitPattern: 0x10)!.pointee = 1
             return .performed(nil)
         default:
-            return .declined("unknown action '\(action.name)' (type, set-text, tag, searchable, move-cursor, state, toggle-toolbar, set-default, post, scroll, store, hang, open-in-window, open-other-app, activate-session, dismiss, close-session, refresh, allocate, fill-cache, set-restore-delay, set-save-delay, hang-on-save, close-socket, environment, open-files, crash)")
+            return .declined("unknown action '\(action.name)' (type, focus, set-text, tag, searchable, move-cursor, state, toggle-toolbar, set-default, post, scroll, store, hang, open-in-window, open-other-app, activate-session, dismiss, close-session, refresh, allocate, fill-cache, set-restore-delay, set-save-delay, hang-on-save, close-socket, environment, open-files, crash)")
         }
     }
 
@@ -429,6 +499,8 @@ final class NoteSceneDelegate: SceneDelegate {
             "refusedUpdates": .list(refusedUpdates.map { .string($0) }),
             "configuration": .string(scene.session.configuration),
             "delegateName": .string(scene.session.delegateName),
+            "pinned": .bool(pinned),
+            "focusPath": .string(scene.focusPath.joined(separator: "/")),
             "updates": .integer(Int64(updatesReceived)),
             "lastSequence": .integer(Int64(scene.lastUpdateSequence)),
             "sequences": .list(sequences.map { .integer(Int64($0)) }),

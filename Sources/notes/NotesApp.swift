@@ -42,6 +42,36 @@ final class NotesAppDelegate: AppDelegate {
     func makeSceneDelegate(for session: SceneSessionInfo) -> any SceneDelegate {
         NoteSceneDelegate(app: self)
     }
+
+    // App-level commands: the last link of the responder chain before the system.
+    func canPerform(_ command: Command, in scene: Scene) -> Bool {
+        command.id == "notes.newWindow"
+    }
+
+    func perform(_ command: Command, in scene: Scene) async -> ActionOutcome {
+        // "New Note Window": a new scene through the scene-driven activation API.
+        do {
+            let outcome = try await scene.requestActivation(
+                activity: UserActivity(activityType: NoteSceneDelegate.activityType, title: "New Note"),
+                options: .init(alwaysNew: true))
+            return .performed(.string(outcome.session))
+        } catch {
+            return .declined("\(error)")
+        }
+    }
+}
+
+/// A row of the note's list, focusable (`focus --arg path=list/row3`): it copies itself.
+@MainActor
+final class RowResponder: CommandResponder {
+    let name: String
+    init(name: String) { self.name = name }
+
+    func canPerform(_ command: Command, in scene: Scene) -> Bool { command.id == "edit.copy" }
+
+    func perform(_ command: Command, in scene: Scene) async -> ActionOutcome {
+        .performed(.string("copied \(name)"))
+    }
 }
 
 /// Where the app keeps its files: $NOTES_DATA_DIR, else $XDG_DATA_HOME/windowbroker-notes.

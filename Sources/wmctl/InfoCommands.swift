@@ -48,6 +48,7 @@ struct Apps: AsyncParsableCommand {
                     "name": .string($0.name),
                     "supportsMultipleScenes": .bool($0.supportsMultipleScenes),
                     "activityTypes": .list($0.activityTypes.map { .string($0) }),
+                    "commandErrors": .list($0.commandErrors.map { .string($0) }),
                 ])
             })) {
                 Output.table(["ID", "NAME", "MULTIPLE", "ACTIVITY TYPES"], reply.apps.map {

@@ -607,3 +607,80 @@ final class SearchQueryTests: XCTestCase {
         XCTAssertEqual(text, "one\ntwo\nfour")
     }
 }
+
+final class KeyShortcutTests: XCTestCase {
+    func testSpellingsOfOneShortcutAreOne() throws {
+        XCTAssertEqual(try KeyShortcut(parsing: "Shift+Ctrl+U"), try KeyShortcut(parsing: "ctrl+shift+u"))
+        XCTAssertEqual(try KeyShortcut(parsing: "control+meta+Tab").description, "ctrl+alt+tab")
+        XCTAssertEqual(try KeyShortcut(parsing: "win+grave").description, "super+grave")
+        XCTAssertEqual(try KeyShortcut(parsing: "F12").description, "f12")
+    }
+
+    func testWhatIsNotAShortcutIsRefused() {
+        XCTAssertThrowsError(try KeyShortcut(parsing: "u"), "a plain letter would take the key from typing")
+        XCTAssertThrowsError(try KeyShortcut(parsing: "hyper+u"))
+        XCTAssertThrowsError(try KeyShortcut(parsing: "ctrl+ctrl+u"))
+        XCTAssertThrowsError(try KeyShortcut(parsing: "ctrl+"))
+        XCTAssertThrowsError(try KeyShortcut(parsing: "ctrl+é"))
+    }
+}
+
+final class MainMenuTests: XCTestCase {
+    private func command(_ id: String, _ shortcut: String? = nil) throws -> MenuElement {
+        .command(MenuCommand(id: id, title: id, shortcut: try shortcut.map { try KeyShortcut(parsing: $0) }))
+    }
+
+    private func childIDs(_ menu: MainMenu, _ id: String) -> [String] {
+        menu.menus.first { $0.id == id }?.children.map(\.id) ?? []
+    }
+
+    func testTheSystemMenuHasTheFixedMenusAndReservedShortcuts() {
+        XCTAssertEqual(MainMenu.system.menus.map(\.id), ["application", "file", "edit", "view", "window", "help"])
+        XCTAssertEqual(MainMenu.system.command(for: try! KeyShortcut(parsing: "ctrl+c"))?.id, "edit.copy")
+        XCTAssertEqual(MainMenu.system.command(id: "file.closeWindow")?.systemAction, .closeWindow)
+        XCTAssertNil(MainMenu.system.command(id: "edit.copy")?.systemAction, "copy is the responders' to perform")
+    }
+
+    func testInsertChildAndSiblingPlaceElements() throws {
+        var menu = MainMenu.system
+        try menu.insert(try command("a"), at: .child(of: "edit", atStart: true))
+        try menu.insert(try command("z"), at: .child(of: "edit", atStart: false))
+        try menu.insert(try command("b"), at: .sibling(of: "a", before: false))
+        try menu.insert(.menu(Menu(id: "tools", title: "Tools")), at: .sibling(of: "view", before: false))
+        try menu.insert(.menu(Menu(id: "sub", title: "Sub", children: [try command("s", "ctrl+alt+s")])), at: .child(of: "tools", atStart: false))
+        XCTAssertEqual(childIDs(menu, "edit").prefix(2), ["a", "b"])
+        XCTAssertEqual(childIDs(menu, "edit").last, "z")
+        XCTAssertEqual(menu.menus.map(\.id), ["application", "file", "edit", "view", "tools", "window", "help"])
+        XCTAssertEqual(menu.command(for: try KeyShortcut(parsing: "ctrl+alt+s"))?.id, "s")
+    }
+
+    func testCollisionsAreRefusedWholeNamingBothSides() throws {
+        var menu = MainMenu.system
+        XCTAssertThrowsError(try menu.insert(try command("edit.copy"), at: .child(of: "edit", atStart: false))) {
+            XCTAssertTrue("\($0)".contains("already used by the command 'edit.copy'"))
+        }
+        XCTAssertThrowsError(try menu.insert(try command("mine", "ctrl+c"), at: .child(of: "edit", atStart: false))) {
+            XCTAssertTrue("\($0)".contains("system command 'edit.copy'"))
+        }
+        // A menu whose second command collides: nothing of it is inserted.
+        let before = menu
+        let bundle = MenuElement.menu(Menu(id: "m", title: "M", children: [try command("ok", "ctrl+k"), try command("bad", "ctrl+v")]))
+        XCTAssertThrowsError(try menu.insert(bundle, at: .child(of: "view", atStart: false)))
+        XCTAssertEqual(menu, before)
+        XCTAssertThrowsError(try menu.insert(try command("x"), at: .child(of: "edit.copy", atStart: false))) {
+            XCTAssertTrue("\($0)".contains("is a command, not a menu"))
+        }
+        XCTAssertThrowsError(try menu.insert(try command("y"), at: .sibling(of: "file", before: true)), "only menus stand at the top")
+        XCTAssertThrowsError(try menu.remove(id: "edit.copy"), "the system's elements stay")
+    }
+
+    func testBuildKeepsWhatLoadsAndReportsTheRest() throws {
+        let (menu, errors) = MainMenu.build([
+            MenuInsertion(element: try command("one", "ctrl+1"), placement: .child(of: "file", atStart: false)),
+            MenuInsertion(element: try command("two", "ctrl+1"), placement: .child(of: "file", atStart: false)),
+            MenuInsertion(element: try command("three"), placement: .child(of: "nowhere", atStart: false)),
+        ])
+        XCTAssertEqual(errors.map(\.element), ["two", "three"])
+        XCTAssertEqual(menu.command(id: "one")?.shortcut?.description, "ctrl+1")
+    }
+}

@@ -985,9 +985,217 @@ public nonisolated struct Windowbroker_V1_AppInfo: Sendable {
 
   public var configurations: [String] = []
 
+  /// Menus and commands of the manifest that could not be inserted (file, element, reason).
+  public var commandErrors: [String] = []
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_MenuCommand: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var id: String = String()
+
+  public var title: String = String()
+
+  public var discoverabilityTitle: String = String()
+
+  /// Key symbols, canonical: modifiers in the order ctrl, alt, shift, super, then the xkb key
+  /// name in lower case ("ctrl+shift+u", "alt+grave"); empty: a command without a shortcut.
+  public var shortcut: String = String()
+
+  /// "destructive", "hidden", "disabled".
+  public var attributes: [String] = []
+
+  /// Opt out of right-to-left mirroring of the shortcut's key (e.g. for [ and ]).
+  public var noAutomaticMirroring: Bool = false
+
+  /// A system command (the broker performs it when no responder does).
+  public var system: Bool = false
+
+  /// Filled when the menu is seen from a scene: whether a responder (or the system) performs
+  /// it, which one, its title after validate and its state ("on", "off", "mixed").
+  public var enabled: Bool = false
+
+  public var handler: String = String()
+
+  public var state: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_MenuNode: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var kind: Windowbroker_V1_MenuNode.OneOf_Kind? = nil
+
+  public var menu: Windowbroker_V1_Menu {
+    get {
+      if case .menu(let v)? = kind {return v}
+      return Windowbroker_V1_Menu()
+    }
+    set {kind = .menu(newValue)}
+  }
+
+  public var command: Windowbroker_V1_MenuCommand {
+    get {
+      if case .command(let v)? = kind {return v}
+      return Windowbroker_V1_MenuCommand()
+    }
+    set {kind = .command(newValue)}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum OneOf_Kind: Equatable, Sendable {
+    case menu(Windowbroker_V1_Menu)
+    case command(Windowbroker_V1_MenuCommand)
+
+  }
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_Menu: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var id: String = String()
+
+  public var title: String = String()
+
+  public var children: [Windowbroker_V1_MenuNode] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_MenuRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// Empty: the active scene; with no scene, the app's menu unvalidated (give app_id).
+  public var sessionID: String = String()
+
+  public var appID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_MenuReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var appID: String = String()
+
+  public var sessionID: String = String()
+
+  public var menus: [Windowbroker_V1_Menu] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_CommandsRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var sessionID: String = String()
+
+  public var appID: String = String()
+
+  /// Exactly what the shortcut overlay shows.
+  public var overlay: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_CommandsReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var appID: String = String()
+
+  public var sessionID: String = String()
+
+  public var commands: [Windowbroker_V1_MenuCommand] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_KeyRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var shortcut: String = String()
+
+  /// Empty: the active scene.
+  public var sessionID: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_KeyReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var shortcut: String = String()
+
+  /// The command the shortcut belongs to; empty when none does.
+  public var command: String = String()
+
+  public var sessionID: String = String()
+
+  /// "element", "scene", "app", "system"; empty when unhandled.
+  public var handledBy: String = String()
+
+  /// "performed", "declined" (a responder took it and refused), "unhandled".
+  public var result: String = String()
+
+  public var value: Windowbroker_V1_PlistValue {
+    get {_value ?? Windowbroker_V1_PlistValue()}
+    set {_value = newValue}
+  }
+  /// Returns true if `value` has been explicitly set.
+  public var hasValue: Bool {self._value != nil}
+  /// Clears the value of `value`. Subsequent reads from it will return its default value.
+  public mutating func clearValue() {self._value = nil}
+
+  /// The focused element that performed it, for handled_by = element.
+  public var element: String = String()
+
+  public var detail: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _value: Windowbroker_V1_PlistValue? = nil
 }
 
 public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
@@ -1145,6 +1353,30 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     set {kind = .search(newValue)}
   }
 
+  public var menu: Windowbroker_V1_MenuRequest {
+    get {
+      if case .menu(let v)? = kind {return v}
+      return Windowbroker_V1_MenuRequest()
+    }
+    set {kind = .menu(newValue)}
+  }
+
+  public var commands: Windowbroker_V1_CommandsRequest {
+    get {
+      if case .commands(let v)? = kind {return v}
+      return Windowbroker_V1_CommandsRequest()
+    }
+    set {kind = .commands(newValue)}
+  }
+
+  public var key: Windowbroker_V1_KeyRequest {
+    get {
+      if case .key(let v)? = kind {return v}
+      return Windowbroker_V1_KeyRequest()
+    }
+    set {kind = .key(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -1170,6 +1402,9 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     case defaults(Windowbroker_V1_DefaultsRequest)
     /// Searchable activities: sessions whose latest activity is eligible for search.
     case search(Windowbroker_V1_SearchRequest)
+    case menu(Windowbroker_V1_MenuRequest)
+    case commands(Windowbroker_V1_CommandsRequest)
+    case key(Windowbroker_V1_KeyRequest)
 
   }
 
@@ -1584,6 +1819,30 @@ public nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     set {kind = .search(newValue)}
   }
 
+  public var menu: Windowbroker_V1_MenuReply {
+    get {
+      if case .menu(let v)? = kind {return v}
+      return Windowbroker_V1_MenuReply()
+    }
+    set {kind = .menu(newValue)}
+  }
+
+  public var commands: Windowbroker_V1_CommandsReply {
+    get {
+      if case .commands(let v)? = kind {return v}
+      return Windowbroker_V1_CommandsReply()
+    }
+    set {kind = .commands(newValue)}
+  }
+
+  public var key: Windowbroker_V1_KeyReply {
+    get {
+      if case .key(let v)? = kind {return v}
+      return Windowbroker_V1_KeyReply()
+    }
+    set {kind = .key(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -1600,6 +1859,9 @@ public nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     case post(Windowbroker_V1_PostReply)
     case defaults(Windowbroker_V1_DefaultsReply)
     case search(Windowbroker_V1_SearchReply)
+    case menu(Windowbroker_V1_MenuReply)
+    case commands(Windowbroker_V1_CommandsReply)
+    case key(Windowbroker_V1_KeyReply)
 
   }
 
@@ -1965,6 +2227,14 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
     set {kind = .updatesDropped(newValue)}
   }
 
+  public var commandPerformed: Windowbroker_V1_CommandPerformed {
+    get {
+      if case .commandPerformed(let v)? = kind {return v}
+      return Windowbroker_V1_CommandPerformed()
+    }
+    set {kind = .commandPerformed(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -1989,8 +2259,27 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
     case defaultsChanged(Windowbroker_V1_DefaultsChanged)
     /// A scene's update queue overflowed (the event's session); it gets one notice.
     case updatesDropped(Windowbroker_V1_UpdatesDroppedEvent)
+    case commandPerformed(Windowbroker_V1_CommandPerformed)
 
   }
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_CommandPerformed: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var command: String = String()
+
+  public var shortcut: String = String()
+
+  public var handledBy: String = String()
+
+  public var result: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
@@ -2454,6 +2743,24 @@ public nonisolated struct Windowbroker_V1_WorkerCommand: Sendable {
     set {kind = .update(newValue)}
   }
 
+  /// A keyboard command for the scene's responder chain (focused element, scene, app).
+  public var performCommand: Windowbroker_V1_PerformCommand {
+    get {
+      if case .performCommand(let v)? = kind {return v}
+      return Windowbroker_V1_PerformCommand()
+    }
+    set {kind = .performCommand(newValue)}
+  }
+
+  /// Which of these commands the chain can perform, with titles and states after validate.
+  public var validateCommands: Windowbroker_V1_ValidateCommands {
+    get {
+      if case .validateCommands(let v)? = kind {return v}
+      return Windowbroker_V1_ValidateCommands()
+    }
+    set {kind = .validateCommands(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -2471,8 +2778,38 @@ public nonisolated struct Windowbroker_V1_WorkerCommand: Sendable {
     /// The next thing in the app's order of updates (an event, a defaults change, or the
     /// notice that some were dropped); acknowledged with an Ack.
     case update(Windowbroker_V1_UpdateDelivery)
+    /// A keyboard command for the scene's responder chain (focused element, scene, app).
+    case performCommand(Windowbroker_V1_PerformCommand)
+    /// Which of these commands the chain can perform, with titles and states after validate.
+    case validateCommands(Windowbroker_V1_ValidateCommands)
 
   }
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_PerformCommand: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var command: String = String()
+
+  public var shortcut: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_ValidateCommands: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var commands: [Windowbroker_V1_MenuCommand] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
@@ -2897,6 +3234,22 @@ public nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
     set {kind = .storage(newValue)}
   }
 
+  public var commandResult: Windowbroker_V1_CommandResult {
+    get {
+      if case .commandResult(let v)? = kind {return v}
+      return Windowbroker_V1_CommandResult()
+    }
+    set {kind = .commandResult(newValue)}
+  }
+
+  public var commandStates: Windowbroker_V1_CommandStates {
+    get {
+      if case .commandStates(let v)? = kind {return v}
+      return Windowbroker_V1_CommandStates()
+    }
+    set {kind = .commandStates(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -2910,8 +3263,52 @@ public nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
     case sceneUpdate(Windowbroker_V1_SceneUpdate)
     /// Unsolicited: keys of the scene's storage set or removed since the last one.
     case storage(Windowbroker_V1_SceneStorageUpdate)
+    case commandResult(Windowbroker_V1_CommandResult)
+    case commandStates(Windowbroker_V1_CommandStates)
 
   }
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_CommandResult: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// "element", "scene", "app"; empty: no responder could perform it.
+  public var handledBy: String = String()
+
+  public var performed: Bool = false
+
+  public var value: Windowbroker_V1_PlistValue {
+    get {_value ?? Windowbroker_V1_PlistValue()}
+    set {_value = newValue}
+  }
+  /// Returns true if `value` has been explicitly set.
+  public var hasValue: Bool {self._value != nil}
+  /// Clears the value of `value`. Subsequent reads from it will return its default value.
+  public mutating func clearValue() {self._value = nil}
+
+  public var element: String = String()
+
+  public var declineReason: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _value: Windowbroker_V1_PlistValue? = nil
+}
+
+public nonisolated struct Windowbroker_V1_CommandStates: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var commands: [Windowbroker_V1_MenuCommand] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
@@ -3915,7 +4312,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Windowbroker_V1_AppInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".AppInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{3}supports_multiple_scenes\0\u{3}activity_types\0\u{1}configurations\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{3}supports_multiple_scenes\0\u{3}activity_types\0\u{1}configurations\0\u{3}command_errors\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -3928,6 +4325,7 @@ nonisolated extension Windowbroker_V1_AppInfo: SwiftProtobuf.Message, SwiftProto
       case 3: try { try decoder.decodeSingularBoolField(value: &self.supportsMultipleScenes) }()
       case 4: try { try decoder.decodeRepeatedStringField(value: &self.activityTypes) }()
       case 5: try { try decoder.decodeRepeatedStringField(value: &self.configurations) }()
+      case 6: try { try decoder.decodeRepeatedStringField(value: &self.commandErrors) }()
       default: break
       }
     }
@@ -3949,6 +4347,9 @@ nonisolated extension Windowbroker_V1_AppInfo: SwiftProtobuf.Message, SwiftProto
     if !self.configurations.isEmpty {
       try visitor.visitRepeatedStringField(value: self.configurations, fieldNumber: 5)
     }
+    if !self.commandErrors.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.commandErrors, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -3958,6 +4359,448 @@ nonisolated extension Windowbroker_V1_AppInfo: SwiftProtobuf.Message, SwiftProto
     if lhs.supportsMultipleScenes != rhs.supportsMultipleScenes {return false}
     if lhs.activityTypes != rhs.activityTypes {return false}
     if lhs.configurations != rhs.configurations {return false}
+    if lhs.commandErrors != rhs.commandErrors {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_MenuCommand: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".MenuCommand"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}title\0\u{3}discoverability_title\0\u{1}shortcut\0\u{1}attributes\0\u{3}no_automatic_mirroring\0\u{1}system\0\u{1}enabled\0\u{1}handler\0\u{1}state\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.id) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.title) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.discoverabilityTitle) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.shortcut) }()
+      case 5: try { try decoder.decodeRepeatedStringField(value: &self.attributes) }()
+      case 6: try { try decoder.decodeSingularBoolField(value: &self.noAutomaticMirroring) }()
+      case 7: try { try decoder.decodeSingularBoolField(value: &self.system) }()
+      case 8: try { try decoder.decodeSingularBoolField(value: &self.enabled) }()
+      case 9: try { try decoder.decodeSingularStringField(value: &self.handler) }()
+      case 10: try { try decoder.decodeSingularStringField(value: &self.state) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.id.isEmpty {
+      try visitor.visitSingularStringField(value: self.id, fieldNumber: 1)
+    }
+    if !self.title.isEmpty {
+      try visitor.visitSingularStringField(value: self.title, fieldNumber: 2)
+    }
+    if !self.discoverabilityTitle.isEmpty {
+      try visitor.visitSingularStringField(value: self.discoverabilityTitle, fieldNumber: 3)
+    }
+    if !self.shortcut.isEmpty {
+      try visitor.visitSingularStringField(value: self.shortcut, fieldNumber: 4)
+    }
+    if !self.attributes.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.attributes, fieldNumber: 5)
+    }
+    if self.noAutomaticMirroring != false {
+      try visitor.visitSingularBoolField(value: self.noAutomaticMirroring, fieldNumber: 6)
+    }
+    if self.system != false {
+      try visitor.visitSingularBoolField(value: self.system, fieldNumber: 7)
+    }
+    if self.enabled != false {
+      try visitor.visitSingularBoolField(value: self.enabled, fieldNumber: 8)
+    }
+    if !self.handler.isEmpty {
+      try visitor.visitSingularStringField(value: self.handler, fieldNumber: 9)
+    }
+    if !self.state.isEmpty {
+      try visitor.visitSingularStringField(value: self.state, fieldNumber: 10)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_MenuCommand, rhs: Windowbroker_V1_MenuCommand) -> Bool {
+    if lhs.id != rhs.id {return false}
+    if lhs.title != rhs.title {return false}
+    if lhs.discoverabilityTitle != rhs.discoverabilityTitle {return false}
+    if lhs.shortcut != rhs.shortcut {return false}
+    if lhs.attributes != rhs.attributes {return false}
+    if lhs.noAutomaticMirroring != rhs.noAutomaticMirroring {return false}
+    if lhs.system != rhs.system {return false}
+    if lhs.enabled != rhs.enabled {return false}
+    if lhs.handler != rhs.handler {return false}
+    if lhs.state != rhs.state {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_MenuNode: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".MenuNode"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}menu\0\u{1}command\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try {
+        var v: Windowbroker_V1_Menu?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .menu(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .menu(v)
+        }
+      }()
+      case 2: try {
+        var v: Windowbroker_V1_MenuCommand?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .command(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .command(v)
+        }
+      }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    switch self.kind {
+    case .menu?: try {
+      guard case .menu(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    }()
+    case .command?: try {
+      guard case .command(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    }()
+    case nil: break
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_MenuNode, rhs: Windowbroker_V1_MenuNode) -> Bool {
+    if lhs.kind != rhs.kind {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_Menu: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".Menu"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}title\0\u{1}children\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.id) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.title) }()
+      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.children) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.id.isEmpty {
+      try visitor.visitSingularStringField(value: self.id, fieldNumber: 1)
+    }
+    if !self.title.isEmpty {
+      try visitor.visitSingularStringField(value: self.title, fieldNumber: 2)
+    }
+    if !self.children.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.children, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_Menu, rhs: Windowbroker_V1_Menu) -> Bool {
+    if lhs.id != rhs.id {return false}
+    if lhs.title != rhs.title {return false}
+    if lhs.children != rhs.children {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_MenuRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".MenuRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}app_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.sessionID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.appID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.sessionID.isEmpty {
+      try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 1)
+    }
+    if !self.appID.isEmpty {
+      try visitor.visitSingularStringField(value: self.appID, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_MenuRequest, rhs: Windowbroker_V1_MenuRequest) -> Bool {
+    if lhs.sessionID != rhs.sessionID {return false}
+    if lhs.appID != rhs.appID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_MenuReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".MenuReply"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}session_id\0\u{1}menus\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.appID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.sessionID) }()
+      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.menus) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.appID.isEmpty {
+      try visitor.visitSingularStringField(value: self.appID, fieldNumber: 1)
+    }
+    if !self.sessionID.isEmpty {
+      try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 2)
+    }
+    if !self.menus.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.menus, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_MenuReply, rhs: Windowbroker_V1_MenuReply) -> Bool {
+    if lhs.appID != rhs.appID {return false}
+    if lhs.sessionID != rhs.sessionID {return false}
+    if lhs.menus != rhs.menus {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_CommandsRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CommandsRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}app_id\0\u{1}overlay\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.sessionID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.appID) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.overlay) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.sessionID.isEmpty {
+      try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 1)
+    }
+    if !self.appID.isEmpty {
+      try visitor.visitSingularStringField(value: self.appID, fieldNumber: 2)
+    }
+    if self.overlay != false {
+      try visitor.visitSingularBoolField(value: self.overlay, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_CommandsRequest, rhs: Windowbroker_V1_CommandsRequest) -> Bool {
+    if lhs.sessionID != rhs.sessionID {return false}
+    if lhs.appID != rhs.appID {return false}
+    if lhs.overlay != rhs.overlay {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_CommandsReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CommandsReply"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}session_id\0\u{1}commands\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.appID) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.sessionID) }()
+      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.commands) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.appID.isEmpty {
+      try visitor.visitSingularStringField(value: self.appID, fieldNumber: 1)
+    }
+    if !self.sessionID.isEmpty {
+      try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 2)
+    }
+    if !self.commands.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.commands, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_CommandsReply, rhs: Windowbroker_V1_CommandsReply) -> Bool {
+    if lhs.appID != rhs.appID {return false}
+    if lhs.sessionID != rhs.sessionID {return false}
+    if lhs.commands != rhs.commands {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_KeyRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".KeyRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}shortcut\0\u{3}session_id\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.shortcut) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.sessionID) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.shortcut.isEmpty {
+      try visitor.visitSingularStringField(value: self.shortcut, fieldNumber: 1)
+    }
+    if !self.sessionID.isEmpty {
+      try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_KeyRequest, rhs: Windowbroker_V1_KeyRequest) -> Bool {
+    if lhs.shortcut != rhs.shortcut {return false}
+    if lhs.sessionID != rhs.sessionID {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_KeyReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".KeyReply"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}shortcut\0\u{1}command\0\u{3}session_id\0\u{3}handled_by\0\u{1}result\0\u{1}value\0\u{1}element\0\u{1}detail\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.shortcut) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.command) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.sessionID) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.handledBy) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.result) }()
+      case 6: try { try decoder.decodeSingularMessageField(value: &self._value) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self.element) }()
+      case 8: try { try decoder.decodeSingularStringField(value: &self.detail) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.shortcut.isEmpty {
+      try visitor.visitSingularStringField(value: self.shortcut, fieldNumber: 1)
+    }
+    if !self.command.isEmpty {
+      try visitor.visitSingularStringField(value: self.command, fieldNumber: 2)
+    }
+    if !self.sessionID.isEmpty {
+      try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 3)
+    }
+    if !self.handledBy.isEmpty {
+      try visitor.visitSingularStringField(value: self.handledBy, fieldNumber: 4)
+    }
+    if !self.result.isEmpty {
+      try visitor.visitSingularStringField(value: self.result, fieldNumber: 5)
+    }
+    try { if let v = self._value {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 6)
+    } }()
+    if !self.element.isEmpty {
+      try visitor.visitSingularStringField(value: self.element, fieldNumber: 7)
+    }
+    if !self.detail.isEmpty {
+      try visitor.visitSingularStringField(value: self.detail, fieldNumber: 8)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_KeyReply, rhs: Windowbroker_V1_KeyReply) -> Bool {
+    if lhs.shortcut != rhs.shortcut {return false}
+    if lhs.command != rhs.command {return false}
+    if lhs.sessionID != rhs.sessionID {return false}
+    if lhs.handledBy != rhs.handledBy {return false}
+    if lhs.result != rhs.result {return false}
+    if lhs._value != rhs._value {return false}
+    if lhs.element != rhs.element {return false}
+    if lhs.detail != rhs.detail {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -3965,7 +4808,7 @@ nonisolated extension Windowbroker_V1_AppInfo: SwiftProtobuf.Message, SwiftProto
 
 nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ControlRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{1}open\0\u{1}activate\0\u{1}background\0\u{1}reclaim\0\u{1}close\0\u{1}sessions\0\u{1}show\0\u{1}send\0\u{1}watch\0\u{1}ping\0\u{1}pressure\0\u{3}simulate_pressure\0\u{1}refresh\0\u{1}post\0\u{1}defaults\0\u{1}search\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{1}open\0\u{1}activate\0\u{1}background\0\u{1}reclaim\0\u{1}close\0\u{1}sessions\0\u{1}show\0\u{1}send\0\u{1}watch\0\u{1}ping\0\u{1}pressure\0\u{3}simulate_pressure\0\u{1}refresh\0\u{1}post\0\u{1}defaults\0\u{1}search\0\u{1}menu\0\u{1}commands\0\u{1}key\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4207,6 +5050,45 @@ nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, Swi
           self.kind = .search(v)
         }
       }()
+      case 19: try {
+        var v: Windowbroker_V1_MenuRequest?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .menu(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .menu(v)
+        }
+      }()
+      case 20: try {
+        var v: Windowbroker_V1_CommandsRequest?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .commands(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .commands(v)
+        }
+      }()
+      case 21: try {
+        var v: Windowbroker_V1_KeyRequest?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .key(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .key(v)
+        }
+      }()
       default: break
       }
     }
@@ -4289,6 +5171,18 @@ nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, Swi
     case .search?: try {
       guard case .search(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 18)
+    }()
+    case .menu?: try {
+      guard case .menu(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
+    }()
+    case .commands?: try {
+      guard case .commands(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
+    }()
+    case .key?: try {
+      guard case .key(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 21)
     }()
     case nil: break
     }
@@ -4918,7 +5812,7 @@ nonisolated extension Windowbroker_V1_SendRequest: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ControlReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{3}session_state\0\u{1}sessions\0\u{1}session\0\u{3}action_result\0\u{3}watch_started\0\u{1}ping\0\u{1}pressure\0\u{3}pressure_response\0\u{1}post\0\u{1}defaults\0\u{1}search\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{3}session_state\0\u{1}sessions\0\u{1}session\0\u{3}action_result\0\u{3}watch_started\0\u{1}ping\0\u{1}pressure\0\u{3}pressure_response\0\u{1}post\0\u{1}defaults\0\u{1}search\0\u{1}menu\0\u{1}commands\0\u{1}key\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5095,6 +5989,45 @@ nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, Swift
           self.kind = .search(v)
         }
       }()
+      case 14: try {
+        var v: Windowbroker_V1_MenuReply?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .menu(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .menu(v)
+        }
+      }()
+      case 15: try {
+        var v: Windowbroker_V1_CommandsReply?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .commands(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .commands(v)
+        }
+      }()
+      case 16: try {
+        var v: Windowbroker_V1_KeyReply?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .key(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .key(v)
+        }
+      }()
       default: break
       }
     }
@@ -5157,6 +6090,18 @@ nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, Swift
     case .search?: try {
       guard case .search(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
+    }()
+    case .menu?: try {
+      guard case .menu(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
+    }()
+    case .commands?: try {
+      guard case .commands(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
+    }()
+    case .key?: try {
+      guard case .key(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 16)
     }()
     case nil: break
     }
@@ -5564,7 +6509,7 @@ nonisolated extension Windowbroker_V1_ActionResult: SwiftProtobuf.Message, Swift
 
 nonisolated extension Windowbroker_V1_LifecycleEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LifecycleEvent"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}time\0\u{3}session_id\0\u{3}app_id\0\u{1}event\0\u{1}detail\0\u{2}\u{5}created\0\u{1}launched\0\u{1}callback\0\u{3}restoration_saved\0\u{3}restoration_extended\0\u{1}continued\0\u{3}discards_delivered\0\u{1}exited\0\u{1}crashed\0\u{1}discarded\0\u{3}memory_warning\0\u{1}reclaimed\0\u{1}pressure\0\u{3}activation_requested\0\u{3}destruction_requested\0\u{3}refresh_requested\0\u{3}update_posted\0\u{3}defaults_changed\0\u{3}updates_dropped\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}time\0\u{3}session_id\0\u{3}app_id\0\u{1}event\0\u{1}detail\0\u{2}\u{5}created\0\u{1}launched\0\u{1}callback\0\u{3}restoration_saved\0\u{3}restoration_extended\0\u{1}continued\0\u{3}discards_delivered\0\u{1}exited\0\u{1}crashed\0\u{1}discarded\0\u{3}memory_warning\0\u{1}reclaimed\0\u{1}pressure\0\u{3}activation_requested\0\u{3}destruction_requested\0\u{3}refresh_requested\0\u{3}update_posted\0\u{3}defaults_changed\0\u{3}updates_dropped\0\u{3}command_performed\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5824,6 +6769,19 @@ nonisolated extension Windowbroker_V1_LifecycleEvent: SwiftProtobuf.Message, Swi
           self.kind = .updatesDropped(v)
         }
       }()
+      case 29: try {
+        var v: Windowbroker_V1_CommandPerformed?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .commandPerformed(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .commandPerformed(v)
+        }
+      }()
       default: break
       }
     }
@@ -5926,6 +6884,10 @@ nonisolated extension Windowbroker_V1_LifecycleEvent: SwiftProtobuf.Message, Swi
       guard case .updatesDropped(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 28)
     }()
+    case .commandPerformed?: try {
+      guard case .commandPerformed(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 29)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -5938,6 +6900,51 @@ nonisolated extension Windowbroker_V1_LifecycleEvent: SwiftProtobuf.Message, Swi
     if lhs.event != rhs.event {return false}
     if lhs.detail != rhs.detail {return false}
     if lhs.kind != rhs.kind {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_CommandPerformed: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CommandPerformed"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}command\0\u{1}shortcut\0\u{3}handled_by\0\u{1}result\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.command) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.shortcut) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.handledBy) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.result) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.command.isEmpty {
+      try visitor.visitSingularStringField(value: self.command, fieldNumber: 1)
+    }
+    if !self.shortcut.isEmpty {
+      try visitor.visitSingularStringField(value: self.shortcut, fieldNumber: 2)
+    }
+    if !self.handledBy.isEmpty {
+      try visitor.visitSingularStringField(value: self.handledBy, fieldNumber: 3)
+    }
+    if !self.result.isEmpty {
+      try visitor.visitSingularStringField(value: self.result, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_CommandPerformed, rhs: Windowbroker_V1_CommandPerformed) -> Bool {
+    if lhs.command != rhs.command {return false}
+    if lhs.shortcut != rhs.shortcut {return false}
+    if lhs.handledBy != rhs.handledBy {return false}
+    if lhs.result != rhs.result {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -6818,7 +7825,7 @@ nonisolated extension Windowbroker_V1_PressureResponse: SwiftProtobuf.Message, S
 
 nonisolated extension Windowbroker_V1_WorkerCommand: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".WorkerCommand"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}connect\0\u{3}restore_interaction_state\0\u{1}transition\0\u{3}restoration_activity_request\0\u{3}continue_activity\0\u{3}perform_action\0\u{1}disconnect\0\u{3}discard_sessions\0\u{3}memory_warning\0\u{1}refresh\0\u{1}update\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}connect\0\u{3}restore_interaction_state\0\u{1}transition\0\u{3}restoration_activity_request\0\u{3}continue_activity\0\u{3}perform_action\0\u{1}disconnect\0\u{3}discard_sessions\0\u{3}memory_warning\0\u{1}refresh\0\u{1}update\0\u{3}perform_command\0\u{3}validate_commands\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -6969,6 +7976,32 @@ nonisolated extension Windowbroker_V1_WorkerCommand: SwiftProtobuf.Message, Swif
           self.kind = .update(v)
         }
       }()
+      case 12: try {
+        var v: Windowbroker_V1_PerformCommand?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .performCommand(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .performCommand(v)
+        }
+      }()
+      case 13: try {
+        var v: Windowbroker_V1_ValidateCommands?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .validateCommands(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .validateCommands(v)
+        }
+      }()
       default: break
       }
     }
@@ -7024,6 +8057,14 @@ nonisolated extension Windowbroker_V1_WorkerCommand: SwiftProtobuf.Message, Swif
       guard case .update(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
     }()
+    case .performCommand?: try {
+      guard case .performCommand(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
+    }()
+    case .validateCommands?: try {
+      guard case .validateCommands(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -7031,6 +8072,71 @@ nonisolated extension Windowbroker_V1_WorkerCommand: SwiftProtobuf.Message, Swif
 
   public static func ==(lhs: Windowbroker_V1_WorkerCommand, rhs: Windowbroker_V1_WorkerCommand) -> Bool {
     if lhs.kind != rhs.kind {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_PerformCommand: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".PerformCommand"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}command\0\u{1}shortcut\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.command) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.shortcut) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.command.isEmpty {
+      try visitor.visitSingularStringField(value: self.command, fieldNumber: 1)
+    }
+    if !self.shortcut.isEmpty {
+      try visitor.visitSingularStringField(value: self.shortcut, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_PerformCommand, rhs: Windowbroker_V1_PerformCommand) -> Bool {
+    if lhs.command != rhs.command {return false}
+    if lhs.shortcut != rhs.shortcut {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_ValidateCommands: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".ValidateCommands"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}commands\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.commands) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.commands.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.commands, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_ValidateCommands, rhs: Windowbroker_V1_ValidateCommands) -> Bool {
+    if lhs.commands != rhs.commands {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -7667,7 +8773,7 @@ nonisolated extension Windowbroker_V1_MemoryWarning: SwiftProtobuf.Message, Swif
 
 nonisolated extension Windowbroker_V1_WorkerMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".WorkerMessage"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}ack\0\u{1}connected\0\u{3}restoration_activity\0\u{3}action_result\0\u{3}restoration_extended\0\u{3}memory_warning\0\u{4}\u{4}scene_update\0\u{1}storage\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}ack\0\u{1}connected\0\u{3}restoration_activity\0\u{3}action_result\0\u{3}restoration_extended\0\u{3}memory_warning\0\u{4}\u{4}scene_update\0\u{1}storage\0\u{3}command_result\0\u{3}command_states\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -7779,6 +8885,32 @@ nonisolated extension Windowbroker_V1_WorkerMessage: SwiftProtobuf.Message, Swif
           self.kind = .storage(v)
         }
       }()
+      case 12: try {
+        var v: Windowbroker_V1_CommandResult?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .commandResult(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .commandResult(v)
+        }
+      }()
+      case 13: try {
+        var v: Windowbroker_V1_CommandStates?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .commandStates(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .commandStates(v)
+        }
+      }()
       default: break
       }
     }
@@ -7822,6 +8954,14 @@ nonisolated extension Windowbroker_V1_WorkerMessage: SwiftProtobuf.Message, Swif
       guard case .storage(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 11)
     }()
+    case .commandResult?: try {
+      guard case .commandResult(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 12)
+    }()
+    case .commandStates?: try {
+      guard case .commandStates(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -7829,6 +8969,90 @@ nonisolated extension Windowbroker_V1_WorkerMessage: SwiftProtobuf.Message, Swif
 
   public static func ==(lhs: Windowbroker_V1_WorkerMessage, rhs: Windowbroker_V1_WorkerMessage) -> Bool {
     if lhs.kind != rhs.kind {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_CommandResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CommandResult"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}handled_by\0\u{1}performed\0\u{1}value\0\u{1}element\0\u{3}decline_reason\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.handledBy) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.performed) }()
+      case 3: try { try decoder.decodeSingularMessageField(value: &self._value) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.element) }()
+      case 5: try { try decoder.decodeSingularStringField(value: &self.declineReason) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.handledBy.isEmpty {
+      try visitor.visitSingularStringField(value: self.handledBy, fieldNumber: 1)
+    }
+    if self.performed != false {
+      try visitor.visitSingularBoolField(value: self.performed, fieldNumber: 2)
+    }
+    try { if let v = self._value {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 3)
+    } }()
+    if !self.element.isEmpty {
+      try visitor.visitSingularStringField(value: self.element, fieldNumber: 4)
+    }
+    if !self.declineReason.isEmpty {
+      try visitor.visitSingularStringField(value: self.declineReason, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_CommandResult, rhs: Windowbroker_V1_CommandResult) -> Bool {
+    if lhs.handledBy != rhs.handledBy {return false}
+    if lhs.performed != rhs.performed {return false}
+    if lhs._value != rhs._value {return false}
+    if lhs.element != rhs.element {return false}
+    if lhs.declineReason != rhs.declineReason {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_CommandStates: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CommandStates"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}commands\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.commands) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.commands.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.commands, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_CommandStates, rhs: Windowbroker_V1_CommandStates) -> Bool {
+    if lhs.commands != rhs.commands {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -97,6 +97,11 @@ public actor Broker {
                 logger.error("skipping app manifest", metadata: ["problem": "\(problem)"])
             }
         }
+        for app in loaded.values.sorted(by: { $0.id < $1.id }) {
+            for error in app.commandErrors {
+                logger.warning("app menu: element not inserted", metadata: ["app": "\(app.id)", "problem": "\(error)"])
+            }
+        }
         apps = loaded
         refillPools()
         return problems

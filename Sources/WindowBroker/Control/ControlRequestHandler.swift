@@ -137,6 +137,36 @@ struct ControlRequestHandler: Sendable {
         return nil
     }
 
+    /// A command as a scene sees it; without states (no scene), every command counts as enabled
+    /// unless it is disabled.
+    static func wire(_ command: MenuCommand, states: [String: Broker.CommandState]?) -> Windowbroker_V1_MenuCommand {
+        var wire = command.wire
+        if let state = states?[command.id] {
+            wire.enabled = state.enabled
+            wire.handler = state.handler
+            wire.state = state.state
+            if let title = state.title { wire.title = title }
+        } else {
+            wire.enabled = !command.attributes.contains(.disabled)
+        }
+        return wire
+    }
+
+    static func wire(_ menu: Menu, states: [String: Broker.CommandState]?) -> Windowbroker_V1_Menu {
+        .with {
+            $0.id = menu.id
+            $0.title = menu.title
+            $0.children = menu.children.map { child in
+                .with {
+                    switch child {
+                    case .menu(let submenu): $0.menu = wire(submenu, states: states)
+                    case .command(let command): $0.command = wire(command, states: states)
+                    }
+                }
+            }
+        }
+    }
+
     /// The app a post or defaults request is about; a scene's is always its own.
     private func app(_ requested: String, requester: UUID?) async throws -> String {
         if let requester { return try await broker.appForSceneRequest(requested, requester: requester) }
@@ -192,6 +222,7 @@ struct ControlRequestHandler: Sendable {
                         $0.supportsMultipleScenes = app.supportsMultipleScenes
                         $0.activityTypes = app.activityTypes
                         $0.configurations = app.configurations.map(\.name)
+                        $0.commandErrors = app.commandErrors
                     }
                 }
             })
@@ -289,6 +320,46 @@ struct ControlRequestHandler: Sendable {
             return .search(.with {
                 $0.hits = outcome.hits.map(wire)
                 $0.unavailable = outcome.unavailable.map(wire)
+            })
+        case .menu(let request):
+            let view = try await broker.menuView(session: request.sessionID.isEmpty ? nil : try sessionID(request.sessionID),
+                                                 app: request.appID.isEmpty ? nil : request.appID)
+            return .menu(.with {
+                $0.appID = view.app
+                $0.sessionID = view.session?.uuidString.lowercased() ?? ""
+                $0.menus = view.menu.menus.map { Self.wire($0, states: view.states) }
+            })
+        case .commands(let request):
+            let view = try await broker.menuView(session: request.sessionID.isEmpty ? nil : try sessionID(request.sessionID),
+                                                 app: request.appID.isEmpty ? nil : request.appID)
+            var commands = view.menu.commands.map { Self.wire($0, states: view.states) }
+            if request.overlay {
+                // What the held modifier shows: keyed, not hidden, performable, the
+                // discoverability title where there is one.
+                commands = commands.filter { !$0.shortcut.isEmpty && !$0.attributes.contains("hidden") && $0.enabled }
+                    .map { command in
+                        var shown = command
+                        if !command.discoverabilityTitle.isEmpty { shown.title = command.discoverabilityTitle }
+                        return shown
+                    }
+            }
+            return .commands(.with {
+                $0.appID = view.app
+                $0.sessionID = view.session?.uuidString.lowercased() ?? ""
+                $0.commands = commands
+            })
+        case .key(let request):
+            let shortcut = try KeyShortcut(parsing: request.shortcut)
+            let outcome = try await broker.key(shortcut, session: request.sessionID.isEmpty ? nil : try sessionID(request.sessionID))
+            return .key(.with {
+                $0.shortcut = outcome.shortcut.description
+                $0.command = outcome.command ?? ""
+                $0.sessionID = outcome.session?.uuidString.lowercased() ?? ""
+                $0.handledBy = outcome.handledBy ?? ""
+                $0.result = outcome.result
+                if let value = outcome.value { $0.value = value.wire }
+                $0.element = outcome.element ?? ""
+                $0.detail = outcome.detail
             })
         case .watch:
             throw BrokerError(.invalidRequest, "this connection is already watching")

@@ -42,6 +42,8 @@ public enum BrokerEvent: Sendable, Equatable {
     case defaultsChanged(key: String, removed: Bool, sequence: UInt64)
     /// The session's update queue overflowed: it gets one notice for this range.
     case updatesDropped(from: UInt64, to: UInt64)
+    /// A shortcut reached a command (`result`: performed, declined, unhandled).
+    case commandPerformed(command: String, shortcut: String, handledBy: String, result: String)
 
     /// The name `wmctl watch` prints and `--event` filters on.
     public var name: String {
@@ -65,6 +67,7 @@ public enum BrokerEvent: Sendable, Equatable {
         case .updatePosted: "updatePosted"
         case .defaultsChanged: "defaultsChanged"
         case .updatesDropped: "updatesDropped"
+        case .commandPerformed: "commandPerformed"
         }
     }
 
@@ -74,7 +77,7 @@ public enum BrokerEvent: Sendable, Equatable {
         "willResignActive", "didEnterBackground", "didDisconnect", "restorationSaved", "restorationExtended",
         "continue", "didDiscardSceneSessions", "exited", "crashed", "discarded", "didReceiveMemoryWarning",
         "reclaimed", "pressure", "activationRequested", "destructionRequested", "refreshRequested",
-        "updatePosted", "defaultsChanged", "updatesDropped",
+        "updatePosted", "defaultsChanged", "updatesDropped", "commandPerformed",
     ]
 
     public var detail: String {
@@ -101,6 +104,8 @@ public enum BrokerEvent: Sendable, Equatable {
         case .updatePosted(let name, let sequence, let receivers): "\(name) #\(sequence) to \(receivers) scene\(receivers == 1 ? "" : "s")"
         case .defaultsChanged(let key, let removed, let sequence): "\(key) \(removed ? "removed" : "set") #\(sequence)"
         case .updatesDropped(let from, let to): "#\(from)...#\(to)"
+        case .commandPerformed(let command, let shortcut, let handledBy, let result):
+            "\(command) (\(shortcut)) \(result)\(handledBy.isEmpty ? "" : " by \(handledBy)")"
         }
     }
 
@@ -198,6 +203,13 @@ public enum BrokerEvent: Sendable, Equatable {
             .updatesDropped(.with {
                 $0.from = from
                 $0.to = to
+            })
+        case .commandPerformed(let command, let shortcut, let handledBy, let result):
+            .commandPerformed(.with {
+                $0.command = command
+                $0.shortcut = shortcut
+                $0.handledBy = handledBy
+                $0.result = result
             })
         }
     }

@@ -41,6 +41,10 @@ public struct AppManifest: Sendable, Equatable {
     public var prewarm: Int
     /// The file it was read from, for messages.
     public var source: String
+    /// The system menu with the manifest's `menus` and `commands` inserted.
+    public var mainMenu = MainMenu.system
+    /// What of those could not be inserted: "file: command 'id': reason". The rest loaded.
+    public var commandErrors: [String] = []
 
     public static let defaultRole = "windowApplication"
 

@@ -1,4 +1,5 @@
 import Foundation
+import IPCWire
 
 /// A manifest that could not be used: which file, which field, and why. The broker logs it and
 /// skips the app; it still starts.
@@ -96,6 +97,31 @@ public struct ManifestLoader: Sendable {
         var prewarm: Int?
     }
 
+    /// `menus` and `commands` are read element by element: one bad command is reported and
+    /// the rest of the menu still loads.
+    private struct RawMenus: Decodable {
+        var menus: [RawElement]?
+        var commands: [RawElement]?
+    }
+
+    struct RawPlacement: Decodable {
+        var menu: String
+        var at: String?
+        var position: String?
+    }
+
+    struct RawElement: Decodable {
+        var id: String?
+        var title: String?
+        var discoverabilityTitle: String?
+        var input: String?
+        var modifiers: [String]?
+        var attributes: [String]?
+        var allowsAutomaticMirroring: Bool?
+        var insertChild: RawPlacement?
+        var insertSibling: RawPlacement?
+    }
+
     /// More idle processes than this per app would only waste memory.
     public static let maxPrewarm = 8
 
@@ -142,7 +168,7 @@ public struct ManifestLoader: Sendable {
         guard (0...Self.maxPrewarm).contains(prewarm) else {
             throw ManifestProblem(file: file, field: "prewarm", reason: "\(prewarm) is out of range (0...\(Self.maxPrewarm))")
         }
-        return AppManifest(
+        var manifest = AppManifest(
             id: id,
             name: raw.name ?? id,
             executable: executable,
@@ -153,6 +179,78 @@ public struct ManifestLoader: Sendable {
             prewarm: prewarm,
             source: file
         )
+        (manifest.mainMenu, manifest.commandErrors) = Self.mainMenu(file: file, data: data)
+        return manifest
+    }
+
+    /// The manifest's menus (first) and commands (then), in declaration order, inserted into
+    /// the system menu; each one refused is reported with file, element and reason.
+    static func mainMenu(file: String, data: Data) -> (MainMenu, [String]) {
+        let raw: RawMenus
+        do {
+            raw = try JSONDecoder().decode(RawMenus.self, from: data)
+        } catch {
+            return (.system, ["\(file): menus and commands: not in the expected shape (\(error))"])
+        }
+        var insertions: [MenuInsertion] = []
+        var errors: [String] = []
+        for (kind, elements) in [("menu", raw.menus ?? []), ("command", raw.commands ?? [])] {
+            for (index, element) in elements.enumerated() {
+                do {
+                    insertions.append(try insertion(element, isMenu: kind == "menu"))
+                } catch {
+                    errors.append("\(file): \(kind) '\(element.id ?? "#\(index)")': \(error.message)")
+                }
+            }
+        }
+        let (menu, refused) = MainMenu.build(insertions)
+        let kinds = Dictionary(insertions.map { ($0.element.id, $0.element.isMenu ? "menu" : "command") }, uniquingKeysWith: { a, _ in a })
+        errors += refused.map { "\(file): \(kinds[$0.element] ?? "command") '\($0.element)': \($0.reason)" }
+        return (menu, errors)
+    }
+
+    static func insertion(_ raw: RawElement, isMenu: Bool) throws(BrokerError) -> MenuInsertion {
+        guard let id = raw.id, !id.isEmpty, id.utf8.count <= 128 else { throw BrokerError(.invalidRequest, "needs an id (1 to 128 bytes)") }
+        guard let title = raw.title, !title.isEmpty else { throw BrokerError(.invalidRequest, "needs a title") }
+        let placement: MenuPlacement
+        switch (raw.insertChild, raw.insertSibling) {
+        case (let child?, nil):
+            guard ["start", "end", nil].contains(child.at) else { throw BrokerError(.invalidRequest, "insertChild.at is start or end, not '\(child.at!)'") }
+            placement = .child(of: child.menu, atStart: child.at == "start")
+        case (nil, let sibling?):
+            guard ["before", "after", nil].contains(sibling.position) else { throw BrokerError(.invalidRequest, "insertSibling.position is before or after, not '\(sibling.position!)'") }
+            placement = .sibling(of: sibling.menu, before: sibling.position == "before")
+        case (nil, nil):
+            placement = .child(of: "application", atStart: false)
+        case (_?, _?):
+            throw BrokerError(.invalidRequest, "give insertChild or insertSibling, not both")
+        }
+        if isMenu {
+            return MenuInsertion(element: .menu(Menu(id: id, title: title)), placement: placement)
+        }
+        var shortcut: KeyShortcut?
+        if let input = raw.input {
+            var modifiers: Set<KeyShortcut.Modifier> = []
+            for name in raw.modifiers ?? [] {
+                guard let modifier = KeyShortcut.Modifier(rawValue: name.lowercased()) else {
+                    throw BrokerError(.invalidRequest, "'\(name)' is not a modifier (ctrl, alt, shift, super)")
+                }
+                modifiers.insert(modifier)
+            }
+            shortcut = try KeyShortcut(modifiers: modifiers, key: input)
+        } else if raw.modifiers?.isEmpty == false {
+            throw BrokerError(.invalidRequest, "has modifiers but no input key")
+        }
+        var attributes: Set<MenuCommand.Attribute> = []
+        for name in raw.attributes ?? [] {
+            guard let attribute = MenuCommand.Attribute(rawValue: name) else {
+                throw BrokerError(.invalidRequest, "'\(name)' is not an attribute (destructive, hidden, disabled)")
+            }
+            attributes.insert(attribute)
+        }
+        return MenuInsertion(element: .command(MenuCommand(
+            id: id, title: title, discoverabilityTitle: raw.discoverabilityTitle, shortcut: shortcut,
+            attributes: attributes, allowsAutomaticMirroring: raw.allowsAutomaticMirroring ?? true)), placement: placement)
     }
 
     private func resolve(executable: String, manifest: String) throws -> String {
@@ -179,7 +277,7 @@ public struct ManifestLoader: Sendable {
         return found
     }
 
-    static let knownKeys: Set<String> = ["id", "name", "executable", "arguments", "supportsMultipleScenes", "configurations", "activityTypes", "prewarm"]
+    static let knownKeys: Set<String> = ["id", "name", "executable", "arguments", "supportsMultipleScenes", "configurations", "activityTypes", "prewarm", "menus", "commands"]
     static let knownConfigurationKeys: Set<String> = ["name", "role", "delegate", "canActivate", "prefersToActivate"]
 
     /// Keys the broker does not know, as warnings: a misspelt `prefersToActivate` would

@@ -1,0 +1,162 @@
+import Foundation
+import IPCWire
+
+/// Keyboard commands and the main menu: a shortcut goes to the `foregroundActive` scene (or
+/// the one named), whose responder chain (focused element, scene, app delegate) gets the first
+/// chance; the system performs its own commands when nobody in the scene does.
+extension Broker {
+    /// How one command looks from a scene: whether anyone performs it, who, and its title and
+    /// state after `validate`.
+    public struct CommandState: Sendable, Equatable {
+        public var enabled: Bool
+        public var handler: String
+        public var title: String?
+        public var state: String
+    }
+
+    public struct MenuView: Sendable {
+        public var app: String
+        public var session: UUID?
+        public var menu: MainMenu
+        /// nil: no scene to ask (the menu as declared).
+        public var states: [String: CommandState]?
+    }
+
+    public struct KeyOutcome: Sendable {
+        public var shortcut: KeyShortcut
+        public var command: String?
+        public var session: UUID?
+        public var handledBy: String?
+        public var result: String
+        public var value: PlistValue?
+        public var element: String?
+        public var detail: String
+    }
+
+    /// The app's main menu as the manifest built it.
+    func mainMenu(_ app: String) throws(BrokerError) -> MainMenu {
+        guard let manifest = apps[app] else { throw BrokerError(.unknownApp, "no app '\(app)'; `wmctl apps` lists the installed ones") }
+        return manifest.mainMenu
+    }
+
+    /// The session a key or a menu query goes to: the one named, else the active scene.
+    private func commandTarget(_ session: UUID?) throws(BrokerError) -> UUID? {
+        if let session {
+            _ = try existingSession(session)
+            return session
+        }
+        return sessions.values.first { $0.state == .foregroundActive }?.id
+    }
+
+    /// The menu of the target scene's app, validated by that scene when it runs.
+    public func menuView(session requested: UUID?, app requestedApp: String?) async throws -> MenuView {
+        let target = try commandTarget(requested)
+        guard let app = target.flatMap({ sessions[$0]?.appID }) ?? requestedApp else {
+            throw BrokerError(.invalidState, "no scene is active; name a session (--session) or an app (--app)")
+        }
+        let menu = try mainMenu(app)
+        guard let target, sessions[target]?.appID == app, workers[target] != nil, sessions[target]?.state.isConnected == true else {
+            return MenuView(app: app, session: target, menu: menu, states: nil)
+        }
+        return MenuView(app: app, session: target, menu: menu, states: try await validate(menu, in: target))
+    }
+
+    private func validate(_ menu: MainMenu, in id: UUID) async throws -> [String: CommandState] {
+        let reply = try await command(id, .validateCommands(.with { $0.commands = menu.commands.map(\.wire) }),
+                                      timeout: configuration.workerTimeout, doing: "validating commands")
+        guard case .commandStates(let answered) = reply else {
+            throw BrokerError(.workerFailed, "the scene answered the command validation with something else")
+        }
+        let byID = Dictionary(answered.commands.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        var states: [String: CommandState] = [:]
+        for command in menu.commands {
+            let answer = byID[command.id]
+            let byScene = answer?.enabled == true
+            let bySystem = !byScene && command.systemAction != nil
+            states[command.id] = CommandState(
+                enabled: !command.attributes.contains(.disabled) && (byScene || bySystem),
+                handler: byScene ? answer?.handler ?? "scene" : bySystem ? "system" : "",
+                title: answer.flatMap { $0.title.isEmpty || $0.title == command.title ? nil : $0.title },
+                state: answer?.state.isEmpty == false ? answer!.state : "off")
+        }
+        return states
+    }
+
+    /// Dispatches a shortcut: to the command it belongs to in the target scene's app, through
+    /// the scene's responder chain, then the system.
+    public func key(_ shortcut: KeyShortcut, session requested: UUID?) async throws -> KeyOutcome {
+        var outcome = KeyOutcome(shortcut: shortcut, session: nil, result: "unhandled", detail: "")
+        guard let target = try commandTarget(requested), let app = sessions[target]?.appID else {
+            outcome.detail = "no scene is active: the key went nowhere"
+            return outcome
+        }
+        outcome.session = target
+        guard let command = try mainMenu(app).command(for: shortcut) else {
+            outcome.detail = "no command of '\(app)' has \(shortcut)"
+            return outcome
+        }
+        outcome.command = command.id
+        defer { emit(target, app: app, .commandPerformed(command: command.id, shortcut: shortcut.description, handledBy: outcome.handledBy ?? "", result: outcome.result)) }
+        if command.attributes.contains(.disabled) {
+            outcome.detail = "'\(command.id)' is disabled"
+            return outcome
+        }
+        if workers[target] != nil, sessions[target]?.state.isConnected == true {
+            let reply = try await self.command(target, .performCommand(.with {
+                $0.command = command.id
+                $0.shortcut = shortcut.description
+            }), timeout: configuration.workerTimeout, doing: "performing \(command.id)")
+            if case .commandResult(let result) = reply, !result.handledBy.isEmpty {
+                outcome.handledBy = result.handledBy
+                outcome.element = result.element.isEmpty ? nil : result.element
+                outcome.result = result.performed ? "performed" : "declined"
+                outcome.detail = result.declineReason
+                if result.hasValue { outcome.value = try? PlistValue(wire: result.value, path: "value") }
+                return outcome
+            }
+        }
+        guard let action = command.systemAction else {
+            outcome.detail = "nobody in the scene performs '\(command.id)'"
+            return outcome
+        }
+        outcome.handledBy = "system"
+        outcome.result = "performed"
+        outcome.value = try await perform(action, from: target, app: app)
+        return outcome
+    }
+
+    private func perform(_ action: SystemAction, from id: UUID, app: String) async throws -> PlistValue? {
+        switch action {
+        case .newWindow:
+            let opened = try await open(ActivationRequest(appID: app, sessionID: nil, activity: nil, forceNew: true, requestedBy: id))
+            return .string(opened.sessionID.uuidString.lowercased())
+        case .closeWindow:
+            _ = try await close(id)
+            return .string(id.uuidString.lowercased())
+        case .nextWindow, .previousWindow:
+            let ordered = sessions.values.filter { $0.appID == app }.sorted { $0.createdAt < $1.createdAt }.map(\.id)
+            guard let index = ordered.firstIndex(of: id), ordered.count > 1 else { return .string(id.uuidString.lowercased()) }
+            let next = ordered[(index + (action == .nextWindow ? 1 : ordered.count - 1)) % ordered.count]
+            _ = try await activate(next, requestedBy: id)
+            return .string(next.uuidString.lowercased())
+        case .showAppSwitcher:
+            return .list(sessions.values.filter { $0.appID == app }.sorted { $0.lastActiveAt > $1.lastActiveAt }.map {
+                .dictionary(["session": .string($0.id.uuidString.lowercased()), "title": .string($0.title), "state": .string($0.state.rawValue)])
+            })
+        }
+    }
+}
+
+extension MenuCommand {
+    var wire: Windowbroker_V1_MenuCommand {
+        .with {
+            $0.id = id
+            $0.title = title
+            $0.discoverabilityTitle = discoverabilityTitle ?? ""
+            $0.shortcut = shortcut?.description ?? ""
+            $0.attributes = attributes.map(\.rawValue).sorted()
+            $0.noAutomaticMirroring = !allowsAutomaticMirroring
+            $0.system = isSystem
+        }
+    }
+}
