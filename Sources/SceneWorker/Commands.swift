@@ -49,3 +49,80 @@ extension Scene {
         return chain
     }
 }
+
+/// A menu or command an app inserts at runtime.
+public indirect enum MenuItem: Sendable, Equatable {
+    case command(id: String, title: String, discoverabilityTitle: String? = nil, shortcut: String? = nil,
+                 attributes: [String] = [], allowsAutomaticMirroring: Bool = true)
+    case menu(id: String, title: String, children: [MenuItem] = [])
+
+    var wire: Windowbroker_V1_MenuNode {
+        .with {
+            switch self {
+            case .command(let id, let title, let discoverabilityTitle, let shortcut, let attributes, let mirroring):
+                $0.command = .with {
+                    $0.id = id
+                    $0.title = title
+                    $0.discoverabilityTitle = discoverabilityTitle ?? ""
+                    $0.shortcut = shortcut ?? ""
+                    $0.attributes = attributes
+                    $0.noAutomaticMirroring = !mirroring
+                }
+            case .menu(let id, let title, let children):
+                $0.menu = .with {
+                    $0.id = id
+                    $0.title = title
+                    $0.children = children.map(\.wire)
+                }
+            }
+        }
+    }
+}
+
+/// Collects changes to the app's main menu (`UIMenuBuilder`): `insertChild` into a menu at
+/// its start or end, `insertSibling` before or after an element, `remove`. The broker checks
+/// them like the manifest's and applies the batch whole or not at all.
+public struct MenuBuilder: Sendable {
+    var operations: [Windowbroker_V1_MenuOperation] = []
+
+    public init() {}
+
+    public mutating func insertChild(_ item: MenuItem, atStartOf menu: String) {
+        add(item) { $0.childOf = menu; $0.atStart = true }
+    }
+
+    public mutating func insertChild(_ item: MenuItem, atEndOf menu: String) {
+        add(item) { $0.childOf = menu }
+    }
+
+    public mutating func insertSibling(_ item: MenuItem, before element: String) {
+        add(item) { $0.siblingOf = element; $0.before = true }
+    }
+
+    public mutating func insertSibling(_ item: MenuItem, after element: String) {
+        add(item) { $0.siblingOf = element }
+    }
+
+    /// Removes an element the app inserted (the system's stay).
+    public mutating func remove(_ element: String) {
+        operations.append(.with { $0.remove = element })
+    }
+
+    private mutating func add(_ item: MenuItem, _ place: (inout Windowbroker_V1_MenuInsert) -> Void) {
+        var insert = Windowbroker_V1_MenuInsert.with { $0.element = item.wire }
+        place(&insert)
+        operations.append(.with { $0.insert = insert })
+    }
+}
+
+extension Scene {
+    /// Changes the app's main menu now. Throws the broker's `invalidRequest` naming both sides
+    /// of a collision (an id or a shortcut already taken, by the app or the system), and then
+    /// nothing has changed.
+    public func changeMenu(_ build: (inout MenuBuilder) -> Void) async throws {
+        var builder = MenuBuilder()
+        build(&builder)
+        guard !builder.operations.isEmpty else { return }
+        try await sendMenuChange(builder.operations)
+    }
+}

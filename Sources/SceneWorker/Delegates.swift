@@ -14,12 +14,16 @@ public protocol AppDelegate: CommandResponder {
     func didDiscardSceneSessions(_ sessionIDs: [String])
     /// The delegate for the scene this process hosts.
     func makeSceneDelegate(for session: SceneSessionInfo) -> any SceneDelegate
+    /// The app's own additions to the main menu (`buildMenu(with:)`), sent when the scene
+    /// connects. A refused change is printed to stderr; `Scene.changeMenu` throws instead.
+    func buildMenu(with builder: inout MenuBuilder)
 }
 
 extension AppDelegate {
     public func didFinishLaunching() {}
     public func configurationName(forConnecting session: SceneSessionInfo, options: ConnectionOptions) -> String? { nil }
     public func didDiscardSceneSessions(_ sessionIDs: [String]) {}
+    public func buildMenu(with builder: inout MenuBuilder) {}
 }
 
 /// The scene delegate (`UIWindowSceneDelegate`). Calls arrive in the order docs/lifecycle.md

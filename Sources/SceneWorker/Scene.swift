@@ -78,6 +78,10 @@ public final class Scene {
         }
     }
 
+    func sendMenuChange(_ operations: [Windowbroker_V1_MenuOperation]) async throws {
+        _ = try await orderedRequester(.menuChange(.with { $0.operations = operations }))
+    }
+
     // MARK: - Keeping scenes in sync
 
     /// Posts an event to every connected scene of this app, this one included (one-way data

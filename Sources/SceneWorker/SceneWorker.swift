@@ -274,7 +274,16 @@ final class SceneRuntime {
     private func perform(_ command: Windowbroker_V1_WorkerCommand.OneOf_Kind) async throws -> Windowbroker_V1_WorkerMessage.OneOf_Kind {
         switch command {
         case .connect(let connect):
-            return .connected(.with { $0.configuration = connectScene(connect) })
+            let configuration = connectScene(connect)
+            // The app's own menu additions: the broker has them before it hears willConnect returned.
+            var menu = MenuBuilder()
+            app.buildMenu(with: &menu)
+            if let scene, !menu.operations.isEmpty {
+                do { try await scene.sendMenuChange(menu.operations) } catch {
+                    FileHandle.standardError.write(Data("scene worker: the app's menu was refused: \(error)\n".utf8))
+                }
+            }
+            return .connected(.with { $0.configuration = configuration })
         case .restoreInteractionState(let restore):
             let (scene, delegate) = try requireScene()
             let activity = try UserActivity(wire: restore.activity, maxBytes: .max)

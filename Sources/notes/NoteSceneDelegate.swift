@@ -383,6 +383,28 @@ final class NoteSceneDelegate: SceneDelegate {
                 usleep(20_000)
             }
             return .performed(.bool(true))
+        case "add-command":
+            // Inserts a command into the app's menu at runtime; a collision is declined with the broker's reason.
+            guard let id = action["id"]?.stringValue, let menu = action["menu"]?.stringValue else {
+                return .declined("add-command needs id=... menu=... [shortcut=...] [after=ID]")
+            }
+            let item = MenuItem.command(id: id, title: action["title"]?.stringValue ?? id, shortcut: action["shortcut"]?.stringValue)
+            return await request {
+                try await scene.changeMenu { builder in
+                    if let after = action["after"]?.stringValue {
+                        builder.insertSibling(item, after: after)
+                    } else {
+                        builder.insertChild(item, atEndOf: menu)
+                    }
+                }
+                return .string(id)
+            }
+        case "remove-command":
+            guard let id = action["id"]?.stringValue else { return .declined("remove-command needs id=...") }
+            return await request {
+                try await scene.changeMenu { $0.remove(id) }
+                return .string(id)
+            }
         case "focus":
             // Moves the keyboard focus to an element (`list/row3`); an empty path focuses the scene.
             let path = (action["path"]?.stringValue ?? "").split(separator: "/").map(String.init)

@@ -43,12 +43,20 @@ final class NotesAppDelegate: AppDelegate {
         NoteSceneDelegate(app: self)
     }
 
+    /// Added at runtime (not in the manifest): every process of the app adds the same.
+    func buildMenu(with builder: inout MenuBuilder) {
+        builder.insertChild(.command(id: "notes.wordCount", title: "Word Count", shortcut: "ctrl+shift+w"), atEndOf: "view")
+    }
+
     // App-level commands: the last link of the responder chain before the system.
     func canPerform(_ command: Command, in scene: Scene) -> Bool {
-        command.id == "notes.newWindow"
+        command.id == "notes.newWindow" || command.id == "notes.wordCount"
     }
 
     func perform(_ command: Command, in scene: Scene) async -> ActionOutcome {
+        if command.id == "notes.wordCount" {
+            return .performed(.integer(Int64(scene.title.split(separator: " ").count)))
+        }
         // "New Note Window": a new scene through the scene-driven activation API.
         do {
             let outcome = try await scene.requestActivation(

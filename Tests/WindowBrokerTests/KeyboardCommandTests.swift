@@ -175,4 +175,34 @@ final class KeyboardCommandTests: BrokerTestCase {
             watch.jsonLines.contains { ($0["detail"] as? String ?? "").hasPrefix("notes.uppercase (ctrl+u) performed by scene") }
         }
     }
+
+    func testAppsChangeTheirMenuAtRuntimeUnderTheSameRules() throws {
+        let first = try note("runtime")
+        // AppDelegate.buildMenu ran in the scene's process and reached the broker before willConnect returned.
+        var view = try XCTUnwrap(try menus().first { $0["id"] as? String == "view" })
+        XCTAssertEqual(ids(view).filter { $0 == "notes.wordCount" }.count, 1)
+        _ = try note("another process, the same menu")
+        view = try XCTUnwrap(try menus().first { $0["id"] as? String == "view" })
+        XCTAssertEqual(ids(view).filter { $0 == "notes.wordCount" }.count, 1, "identical insertions from another process are one")
+        XCTAssertEqual(try key("ctrl+shift+w")["handledBy"] as? String, "app")
+
+        func add(_ arguments: String...) throws -> [String: Any] {
+            try harness.json(["send", first, "add-command"] + arguments.flatMap { ["--arg", $0] })
+        }
+        var reply = try add("id=edit.copy", "menu=view")
+        XCTAssertEqual(reply["result"] as? String, "declined")
+        XCTAssertTrue((reply["reason"] as? String ?? "").contains("already used by the command 'edit.copy'"), "\(reply)")
+        reply = try add("id=notes.shout", "menu=view", "shortcut=ctrl+u")
+        XCTAssertTrue((reply["reason"] as? String ?? "").contains("'notes.uppercase'"), "the app's own shortcut: \(reply)")
+        reply = try add("id=notes.copyAll", "menu=edit", "shortcut=ctrl+c")
+        XCTAssertTrue((reply["reason"] as? String ?? "").contains("system command 'edit.copy'"), "a system shortcut: \(reply)")
+        XCTAssertEqual(try add("id=notes.jump", "menu=view", "shortcut=ctrl+alt+j", "after=notes.toggleToolbar")["result"] as? String, "performed")
+        view = try XCTUnwrap(try menus().first { $0["id"] as? String == "view" })
+        XCTAssertEqual(Array(ids(view).prefix(2)), ["notes.toggleToolbar", "notes.jump"], "insertSibling after")
+        XCTAssertEqual(try key("ctrl+alt+j")["command"] as? String, "notes.jump")
+        XCTAssertEqual(try harness.json("send", first, "remove-command", "--arg", "id=notes.jump")["result"] as? String, "performed")
+        XCTAssertNil(try key("ctrl+alt+j")["command"] as? String)
+        XCTAssertEqual(try harness.json("send", first, "remove-command", "--arg", "id=edit.copy")["result"] as? String, "declined",
+                       "the system's commands stay")
+    }
 }

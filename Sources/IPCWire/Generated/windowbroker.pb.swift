@@ -1144,6 +1144,86 @@ public nonisolated struct Windowbroker_V1_CommandsReply: Sendable {
   public init() {}
 }
 
+/// A scene changes its app's main menu at runtime (UIMenuBuilder); the batch is checked like
+/// the manifest's and applied whole or not at all.
+public nonisolated struct Windowbroker_V1_MenuChangeRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var operations: [Windowbroker_V1_MenuOperation] = []
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_MenuOperation: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var kind: Windowbroker_V1_MenuOperation.OneOf_Kind? = nil
+
+  public var insert: Windowbroker_V1_MenuInsert {
+    get {
+      if case .insert(let v)? = kind {return v}
+      return Windowbroker_V1_MenuInsert()
+    }
+    set {kind = .insert(newValue)}
+  }
+
+  /// An element the app inserted (the system's stay).
+  public var remove: String {
+    get {
+      if case .remove(let v)? = kind {return v}
+      return String()
+    }
+    set {kind = .remove(newValue)}
+  }
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public nonisolated enum OneOf_Kind: Equatable, Sendable {
+    case insert(Windowbroker_V1_MenuInsert)
+    /// An element the app inserted (the system's stay).
+    case remove(String)
+
+  }
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_MenuInsert: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var element: Windowbroker_V1_MenuNode {
+    get {_element ?? Windowbroker_V1_MenuNode()}
+    set {_element = newValue}
+  }
+  /// Returns true if `element` has been explicitly set.
+  public var hasElement: Bool {self._element != nil}
+  /// Clears the value of `element`. Subsequent reads from it will return its default value.
+  public mutating func clearElement() {self._element = nil}
+
+  /// insertChild: into this menu, at its start or end; else insertSibling: before or after this element.
+  public var childOf: String = String()
+
+  public var atStart: Bool = false
+
+  public var siblingOf: String = String()
+
+  public var before: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+
+  fileprivate var _element: Windowbroker_V1_MenuNode? = nil
+}
+
 public nonisolated struct Windowbroker_V1_KeyRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -1377,6 +1457,15 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     set {kind = .key(newValue)}
   }
 
+  /// From a scene only: changes its app's main menu.
+  public var menuChange: Windowbroker_V1_MenuChangeRequest {
+    get {
+      if case .menuChange(let v)? = kind {return v}
+      return Windowbroker_V1_MenuChangeRequest()
+    }
+    set {kind = .menuChange(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -1405,6 +1494,8 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     case menu(Windowbroker_V1_MenuRequest)
     case commands(Windowbroker_V1_CommandsRequest)
     case key(Windowbroker_V1_KeyRequest)
+    /// From a scene only: changes its app's main menu.
+    case menuChange(Windowbroker_V1_MenuChangeRequest)
 
   }
 
@@ -4702,6 +4793,152 @@ nonisolated extension Windowbroker_V1_CommandsReply: SwiftProtobuf.Message, Swif
   }
 }
 
+nonisolated extension Windowbroker_V1_MenuChangeRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".MenuChangeRequest"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}operations\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.operations) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.operations.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.operations, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_MenuChangeRequest, rhs: Windowbroker_V1_MenuChangeRequest) -> Bool {
+    if lhs.operations != rhs.operations {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_MenuOperation: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".MenuOperation"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}insert\0\u{1}remove\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try {
+        var v: Windowbroker_V1_MenuInsert?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .insert(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .insert(v)
+        }
+      }()
+      case 2: try {
+        var v: String?
+        try decoder.decodeSingularStringField(value: &v)
+        if let v = v {
+          if self.kind != nil {try decoder.handleConflictingOneOf()}
+          self.kind = .remove(v)
+        }
+      }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    switch self.kind {
+    case .insert?: try {
+      guard case .insert(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    }()
+    case .remove?: try {
+      guard case .remove(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularStringField(value: v, fieldNumber: 2)
+    }()
+    case nil: break
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_MenuOperation, rhs: Windowbroker_V1_MenuOperation) -> Bool {
+    if lhs.kind != rhs.kind {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_MenuInsert: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".MenuInsert"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}element\0\u{3}child_of\0\u{3}at_start\0\u{3}sibling_of\0\u{1}before\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularMessageField(value: &self._element) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.childOf) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.atStart) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.siblingOf) }()
+      case 5: try { try decoder.decodeSingularBoolField(value: &self.before) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    try { if let v = self._element {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
+    } }()
+    if !self.childOf.isEmpty {
+      try visitor.visitSingularStringField(value: self.childOf, fieldNumber: 2)
+    }
+    if self.atStart != false {
+      try visitor.visitSingularBoolField(value: self.atStart, fieldNumber: 3)
+    }
+    if !self.siblingOf.isEmpty {
+      try visitor.visitSingularStringField(value: self.siblingOf, fieldNumber: 4)
+    }
+    if self.before != false {
+      try visitor.visitSingularBoolField(value: self.before, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_MenuInsert, rhs: Windowbroker_V1_MenuInsert) -> Bool {
+    if lhs._element != rhs._element {return false}
+    if lhs.childOf != rhs.childOf {return false}
+    if lhs.atStart != rhs.atStart {return false}
+    if lhs.siblingOf != rhs.siblingOf {return false}
+    if lhs.before != rhs.before {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Windowbroker_V1_KeyRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".KeyRequest"
   public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}shortcut\0\u{3}session_id\0")
@@ -4808,7 +5045,7 @@ nonisolated extension Windowbroker_V1_KeyReply: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ControlRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{1}open\0\u{1}activate\0\u{1}background\0\u{1}reclaim\0\u{1}close\0\u{1}sessions\0\u{1}show\0\u{1}send\0\u{1}watch\0\u{1}ping\0\u{1}pressure\0\u{3}simulate_pressure\0\u{1}refresh\0\u{1}post\0\u{1}defaults\0\u{1}search\0\u{1}menu\0\u{1}commands\0\u{1}key\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{1}open\0\u{1}activate\0\u{1}background\0\u{1}reclaim\0\u{1}close\0\u{1}sessions\0\u{1}show\0\u{1}send\0\u{1}watch\0\u{1}ping\0\u{1}pressure\0\u{3}simulate_pressure\0\u{1}refresh\0\u{1}post\0\u{1}defaults\0\u{1}search\0\u{1}menu\0\u{1}commands\0\u{1}key\0\u{3}menu_change\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5089,6 +5326,19 @@ nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, Swi
           self.kind = .key(v)
         }
       }()
+      case 22: try {
+        var v: Windowbroker_V1_MenuChangeRequest?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .menuChange(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .menuChange(v)
+        }
+      }()
       default: break
       }
     }
@@ -5183,6 +5433,10 @@ nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, Swi
     case .key?: try {
       guard case .key(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 21)
+    }()
+    case .menuChange?: try {
+      guard case .menuChange(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 22)
     }()
     case nil: break
     }

@@ -42,6 +42,8 @@ public actor Broker {
     var persistScheduled: Set<UUID> = []
     /// Update events, shared defaults and the scenes' update queues (`Sync/`).
     var sync = SyncState()
+    /// Main-menu changes scenes made at runtime, per app, and the menu they give.
+    var runtimeMenus: [String: (operations: [MenuOperation], menu: MainMenu)] = [:]
     /// What the search index holds per session, so an unchanged activity is not written again.
     var indexed: [UUID: UserActivity?] = [:]
 
@@ -103,6 +105,7 @@ public actor Broker {
             }
         }
         apps = loaded
+        reapplyRuntimeMenus()
         refillPools()
         return problems
     }

@@ -33,10 +33,10 @@ extension Broker {
         public var detail: String
     }
 
-    /// The app's main menu as the manifest built it.
+    /// The app's main menu: as the manifest built it, with the scenes' runtime changes.
     func mainMenu(_ app: String) throws(BrokerError) -> MainMenu {
         guard let manifest = apps[app] else { throw BrokerError(.unknownApp, "no app '\(app)'; `wmctl apps` lists the installed ones") }
-        return manifest.mainMenu
+        return runtimeMenus[app]?.menu ?? manifest.mainMenu
     }
 
     /// The session a key or a menu query goes to: the one named, else the active scene.

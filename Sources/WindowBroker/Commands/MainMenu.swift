@@ -163,7 +163,10 @@ public struct MainMenu: Sendable, Equatable {
     }
 
     /// Inserts an element (a command, or a menu with what it holds), or refuses it whole.
-    public mutating func insert(_ element: MenuElement, at placement: MenuPlacement) throws(MenuError) {
+    /// With `allowingIdentical`, inserting an element exactly like one already there is a
+    /// no-op (each process of an app builds the same runtime menu at launch).
+    public mutating func insert(_ element: MenuElement, at placement: MenuPlacement, allowingIdentical: Bool = false) throws(MenuError) {
+        if allowingIdentical, self.element(id: element.id) == element { return }
         let ids = element.allIDs
         if let repeated = Set(ids.filter { id in ids.filter { $0 == id }.count > 1 }).first {
             throw MenuError(element: element.id, reason: "declares the id '\(repeated)' twice")

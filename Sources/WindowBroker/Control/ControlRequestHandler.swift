@@ -121,7 +121,7 @@ struct ControlRequestHandler: Sendable {
     /// Everything else on the control protocol is for wmctl.
     static func checkSceneMay(_ kind: ControlRequest, requester: UUID) throws(BrokerError) {
         switch kind {
-        case .open, .activate, .close, .refresh, .post, .defaults: return
+        case .open, .activate, .close, .refresh, .post, .defaults, .menuChange: return
         default:
             throw BrokerError(.permissionDenied, "a scene may request activation, destruction and refresh of its app's scenes, post updates and change its app's defaults; the rest of the control protocol is for wmctl")
         }
@@ -360,6 +360,16 @@ struct ControlRequestHandler: Sendable {
                 if let value = outcome.value { $0.value = value.wire }
                 $0.element = outcome.element ?? ""
                 $0.detail = outcome.detail
+            })
+        case .menuChange(let change):
+            guard let requester else {
+                throw BrokerError(.invalidRequest, "menu changes come from an app's scenes (SceneWorker: scene.changeMenu)")
+            }
+            let app = try await broker.appForSceneRequest("", requester: requester)
+            let menu = try await broker.changeMenu(app: app, operations: change.operations)
+            return .menu(.with {
+                $0.appID = app
+                $0.menus = menu.menus.map { Self.wire($0, states: nil) }
             })
         case .watch:
             throw BrokerError(.invalidRequest, "this connection is already watching")
