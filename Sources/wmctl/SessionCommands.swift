@@ -131,20 +131,28 @@ struct Sessions: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "The switcher: every session, with or without a process.")
     @OptionGroup var global: GlobalOptions
     @Option(help: "Only this app's sessions.") var app: String?
+    @Flag(name: [.short, .customLong("quiet")], help: "Print the session ids only, one per line.") var quiet = false
+    @Flag(help: "Show full session ids (the table shows their first 8 characters, which work wherever a session is taken).")
+    var noTrunc = false
 
     func run() async throws {
         let global = self.global
         let request = ControlRequest.sessions(.with { $0.appID = app ?? "" })
+        let quiet = self.quiet
+        let noTrunc = self.noTrunc
         try await global.withBroker { client in
             guard case .sessions(let reply) = try await client.request(request) else { throw BrokerError.unexpectedReply }
+            if quiet {
+                for session in reply.sessions { Output.line(session.id) }
+                return
+            }
             global.emit(.list(reply.sessions.map { .dictionary(Output.session($0)) })) {
                 Output.table(
-                    ["ID", "APP", "STATE", "PID", "PSS", "TITLE", "RESTORE", "LAST DISCONNECT"],
+                    ["ID", "APP", "STATE", "PID", "PSS", "SAVED", "TITLE"],
                     reply.sessions.map {
-                        [$0.id, $0.appID, Output.stateName($0.state), $0.pid == 0 ? "-" : "\($0.pid)",
-                         $0.pid == 0 ? "-" : Output.mebibytes($0.pssBytes), $0.title,
-                         $0.restorationSaved ? "yes" : "no", $0.lastDisconnect.isEmpty ? "-" : $0.lastDisconnect]
-                    })
+                        [noTrunc ? $0.id : String($0.id.prefix(8)), $0.appID, Output.stateName($0.state), $0.pid == 0 ? "-" : "\($0.pid)",
+                         $0.pid == 0 ? "-" : Output.mebibytes($0.pssBytes), $0.restorationSaved ? "yes" : "no", $0.title]
+                    }, flexible: noTrunc ? nil : 6)
             }
         }
     }

@@ -176,8 +176,8 @@ enum Output {
             "configuration": .string(info.configuration),
             "state": .string(stateName(info.state)),
             "pid": info.pid == 0 ? .null : .integer(Int64(info.pid)),
-            "lastActive": .string(iso(info.lastActiveAt)),
-            "created": .string(iso(info.createdAt)),
+            "lastActiveAt": .string(iso(info.lastActiveAt)),
+            "createdAt": .string(iso(info.createdAt)),
             "hasRestoration": .bool(info.restorationSaved),
             "lastDisconnect": info.lastDisconnect.isEmpty ? .null : .string(info.lastDisconnect),
             "launchCount": .integer(Int64(info.launchCount)),
@@ -188,14 +188,60 @@ enum Output {
         ]
     }
 
-    /// A plain table: columns padded to their widest cell.
-    static func table(_ header: [String], _ rows: [[String]]) -> String {
-        let all = [header] + rows
-        let widths = header.indices.map { column in all.map { $0[column].count }.max() ?? 0 }
+    /// A plain table: columns padded to their widest cell, in terminal columns (a CJK
+    /// character or an emoji takes two). With `flexible`, that column is cut (with …) so a
+    /// line fits `maxWidth`.
+    static func table(_ header: [String], _ rows: [[String]], flexible: Int? = nil, maxWidth: Int = 100) -> String {
+        var all = [header] + rows
+        var widths = header.indices.map { column in all.map { displayWidth($0[column]) }.max() ?? 0 }
+        if let flexible {
+            let others = widths.enumerated().filter { $0.offset != flexible }.reduce(0) { $0 + $1.element } + 2 * (widths.count - 1)
+            let room = max(displayWidth(header[flexible]), maxWidth - others)
+            if widths[flexible] > room {
+                widths[flexible] = room
+                for index in all.indices { all[index][flexible] = truncate(all[index][flexible], toWidth: room) }
+            }
+        }
         return all.map { row in
-            row.enumerated().map { $0.element.padding(toLength: widths[$0.offset], withPad: " ", startingAt: 0) }
+            row.enumerated().map { $0.element + String(repeating: " ", count: max(0, widths[$0.offset] - displayWidth($0.element))) }
                 .joined(separator: "  ").trimmingCharacters(in: .whitespaces)
         }.joined(separator: "\n")
+    }
+
+    /// Terminal columns a string takes (wcwidth's idea per grapheme): East Asian wide and
+    /// full-width characters and emoji take 2, combining marks and joiners 0.
+    static func displayWidth(_ text: String) -> Int {
+        text.reduce(0) { $0 + width(of: $1) }
+    }
+
+    static func width(of character: Character) -> Int {
+        let scalars = character.unicodeScalars
+        guard let first = scalars.first else { return 0 }
+        if scalars.contains(where: { $0.properties.isEmojiPresentation }) || scalars.contains(where: { $0.value == 0xFE0F }) { return 2 }
+        let wide: [ClosedRange<UInt32>] = [
+            0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xA000...0xA4CF,
+            0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60, 0xFFE0...0xFFE6, 0x1F300...0x1F64F,
+            0x1F900...0x1F9FF, 0x20000...0x3FFFD,
+        ]
+        if wide.contains(where: { $0.contains(first.value) }) { return 2 }
+        switch first.properties.generalCategory {
+        case .nonspacingMark, .enclosingMark, .format, .control: return 0
+        default: return 1
+        }
+    }
+
+    /// Cuts to at most `width` columns, ending in … when something was cut.
+    static func truncate(_ text: String, toWidth width: Int) -> String {
+        guard displayWidth(text) > width else { return text }
+        var out = ""
+        var used = 0
+        for character in text {
+            let next = self.width(of: character)
+            if used + next > width - 1 { break }
+            out.append(character)
+            used += next
+        }
+        return out + "…"
     }
 
     static func describe(_ value: PlistValue) -> String {

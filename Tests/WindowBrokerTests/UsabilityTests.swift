@@ -1,6 +1,8 @@
 import Foundation
 import XCTest
 
+@testable import WindowBroker
+
 /// wmctl as people use it next to other command-line tools: in pipes, asking for its version.
 final class UsabilityTests: BrokerTestCase {
     /// Runs wmctl with stdout on a pipe whose reader is gone; returns the exit status and stderr.
@@ -59,5 +61,62 @@ final class UsabilityTests: BrokerTestCase {
         let daemon = try harness.runDaemon(["--version"])
         XCTAssertEqual(daemon.code, 0)
         XCTAssertEqual(daemon.output, wmctl.stdout, "the same release and protocol")
+    }
+
+    func testAnyUniquePrefixOfFourOrMoreCharactersNamesASession() throws {
+        let session = try harness.openNote("short")
+        let prefix = String(session.prefix(8))
+        XCTAssertEqual(try harness.json("show", prefix)["id"] as? String, session)
+        XCTAssertEqual(try harness.json("background", String(session.prefix(4)))["session"] as? String, session)
+        XCTAssertEqual(try harness.json("send", prefix.uppercased(), "state")["result"] as? String, "performed", "case does not matter")
+        XCTAssertEqual(try harness.refusal("show", String(session.prefix(3))).code, "unknownSession", "three characters are too few")
+        XCTAssertEqual(harness.wmctl("sessions", "-q").stdout, session + "\n")
+    }
+
+    func testAnAmbiguousPrefixListsTheCandidates() throws {
+        harness.stop(signal: SIGTERM)
+        // Two stored sessions whose ids share their first 8 characters.
+        do {
+            // Closed (and its lock released) at the end of this block, before the broker starts.
+            let store = try SessionStore(directory: harness.root + "/state")
+            for (id, title) in [("abcdef12-0000-4000-8000-000000000001", "First"), ("abcdef12-0000-4000-8000-000000000002", "Second")] {
+                let session = SceneSession(id: UUID(uuidString: id)!, appID: "notes", configuration: "Editor", role: "windowApplication", title: title)
+                try awaitResult { try await store.insert(session) }
+            }
+        }
+        try harness.start()
+        let refusal = try harness.refusal("show", "abcdef12")
+        XCTAssertEqual(refusal.code, "invalidRequest")
+        XCTAssertTrue(refusal.message.contains("matches 2 sessions") && refusal.message.contains("(First)") && refusal.message.contains("(Second)"), refusal.message)
+        XCTAssertEqual(try harness.json("show", "abcdef12-0000-4000-8000-000000000002")["title"] as? String, "Second")
+    }
+
+    func testTheSessionsTableFitsAHundredColumnsWithWideCharacters() throws {
+        _ = try harness.openNote("emoji", title: "Packing 🧳 list")
+        _ = try harness.openNote("cjk", title: String(repeating: "荷造りリスト", count: 20))
+        let table = harness.wmctl("sessions").stdout
+        let lines = table.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 3, table)
+        XCTAssertTrue(lines.contains { $0.hasSuffix("Packing 🧳 list") }, "a title with an emoji is not cut short: \(table)")
+        XCTAssertTrue(lines.contains { $0.hasSuffix("…") }, "a title too wide is cut: \(table)")
+        for line in lines {
+            // Columns: an emoji and a CJK character each take two.
+            let columns = line.reduce(0) { $0 + (($1.unicodeScalars.first!.value >= 0x3000) ? 2 : 1) }
+            XCTAssertLessThanOrEqual(columns, 100, line)
+        }
+        XCTAssertTrue(lines[1].hasPrefix(String(lines[1].prefix(8))) && lines[1].dropFirst(8).hasPrefix("  "), "8-character ids")
+        XCTAssertEqual(harness.wmctl("sessions", "--no-trunc").stdout.split(separator: "\n")[1].split(separator: " ")[0].count, 36)
+    }
+
+    /// Runs async work from a synchronous test body.
+    private func awaitResult(_ body: @escaping @Sendable () async throws -> Void) throws {
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var failure: Error?
+        Task {
+            do { try await body() } catch { failure = error }
+            done.signal()
+        }
+        done.wait()
+        if let failure { throw failure }
     }
 }

@@ -219,6 +219,26 @@ public actor Broker {
         return type
     }
 
+    /// The session a person means: a full id, or a prefix of at least 4 characters that only
+    /// one session's id starts with (an ambiguous prefix lists the candidates).
+    public func resolveSession(_ text: String) throws(BrokerError) -> UUID {
+        let typed = text.lowercased()
+        if let id = UUID(uuidString: typed) { return id }
+        guard typed.count >= 4, typed.allSatisfy({ $0.isHexDigit || $0 == "-" }) else {
+            throw BrokerError(.unknownSession, "'\(text)' is not a session id nor a prefix of at least 4 characters of one; `wmctl sessions` lists them")
+        }
+        let matches = sessions.values.filter { $0.id.uuidString.lowercased().hasPrefix(typed) }.sorted { $0.createdAt < $1.createdAt }
+        switch matches.count {
+        case 1: return matches[0].id
+        case 0:
+            if let gone = discarded.first(where: { $0.uuidString.lowercased().hasPrefix(typed) }) { return gone }
+            throw BrokerError(.unknownSession, "no session starts with '\(text)'; `wmctl sessions` lists them")
+        default:
+            let listed = matches.prefix(10).map { "\($0.id.uuidString.lowercased()) (\($0.title.isEmpty ? $0.appID : $0.title))" }
+            throw BrokerError(.invalidRequest, "'\(text)' matches \(matches.count) sessions; type more of the id: \(listed.joined(separator: ", "))")
+        }
+    }
+
     func existingSession(_ id: UUID) throws(BrokerError) -> SceneSession {
         if let session = sessions[id] { return session }
         if discarded.contains(id) {

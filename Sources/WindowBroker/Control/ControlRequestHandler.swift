@@ -68,7 +68,12 @@ struct ControlRequestHandler: Sendable {
                     }
                     let filter: EventFilter
                     do {
-                        filter = try EventFilter(watch)
+                        var resolved = watch
+                        resolved.sessionIds = []
+                        for text in watch.sessionIds {
+                            resolved.sessionIds.append(try await broker.resolveSession(text).uuidString.lowercased())
+                        }
+                        filter = try EventFilter(resolved)
                     } catch {
                         await connection.reply(to: envelope, error: error)
                         continue
@@ -174,11 +179,9 @@ struct ControlRequestHandler: Sendable {
         return requested
     }
 
-    private func sessionID(_ text: String) throws -> UUID {
-        guard let id = UUID(uuidString: text) else {
-            throw BrokerError(.unknownSession, "'\(text)' is not a session id; `wmctl sessions` lists them")
-        }
-        return id
+    /// A full session id, or a unique prefix of at least 4 characters.
+    private func sessionID(_ text: String) async throws -> UUID {
+        try await broker.resolveSession(text)
     }
 
     private func stateReply(_ outcome: Broker.Outcome) -> ControlReply {
@@ -234,7 +237,7 @@ struct ControlRequestHandler: Sendable {
             let activity = open.hasActivity ? try UserActivity(wire: open.activity, maxBytes: maxBytes) : nil
             var request = ActivationRequest(
                 appID: open.appID.isEmpty ? nil : open.appID,
-                sessionID: open.sessionID.isEmpty ? nil : try sessionID(open.sessionID),
+                sessionID: open.sessionID.isEmpty ? nil : try await sessionID(open.sessionID),
                 activity: activity,
                 forceNew: open.forceNew,
                 presentation: Presentation(wire: open.presentation),
@@ -242,23 +245,23 @@ struct ControlRequestHandler: Sendable {
             request.configuration = open.configuration.isEmpty ? nil : open.configuration
             return stateReply(try await broker.open(request))
         case .activate(let command):
-            return stateReply(try await broker.activate(try sessionID(command.sessionID), requestedBy: requester, retryRestore: command.retryRestore))
+            return stateReply(try await broker.activate(try await sessionID(command.sessionID), requestedBy: requester, retryRestore: command.retryRestore))
         case .background(let command):
-            return stateReply(try await broker.background(try sessionID(command.sessionID)))
+            return stateReply(try await broker.background(try await sessionID(command.sessionID)))
         case .reclaim(let command):
-            return stateReply(try await broker.reclaim(try sessionID(command.sessionID), force: command.force))
+            return stateReply(try await broker.reclaim(try await sessionID(command.sessionID), force: command.force))
         case .close(let command):
-            return stateReply(try await broker.close(try sessionID(command.sessionID), requestedBy: requester, dismissal: command.dismissal))
+            return stateReply(try await broker.close(try await sessionID(command.sessionID), requestedBy: requester, dismissal: command.dismissal))
         case .refresh(let command):
-            return stateReply(try await broker.refresh(try sessionID(command.sessionID), requestedBy: requester))
+            return stateReply(try await broker.refresh(try await sessionID(command.sessionID), requestedBy: requester))
         case .sessions(let list):
             let sessions = await broker.sessionList(appID: list.appID.isEmpty ? nil : list.appID)
             return .sessions(.with { $0.sessions = sessions })
         case .show(let command):
-            return .session(try await broker.sessionInfo(try sessionID(command.sessionID)))
+            return .session(try await broker.sessionInfo(try await sessionID(command.sessionID)))
         case .send(let send):
             let arguments = try PlistValue.dictionary(wire: send.arguments, path: "arguments")
-            return .actionResult(try await broker.perform(try sessionID(send.sessionID), action: send.action, arguments: arguments))
+            return .actionResult(try await broker.perform(try await sessionID(send.sessionID), action: send.action, arguments: arguments))
         case .post(let post):
             let app = try await app(post.appID, requester: requester)
             let payload = try PlistValue.dictionary(wire: post.payload, path: "payload")
@@ -322,7 +325,7 @@ struct ControlRequestHandler: Sendable {
                 $0.unavailable = outcome.unavailable.map(wire)
             })
         case .menu(let request):
-            let view = try await broker.menuView(session: request.sessionID.isEmpty ? nil : try sessionID(request.sessionID),
+            let view = try await broker.menuView(session: request.sessionID.isEmpty ? nil : try await sessionID(request.sessionID),
                                                  app: request.appID.isEmpty ? nil : request.appID)
             return .menu(.with {
                 $0.appID = view.app
@@ -330,7 +333,7 @@ struct ControlRequestHandler: Sendable {
                 $0.menus = view.menu.menus.map { Self.wire($0, states: view.states) }
             })
         case .commands(let request):
-            let view = try await broker.menuView(session: request.sessionID.isEmpty ? nil : try sessionID(request.sessionID),
+            let view = try await broker.menuView(session: request.sessionID.isEmpty ? nil : try await sessionID(request.sessionID),
                                                  app: request.appID.isEmpty ? nil : request.appID)
             var commands = view.menu.commands.map { Self.wire($0, states: view.states) }
             if request.overlay {
@@ -350,7 +353,7 @@ struct ControlRequestHandler: Sendable {
             })
         case .key(let request):
             let shortcut = try KeyShortcut(parsing: request.shortcut)
-            let outcome = try await broker.key(shortcut, session: request.sessionID.isEmpty ? nil : try sessionID(request.sessionID))
+            let outcome = try await broker.key(shortcut, session: request.sessionID.isEmpty ? nil : try await sessionID(request.sessionID))
             return .key(.with {
                 $0.shortcut = outcome.shortcut.description
                 $0.command = outcome.command ?? ""
