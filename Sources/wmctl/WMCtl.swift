@@ -19,16 +19,50 @@ enum WMCtlMain {
         } catch let exit as CLIExit {
             Foundation.exit(exit.code)
         } catch {
+            let arguments = Array(CommandLine.arguments.dropFirst())
             let code = WMCtl.exitCode(for: error)
-            let message = WMCtl.fullMessage(for: error)
             if code == .success {
-                print(message)
+                Output.line(WMCtl.fullMessage(for: error))  // --help, --version
                 Foundation.exit(0)
             }
-            FileHandle.standardError.write(Data((message + "\n").utf8))
+            let message = suggestSubcommand(arguments) ?? WMCtl.fullMessage(for: error)
+            if arguments.contains("--json") {
+                // Scripts asked for JSON: a usage error is JSON too (code "usage", exit 2).
+                let first = message.split(separator: "\n").first.map(String.init) ?? message
+                Output.printJSON(.dictionary(["error": .dictionary([
+                    "code": .string("usage"), "message": .string(first.replacingOccurrences(of: "Error: ", with: "")),
+                ])]))
+            } else {
+                FileHandle.standardError.write(Data(((message.hasPrefix("'") ? "wmctl: " : "") + message + "\n").utf8))
+            }
             Foundation.exit(2)
         }
     }
+}
+
+/// For a mistyped subcommand: the closest one ("did you mean 'sessions'?"), like git.
+func suggestSubcommand(_ arguments: [String]) -> String? {
+    let hoisted = hoistingGlobalOptions(arguments)
+    guard let typed = hoisted.first, !typed.hasPrefix("-") else { return nil }
+    let names = WMCtl.configuration.subcommands.compactMap { $0.configuration.commandName ?? String(describing: $0).lowercased() }
+    guard !names.contains(typed) else { return nil }
+    func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        var row = Array(0...b.count)
+        for i in 1...max(1, a.count) where !a.isEmpty {
+            var previous = row[0]
+            row[0] = i
+            for j in 1...max(1, b.count) where !b.isEmpty {
+                let current = row[j]
+                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
+                previous = current
+            }
+        }
+        return row[b.count]
+    }
+    let best = names.map { ($0, distance(typed, $0)) }.min { $0.1 < $1.1 }
+    let hint = best.flatMap { $0.1 <= max(2, typed.count / 3) ? "; did you mean '\($0.0)'?" : nil } ?? ""
+    return "'\(typed)' is not a wmctl command\(hint) (`wmctl --help` lists them)"
 }
 
 /// Lets the global options stand before the subcommand too (`wmctl --json --socket P status`):

@@ -108,6 +108,20 @@ final class UsabilityTests: BrokerTestCase {
         XCTAssertEqual(harness.wmctl("sessions", "--no-trunc").stdout.split(separator: "\n")[1].split(separator: " ")[0].count, 36)
     }
 
+    func testErrorsSayWhatToDo() throws {
+        let unreachable = harness.wmctl(["--socket", harness.root + "/nowhere.sock", "status"], socket: false)
+        XCTAssertEqual(unreachable.code, 3)
+        XCTAssertEqual(unreachable.stderr, "wmctl: windowbrokerd is not running at \(harness.root)/nowhere.sock; start it with `windowbrokerd` or `systemctl --user start windowbroker.socket`\n")
+        let typo = harness.wmctl("sesions")
+        XCTAssertEqual(typo.code, 2)
+        XCTAssertTrue(typo.stderr.contains("did you mean 'sessions'?"), typo.stderr)
+        let json = harness.wmctl("--json", "stauts")
+        XCTAssertEqual(json.code, 2)
+        let object = try XCTUnwrap(try json.json() as? [String: Any], "a usage error is JSON with --json: \(json.stdout)")
+        XCTAssertEqual((object["error"] as? [String: Any])?["code"] as? String, "usage")
+        XCTAssertEqual(harness.wmctl("--json", "status", "--bogus").code, 2)
+    }
+
     /// Runs async work from a synchronous test body.
     private func awaitResult(_ body: @escaping @Sendable () async throws -> Void) throws {
         let done = DispatchSemaphore(value: 0)

@@ -42,7 +42,7 @@ public final class BrokerClient: Sendable {
                     channel.eventLoop.makeCompletedFuture { try WireChannel.wrapping(channel) }
                 }
         } catch {
-            throw BrokerError(.brokerUnreachable, "cannot reach the broker at \(socketPath): \(error)")
+            throw BrokerError(.brokerUnreachable, unreachable(socketPath, error))
         }
         return try await channel.executeThenClose { inbound, outbound in
             let connection = WireConnection(channel, outbound: outbound)
@@ -72,6 +72,21 @@ public final class BrokerClient: Sendable {
                 await connection.close(BrokerError(.connectionClosed, "the client closed the connection"))
                 return result
             }
+        }
+    }
+
+    /// Why a connect failed, in words a user can act on (no library internals).
+    static func unreachable(_ path: String, _ error: any Error) -> String {
+        let start = "start it with `windowbrokerd` or `systemctl --user start windowbroker.socket`"
+        switch (error as? IOError)?.errnoCode {
+        case ENOENT?, ECONNREFUSED?:
+            return "windowbrokerd is not running at \(path); \(start)"
+        case EACCES?, EPERM?:
+            return "permission denied on \(path): the broker there belongs to another user (use --socket or $WINDOWBROKER_SOCKET for your own)"
+        case ENOTDIR?, ENAMETOOLONG?:
+            return "\(path) cannot be a broker socket (\((error as? IOError).map { String(cString: strerror($0.errnoCode)) } ?? "invalid path")); give one with --socket"
+        default:
+            return "cannot reach the broker at \(path) (\((error as? IOError).map { String(cString: strerror($0.errnoCode)) } ?? "\(error)")); \(start)"
         }
     }
 
