@@ -87,6 +87,8 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "notes", dependencies: ["SceneWorker", "IPCWire"]),
+        // The README's SDK sample, built with everything else so it keeps compiling.
+        .executableTarget(name: "minimal-app", dependencies: ["SceneWorker"], path: "Examples/minimal-app"),
         // The benchmark's spawn baseline (see scripts/bench.sh); not installed.
         .executableTarget(name: "spawn-probe"),
         .executableTarget(

@@ -6,7 +6,8 @@
 /// each. The process dies with the broker (PR_SET_PDEATHSIG) and exits after didDisconnect.
 import CLinuxShim
 import Foundation
-import IPCWire
+// Apps get the value types they need (UserActivity, PlistValue, BrokerError, ...) with the SDK.
+@_exported import IPCWire
 import NIOCore
 import NIOPosix
 
