@@ -405,6 +405,12 @@ final class NoteSceneDelegate: SceneDelegate {
                 try await scene.changeMenu { $0.remove(id) }
                 return .string(id)
             }
+        case "print":
+            // Writes a line to stdout and one to stderr: the broker logs both under this session.
+            let text = action["text"]?.stringValue ?? "hello"
+            FileHandle.standardOutput.write(Data("stdout: \(text)\n".utf8))
+            FileHandle.standardError.write(Data("stderr: \(text)\n".utf8))
+            return .performed(.string(text))
         case "focus":
             // Moves the keyboard focus to an element (`list/row3`); an empty path focuses the scene.
             let path = (action["path"]?.stringValue ?? "").split(separator: "/").map(String.init)

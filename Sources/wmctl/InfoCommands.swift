@@ -112,6 +112,31 @@ struct Watch: AsyncParsableCommand {
     }
 }
 
+struct Logs: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "The last lines a scene's processes printed (stdout and stderr), with times and pids.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The session id (or a unique prefix).") var session: String
+    @Option(name: [.short, .long], help: "How many lines (at most 500 are kept per session).") var lines = 50
+
+    func run() async throws {
+        let global = self.global
+        let request = ControlRequest.logs(.with {
+            $0.sessionID = session
+            $0.lines = UInt32(max(1, lines))
+        })
+        try await global.withBroker { client in
+            guard case .logs(let reply) = try await client.request(request) else { throw BrokerError.unexpectedReply }
+            if global.json {
+                global.emit(.list(reply.lines.map {
+                    .dictionary(["time": .string(Output.iso($0.time)), "pid": .integer(Int64($0.pid)), "text": .string($0.text)])
+                })) { "" }
+            } else {
+                for line in reply.lines { Output.line("\(Output.iso(line.time))  [\(line.pid)]  \(line.text)") }
+            }
+        }
+    }
+}
+
 struct Ping: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Measure control round trips.")
     @OptionGroup var global: GlobalOptions

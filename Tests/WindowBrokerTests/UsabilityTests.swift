@@ -122,6 +122,25 @@ final class UsabilityTests: BrokerTestCase {
         XCTAssertEqual(harness.wmctl("--json", "status", "--bogus").code, 2)
     }
 
+    func testAScenesOutputIsItsOwnInTheLogAndInWmctlLogs() throws {
+        let session = try harness.openNote("loud")
+        let marker = "marker-\(UUID().uuidString.prefix(6))"
+        _ = try harness.json("send", session, "print", "--arg", "text=\(marker)")
+        try harness.eventually("both lines are kept for the session") {
+            let texts = try harness.jsonList("logs", String(session.prefix(8))).compactMap { $0["text"] as? String }
+            return texts.contains("stdout: \(marker)") && texts.contains("stderr: \(marker)")
+        }
+        let logged = harness.brokerLog.split(separator: "\n").filter { $0.contains("stderr: \(marker)") }
+        XCTAssertEqual(logged.count, 1)
+        XCTAssertTrue(logged.first?.contains("session=\(session)") == true && logged.first?.contains("app=notes") == true, "\(logged)")
+        // A crash's backtrace is the scene's too.
+        _ = harness.wmctl("send", session, "crash")
+        try harness.eventually("the backtrace is in the session's lines") {
+            try harness.jsonList("logs", session, "--lines", "500").contains { ($0["text"] as? String ?? "").contains("crashed") }
+        }
+        XCTAssertEqual(try harness.refusal("logs", UUID().uuidString).code, "unknownSession")
+    }
+
     /// Runs async work from a synchronous test body.
     private func awaitResult(_ body: @escaping @Sendable () async throws -> Void) throws {
         let done = DispatchSemaphore(value: 0)

@@ -287,6 +287,7 @@ extension Broker {
             discarded.insert(id)
             // After the session is gone: nothing re-adds it once it is out of the index.
             await unindex(id)
+            workerOutput.forget(id)
             if !delivered { notes.append("no scene of '\(session.appID)' is running; the app is told at its next launch") }
             emit(id, app: session.appID, .discarded(delivered: delivered))
             return outcome(id, notes: notes)

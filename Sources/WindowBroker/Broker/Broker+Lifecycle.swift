@@ -172,6 +172,7 @@ extension Broker {
         sessions[id]?.state = .launching
         if let prewarmed = await takePrewarmed(app.id) {
             workers[id] = prewarmed
+            workerOutput.bind(pid: prewarmed.pid, session: id)
             sessions[id]?.launchCount += 1
             return
         }

@@ -15,6 +15,8 @@ public actor Broker {
     public let configuration: BrokerConfiguration
     public let memoryConfiguration: MemoryConfiguration
     let store: SessionStore
+    /// What the scene processes print, per session (`wmctl logs`).
+    public let workerOutput: WorkerOutput
     /// Searchable activities; nil when the index cannot be opened at all (search is then refused).
     let searchIndex: SearchIndex?
     private let searchWarnings: [String]
@@ -59,7 +61,8 @@ public actor Broker {
         self.focus = FocusCoordinator(maxForeground: configuration.maxForegroundScenes)
         self.startLimit = StartLimit(burst: configuration.startLimitBurst, interval: configuration.startLimitInterval)
         self.store = try SessionStore(directory: configuration.stateDirectory)
-        self.launcher = launcher ?? WorkerSpawner(environment: configuration.environment)
+        self.workerOutput = WorkerOutput(logger: logger)
+        self.launcher = launcher ?? WorkerSpawner(environment: configuration.environment, output: workerOutput)
         for session in try await store.loadAll() {
             sessions[session.id] = session
         }

@@ -374,6 +374,20 @@ struct ControlRequestHandler: Sendable {
                 $0.appID = app
                 $0.menus = menu.menus.map { Self.wire($0, states: nil) }
             })
+        case .logs(let request):
+            let id = try await sessionID(request.sessionID)
+            _ = try await broker.sessionInfo(id)
+            let lines = broker.workerOutput.lines(of: id, last: Int(min(max(request.lines, 1), UInt32(WorkerOutput.linesPerSession))))
+            return .logs(.with {
+                $0.sessionID = id.uuidString.lowercased()
+                $0.lines = lines.map { line in
+                    .with {
+                        $0.time = line.time.timeIntervalSince1970
+                        $0.pid = line.pid
+                        $0.text = line.text
+                    }
+                }
+            })
         case .watch:
             throw BrokerError(.invalidRequest, "this connection is already watching")
         case .ping(let ping):

@@ -27,10 +27,13 @@ public struct WorkerSpawner: WorkerLauncher {
 
     public var environment: [String: String]
     public var group: any EventLoopGroup
+    /// Where the workers' stdout and stderr go; nil: they inherit the broker's.
+    public var output: WorkerOutput?
 
-    public init(environment: [String: String], group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+    public init(environment: [String: String], group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, output: WorkerOutput? = nil) {
         self.environment = environment.filter { !Self.scrubbedVariables.contains($0.key) }
         self.group = group
+        self.output = output
     }
 
     /// Spawns `app`'s executable, for `sessionID` or (nil) as a prewarmed worker that is bound
@@ -57,16 +60,31 @@ public struct WorkerSpawner: WorkerLauncher {
         let argv = [app.executable] + app.arguments
         let envp = env.map { "\($0.key)=\($0.value)" }.sorted()
 
+        var outputPipe: (read: Int32, write: Int32)?
+        if let output {
+            do {
+                outputPipe = try output.pipe()
+            } catch {
+                close(brokerEnd)
+                close(workerEnd)
+                throw error
+            }
+        }
         var pid: pid_t = 0
         let rc = withCStrings(argv) { cArgv in
             withCStrings(envp) { cEnvp in
-                wb_spawn_worker(app.executable, cArgv, cEnvp, workerEnd, &pid)
+                wb_spawn_worker(app.executable, cArgv, cEnvp, workerEnd, outputPipe?.write ?? -1, &pid)
             }
         }
         close(workerEnd)
+        if let outputPipe { close(outputPipe.write) }
         guard rc == 0 else {
             close(brokerEnd)
+            if let outputPipe { close(outputPipe.read) }
             throw BrokerError(.workerFailed, "cannot start \(app.executable): \(String(cString: strerror(rc)))")
+        }
+        if let output, let outputPipe {
+            output.follow(outputPipe.read, pid: pid, session: sessionID, app: app.id)
         }
 
         let childPID = pid

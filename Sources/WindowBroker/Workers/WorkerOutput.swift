@@ -1,0 +1,122 @@
+import Dispatch
+import Foundation
+import Glibc
+import IPCWire
+import Logging
+import Synchronization
+
+/// What scene processes print, attributed: each worker's stdout and stderr arrive on a pipe of
+/// its own, and every line is logged with the worker's session and app (journald fields
+/// `SESSION_ID`, `APP_ID`) and kept in a bounded buffer per session for `wmctl logs`. A crash
+/// backtrace is then the scene's, not 130 anonymous lines in the broker's log.
+public final class WorkerOutput: Sendable {
+    public struct Line: Sendable, Equatable {
+        public var time: Date
+        public var pid: Int32
+        public var text: String
+    }
+
+    /// Lines kept per session, and the longest line kept whole.
+    public static let linesPerSession = 500
+    public static let maxLineBytes = 4096
+
+    private struct State {
+        var sessionOfPID: [Int32: (session: UUID?, app: String)] = [:]
+        var lines: [UUID: [Line]] = [:]
+    }
+
+    private let state = Mutex(State())
+    private let logger: Logger
+    private static let queue = DispatchQueue(label: "windowbroker.worker-output")
+
+    public init(logger: Logger) {
+        self.logger = logger
+    }
+
+    /// A pipe for a new worker: the write end goes to the child (then is closed here); the read
+    /// end is read until the worker and everything it started have closed it.
+    func pipe() throws -> (read: Int32, write: Int32) {
+        var fds: [Int32] = [-1, -1]
+        guard Glibc.pipe(&fds) == 0 else {
+            throw BrokerError(.resourceExhausted, "cannot create an output pipe for a new worker: \(String(cString: strerror(errno)))")
+        }
+        // Both ends close on exec (the spawn hands the write end over explicitly); only the
+        // broker's end is non-blocking: the worker writes as to any terminal or file.
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
+        // The child's descriptors 0 to 3 are taken; keep the write end above them.
+        if fds[1] <= 3 {
+            let moved = fcntl(fds[1], F_DUPFD_CLOEXEC, 4)
+            close(fds[1])
+            fds[1] = moved
+        }
+        return (fds[0], fds[1])
+    }
+
+    /// Starts reading a worker's output.
+    func follow(_ fd: Int32, pid: Int32, session: UUID?, app: String) {
+        state.withLock { $0.sessionOfPID[pid] = (session, app) }
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: Self.queue)
+        nonisolated(unsafe) var pending = Data()
+        source.setEventHandler { [weak self, source] in
+            var buffer = [UInt8](repeating: 0, count: 16384)
+            while true {
+                let count = read(fd, &buffer, buffer.count)
+                if count > 0 {
+                    pending.append(contentsOf: buffer[0..<count])
+                    while let newline = pending.firstIndex(of: 0x0A) {
+                        self?.record(pid: pid, Data(pending[pending.startIndex..<newline]))
+                        pending.removeSubrange(pending.startIndex...newline)
+                    }
+                    if pending.count > Self.maxLineBytes {
+                        self?.record(pid: pid, pending)
+                        pending.removeAll()
+                    }
+                    continue
+                }
+                if count < 0, errno == EAGAIN || errno == EINTR { return }
+                // End of file: every writer is gone.
+                if !pending.isEmpty { self?.record(pid: pid, pending) }
+                pending.removeAll()
+                source.cancel()
+                source.setEventHandler(handler: nil)
+                self?.state.withLock { _ = $0.sessionOfPID.removeValue(forKey: pid) }
+                return
+            }
+        }
+        source.setCancelHandler { close(fd) }
+        source.resume()
+    }
+
+    /// A prewarmed worker was bound to a session: its lines are that session's from now on.
+    func bind(pid: Int32, session: UUID) {
+        state.withLock { $0.sessionOfPID[pid]?.session = session }
+    }
+
+    private func record(pid: Int32, _ data: Data) {
+        var text = String(decoding: data.prefix(Self.maxLineBytes), as: UTF8.self)
+        if text.hasSuffix("\r") { text.removeLast() }
+        let line = Line(time: Date(), pid: pid, text: text)
+        let owner = state.withLock { state -> (UUID?, String) in
+            let owner = state.sessionOfPID[pid] ?? (nil, "")
+            if let session = owner.session {
+                state.lines[session, default: []].append(line)
+                if state.lines[session]!.count > Self.linesPerSession { state.lines[session]!.removeFirst() }
+            }
+            return owner
+        }
+        logger.notice("\(text)", metadata: [
+            "session": "\(owner.0?.uuidString.lowercased() ?? "")", "app": "\(owner.1)", "pid": "\(pid)", "event": "workerOutput",
+        ])
+    }
+
+    /// The last `count` lines a session's processes printed (across its launches).
+    public func lines(of session: UUID, last count: Int) -> [Line] {
+        state.withLock { Array(($0.lines[session] ?? []).suffix(count)) }
+    }
+
+    /// A discarded session's lines go with it.
+    func forget(_ session: UUID) {
+        _ = state.withLock { $0.lines.removeValue(forKey: session) }
+    }
+}
