@@ -38,7 +38,7 @@ install: deps
 	install -m 0755 $$($(SWIFT) build -c release --show-bin-path)/wmctl $(PREFIX)/bin/
 	install -m 0755 $$($(SWIFT) build -c release --show-bin-path)/notes $(PREFIX)/bin/
 	install -m 0644 apps/*.json $(PREFIX)/share/windowbroker/apps/
-	install -m 0644 README.md $(PREFIX)/share/doc/windowbroker/
+	install -m 0644 README.md config/windowbrokerd.conf.example $(PREFIX)/share/doc/windowbroker/
 	install -m 0644 systemd/windowbroker.socket systemd/windowbroker.service $(UNIT_DIR)/
 	@echo "installed; enable with: systemctl --user daemon-reload && systemctl --user enable --now windowbroker.socket"
 

@@ -40,6 +40,9 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
     @Option(help: "A control connection with no request for this long is closed; watchers excepted (60s, 5min, ...).")
     var controlIdleTimeout = TimeSpan(seconds: 60)
 
+    @Option(help: "A configuration file: every flag as `key = value` (default: $XDG_CONFIG_HOME/windowbroker/windowbrokerd.conf when it exists; flags win).")
+    var config: String?
+
     @Flag(help: "Rebuild the search index from the stored activities before serving (it is rebuilt automatically when missing or damaged).")
     var rebuildIndex = false
 

@@ -141,6 +141,28 @@ final class UsabilityTests: BrokerTestCase {
         XCTAssertEqual(try harness.refusal("logs", UUID().uuidString).code, "unknownSession")
     }
 
+    func testAConfigFileSetsFlagsAndTheCommandLineWins() throws {
+        harness.stop(signal: SIGTERM)
+        let directory = harness.root + "/config-home/windowbroker"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try "# one scene process at most\nmax-workers = 1   # a comment\n\nrebuild-index = false\n"
+            .write(toFile: directory + "/windowbrokerd.conf", atomically: true, encoding: .utf8)
+        try harness.start()
+        _ = try harness.openNote("only")
+        XCTAssertEqual(try harness.refusal("open", "notes", "--new", "--title", "second").code, "resourceExhausted", "the file's max-workers")
+        harness.stop(signal: SIGTERM)
+        harness.extraArguments += ["--max-workers", "4"]
+        try harness.start()
+        _ = try harness.json("open", "notes", "--new", "--title", "second")
+        _ = try harness.json("open", "notes", "--new", "--title", "third")
+
+        // A mistake in the file is reported as the file's, with its line.
+        try "max-workers = 1\nnot a setting\n".write(toFile: harness.root + "/bad.conf", atomically: true, encoding: .utf8)
+        let bad = try harness.runDaemon(["--config", harness.root + "/bad.conf", "--state-dir", harness.root + "/other-state"])
+        XCTAssertNotEqual(bad.code, 0)
+        XCTAssertTrue(bad.output.contains("bad.conf:2"), bad.output)
+    }
+
     /// Runs async work from a synchronous test body.
     private func awaitResult(_ body: @escaping @Sendable () async throws -> Void) throws {
         let done = DispatchSemaphore(value: 0)

@@ -56,6 +56,8 @@ final class BrokerHarness {
         env["XDG_RUNTIME_DIR"] = root + "/run"
         env["XDG_STATE_HOME"] = root + "/state-home"
         env["XDG_DATA_HOME"] = root + "/data-home"
+        // The user's own windowbrokerd.conf must not reach a test broker.
+        env["XDG_CONFIG_HOME"] = root + "/config-home"
         env["NOTES_DATA_DIR"] = notesDataDirectory
         env["WINDOWBROKER_SOCKET"] = socketPath
         for key in ["NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "WATCHDOG_USEC"] { env[key] = nil }
