@@ -2,7 +2,7 @@
 SWIFT ?= $(shell command -v swift || echo /opt/swift/usr/bin/swift)
 BIN = $(shell $(SWIFT) build --show-bin-path)
 
-.PHONY: deps build test demo bench proto clean install uninstall
+.PHONY: deps build test demo bench fuzz load proto clean install uninstall
 
 deps:
 	@bash scripts/install-deps.sh
@@ -19,6 +19,10 @@ demo: build
 
 bench: deps
 	bash scripts/bench.sh
+
+# libFuzzer over the wire decoder and the value validators (FUZZ_SECONDS, default 60).
+fuzz: deps
+	bash scripts/fuzz.sh
 
 proto:
 	bash scripts/generate-proto.sh

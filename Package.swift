@@ -89,6 +89,15 @@ let package = Package(
         .executableTarget(name: "notes", dependencies: ["SceneWorker", "IPCWire"]),
         // The README's SDK sample, built with everything else so it keeps compiling.
         .executableTarget(name: "minimal-app", dependencies: ["SceneWorker"], path: "Examples/minimal-app"),
+        // The fuzz target (make fuzz builds it with -sanitize=fuzzer; built normally it replays inputs).
+        .executableTarget(
+            name: "wire-fuzz",
+            dependencies: [
+                "IPCWire", "WindowBroker",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
+        ),
         // The benchmark's spawn baseline (see scripts/bench.sh); not installed.
         .executableTarget(name: "spawn-probe"),
         .executableTarget(

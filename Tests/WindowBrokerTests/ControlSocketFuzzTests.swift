@@ -76,3 +76,25 @@ final class ControlSocketFuzzTests: BrokerTestCase {
         XCTAssertEqual(harness.wmctl("ping").code, 0, "seed \(seed)")
     }
 }
+
+/// The libFuzzer corpus (`fuzz/corpus`, grown by `make fuzz`; crashes it finds are added here)
+/// replayed through the same code with the normal build: every input still decodes or is refused.
+final class FuzzCorpusReplayTests: XCTestCase {
+    func testTheFuzzCorpusReplaysWithoutACrash() throws {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let corpus = repository.appendingPathComponent("fuzz/corpus").path
+        let inputs = try FileManager.default.contentsOfDirectory(atPath: corpus).sorted().map { corpus + "/" + $0 }
+        XCTAssertGreaterThanOrEqual(inputs.count, 10)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: BrokerHarness.binDirectory + "/wire-fuzz")
+        process.arguments = inputs
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, text)
+        XCTAssertTrue(text.contains("replayed \(inputs.count) input(s)"), text)
+    }
+}
