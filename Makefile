@@ -20,6 +20,10 @@ demo: build
 bench: deps
 	bash scripts/bench.sh
 
+# Many control clients at once against a release broker (LOAD_CLIENTS, LOAD_REQUESTS).
+load: deps
+	bash scripts/load.sh
+
 # libFuzzer over the wire decoder and the value validators (FUZZ_SECONDS, default 60).
 fuzz: deps
 	bash scripts/fuzz.sh

@@ -98,6 +98,8 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),
+        // make load: many control clients at once against a running broker.
+        .executableTarget(name: "wb-load", dependencies: ["IPCWire"]),
         // The benchmark's spawn baseline (see scripts/bench.sh); not installed.
         .executableTarget(name: "spawn-probe"),
         .executableTarget(

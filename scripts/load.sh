@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# make load: LOAD_CLIENTS control clients (default 100) x LOAD_REQUESTS requests each (default
+# 200) against a release broker with a few live scenes and LOAD_SESSIONS stored ones (default
+# 500): errors, latency p50/p99, requests per second, the broker's RSS before and after.
+# Measures; asserts only that nothing failed (exit 1 when a request did).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+swift build -c release >/dev/null
+BIN=$(swift build -c release --show-bin-path)
+DIR=$(mktemp -d /tmp/windowbroker-load.XXXXXX)
+BROKER=""
+cleanup() { [ -n "$BROKER" ] && kill "$BROKER" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$DIR"; }
+trap cleanup EXIT
+mkdir -p "$DIR/apps" && cp apps/notes.json "$DIR/apps/"
+start() {
+  XDG_RUNTIME_DIR=$DIR/run NOTES_DATA_DIR=$DIR/notes XDG_CONFIG_HOME=$DIR/config \
+    "$BIN/windowbrokerd" --apps-dir "$DIR/apps" --state-dir "$DIR/state" --runtime-dir "$DIR/run" --log-level error 2>"$DIR/broker.log" &
+  BROKER=$!
+  for _ in $(seq 100); do "$BIN/wmctl" --socket "$DIR/run/control.sock" status >/dev/null 2>&1 && break; sleep 0.1; done
+}
+start
+kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
+python3 - "$DIR/state/state.sqlite" "${LOAD_SESSIONS:-500}" <<'PY'
+import sqlite3, sys, time, uuid
+db = sqlite3.connect(sys.argv[1]); now = time.time()
+db.executemany("INSERT INTO session (id, appID, configuration, role, title, createdAt, lastActiveAt, launchCount) VALUES (?,?,?,?,?,?,?,1)",
+    [(str(uuid.uuid4()).upper(), "notes", "Editor", "windowApplication", f"stored note {i}", now - i, now - i) for i in range(int(sys.argv[2]))])
+db.commit()
+PY
+start
+for i in $(seq 4); do "$BIN/wmctl" --socket "$DIR/run/control.sock" open notes --info "noteID=load$i" >/dev/null; done
+"$BIN/wb-load" --socket "$DIR/run/control.sock" --clients "${LOAD_CLIENTS:-100}" --requests "${LOAD_REQUESTS:-200}"
+echo "broker still serving: $("$BIN/wmctl" --socket "$DIR/run/control.sock" status)"
