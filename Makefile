@@ -34,26 +34,10 @@ proto:
 clean:
 	rm -rf .build .build-protoc
 
-# A user install: binaries to ~/.local/bin, units to ~/.config/systemd/user, the bundled app
-# manifests to ~/.local/share/windowbroker/apps. Then: systemctl --user enable --now windowbroker.socket
-PREFIX ?= $(HOME)/.local
-UNIT_DIR ?= $(HOME)/.config/systemd/user
-
+# A user install into ~/.local, or anywhere: make install PREFIX=/usr/local DESTDIR=/tmp/stage.
+# SYSTEMCTL=1 also enables (and, for uninstall, disables) the socket. See scripts/install.sh.
 install: deps
-	$(SWIFT) build -c release
-	install -d $(PREFIX)/bin $(UNIT_DIR) $(PREFIX)/share/windowbroker/apps $(PREFIX)/share/doc/windowbroker
-	install -m 0755 $$($(SWIFT) build -c release --show-bin-path)/windowbrokerd $(PREFIX)/bin/
-	install -m 0755 $$($(SWIFT) build -c release --show-bin-path)/wmctl $(PREFIX)/bin/
-	install -m 0755 $$($(SWIFT) build -c release --show-bin-path)/notes $(PREFIX)/bin/
-	install -m 0644 apps/*.json $(PREFIX)/share/windowbroker/apps/
-	install -m 0644 README.md config/windowbrokerd.conf.example $(PREFIX)/share/doc/windowbroker/
-	install -m 0644 systemd/windowbroker.socket systemd/windowbroker.service $(UNIT_DIR)/
-	@echo "installed; enable with: systemctl --user daemon-reload && systemctl --user enable --now windowbroker.socket"
+	SWIFT=$(SWIFT) bash scripts/install.sh install
 
 uninstall:
-	-systemctl --user disable --now windowbroker.socket windowbroker.service 2>/dev/null
-	rm -f $(PREFIX)/bin/windowbrokerd $(PREFIX)/bin/wmctl $(PREFIX)/bin/notes
-	rm -f $(PREFIX)/share/windowbroker/apps/notes.json $(PREFIX)/share/windowbroker/apps/notes-single.json
-	rm -rf $(PREFIX)/share/doc/windowbroker
-	rm -f $(UNIT_DIR)/windowbroker.socket $(UNIT_DIR)/windowbroker.service
-	@echo "uninstalled (sessions in \$$XDG_STATE_HOME/windowbroker are kept)"
+	bash scripts/install.sh uninstall

@@ -25,7 +25,7 @@ python3 - "$DIR/state/state.sqlite" "${LOAD_SESSIONS:-500}" <<'PY'
 import sqlite3, sys, time, uuid
 db = sqlite3.connect(sys.argv[1]); now = time.time()
 db.executemany("INSERT INTO session (id, appID, configuration, role, title, createdAt, lastActiveAt, launchCount) VALUES (?,?,?,?,?,?,?,1)",
-    [(str(uuid.uuid4()).upper(), "notes", "Editor", "windowApplication", f"stored note {i}", now - i, now - i) for i in range(int(sys.argv[2]))])
+    [(str(uuid.uuid4()).upper(), "archived", "Editor", "windowApplication", f"stored note {i}", now - i, now - i) for i in range(int(sys.argv[2]))])
 db.commit()
 PY
 start

@@ -37,7 +37,7 @@ struct MenuTree: AsyncParsableCommand {
         commandName: "menu",
         abstract: "The main menu of a scene's app, as that scene sees it (validated by its responders).")
     @OptionGroup var global: GlobalOptions
-    @Option(help: "The session (default: the active scene).") var session: String?
+    @Option(help: "The session (default: the active scene).", completion: LiveCompletion.sessions) var session: String?
     @Option(help: "With no scene: the app whose declared menu to show.") var app: String?
 
     func run() async throws {
@@ -79,7 +79,7 @@ struct Commands: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Every command of a scene's app, flat; --overlay: exactly what the shortcut overlay shows.")
     @OptionGroup var global: GlobalOptions
-    @Option(help: "The session (default: the active scene).") var session: String?
+    @Option(help: "The session (default: the active scene).", completion: LiveCompletion.sessions) var session: String?
     @Option(help: "With no scene: the app whose declared commands to list.") var app: String?
     @Flag(help: "Only what the overlay shows: commands with a shortcut, not hidden, that a responder performs; discoverability titles.")
     var overlay = false
@@ -108,7 +108,7 @@ struct Key: AsyncParsableCommand {
         abstract: "Press a shortcut in a scene (default: the active one): its responder chain, then the system, performs it.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The shortcut as key symbols, e.g. ctrl+shift+u, alt+grave.") var shortcut: String
-    @Option(help: "The session (default: the active scene).") var session: String?
+    @Option(help: "The session (default: the active scene).", completion: LiveCompletion.sessions) var session: String?
 
     func run() async throws {
         let global = self.global

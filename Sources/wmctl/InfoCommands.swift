@@ -115,7 +115,7 @@ struct Watch: AsyncParsableCommand {
 struct Logs: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "The last lines a scene's processes printed (stdout and stderr), with times and pids.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The session id (or a unique prefix).") var session: String
+    @Argument(help: "The session id (or a unique prefix).", completion: LiveCompletion.sessions) var session: String
     @Option(name: [.short, .long], help: "How many lines (at most 500 are kept per session).") var lines = 50
 
     func run() async throws {

@@ -8,7 +8,7 @@ struct Open: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Open a scene of an app (requestSceneSessionActivation); it ends foregroundActive.")
 
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The app id (see `wmctl apps`).") var app: String
+    @Argument(help: "The app id (see `wmctl apps`).", completion: LiveCompletion.apps) var app: String
     @Option(help: "The activity type (one the app declares; default: its first, when --title, --target or --info is given).") var activity: String?
     @Option(help: "The activity's title.") var title: String?
     @Option(help: "The activity's targetContentIdentifier (matched against scenes' activation conditions).") var target: String?
@@ -74,7 +74,7 @@ func runStateRequest(_ request: ControlRequest, verb: String, global: GlobalOpti
 struct Activate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Bring a session to the foreground (relaunched and restored if it has no process).")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The session id.") var session: String
+    @Argument(help: "The session id (or a unique prefix of 4+ characters).", completion: LiveCompletion.sessions) var session: String
     @Flag(help: "Put a quarantined restoration activity back (see `show`) and try it again.") var retryRestore = false
 
     func run() async throws {
@@ -89,7 +89,7 @@ struct Activate: AsyncParsableCommand {
 struct Background: SessionCommand {
     static let configuration = CommandConfiguration(abstract: "Send a scene to the background; its restoration activity is saved.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The session id.") var session: String
+    @Argument(help: "The session id (or a unique prefix of 4+ characters).", completion: LiveCompletion.sessions) var session: String
     static let verb = "backgrounded"
     static func request(_ command: Windowbroker_V1_SessionCommand) -> ControlRequest { .background(command) }
 }
@@ -99,7 +99,7 @@ struct Reclaim: AsyncParsableCommand {
         abstract: "Take a background scene's process away after saving its state; the session stays.",
         discussion: "Refused (exit 1, the save's error code) when the scene's latest state cannot be saved; --force takes it anyway.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The session id.") var session: String
+    @Argument(help: "The session id (or a unique prefix of 4+ characters).", completion: LiveCompletion.sessions) var session: String
     @Flag(help: "Reclaim even if the latest state cannot be saved (it is lost).") var force = false
 
     func run() async throws {
@@ -114,7 +114,7 @@ struct Reclaim: AsyncParsableCommand {
 struct Close: SessionCommand {
     static let configuration = CommandConfiguration(abstract: "Discard a session (close it in the switcher); its app is told and its saved state deleted.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The session id.") var session: String
+    @Argument(help: "The session id (or a unique prefix of 4+ characters).", completion: LiveCompletion.sessions) var session: String
     static let verb = "closed"
     static func request(_ command: Windowbroker_V1_SessionCommand) -> ControlRequest { .close(.with { $0.sessionID = command.sessionID }) }
 }
@@ -122,7 +122,7 @@ struct Close: SessionCommand {
 struct Refresh: SessionCommand {
     static let configuration = CommandConfiguration(abstract: "Refresh a session's switcher entry: a running scene is asked for a fresh title and activity.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The session id.") var session: String
+    @Argument(help: "The session id (or a unique prefix of 4+ characters).", completion: LiveCompletion.sessions) var session: String
     static let verb = "refreshed"
     static func request(_ command: Windowbroker_V1_SessionCommand) -> ControlRequest { .refresh(command) }
 }
@@ -161,7 +161,7 @@ struct Sessions: AsyncParsableCommand {
 struct Show: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "One session, with its saved restoration activity.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The session id.") var session: String
+    @Argument(help: "The session id (or a unique prefix of 4+ characters).", completion: LiveCompletion.sessions) var session: String
 
     func run() async throws {
         let global = self.global
@@ -195,7 +195,7 @@ struct Show: AsyncParsableCommand {
 struct Send: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Send an action to a connected scene.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The session id.") var session: String
+    @Argument(help: "The session id (or a unique prefix of 4+ characters).", completion: LiveCompletion.sessions) var session: String
     @Argument(help: "The action name (notes: type, move-cursor, state).") var action: String
     @Option(help: "An argument KEY=VALUE. Repeatable.") var arg: [String] = []
 

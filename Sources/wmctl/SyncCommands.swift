@@ -7,7 +7,7 @@ struct Post: AsyncParsableCommand {
         abstract: "Post an update event to every connected scene of an app (what its model posts).",
         discussion: "Every connected scene of APP receives it in the app's one order of updates. With --wait the reply comes once each of them acknowledged it and gives the delivery times.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The app id.") var app: String
+    @Argument(help: "The app id.", completion: LiveCompletion.apps) var app: String
     @Argument(help: "The event's name, e.g. noteChanged.") var name: String
     @Option(name: .customLong("payload-json"), help: "The payload: a JSON object (plist types; {\"$date\": ...}, {\"$data\": ...}, {\"$url\": ...} for the rest); @PATH reads it from a file, @- from stdin.")
     var payloadJSON: String?
@@ -78,7 +78,7 @@ struct Defaults: AsyncParsableCommand {
             A change reaches every connected scene of the app.
             """)
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The app id.") var app: String
+    @Argument(help: "The app id.", completion: LiveCompletion.apps) var app: String
     @Argument(help: "get, set or delete (none: list every key).") var verb: String?
     @Argument(help: "The key.") var key: String?
     @Argument(help: "For set: the value as JSON (true, 3, \"text\", {\"a\": 1}); @PATH reads it from a file, @- from stdin.") var value: String?

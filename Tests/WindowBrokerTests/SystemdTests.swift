@@ -130,18 +130,31 @@ final class UnitFileTests: XCTestCase {
         }
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("wb-units-\(UUID().uuidString.prefix(8))").path
         defer { try? FileManager.default.removeItem(atPath: root) }
-        // A private HOME with the binaries where the units expect them (%h/.local/bin).
-        let bin = root + "/home/.local/bin"
+        // The units as `make install` writes them for a PREFIX, with the binaries there.
+        let prefix = root + "/prefix"
+        let bin = prefix + "/bin"
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: root + "/run", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        for name in ["windowbrokerd", "wmctl", "notes"] {
+        for name in ["windowbrokerd", "wmctl"] {
             try FileManager.default.createSymbolicLink(atPath: bin + "/" + name, withDestinationPath: BrokerHarness.binDirectory + "/" + name)
         }
-        let units = URL(fileURLWithPath: BrokerHarness.repositoryAppsDirectory).deletingLastPathComponent().appendingPathComponent("systemd").path
+        let repository = URL(fileURLWithPath: BrokerHarness.repositoryAppsDirectory).deletingLastPathComponent().path
+        let units = root + "/units"
+        let generate = Process()
+        generate.executableURL = URL(fileURLWithPath: "/bin/bash")
+        generate.arguments = [repository + "/scripts/install.sh", "units"]
+        generate.environment = ["PREFIX": prefix, "UNIT_DIR": units, "HOME": root, "PATH": "/usr/bin:/bin"]
+        try generate.run()
+        generate.waitUntilExit()
+        XCTAssertEqual(generate.terminationStatus, 0)
+        let service = try String(contentsOfFile: units + "/windowbroker.service", encoding: .utf8)
+        XCTAssertTrue(service.contains("ExecStart=\(bin)/windowbrokerd"), "the real path, not %h/.local")
+        XCTAssertTrue(service.contains("Also=windowbroker.socket"))
         let process = Process()
         process.executableURL = URL(fileURLWithPath: analyze)
-        process.arguments = ["--user", "verify", units + "/windowbroker.socket", units + "/windowbroker.service"]
-        process.environment = ["HOME": root + "/home", "XDG_RUNTIME_DIR": root + "/run", "PATH": "/usr/bin:/bin"]
+        // --man=no: the man pages are checked where make install writes them (scripts/check-install.sh).
+        process.arguments = ["--user", "verify", "--man=no", units + "/windowbroker.socket", units + "/windowbroker.service"]
+        process.environment = ["HOME": root, "XDG_RUNTIME_DIR": root + "/run", "PATH": "/usr/bin:/bin"]
         let output = Pipe()
         process.standardError = output
         process.standardOutput = output

@@ -163,6 +163,34 @@ final class UsabilityTests: BrokerTestCase {
         XCTAssertTrue(bad.output.contains("bad.conf:2"), bad.output)
     }
 
+    func testBashCompletesLiveSessionIdsAndAppIds() throws {
+        let session = try harness.openNote("completed")
+        let wmctl = BrokerHarness.binDirectory + "/wmctl"
+        func complete(_ line: String) throws -> [String] {
+            // What bash does on TAB: the generated script, its completion function, COMPREPLY.
+            let words = line.split(separator: " ", omittingEmptySubsequences: false).map { "'\($0)'" }.joined(separator: " ")
+            let script = """
+                source <("\(wmctl)" --generate-completion-script bash)
+                COMP_WORDS=(\(words)); COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 )); COMP_LINE='\(line)'; COMP_POINT=${#COMP_LINE}
+                _wmctl; printf '%s\\n' "${COMPREPLY[@]}"
+                """
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/bin/bash")
+            process.arguments = ["-c", script]
+            process.environment = harness.environment.merging(["PATH": BrokerHarness.binDirectory + ":/usr/bin:/bin"]) { _, new in new }
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return text.split(separator: "\n").map(String.init)
+        }
+        XCTAssertEqual(try complete("wmctl show \(session.prefix(3))"), [session])
+        XCTAssertEqual(try complete("wmctl open no"), ["notes", "notes-single"])
+        XCTAssertTrue(try complete("wmctl sess").contains("sessions"))
+    }
+
     /// Runs async work from a synchronous test body.
     private func awaitResult(_ body: @escaping @Sendable () async throws -> Void) throws {
         let done = DispatchSemaphore(value: 0)

@@ -1,0 +1,39 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import IPCWire
+
+/// Shell completions that ask the running broker: session ids (with their titles where the
+/// shell shows descriptions) and app ids. Quietly nothing when no broker answers in time.
+enum LiveCompletion {
+    static let sessions = CompletionKind.custom { words, _, prefix in
+        query(words) { client in
+            guard case .sessions(let reply) = try await client.request(.sessions(.init())) else { return [] }
+            return reply.sessions.filter { $0.id.hasPrefix(prefix.lowercased()) }.map(\.id)
+        }
+    }
+
+    static let apps = CompletionKind.custom { words, _, prefix in
+        query(words) { client in
+            guard case .apps(let reply) = try await client.request(.apps(.init())) else { return [] }
+            return reply.apps.map(\.id).filter { $0.hasPrefix(prefix) }
+        }
+    }
+
+    /// Runs one short request against the broker named on the command line (or the default),
+    /// waiting at most a second: a completion must never hang a shell.
+    private static func query(_ words: [String], _ body: @escaping @Sendable (BrokerClient) async throws -> [String]) -> [String] {
+        var socket = ProcessInfo.processInfo.environment["WINDOWBROKER_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? BrokerClient.defaultSocketPath()
+        if let index = words.firstIndex(of: "--socket"), index + 1 < words.count { socket = words[index + 1] }
+        let path = socket
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var found: [String] = []
+        Task {
+            found = (try? await BrokerClient.withConnection(socketPath: path, clientName: "wmctl-completion", timeout: .seconds(1), body)) ?? []
+            done.signal()
+        }
+        _ = done.wait(timeout: .now() + 1.5)
+        return found
+    }
+}

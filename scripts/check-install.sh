@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# CI's check of `make install` (issue: an install that works anywhere): installs into a temp
+# DESTDIR with PREFIX=/usr/local, verifies the installed units against that root (man pages
+# included), runs the installed binaries with an empty environment and checks they need no
+# toolchain, and that uninstall removes everything it installed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+STAGE=$(mktemp -d /tmp/windowbroker-install.XXXXXX)
+trap 'rm -rf "$STAGE"' EXIT
+make --no-print-directory install DESTDIR="$STAGE" PREFIX=/usr/local >/dev/null
+P=$STAGE/usr/local
+for f in bin/windowbrokerd bin/wmctl libexec/windowbroker/notes share/windowbroker/apps/notes.json \
+         lib/systemd/user/windowbroker.service lib/systemd/user/windowbroker.socket \
+         share/man/man1/wmctl.1 share/man/man1/windowbrokerd.1 share/bash-completion/completions/wmctl \
+         share/zsh/site-functions/_wmctl share/fish/vendor_completions.d/wmctl.fish \
+         share/doc/windowbroker/README.md share/doc/windowbroker/windowbrokerd.conf.example; do
+  [ -e "$P/$f" ] || { echo "missing after install: $f"; exit 1; }
+done
+[ ! -e "$P/bin/notes" ] || { echo "notes must not be in bin"; exit 1; }
+grep -q '^ExecStart=/usr/local/bin/windowbrokerd$' "$P/lib/systemd/user/windowbroker.service"
+grep -q '"executable": "/usr/local/libexec/windowbroker/notes"' "$P/share/windowbroker/apps/notes.json"
+MANPATH="$P/share/man" systemd-analyze --user verify --root="$STAGE" \
+  "$STAGE/usr/local/lib/systemd/user/windowbroker.socket" "$STAGE/usr/local/lib/systemd/user/windowbroker.service"
+# No toolchain needed: no RUNPATH into it, no Swift runtime libraries from it, and they run with nothing set.
+for b in "$P/bin/windowbrokerd" "$P/bin/wmctl" "$P/libexec/windowbroker/notes"; do
+  if readelf -d "$b" | grep -E 'RUNPATH|RPATH' | grep -q swift; then echo "$b has a RUNPATH into the toolchain"; exit 1; fi
+  if ldd "$b" | grep -q '/opt/swift'; then echo "$b loads libraries from the toolchain"; ldd "$b"; exit 1; fi
+done
+env -i "$P/bin/wmctl" --version
+env -i "$P/bin/windowbrokerd" --version
+env -i "$P/bin/wmctl" --socket /nonexistent.sock status && exit 1 || true
+echo "sizes: $(du -h "$P/bin/windowbrokerd" "$P/bin/wmctl" "$P/libexec/windowbroker/notes" | awk '{print $2 ": " $1}' | xargs)"
+make --no-print-directory uninstall DESTDIR="$STAGE" PREFIX=/usr/local >/dev/null
+left=$(find "$STAGE" -type f | sed "s|$STAGE||")
+[ -z "$left" ] || { echo "left after uninstall:"; echo "$left"; exit 1; }
+echo "install check passed"

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# make install / make uninstall. Honours DESTDIR (staging root) and PREFIX (default ~/.local).
+#
+#   bin/windowbrokerd, bin/wmctl              stripped, Swift standard library linked statically
+#   libexec/windowbroker/notes                the reference app (not a command)
+#   share/windowbroker/apps/*.json            its manifests, pointing at libexec
+#   <unit dir>/windowbroker.{socket,service}  generated with the real paths
+#   share/man/man1/{wmctl,windowbrokerd}.1    generated from the argument parsers
+#   share/{bash-completion,zsh,fish}/...      wmctl completions (session ids from the broker)
+#   share/doc/windowbroker/                   README, docs, config example
+#
+# The unit directory is $PREFIX/lib/systemd/user for /usr and /usr/local, else
+# $PREFIX/share/systemd/user (~/.local/share/systemd/user is on systemd's user search path).
+# Nothing touches systemd unless SYSTEMCTL=1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ACTION=${1:-install}
+PREFIX=${PREFIX:-$HOME/.local}
+DESTDIR=${DESTDIR:-}
+BINDIR=$PREFIX/bin
+LIBEXECDIR=$PREFIX/libexec/windowbroker
+DATADIR=$PREFIX/share
+DOCDIR=$DATADIR/doc/windowbroker
+MANDIR=$DATADIR/man
+case "$PREFIX" in
+  /usr|/usr/local) UNIT_DIR=${UNIT_DIR:-$PREFIX/lib/systemd/user} ;;
+  *) UNIT_DIR=${UNIT_DIR:-$DATADIR/systemd/user} ;;
+esac
+SWIFT=${SWIFT:-swift}
+BUILD=(--build-path .build-install -c release --static-swift-stdlib)
+
+write_units() {
+  install -d "$DESTDIR$UNIT_DIR"
+  for unit in windowbroker.socket windowbroker.service; do
+    sed -e "s|@BINDIR@|$BINDIR|g" -e "s|@DOCDIR@|$DOCDIR|g" "systemd/$unit.in" > "$DESTDIR$UNIT_DIR/$unit"
+    chmod 0644 "$DESTDIR$UNIT_DIR/$unit"
+  done
+}
+
+if [ "$ACTION" = units ]; then  # only the units (the unit-file test uses this)
+  write_units
+  exit 0
+fi
+
+if [ "$ACTION" = uninstall ]; then
+  if [ "${SYSTEMCTL:-0}" = 1 ]; then systemctl --user disable --now windowbroker.socket windowbroker.service || true; fi
+  rm -f "$DESTDIR$BINDIR/windowbrokerd" "$DESTDIR$BINDIR/wmctl" "$DESTDIR$LIBEXECDIR/notes"
+  rmdir "$DESTDIR$LIBEXECDIR" 2>/dev/null || true
+  rm -f "$DESTDIR$DATADIR/windowbroker/apps/notes.json" "$DESTDIR$DATADIR/windowbroker/apps/notes-single.json"
+  rm -f "$DESTDIR$UNIT_DIR/windowbroker.socket" "$DESTDIR$UNIT_DIR/windowbroker.service"
+  rm -f "$DESTDIR$MANDIR/man1/wmctl.1" "$DESTDIR$MANDIR/man1/windowbrokerd.1"
+  rm -f "$DESTDIR$DATADIR/bash-completion/completions/wmctl" "$DESTDIR$DATADIR/zsh/site-functions/_wmctl" \
+        "$DESTDIR$DATADIR/fish/vendor_completions.d/wmctl.fish"
+  rm -rf "$DESTDIR$DOCDIR"
+  echo "uninstalled from $DESTDIR$PREFIX (sessions in \$XDG_STATE_HOME/windowbroker are kept)"
+  exit 0
+fi
+
+"$SWIFT" build "${BUILD[@]}" --product windowbrokerd
+"$SWIFT" build "${BUILD[@]}" --product wmctl
+"$SWIFT" build "${BUILD[@]}" --product notes
+OUT=$("$SWIFT" build "${BUILD[@]}" --show-bin-path)
+
+install -d "$DESTDIR$BINDIR" "$DESTDIR$LIBEXECDIR" "$DESTDIR$DATADIR/windowbroker/apps" "$DESTDIR$UNIT_DIR" \
+  "$DESTDIR$MANDIR/man1" "$DESTDIR$DOCDIR/docs" "$DESTDIR$DATADIR/bash-completion/completions" \
+  "$DESTDIR$DATADIR/zsh/site-functions" "$DESTDIR$DATADIR/fish/vendor_completions.d"
+install -m 0755 -s "$OUT/windowbrokerd" "$OUT/wmctl" "$DESTDIR$BINDIR/"
+install -m 0755 -s "$OUT/notes" "$DESTDIR$LIBEXECDIR/"
+
+# The manifests name the reference app where it is installed (libexec is not searched).
+for manifest in apps/*.json; do
+  python3 - "$manifest" "$LIBEXECDIR/notes" > "$DESTDIR$DATADIR/windowbroker/apps/$(basename "$manifest")" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1])); m["executable"] = sys.argv[2]
+print(json.dumps(m, indent=2, ensure_ascii=False))
+PY
+done
+
+write_units
+
+# Man pages and completions come from the programs' own argument parsers.
+bash scripts/manpages.sh "$OUT" "$DESTDIR$MANDIR/man1"
+"$OUT/wmctl" --generate-completion-script bash > "$DESTDIR$DATADIR/bash-completion/completions/wmctl"
+"$OUT/wmctl" --generate-completion-script zsh > "$DESTDIR$DATADIR/zsh/site-functions/_wmctl"
+"$OUT/wmctl" --generate-completion-script fish > "$DESTDIR$DATADIR/fish/vendor_completions.d/wmctl.fish"
+
+install -m 0644 README.md config/windowbrokerd.conf.example "$DESTDIR$DOCDIR/"
+install -m 0644 docs/*.md "$DESTDIR$DOCDIR/docs/"
+
+echo "installed into $DESTDIR$PREFIX (units in $UNIT_DIR)"
+if [ -z "$DESTDIR" ]; then
+  echo "start it with: systemctl --user daemon-reload && systemctl --user enable --now windowbroker.socket"
+  if [ "${SYSTEMCTL:-0}" = 1 ]; then systemctl --user daemon-reload && systemctl --user enable --now windowbroker.socket; fi
+fi
