@@ -19,8 +19,13 @@ done
 [ ! -e "$P/bin/notes" ] || { echo "notes must not be in bin"; exit 1; }
 grep -q '^ExecStart=/usr/local/bin/windowbrokerd$' "$P/lib/systemd/user/windowbroker.service"
 grep -q '"executable": "/usr/local/libexec/windowbroker/notes"' "$P/share/windowbroker/apps/notes.json"
-MANPATH="$P/share/man" systemd-analyze --user verify --root="$STAGE" \
-  "$STAGE/usr/local/lib/systemd/user/windowbroker.socket" "$STAGE/usr/local/lib/systemd/user/windowbroker.service"
+# systemd verifies units against the running system's paths: a second install, into a PREFIX
+# inside the stage (no DESTDIR), gives units whose paths exist here, man pages included.
+make --no-print-directory install PREFIX="$STAGE/prefix" >/dev/null
+mkdir -m 0700 "$STAGE/run"
+XDG_RUNTIME_DIR="$STAGE/run" MANPATH="$STAGE/prefix/share/man" systemd-analyze --user verify \
+  "$STAGE/prefix/share/systemd/user/windowbroker.socket" "$STAGE/prefix/share/systemd/user/windowbroker.service"
+make --no-print-directory uninstall PREFIX="$STAGE/prefix" >/dev/null
 # No toolchain needed: no RUNPATH into it, no Swift runtime libraries from it, and they run with nothing set.
 for b in "$P/bin/windowbrokerd" "$P/bin/wmctl" "$P/libexec/windowbroker/notes"; do
   if readelf -d "$b" | grep -E 'RUNPATH|RPATH' | grep -q swift; then echo "$b has a RUNPATH into the toolchain"; exit 1; fi
@@ -31,6 +36,6 @@ env -i "$P/bin/windowbrokerd" --version
 env -i "$P/bin/wmctl" --socket /nonexistent.sock status && exit 1 || true
 echo "sizes: $(du -h "$P/bin/windowbrokerd" "$P/bin/wmctl" "$P/libexec/windowbroker/notes" | awk '{print $2 ": " $1}' | xargs)"
 make --no-print-directory uninstall DESTDIR="$STAGE" PREFIX=/usr/local >/dev/null
-left=$(find "$STAGE" -type f | sed "s|$STAGE||")
+left=$(find "$STAGE" -path "$STAGE/run" -prune -o -type f -print | sed "s|$STAGE||")
 [ -z "$left" ] || { echo "left after uninstall:"; echo "$left"; exit 1; }
 echo "install check passed"
