@@ -13,13 +13,13 @@ struct Search: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Argument(help: "What to look for.") var query: [String]
     @Option(help: "Only sessions of this app.") var app: String?
-    @Option(help: "At most this many hits (1 to 1000).") var limit = 20
+    @Option(help: "At most this many hits (1 to 200).") var limit = 20
     @Option(help: "Run the search this many times and print its latency instead of the hits (a benchmark).")
     var repeatCount: Int?
 
     func validate() throws {
         guard !query.isEmpty else { throw ValidationError("say what to search for") }
-        guard (1...1000).contains(limit) else { throw ValidationError("--limit must be between 1 and 1000") }
+        guard (1...200).contains(limit) else { throw ValidationError("--limit must be between 1 and 200") }
         if let repeatCount, repeatCount < 1 { throw ValidationError("--repeat-count must be at least 1") }
     }
 

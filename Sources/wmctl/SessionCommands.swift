@@ -141,7 +141,16 @@ struct Sessions: AsyncParsableCommand {
         let quiet = self.quiet
         let noTrunc = self.noTrunc
         try await global.withBroker { client in
-            guard case .sessions(let reply) = try await client.request(request) else { throw BrokerError.unexpectedReply }
+            // Page by page: however many sessions there are, no reply outgrows a frame.
+            var reply = Windowbroker_V1_SessionsReply()
+            var offset: UInt32 = 0
+            repeat {
+                var page = request
+                if case .sessions(var list) = page { list.offset = offset; page = .sessions(list) }
+                guard case .sessions(let part) = try await client.request(page) else { throw BrokerError.unexpectedReply }
+                reply.sessions += part.sessions
+                offset = part.nextOffset
+            } while offset != 0
             if quiet {
                 for session in reply.sessions { Output.line(session.id) }
                 return

@@ -91,6 +91,30 @@ final class UsabilityTests: BrokerTestCase {
         XCTAssertEqual(try harness.json("show", "abcdef12-0000-4000-8000-000000000002")["title"] as? String, "Second")
     }
 
+    func testSessionsComeInPagesSoThatNoReplyOutgrowsAFrame() throws {
+        harness.stop(signal: SIGTERM)
+        do {
+            let store = try SessionStore(directory: harness.root + "/state")
+            let title = String(repeating: "長", count: 256)  // the longest title, 768 bytes
+            try awaitResult {
+                for index in 0..<1_200 {
+                    try await store.insert(SceneSession(appID: "archived", configuration: "Editor", role: "windowApplication", title: "\(index) " + title))
+                }
+            }
+        }
+        try harness.start()
+        XCTAssertEqual(harness.wmctl("sessions", "-q").stdout.split(separator: "\n").count, 1_200, "every page fetched")
+        XCTAssertEqual(try harness.jsonList("sessions").count, 1_200)
+        let raw = try RawSocket(path: harness.socketPath)
+        try raw.greet()
+        try raw.write(frame: .with { $0.id = 7; $0.controlRequest = .with { $0.sessions = .init() } })
+        let first = try XCTUnwrap(raw.readFrame())
+        guard case .controlReply(let reply) = first.body, case .sessions(let page)? = reply.kind else { return XCTFail("\(first)") }
+        XCTAssertEqual(page.sessions.count, 500)
+        XCTAssertEqual(page.total, 1_200)
+        XCTAssertEqual(page.nextOffset, 500)
+    }
+
     func testTheSessionsTableFitsAHundredColumnsWithWideCharacters() throws {
         _ = try harness.openNote("emoji", title: "Packing 🧳 list")
         _ = try harness.openNote("cjk", title: String(repeating: "荷造りリスト", count: 20))

@@ -1728,12 +1728,18 @@ public nonisolated struct Windowbroker_V1_WatchRequest: Sendable {
   public init() {}
 }
 
+/// Sessions come in pages so that no reply outgrows a frame: `limit` (0: the largest page,
+/// 500) from `offset`; the reply's next_offset is where the next page starts (0: no more).
 public nonisolated struct Windowbroker_V1_SessionsRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   public var appID: String = String()
+
+  public var offset: UInt32 = 0
+
+  public var limit: UInt32 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2132,6 +2138,10 @@ public nonisolated struct Windowbroker_V1_SessionsReply: Sendable {
   // methods supported on all messages.
 
   public var sessions: [Windowbroker_V1_SessionInfo] = []
+
+  public var total: UInt32 = 0
+
+  public var nextOffset: UInt32 = 0
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -5989,7 +5999,7 @@ nonisolated extension Windowbroker_V1_WatchRequest: SwiftProtobuf.Message, Swift
 
 nonisolated extension Windowbroker_V1_SessionsRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SessionsRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}offset\0\u{1}limit\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5998,6 +6008,8 @@ nonisolated extension Windowbroker_V1_SessionsRequest: SwiftProtobuf.Message, Sw
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.appID) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.offset) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.limit) }()
       default: break
       }
     }
@@ -6007,11 +6019,19 @@ nonisolated extension Windowbroker_V1_SessionsRequest: SwiftProtobuf.Message, Sw
     if !self.appID.isEmpty {
       try visitor.visitSingularStringField(value: self.appID, fieldNumber: 1)
     }
+    if self.offset != 0 {
+      try visitor.visitSingularUInt32Field(value: self.offset, fieldNumber: 2)
+    }
+    if self.limit != 0 {
+      try visitor.visitSingularUInt32Field(value: self.limit, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Windowbroker_V1_SessionsRequest, rhs: Windowbroker_V1_SessionsRequest) -> Bool {
     if lhs.appID != rhs.appID {return false}
+    if lhs.offset != rhs.offset {return false}
+    if lhs.limit != rhs.limit {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -6793,7 +6813,7 @@ nonisolated extension Windowbroker_V1_AppsReply: SwiftProtobuf.Message, SwiftPro
 
 nonisolated extension Windowbroker_V1_SessionsReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SessionsReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sessions\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sessions\0\u{1}total\0\u{3}next_offset\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -6802,6 +6822,8 @@ nonisolated extension Windowbroker_V1_SessionsReply: SwiftProtobuf.Message, Swif
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.sessions) }()
+      case 2: try { try decoder.decodeSingularUInt32Field(value: &self.total) }()
+      case 3: try { try decoder.decodeSingularUInt32Field(value: &self.nextOffset) }()
       default: break
       }
     }
@@ -6811,11 +6833,19 @@ nonisolated extension Windowbroker_V1_SessionsReply: SwiftProtobuf.Message, Swif
     if !self.sessions.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.sessions, fieldNumber: 1)
     }
+    if self.total != 0 {
+      try visitor.visitSingularUInt32Field(value: self.total, fieldNumber: 2)
+    }
+    if self.nextOffset != 0 {
+      try visitor.visitSingularUInt32Field(value: self.nextOffset, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Windowbroker_V1_SessionsReply, rhs: Windowbroker_V1_SessionsReply) -> Bool {
     if lhs.sessions != rhs.sessions {return false}
+    if lhs.total != rhs.total {return false}
+    if lhs.nextOffset != rhs.nextOffset {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

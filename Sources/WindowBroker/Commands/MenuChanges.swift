@@ -81,6 +81,9 @@ extension Broker {
         guard wire.count <= 256 else { throw BrokerError(.invalidRequest, "at most 256 menu operations at once") }
         var operations: [MenuOperation] = []
         for operation in wire { operations.append(try MenuOperation(wire: operation)) }
+        guard (runtimeMenus[app]?.operations.count ?? 0) + operations.count <= 1024 else {
+            throw BrokerError(.resourceExhausted, "app '\(app)' has made 1024 menu changes while this broker runs; that is the limit")
+        }
         let current = try mainMenu(app)
         let changed: MainMenu
         do {

@@ -256,7 +256,15 @@ struct ControlRequestHandler: Sendable {
             return stateReply(try await broker.refresh(try await sessionID(command.sessionID), requestedBy: requester))
         case .sessions(let list):
             let sessions = await broker.sessionList(appID: list.appID.isEmpty ? nil : list.appID)
-            return .sessions(.with { $0.sessions = sessions })
+            // A page at most 500 long: with titles capped at 256 characters it fits a frame.
+            let limit = Int(list.limit == 0 ? 500 : min(list.limit, 500))
+            let start = min(Int(list.offset), sessions.count)
+            let end = min(sessions.count, start + limit)
+            return .sessions(.with {
+                $0.sessions = Array(sessions[start..<end])
+                $0.total = UInt32(sessions.count)
+                $0.nextOffset = end < sessions.count ? UInt32(end) : 0
+            })
         case .show(let command):
             return .session(try await broker.sessionInfo(try await sessionID(command.sessionID)))
         case .send(let send):
@@ -377,7 +385,14 @@ struct ControlRequestHandler: Sendable {
         case .logs(let request):
             let id = try await sessionID(request.sessionID)
             _ = try await broker.sessionInfo(id)
-            let lines = broker.workerOutput.lines(of: id, last: Int(min(max(request.lines, 1), UInt32(WorkerOutput.linesPerSession))))
+            var lines = broker.workerOutput.lines(of: id, last: Int(min(max(request.lines, 1), UInt32(WorkerOutput.linesPerSession))))
+            // The newest lines that fit half a frame (500 lines of 4 KiB would not fit one).
+            var bytes = 0
+            let fitting = lines.reversed().prefix { line in
+                bytes += line.text.utf8.count + 32
+                return bytes <= broker.configuration.maxFrameBytes / 2
+            }
+            lines = Array(fitting.reversed())
             return .logs(.with {
                 $0.sessionID = id.uuidString.lowercased()
                 $0.lines = lines.map { line in

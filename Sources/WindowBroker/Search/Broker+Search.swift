@@ -69,7 +69,8 @@ extension Broker {
         guard let searchIndex else {
             throw BrokerError(.internalError, "the search index is unavailable (see `wmctl status` warnings); restart with --rebuild-index")
         }
-        guard (1...1000).contains(limit) else { throw BrokerError(.invalidRequest, "the limit must be between 1 and 1000") }
+        // 200 hits with their titles and snippets fit a frame.
+        guard (1...200).contains(limit) else { throw BrokerError(.invalidRequest, "the limit must be between 1 and 200") }
         if let app, apps[app] == nil { throw BrokerError(.unknownApp, "no app '\(app)'; `wmctl apps` lists the installed ones") }
         let hits = try await searchIndex.search(text, app: app, limit: limit)
         var outcome = SearchOutcome(hits: [], unavailable: [])
