@@ -25,7 +25,7 @@ struct Status: AsyncParsableCommand {
                 "updatesDropped": .integer(Int64(status.updatesDropped)),
             ])) {
                 let prewarmed = status.prewarmed.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-                return "windowbroker \(status.version), pid \(status.pid), up \(Int(status.uptimeSeconds)) s: \(status.sessions) sessions, \(status.workers) running, "
+                return "windowbroker \(status.version), pid \(status.pid), up \(Output.duration(status.uptimeSeconds)): \(status.sessions) sessions, \(status.workers) running, "
                     + "pressure \(Output.pressureName(status.pressureLevel)), \(status.reclaimedCount) reclaimed"
                     + (prewarmed.isEmpty ? "" : ", prewarmed: \(prewarmed)")
                     + status.warnings.map { "\nWARNING: \($0)" }.joined()
@@ -92,11 +92,20 @@ struct Watch: AsyncParsableCommand {
                             "app": .string(event.appID),
                             "event": .string(event.event),
                             "detail": .string(event.detail),
+                            "title": .string(event.title),
                         ])
                         if global.json {
                             Output.printJSON(line)
                         } else {
-                            Output.line("\(Output.iso(event.time))  \(event.sessionID)  \(event.appID)  \(event.event)  \(event.detail)")
+                            // Aligned columns, the session as its short id and title.
+                            func column(_ text: String, _ width: Int) -> String {
+                                let cut = Output.truncate(text, toWidth: width)
+                                return cut + String(repeating: " ", count: max(0, width - Output.displayWidth(cut)))
+                            }
+                            Output.line([
+                                Output.iso(event.time), column(event.sessionID.isEmpty ? "-" : String(event.sessionID.prefix(8)), 8),
+                                column(event.appID.isEmpty ? "-" : event.appID, 12), column(event.title, 20), column(event.event, 24), event.detail,
+                            ].joined(separator: "  ").trimmingCharacters(in: .whitespaces))
                         }
                         seen += 1
                         if let count, seen >= count { return }

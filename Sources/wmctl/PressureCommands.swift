@@ -32,7 +32,8 @@ struct PressureShow: AsyncParsableCommand {
                 "psi": .dictionary(["someAvg10": .real(p.someAvg10), "fullAvg10": .real(p.fullAvg10), "source": .string(p.psiSource)]),
                 "memAvailable": .integer(Int64(p.memAvailable)),
                 "workersPss": .integer(Int64(p.workersPss)),
-                "budget": p.budget == 0 ? .null : .integer(Int64(p.budget)),
+                // A number like every other size: 0 means no budget.
+                "budget": .integer(Int64(p.budget)),
                 "reclaimed": .dictionary(["count": .integer(Int64(p.reclaimedCount)), "bytes": .integer(Int64(p.reclaimedBytes))]),
                 "reasons": .list(p.reasons.map { .string($0) }),
             ])) {

@@ -157,11 +157,11 @@ struct Sessions: AsyncParsableCommand {
             }
             global.emit(.list(reply.sessions.map { .dictionary(Output.session($0)) })) {
                 Output.table(
-                    ["ID", "APP", "STATE", "PID", "PSS", "SAVED", "TITLE"],
+                    ["ID", "APP", "STATE", "PID", "PSS", "SAVED", "ACTIVE", "TITLE"],
                     reply.sessions.map {
                         [noTrunc ? $0.id : String($0.id.prefix(8)), $0.appID, Output.stateName($0.state), $0.pid == 0 ? "-" : "\($0.pid)",
-                         $0.pid == 0 ? "-" : Output.mebibytes($0.pssBytes), $0.restorationSaved ? "yes" : "no", $0.title]
-                    }, flexible: noTrunc ? nil : 6)
+                         $0.pid == 0 ? "-" : Output.mebibytes($0.pssBytes), $0.restorationSaved ? "yes" : "no", Output.ago($0.lastActiveAt), $0.title]
+                    }, flexible: noTrunc ? nil : 7)
             }
         }
     }

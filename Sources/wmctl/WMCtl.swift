@@ -75,7 +75,7 @@ func hoistingGlobalOptions(_ arguments: [String]) -> [String] {
         if argument == "--socket", index + 1 < arguments.count {
             leading += [argument, arguments[index + 1]]
             index += 2
-        } else if argument == "--json" || argument.hasPrefix("--socket=") {
+        } else if argument == "--json" || argument == "--pretty" || argument.hasPrefix("--socket=") {
             leading.append(argument)
             index += 1
         } else {
@@ -114,6 +114,9 @@ struct GlobalOptions: ParsableArguments {
     @Flag(help: "Print JSON instead of text.")
     var json = false
 
+    @Flag(help: "With --json: indented, one key per line.")
+    var pretty = false
+
     var socketPath: String {
         if let socket { return socket }
         let env = ProcessInfo.processInfo.environment
@@ -138,7 +141,7 @@ struct GlobalOptions: ParsableArguments {
     }
 
     func emit(_ value: PlistValue, human: () -> String) {
-        if json { Output.printJSON(value) } else { Output.line(human()) }
+        if json { Output.printJSON(value, pretty: pretty) } else { Output.line(human()) }
     }
 
     /// The reply of open / activate / background / reclaim / close.
@@ -165,9 +168,9 @@ struct GlobalOptions: ParsableArguments {
 }
 
 enum Output {
-    static func printJSON(_ value: PlistValue) {
+    static func printJSON(_ value: PlistValue, pretty: Bool = false) {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.outputFormatting = pretty ? [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted] : [.sortedKeys, .withoutEscapingSlashes]
         let data = (try? encoder.encode(value)) ?? Data("null".utf8)
         line(String(decoding: data, as: UTF8.self))
     }
@@ -196,6 +199,28 @@ enum Output {
 
     static func mebibytes(_ bytes: UInt64) -> String {
         String(format: "%.1f MiB", Double(bytes) / 1_048_576)
+    }
+
+    /// A span as people say it: `42s`, `1min 14s`, `3h 2min`, `2d 5h`.
+    static func duration(_ seconds: Double) -> String {
+        let total = Int(max(0, seconds).rounded())
+        let (days, hours, minutes, rest) = (total / 86_400, total / 3_600 % 24, total / 60 % 60, total % 60)
+        if days > 0 { return "\(days)d \(hours)h" }
+        if hours > 0 { return "\(hours)h \(minutes)min" }
+        if minutes > 0 { return rest == 0 ? "\(minutes)min" : "\(minutes)min \(rest)s" }
+        return "\(rest)s"
+    }
+
+    /// How long ago a time was: `just now`, `2 min ago`, `3h ago`, `5 days ago`.
+    static func ago(_ time: Double, now: Double = Date().timeIntervalSince1970) -> String {
+        let seconds = max(0, now - time)
+        switch seconds {
+        case ..<10: return "just now"
+        case ..<60: return "\(Int(seconds))s ago"
+        case ..<3_600: return "\(Int(seconds / 60)) min ago"
+        case ..<86_400: return "\(Int(seconds / 3_600))h ago"
+        default: return "\(Int(seconds / 86_400)) days ago"
+        }
     }
 
     static func stateName(_ state: Windowbroker_V1_SceneState) -> String {

@@ -85,16 +85,8 @@ final class FuzzCorpusReplayTests: XCTestCase {
         let corpus = repository.appendingPathComponent("fuzz/corpus").path
         let inputs = try FileManager.default.contentsOfDirectory(atPath: corpus).sorted().map { corpus + "/" + $0 }
         XCTAssertGreaterThanOrEqual(inputs.count, 10)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: BrokerHarness.binDirectory + "/wire-fuzz")
-        process.arguments = inputs
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, text)
+        let (code, text) = try runToCompletion(BrokerHarness.binDirectory + "/wire-fuzz", inputs)
+        XCTAssertEqual(code, 0, text)
         XCTAssertTrue(text.contains("replayed \(inputs.count) input(s)"), text)
     }
 }

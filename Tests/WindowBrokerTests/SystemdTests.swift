@@ -140,28 +140,16 @@ final class UnitFileTests: XCTestCase {
         }
         let repository = URL(fileURLWithPath: BrokerHarness.repositoryAppsDirectory).deletingLastPathComponent().path
         let units = root + "/units"
-        let generate = Process()
-        generate.executableURL = URL(fileURLWithPath: "/bin/bash")
-        generate.arguments = [repository + "/scripts/install.sh", "units"]
-        generate.environment = ["PREFIX": prefix, "UNIT_DIR": units, "HOME": root, "PATH": "/usr/bin:/bin"]
-        try generate.run()
-        generate.waitUntilExit()
-        XCTAssertEqual(generate.terminationStatus, 0)
+        let generated = try runToCompletion("/bin/bash", [repository + "/scripts/install.sh", "units"],
+                                            environment: ["PREFIX": prefix, "UNIT_DIR": units, "HOME": root, "PATH": "/usr/bin:/bin"])
+        XCTAssertEqual(generated.code, 0, generated.output)
         let service = try String(contentsOfFile: units + "/windowbroker.service", encoding: .utf8)
         XCTAssertTrue(service.contains("ExecStart=\(bin)/windowbrokerd"), "the real path, not %h/.local")
         XCTAssertTrue(service.contains("Also=windowbroker.socket"))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: analyze)
         // --man=no: the man pages are checked where make install writes them (scripts/check-install.sh).
-        process.arguments = ["--user", "verify", "--man=no", units + "/windowbroker.socket", units + "/windowbroker.service"]
-        process.environment = ["HOME": root, "XDG_RUNTIME_DIR": root + "/run", "PATH": "/usr/bin:/bin"]
-        let output = Pipe()
-        process.standardError = output
-        process.standardOutput = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, text)
+        let (code, text) = try runToCompletion(analyze, ["--user", "verify", "--man=no", units + "/windowbroker.socket", units + "/windowbroker.service"],
+                                               environment: ["HOME": root, "XDG_RUNTIME_DIR": root + "/run", "PATH": "/usr/bin:/bin"])
+        XCTAssertEqual(code, 0, text)
         XCTAssertEqual(text.trimmingCharacters(in: .whitespacesAndNewlines), "", "no warnings")
     }
 }

@@ -2236,6 +2236,9 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
 
   public var detail: String = String()
 
+  /// The session's title when the event happened (for people; empty without a session).
+  public var title: String = String()
+
   public var kind: Windowbroker_V1_LifecycleEvent.OneOf_Kind? = nil
 
   public var created: Windowbroker_V1_SessionCreated {
@@ -7001,7 +7004,7 @@ nonisolated extension Windowbroker_V1_ActionResult: SwiftProtobuf.Message, Swift
 
 nonisolated extension Windowbroker_V1_LifecycleEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LifecycleEvent"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}time\0\u{3}session_id\0\u{3}app_id\0\u{1}event\0\u{1}detail\0\u{2}\u{5}created\0\u{1}launched\0\u{1}callback\0\u{3}restoration_saved\0\u{3}restoration_extended\0\u{1}continued\0\u{3}discards_delivered\0\u{1}exited\0\u{1}crashed\0\u{1}discarded\0\u{3}memory_warning\0\u{1}reclaimed\0\u{1}pressure\0\u{3}activation_requested\0\u{3}destruction_requested\0\u{3}refresh_requested\0\u{3}update_posted\0\u{3}defaults_changed\0\u{3}updates_dropped\0\u{3}command_performed\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}time\0\u{3}session_id\0\u{3}app_id\0\u{1}event\0\u{1}detail\0\u{1}title\0\u{2}\u{4}created\0\u{1}launched\0\u{1}callback\0\u{3}restoration_saved\0\u{3}restoration_extended\0\u{1}continued\0\u{3}discards_delivered\0\u{1}exited\0\u{1}crashed\0\u{1}discarded\0\u{3}memory_warning\0\u{1}reclaimed\0\u{1}pressure\0\u{3}activation_requested\0\u{3}destruction_requested\0\u{3}refresh_requested\0\u{3}update_posted\0\u{3}defaults_changed\0\u{3}updates_dropped\0\u{3}command_performed\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -7014,6 +7017,7 @@ nonisolated extension Windowbroker_V1_LifecycleEvent: SwiftProtobuf.Message, Swi
       case 3: try { try decoder.decodeSingularStringField(value: &self.appID) }()
       case 4: try { try decoder.decodeSingularStringField(value: &self.event) }()
       case 5: try { try decoder.decodeSingularStringField(value: &self.detail) }()
+      case 6: try { try decoder.decodeSingularStringField(value: &self.title) }()
       case 10: try {
         var v: Windowbroker_V1_SessionCreated?
         var hadOneofValue = false
@@ -7299,6 +7303,9 @@ nonisolated extension Windowbroker_V1_LifecycleEvent: SwiftProtobuf.Message, Swi
     if !self.detail.isEmpty {
       try visitor.visitSingularStringField(value: self.detail, fieldNumber: 5)
     }
+    if !self.title.isEmpty {
+      try visitor.visitSingularStringField(value: self.title, fieldNumber: 6)
+    }
     switch self.kind {
     case .created?: try {
       guard case .created(let v)? = self.kind else { preconditionFailure() }
@@ -7391,6 +7398,7 @@ nonisolated extension Windowbroker_V1_LifecycleEvent: SwiftProtobuf.Message, Swi
     if lhs.appID != rhs.appID {return false}
     if lhs.event != rhs.event {return false}
     if lhs.detail != rhs.detail {return false}
+    if lhs.title != rhs.title {return false}
     if lhs.kind != rhs.kind {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true

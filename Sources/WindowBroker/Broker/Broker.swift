@@ -263,7 +263,8 @@ public actor Broker {
 
     /// Publishes an event about a session (or, with nil, about the broker as a whole).
     func emit(_ sessionID: UUID?, app: String = "", _ event: BrokerEvent) {
-        let record = event.record(session: sessionID, app: app)
+        var record = event.record(session: sessionID, app: app)
+        record.title = sessionID.flatMap { sessions[$0]?.title } ?? ""
         logger.debug("lifecycle", metadata: ["session": "\(record.sessionID)", "app": "\(app)", "event": "\(record.event)", "detail": "\(record.detail)"])
         events.publish(record)
     }
