@@ -215,6 +215,29 @@ final class UsabilityTests: BrokerTestCase {
         XCTAssertTrue(try complete("wmctl sess").contains("sessions"))
     }
 
+    func testTopShowsALiveViewAndQuitsOnQ() throws {
+        let session = try harness.openNote("watched", title: "Top of the list")
+        let once = harness.wmctl("top", "--once")
+        XCTAssertEqual(once.code, 0, once.stderr)
+        XCTAssertTrue(once.stdout.hasPrefix("windowbroker "), once.stdout)
+        XCTAssertTrue(once.stdout.contains("pressure normal"), once.stdout)
+        XCTAssertTrue(once.stdout.contains(String(session.prefix(8))) && once.stdout.contains("Top of the list"), once.stdout)
+        XCTAssertFalse(once.stdout.contains("\u{1B}["), "--once writes no terminal codes")
+
+        // In a terminal (a pty from script(1)): it redraws, shows events as they happen, and q quits.
+        let wmctl = BrokerHarness.binDirectory + "/wmctl"
+        let output = harness.root + "/top.out"
+        let started = try harness.start(wmctl: ["status"])  // warm: the binary is in the page cache
+        _ = started.wait()
+        let script = "(sleep 1.5; \"\(wmctl)\" open notes --new --title 'Arrived later' >/dev/null; sleep 1.5; printf q) | script -q -c '\"\(wmctl)\" top --interval 0.2' /dev/null > '\(output)'"
+        let (code, text) = try runToCompletion("/bin/bash", ["-c", script], environment: harness.environment)
+        XCTAssertEqual(code, 0, text)
+        let screen = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        XCTAssertTrue(screen.contains("\u{1B}[H\u{1B}[2J"), "redrawn in place")
+        XCTAssertTrue(screen.contains("Arrived later"), "a session that arrived while it ran")
+        XCTAssertTrue(screen.contains("recent events") && screen.contains("didBecomeActive"), "events as they happen")
+    }
+
     /// Runs async work from a synchronous test body.
     private func awaitResult(_ body: @escaping @Sendable () async throws -> Void) throws {
         let done = DispatchSemaphore(value: 0)

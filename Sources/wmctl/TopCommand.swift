@@ -1,0 +1,127 @@
+import ArgumentParser
+import Foundation
+import Glibc
+import IPCWire
+
+/// `wmctl top`: a live view of the broker, refreshed every `--interval`: the broker and memory
+/// pressure, every session (state, app, PSS, last active, title) and the latest events.
+/// `q` (or ctrl-c) quits; `--once` prints one frame without touching the terminal.
+struct Top: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "A live view: sessions with state, app, PSS and last activity, the pressure level and PSI, recent events (q quits).")
+    @OptionGroup var global: GlobalOptions
+    @Flag(help: "Print one frame and exit (for scripts and logs).") var once = false
+    @Option(help: "Seconds between refreshes.") var interval: Double = 1
+
+    func validate() throws {
+        guard interval >= 0.1, interval <= 60 else { throw ValidationError("--interval is between 0.1 and 60 seconds") }
+    }
+
+    func run() async throws {
+        let global = self.global
+        let once = self.once
+        let interval = self.interval
+        try await global.withBroker { client in
+            if once {
+                Output.line(try await Self.frame(client, events: [], width: Self.terminalWidth()))
+                return
+            }
+            // The events come on a second connection that only watches.
+            let recent = RecentEvents()
+            let watcher = Task {
+                try? await BrokerClient.withConnection(socketPath: global.socketPath, clientName: "wmctl-top") { watch in
+                    guard case .watchStarted = try await watch.request(.watch(.init())) else { return }
+                    for await event in watch.events { await recent.add(event) }
+                }
+            }
+            defer { watcher.cancel() }
+            let terminal = RawTerminal()
+            defer { terminal.restore() }
+            while true {
+                let text = try await Self.frame(client, events: await recent.lines, width: Self.terminalWidth())
+                // Home, clear, frame: the whole view redrawn in one write.
+                Output.line("\u{1B}[H\u{1B}[2J" + text + "\n\nq quits")
+                if terminal.waitForQuit(seconds: interval) { return }
+            }
+        }
+    }
+
+    static func terminalWidth() -> Int {
+        var size = winsize()
+        if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col >= 40 { return Int(size.ws_col) }
+        return Int(ProcessInfo.processInfo.environment["COLUMNS"] ?? "") ?? 100
+    }
+
+    static func frame(_ client: BrokerClient, events: [String], width: Int) async throws -> String {
+        guard case .status(let status) = try await client.request(.status(.init())),
+              case .pressure(let pressure) = try await client.request(.pressure(.init())) else { throw BrokerError.unexpectedReply }
+        var sessions: [Windowbroker_V1_SessionInfo] = []
+        var offset: UInt32 = 0
+        repeat {
+            guard case .sessions(let page) = try await client.request(.sessions(.with { $0.offset = offset })) else { throw BrokerError.unexpectedReply }
+            sessions += page.sessions
+            offset = page.nextOffset
+        } while offset != 0
+        let order: [Windowbroker_V1_SceneState] = [.foregroundActive, .foregroundInactive, .launching, .background, .unattached]
+        sessions.sort { (order.firstIndex(of: $0.state) ?? 9, -$0.lastActiveAt) < (order.firstIndex(of: $1.state) ?? 9, -$1.lastActiveAt) }
+        let header = "windowbroker \(status.version)  pid \(status.pid)  up \(Output.duration(status.uptimeSeconds))  "
+            + "\(status.sessions) sessions, \(status.workers) running, \(status.reclaimedCount) reclaimed"
+        let psi = String(format: "psi some %.1f%% full %.1f%%", pressure.someAvg10, pressure.fullAvg10)
+        let budget: String = pressure.budget == 0 ? "" : " of " + Output.mebibytes(pressure.budget)
+        let reasons: String = pressure.reasons.isEmpty ? "" : "  (" + pressure.reasons.joined(separator: "; ") + ")"
+        let memory = "pressure " + Output.pressureName(pressure.level) + "  " + psi + "  workers " + Output.mebibytes(pressure.workersPss) + budget + reasons
+        var lines = [header, memory, ""]
+        let rows = sessions.prefix(40).map {
+            [String($0.id.prefix(8)), Output.stateName($0.state), $0.appID, $0.pid == 0 ? "-" : Output.mebibytes($0.pssBytes),
+             Output.ago($0.lastActiveAt), $0.title]
+        }
+        lines.append(Output.table(["ID", "STATE", "APP", "PSS", "ACTIVE", "TITLE"], rows, flexible: 5, maxWidth: width))
+        if sessions.count > 40 { lines.append("… and \(sessions.count - 40) more (wmctl sessions)") }
+        if !events.isEmpty {
+            lines += ["", "recent events"] + events.map { Output.truncate($0, toWidth: width) }
+        }
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// The last few events, newest last, as one line each.
+actor RecentEvents {
+    private(set) var lines: [String] = []
+
+    func add(_ event: LifecycleEvent) {
+        let time = Output.iso(event.time).split(separator: "T").last.map(String.init) ?? ""
+        let who = event.sessionID.isEmpty ? "-" : String(event.sessionID.prefix(8))
+        lines.append("\(time)  \(who)  \(event.title.isEmpty ? event.appID : event.title)  \(event.event)  \(event.detail)")
+        if lines.count > 8 { lines.removeFirst(lines.count - 8) }
+    }
+}
+
+/// The terminal in raw mode (keys arrive at once, not echoed) while the view runs.
+final class RawTerminal: @unchecked Sendable {
+    private var saved = termios()
+    private let active: Bool
+
+    init() {
+        active = isatty(STDIN_FILENO) == 1 && tcgetattr(STDIN_FILENO, &saved) == 0
+        guard active else { return }
+        var raw = saved
+        raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
+        tcsetattr(STDIN_FILENO, TCSANOW, &raw)
+        Output.line("\u{1B}[?25l")  // hide the cursor
+    }
+
+    /// Waits up to `seconds` for a key; true when it was q (or the input ended).
+    func waitForQuit(seconds: Double) -> Bool {
+        var descriptor = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+        guard poll(&descriptor, 1, Int32(seconds * 1000)) > 0 else { return false }
+        var byte: UInt8 = 0
+        let count = read(STDIN_FILENO, &byte, 1)
+        return count <= 0 || byte == UInt8(ascii: "q") || byte == UInt8(ascii: "Q") || byte == 3
+    }
+
+    func restore() {
+        guard active else { return }
+        tcsetattr(STDIN_FILENO, TCSANOW, &saved)
+        Output.line("\u{1B}[?25h")
+    }
+}
