@@ -1,3 +1,5 @@
+import Foundation
+
 /// A keyboard shortcut as key symbols: modifiers and one xkb key name (`ctrl+bracketleft`),
 /// not characters, so a layout-aware front end can show and match it for the user's layout.
 /// The canonical text puts the modifiers in a fixed order and the key in lower case, so two
@@ -53,5 +55,3 @@ public struct KeyShortcut: Hashable, Sendable, CustomStringConvertible {
         (modifiers.sorted().map(\.rawValue) + [key]).joined(separator: "+")
     }
 }
-
-import Foundation

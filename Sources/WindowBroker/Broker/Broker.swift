@@ -210,12 +210,18 @@ public actor Broker {
         }
     }
 
-    /// The activity type an activation without one gets: the app's first declared type.
-    public func defaultActivityType(app appID: String, session: String) throws(BrokerError) -> String {
-        let id = appID.isEmpty ? UUID(uuidString: session).flatMap { sessions[$0]?.appID } ?? "" : appID
+    /// An installed app's manifest, or the error every request about an unknown app gets.
+    func installedApp(_ id: String) throws(BrokerError) -> AppManifest {
         guard let app = apps[id] else {
             throw BrokerError(.unknownApp, "no app '\(id)'; `wmctl apps` lists the installed ones")
         }
+        return app
+    }
+
+    /// The activity type an activation without one gets: the app's first declared type.
+    public func defaultActivityType(app appID: String, session: String) throws(BrokerError) -> String {
+        let id = appID.isEmpty ? UUID(uuidString: session).flatMap { sessions[$0]?.appID } ?? "" : appID
+        let app = try installedApp(id)
         guard let type = app.activityTypes.first else {
             throw BrokerError(.invalidRequest, "app '\(id)' declares no activity types; an activation cannot carry an activity")
         }

@@ -35,7 +35,7 @@ extension Broker {
 
     /// The app's main menu: as the manifest built it, with the scenes' runtime changes.
     func mainMenu(_ app: String) throws(BrokerError) -> MainMenu {
-        guard let manifest = apps[app] else { throw BrokerError(.unknownApp, "no app '\(app)'; `wmctl apps` lists the installed ones") }
+        let manifest = try installedApp(app)
         return runtimeMenus[app]?.menu ?? manifest.mainMenu
     }
 

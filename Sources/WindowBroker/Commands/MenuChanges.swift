@@ -91,8 +91,7 @@ extension Broker {
         } catch {
             throw BrokerError(.invalidRequest, "menu change refused, nothing changed: \(error)")
         }
-        runtimeMenus[app, default: (operations: [], menu: changed)].operations += operations
-        runtimeMenus[app]?.menu = changed
+        runtimeMenus[app] = ((runtimeMenus[app]?.operations ?? []) + operations, changed)
         return changed
     }
 

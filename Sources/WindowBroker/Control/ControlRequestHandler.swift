@@ -184,6 +184,11 @@ struct ControlRequestHandler: Sendable {
         try await broker.resolveSession(text)
     }
 
+    /// The same, where a session is optional (empty: none).
+    private func optionalSessionID(_ text: String) async throws -> UUID? {
+        text.isEmpty ? nil : try await sessionID(text)
+    }
+
     private func stateReply(_ outcome: Broker.Outcome) -> ControlReply {
         .sessionState(.with {
             $0.sessionID = outcome.sessionID.uuidString.lowercased()
@@ -237,7 +242,7 @@ struct ControlRequestHandler: Sendable {
             let activity = open.hasActivity ? try UserActivity(wire: open.activity, maxBytes: maxBytes) : nil
             var request = ActivationRequest(
                 appID: open.appID.isEmpty ? nil : open.appID,
-                sessionID: open.sessionID.isEmpty ? nil : try await sessionID(open.sessionID),
+                sessionID: try await optionalSessionID(open.sessionID),
                 activity: activity,
                 forceNew: open.forceNew,
                 presentation: Presentation(wire: open.presentation),
@@ -333,7 +338,7 @@ struct ControlRequestHandler: Sendable {
                 $0.unavailable = outcome.unavailable.map(wire)
             })
         case .menu(let request):
-            let view = try await broker.menuView(session: request.sessionID.isEmpty ? nil : try await sessionID(request.sessionID),
+            let view = try await broker.menuView(session: try await optionalSessionID(request.sessionID),
                                                  app: request.appID.isEmpty ? nil : request.appID)
             return .menu(.with {
                 $0.appID = view.app
@@ -341,7 +346,7 @@ struct ControlRequestHandler: Sendable {
                 $0.menus = view.menu.menus.map { Self.wire($0, states: view.states) }
             })
         case .commands(let request):
-            let view = try await broker.menuView(session: request.sessionID.isEmpty ? nil : try await sessionID(request.sessionID),
+            let view = try await broker.menuView(session: try await optionalSessionID(request.sessionID),
                                                  app: request.appID.isEmpty ? nil : request.appID)
             var commands = view.menu.commands.map { Self.wire($0, states: view.states) }
             if request.overlay {
@@ -361,7 +366,7 @@ struct ControlRequestHandler: Sendable {
             })
         case .key(let request):
             let shortcut = try KeyShortcut(parsing: request.shortcut)
-            let outcome = try await broker.key(shortcut, session: request.sessionID.isEmpty ? nil : try await sessionID(request.sessionID))
+            let outcome = try await broker.key(shortcut, session: try await optionalSessionID(request.sessionID))
             return .key(.with {
                 $0.shortcut = outcome.shortcut.description
                 $0.command = outcome.command ?? ""
@@ -384,7 +389,7 @@ struct ControlRequestHandler: Sendable {
             })
         case .logs(let request):
             let id = try await sessionID(request.sessionID)
-            _ = try await broker.sessionInfo(id)
+            _ = try await broker.existingSession(id)
             var lines = broker.workerOutput.lines(of: id, last: Int(min(max(request.lines, 1), UInt32(WorkerOutput.linesPerSession))))
             // The newest lines that fit half a frame (500 lines of 4 KiB would not fit one).
             var bytes = 0

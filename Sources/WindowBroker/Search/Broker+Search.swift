@@ -71,7 +71,7 @@ extension Broker {
         }
         // 200 hits with their titles and snippets fit a frame.
         guard (1...200).contains(limit) else { throw BrokerError(.invalidRequest, "the limit must be between 1 and 200") }
-        if let app, apps[app] == nil { throw BrokerError(.unknownApp, "no app '\(app)'; `wmctl apps` lists the installed ones") }
+        if let app { _ = try installedApp(app) }
         let hits = try await searchIndex.search(text, app: app, limit: limit)
         var outcome = SearchOutcome(hits: [], unavailable: [])
         for hit in hits where sessions[hit.sessionID] != nil {

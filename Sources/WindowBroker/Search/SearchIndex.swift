@@ -132,24 +132,16 @@ public final class SearchIndex: Sendable {
     public func prune(keeping existing: Set<UUID>) throws -> Int {
         let indexed = try queue.read { db in try String.fetchAll(db, sql: "SELECT sessionID FROM activitySearch") }
         let stale = indexed.filter { UUID(uuidString: $0).map { !existing.contains($0) } ?? true }
-        for key in stale {
-            try queue.write { db in try db.execute(sql: "DELETE FROM activitySearch WHERE sessionID = ?", arguments: [key]) }
-        }
-        if !stale.isEmpty {
-            try queue.write { db in try db.execute(sql: "INSERT INTO activitySearch(activitySearch) VALUES('optimize')") }
+        guard !stale.isEmpty else { return 0 }
+        try queue.write { db in
+            for key in stale { try db.execute(sql: "DELETE FROM activitySearch WHERE sessionID = ?", arguments: [key]) }
+            try db.execute(sql: "INSERT INTO activitySearch(activitySearch) VALUES('optimize')")
         }
         return stale.count
     }
 
     public var count: Int {
         (try? queue.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM activitySearch") }) ?? 0
-    }
-
-    /// Bytes of the index file (with its WAL).
-    public var sizeBytes: UInt64 {
-        ["", "-wal"].reduce(0) { total, suffix in
-            total + ((try? FileManager.default.attributesOfItem(atPath: path + suffix)[.size] as? UInt64) ?? 0)
-        }
     }
 
     /// The best `limit` hits for what a person typed (see `SearchQuery`).

@@ -79,7 +79,7 @@ extension Broker {
     /// With `wait`, returns once each of them acknowledged it, dropped it in an overflow or
     /// went away, or when `wait` has passed.
     public func post(app: String, name: String, payload: [String: PlistValue], from poster: UUID?, wait: Duration?) async throws(BrokerError) -> PostOutcome {
-        try requireApp(app)
+        _ = try installedApp(app)
         try SyncLimits.checkKey(name, what: "the update's name")
         try SyncLimits.checkSize(payload, maxBytes: configuration.maxUpdatePayloadBytes, what: "the update's payload")
         let sequence = sync.nextSequence(app)
@@ -131,7 +131,7 @@ extension Broker {
     // MARK: - Shared defaults
 
     public func defaults(app: String) throws(BrokerError) -> [String: PlistValue] {
-        try requireApp(app)
+        _ = try installedApp(app)
         return sync.defaults[app] ?? [:]
     }
 
@@ -139,7 +139,7 @@ extension Broker {
     /// delivered to every connected scene of the app, the writer's included. Returns the
     /// change's sequence (0: nothing changed).
     public func setDefault(app: String, key: String, value: PlistValue?, from writer: UUID?) async throws(BrokerError) -> UInt64 {
-        try requireApp(app)
+        _ = try installedApp(app)
         try SyncLimits.checkKey(key, what: "the default's key")
         if !sync.defaultsTurns.tryEnter(app) {
             await withCheckedContinuation { sync.defaultsTurns.wait(app, $0) }
@@ -282,12 +282,6 @@ extension Broker {
                 // the next update waits behind it, and its queue bounds what piles up.
                 logger.notice("a scene did not acknowledge an update", metadata: ["session": "\(id)", "sequence": "\(delivery.sequence)", "error": "\(error)"])
             }
-        }
-    }
-
-    private func requireApp(_ app: String) throws(BrokerError) {
-        guard apps[app] != nil else {
-            throw BrokerError(.unknownApp, "no app '\(app)'; `wmctl apps` lists the installed ones")
         }
     }
 

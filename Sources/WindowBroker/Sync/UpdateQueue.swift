@@ -28,7 +28,6 @@ struct UpdateQueue<Item> {
         self.capacity = max(1, capacity)
     }
 
-    var count: Int { items.count }
     var isEmpty: Bool { items.isEmpty && pendingNotice == nil }
 
     /// Queues an update; nil, or what an overflow dropped.
