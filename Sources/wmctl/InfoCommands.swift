@@ -159,20 +159,17 @@ struct Ping: AsyncParsableCommand {
         let global = self.global
         let count = self.count
         try await global.withBroker { client in
-            var samples: [Double] = []
-            let clock = ContinuousClock()
+            var latency = LatencySamples()
             for i in 0..<count {
                 let payload = Data("ping \(i)".utf8)
-                let started = clock.now
-                guard case .ping(let pong) = try await client.request(.ping(.with { $0.payload = payload })), pong.payload == payload else {
+                let reply = try await latency.time { try await client.request(.ping(.with { $0.payload = payload })) }
+                guard case .ping(let pong) = reply, pong.payload == payload else {
                     throw BrokerError(.malformedFrame, "the broker's pong did not echo the ping")
                 }
-                let elapsed = clock.now - started
-                samples.append(Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12)
             }
-            samples.sort()
-            func percentile(_ p: Double) -> Double { samples[min(samples.count - 1, Int((Double(samples.count) * p).rounded(.up)) - 1)] }
-            let mean = samples.reduce(0, +) / Double(samples.count)
+            let samples = latency.sorted
+            func percentile(_ p: Double) -> Double { latency.percentile(p) }
+            let mean = latency.mean
             func round(_ v: Double) -> PlistValue { .real((v * 10).rounded() / 10) }
             global.emit(.dictionary([
                 "count": .integer(Int64(count)),

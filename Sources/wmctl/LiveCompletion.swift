@@ -23,10 +23,8 @@ enum LiveCompletion {
     /// Runs one short request against the broker named on the command line (or the default),
     /// waiting at most a second: a completion must never hang a shell.
     private static func query(_ words: [String], _ body: @escaping @Sendable (BrokerClient) async throws -> [String]) -> [String] {
-        var socket = ProcessInfo.processInfo.environment["WINDOWBROKER_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? BrokerClient.defaultSocketPath()
-        if let index = words.firstIndex(of: "--socket"), index + 1 < words.count { socket = words[index + 1] }
-        let path = socket
+        let given = words.firstIndex(of: "--socket").flatMap { $0 + 1 < words.count ? words[$0 + 1] : nil }
+        let path = GlobalOptions.socketPath(given: given)
         let done = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var found: [String] = []
         Task {

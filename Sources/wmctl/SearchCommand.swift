@@ -33,18 +33,13 @@ struct Search: AsyncParsableCommand {
         let repeatCount = self.repeatCount
         try await global.withBroker { client in
             if let repeatCount {
-                var samples: [Double] = []
-                let clock = ContinuousClock()
+                var latency = LatencySamples()
                 var found = 0
                 for _ in 0..<repeatCount {
-                    let started = clock.now
-                    guard case .search(let reply) = try await client.request(request) else { throw BrokerError.unexpectedReply }
-                    let elapsed = clock.now - started
-                    samples.append(Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12)
+                    guard case .search(let reply) = try await latency.time({ try await client.request(request) }) else { throw BrokerError.unexpectedReply }
                     found = reply.hits.count
                 }
-                samples.sort()
-                func percentile(_ p: Double) -> Double { samples[min(samples.count - 1, Int((Double(samples.count) * p).rounded(.up)) - 1)] }
+                func percentile(_ p: Double) -> Double { latency.percentile(p) }
                 global.emit(.dictionary([
                     "count": .integer(Int64(repeatCount)), "hits": .integer(Int64(found)),
                     "p50Micros": .real(percentile(0.5).rounded()), "p99Micros": .real(percentile(0.99).rounded()),

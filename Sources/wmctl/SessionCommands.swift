@@ -137,28 +137,19 @@ struct Sessions: AsyncParsableCommand {
 
     func run() async throws {
         let global = self.global
-        let request = ControlRequest.sessions(.with { $0.appID = app ?? "" })
+        let app = self.app ?? ""
         let quiet = self.quiet
         let noTrunc = self.noTrunc
         try await global.withBroker { client in
-            // Page by page: however many sessions there are, no reply outgrows a frame.
-            var reply = Windowbroker_V1_SessionsReply()
-            var offset: UInt32 = 0
-            repeat {
-                var page = request
-                if case .sessions(var list) = page { list.offset = offset; page = .sessions(list) }
-                guard case .sessions(let part) = try await client.request(page) else { throw BrokerError.unexpectedReply }
-                reply.sessions += part.sessions
-                offset = part.nextOffset
-            } while offset != 0
+            let sessions = try await client.allSessions(app: app)
             if quiet {
-                for session in reply.sessions { Output.line(session.id) }
+                for session in sessions { Output.line(session.id) }
                 return
             }
-            global.emit(.list(reply.sessions.map { .dictionary(Output.session($0)) })) {
+            global.emit(.list(sessions.map { .dictionary(Output.session($0)) })) {
                 Output.table(
                     ["ID", "APP", "STATE", "PID", "PSS", "SAVED", "ACTIVE", "TITLE"],
-                    reply.sessions.map {
+                    sessions.map {
                         [noTrunc ? $0.id : String($0.id.prefix(8)), $0.appID, Output.stateName($0.state), $0.pid == 0 ? "-" : "\($0.pid)",
                          $0.pid == 0 ? "-" : Output.mebibytes($0.pssBytes), $0.restorationSaved ? "yes" : "no", Output.ago($0.lastActiveAt), $0.title]
                     }, flexible: noTrunc ? nil : 7)

@@ -55,13 +55,7 @@ struct Top: AsyncParsableCommand {
     static func frame(_ client: BrokerClient, events: [String], width: Int) async throws -> String {
         guard case .status(let status) = try await client.request(.status(.init())),
               case .pressure(let pressure) = try await client.request(.pressure(.init())) else { throw BrokerError.unexpectedReply }
-        var sessions: [Windowbroker_V1_SessionInfo] = []
-        var offset: UInt32 = 0
-        repeat {
-            guard case .sessions(let page) = try await client.request(.sessions(.with { $0.offset = offset })) else { throw BrokerError.unexpectedReply }
-            sessions += page.sessions
-            offset = page.nextOffset
-        } while offset != 0
+        var sessions = try await client.allSessions()
         let order: [Windowbroker_V1_SceneState] = [.foregroundActive, .foregroundInactive, .launching, .background, .unattached]
         sessions.sort { (order.firstIndex(of: $0.state) ?? 9, -$0.lastActiveAt) < (order.firstIndex(of: $1.state) ?? 9, -$1.lastActiveAt) }
         let header = "windowbroker \(status.version)  pid \(status.pid)  up \(Output.duration(status.uptimeSeconds))  "

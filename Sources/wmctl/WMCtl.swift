@@ -117,7 +117,10 @@ struct GlobalOptions: ParsableArguments {
     @Flag(help: "With --json: indented, one key per line.")
     var pretty = false
 
-    var socketPath: String {
+    var socketPath: String { Self.socketPath(given: socket) }
+
+    /// --socket when given, else $WINDOWBROKER_SOCKET, else the default path.
+    static func socketPath(given socket: String?) -> String {
         if let socket { return socket }
         let env = ProcessInfo.processInfo.environment
         if let fromEnv = env["WINDOWBROKER_SOCKET"], !fromEnv.isEmpty { return fromEnv }
@@ -165,6 +168,45 @@ struct GlobalOptions: ParsableArguments {
             "\(verb) \(reply.sessionID) (\(Output.stateName(reply.state)))" + (reply.detail.isEmpty ? "" : "\n  \(reply.detail)")
         }
     }
+}
+
+extension BrokerClient {
+    /// Every session, page by page: however many there are, no reply outgrows a frame.
+    func allSessions(app: String = "") async throws -> [Windowbroker_V1_SessionInfo] {
+        var sessions: [Windowbroker_V1_SessionInfo] = []
+        var offset: UInt32 = 0
+        repeat {
+            guard case .sessions(let page) = try await request(.sessions(.with {
+                $0.appID = app
+                $0.offset = offset
+            })) else { throw BrokerError.unexpectedReply }
+            sessions += page.sessions
+            offset = page.nextOffset
+        } while offset != 0
+        return sessions
+    }
+}
+
+/// Round-trip times in microseconds, for the commands that measure (`ping`, `search --repeat-count`).
+struct LatencySamples {
+    private(set) var sorted: [Double] = []
+    private let clock = ContinuousClock()
+
+    /// Runs `body` and records how long it took.
+    mutating func time<T>(_ body: () async throws -> T) async rethrows -> T {
+        let started = clock.now
+        let result = try await body()
+        let elapsed = clock.now - started
+        let micros = Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12
+        sorted.insert(micros, at: sorted.firstIndex { $0 > micros } ?? sorted.endIndex)
+        return result
+    }
+
+    func percentile(_ p: Double) -> Double {
+        sorted[min(sorted.count - 1, max(0, Int((Double(sorted.count) * p).rounded(.up)) - 1))]
+    }
+
+    var mean: Double { sorted.reduce(0, +) / Double(sorted.count) }
 }
 
 enum Output {
