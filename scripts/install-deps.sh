@@ -2,10 +2,11 @@
 # Installs the system packages the build and tests need, only when missing.
 # libsqlite3-dev: GRDB links the system SQLite. libsystemd-dev + pkg-config: the CSystemd
 # module (sd_notify, sd_listen_fds, sd_journal_sendv). systemd: systemd-socket-activate and
-# systemd-analyze for the tests (installing the package starts nothing).
+# systemd-analyze for the tests (installing the package starts nothing). python3-protobuf and
+# protobuf-compiler: the Python examples generate their message classes from the .proto.
 # With `bench`: also what the benchmark's baselines need (a C compiler, dbus-daemon).
 set -euo pipefail
-packages=(libsqlite3-dev pkg-config libsystemd-dev systemd)
+packages=(libsqlite3-dev pkg-config libsystemd-dev systemd python3-protobuf protobuf-compiler)
 [ "${1:-}" = bench ] && packages+=(gcc libc6-dev dbus-daemon)
 needed=()
 for pkg in "${packages[@]}"; do

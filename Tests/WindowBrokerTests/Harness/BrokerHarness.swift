@@ -112,11 +112,16 @@ final class BrokerHarness {
     func wmctl(_ arguments: String...) -> Result { wmctl(arguments) }
 
     func wmctl(_ arguments: [String], socket: Bool = true) -> Result {
+        run(Self.binDirectory + "/wmctl", (socket ? ["--socket", socketPath] : []) + arguments)
+    }
+
+    /// Runs a program with the test's environment to completion; stdout and stderr apart.
+    func run(_ executable: String, _ arguments: [String]) -> Result {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binDirectory + "/wmctl")
-        process.arguments = (socket ? ["--socket", socketPath] : []) + arguments
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
         process.environment = environment
-        let out = root + "/wmctl-\(UUID().uuidString).out"
+        let out = root + "/run-\(UUID().uuidString).out"
         let err = out + ".err"
         _ = FileManager.default.createFile(atPath: out, contents: nil)
         _ = FileManager.default.createFile(atPath: err, contents: nil)
@@ -129,7 +134,7 @@ final class BrokerHarness {
             process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
             try process.run()
         } catch {
-            return Result(code: -1, stdout: "", stderr: "cannot run wmctl: \(error)")
+            return Result(code: -1, stdout: "", stderr: "cannot run \(executable): \(error)")
         }
         process.waitUntilExit()
         return Result(
