@@ -57,13 +57,21 @@ struct MenuTree: AsyncParsableCommand {
                 var lines: [String] = []
                 func walk(_ menu: Windowbroker_V1_Menu, depth: Int) {
                     lines.append(String(repeating: "  ", count: depth) + menu.title)
+                    func label(_ command: Windowbroker_V1_MenuCommand) -> String {
+                        command.title + (command.enabled ? "" : " (unavailable)") + (command.state == "on" ? " ✓" : "")
+                    }
+                    // Shortcuts line up in a column per menu, as a menu draws them.
+                    let width = menu.children.compactMap { node -> Int? in
+                        if case .command(let command)? = node.kind { return Output.displayWidth(label(command)) }
+                        return nil
+                    }.max() ?? 0
                     for node in menu.children {
                         switch node.kind {
                         case .menu(let submenu): walk(submenu, depth: depth + 1)
                         case .command(let command):
-                            let marks = (command.enabled ? "" : " (unavailable)") + (command.state == "on" ? " ✓" : "")
-                            lines.append(String(repeating: "  ", count: depth + 1) + command.title + marks
-                                         + (command.shortcut.isEmpty ? "" : "    " + command.shortcut))
+                            let text = label(command)
+                            let pad = String(repeating: " ", count: width - Output.displayWidth(text) + 4)
+                            lines.append(String(repeating: "  ", count: depth + 1) + text + (command.shortcut.isEmpty ? "" : pad + command.shortcut))
                         case nil: break
                         }
                     }

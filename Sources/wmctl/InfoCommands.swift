@@ -140,6 +140,7 @@ struct Logs: AsyncParsableCommand {
                     .dictionary(["time": .string(Output.iso($0.time)), "pid": .integer(Int64($0.pid)), "text": .string($0.text)])
                 })) { "" }
             } else {
+                if reply.lines.isEmpty { Output.line("(no output from this session's scene processes)") }
                 for line in reply.lines { Output.line("\(Output.iso(line.time))  [\(line.pid)]  \(line.text)") }
             }
         }
@@ -179,8 +180,9 @@ struct Ping: AsyncParsableCommand {
                 "maxMicros": round(samples[samples.count - 1]),
                 "meanMicros": round(mean),
             ])) {
-                String(format: "%d round trips: min %.0f µs, p50 %.0f µs, p99 %.0f µs, max %.0f µs, mean %.0f µs",
-                       count, samples[0], percentile(0.5), percentile(0.99), samples[samples.count - 1], mean)
+                "\(count) round trips: " + [("min", samples[0]), ("p50", percentile(0.5)), ("p99", percentile(0.99)),
+                                            ("max", samples[samples.count - 1]), ("mean", mean)]
+                    .map { "\($0.0) \(Output.latency(micros: $0.1))" }.joined(separator: ", ")
             }
         }
     }

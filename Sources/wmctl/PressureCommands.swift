@@ -40,10 +40,10 @@ struct PressureShow: AsyncParsableCommand {
                 var lines = [
                     "level: \(Output.pressureName(p.level))" + (p.reasons.isEmpty ? "" : " (\(p.reasons.joined(separator: "; ")))"),
                     "psi: some avg10 \(p.someAvg10)%, full avg10 \(p.fullAvg10)% (\(p.psiSource))",
-                    "MemAvailable: \(Output.mebibytes(p.memAvailable))",
-                    "workers PSS: \(Output.mebibytes(p.workersPss))" + (p.budget == 0 ? " (no budget)" : " of a \(Output.mebibytes(p.budget)) budget"),
+                    "MemAvailable: \(Output.size(p.memAvailable))",
+                    "workers PSS: \(Output.size(p.workersPss))" + (p.budget == 0 ? " (no budget)" : " of a \(Output.size(p.budget)) budget"),
                 ]
-                lines.append("reclaimed: \(p.reclaimedCount) scenes, \(Output.mebibytes(p.reclaimedBytes))")
+                lines.append("reclaimed: \(p.reclaimedCount) scenes, \(Output.size(p.reclaimedBytes))")
                 return lines.joined(separator: "\n")
             }
         }
@@ -81,7 +81,7 @@ struct PressureSimulate: AsyncParsableCommand {
                 }),
             ])) {
                 var lines = ["simulated \(Output.pressureName(r.level)): \(r.warned.count) warned, \(r.reclaimed.count) reclaimed"]
-                lines += r.warned.map { "  warned \($0.sessionID): freed \(Output.mebibytes($0.freedBytes))" }
+                lines += r.warned.map { "  warned \($0.sessionID): freed \(Output.size($0.freedBytes))" }
                 lines += r.reclaimed.map { "  reclaimed \($0.sessionID): \($0.detail)" }
                 return lines.joined(separator: "\n")
             }

@@ -44,7 +44,7 @@ struct Search: AsyncParsableCommand {
                     "count": .integer(Int64(repeatCount)), "hits": .integer(Int64(found)),
                     "p50Micros": .real(percentile(0.5).rounded()), "p99Micros": .real(percentile(0.99).rounded()),
                 ])) {
-                    String(format: "%d searches (%d hits each): p50 %.0f µs, p99 %.0f µs", repeatCount, found, percentile(0.5), percentile(0.99))
+                    "\(repeatCount) searches (\(found) hits each): p50 \(Output.latency(micros: percentile(0.5))), p99 \(Output.latency(micros: percentile(0.99)))"
                 }
                 return
             }
@@ -66,8 +66,8 @@ struct Search: AsyncParsableCommand {
                 ])
             })) {
                 reply.hits.isEmpty ? "no matches" : Output.table(["#", "SESSION", "APP", "TITLE", "SNIPPET"], reply.hits.enumerated().map { index, hit in
-                    ["\(index + 1)", hit.sessionID, hit.appID, String(hit.title.prefix(30)), String(hit.snippet.replacingOccurrences(of: "\n", with: " ").prefix(60))]
-                })
+                    ["\(index + 1)", String(hit.sessionID.prefix(8)), hit.appID, Output.truncate(hit.title, toWidth: 30), hit.snippet.replacingOccurrences(of: "\n", with: " ")]
+                }, flexible: 4)
             }
         }
     }

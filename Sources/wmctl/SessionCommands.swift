@@ -151,7 +151,7 @@ struct Sessions: AsyncParsableCommand {
                     ["ID", "APP", "STATE", "PID", "PSS", "SAVED", "ACTIVE", "TITLE"],
                     sessions.map {
                         [noTrunc ? $0.id : String($0.id.prefix(8)), $0.appID, Output.stateName($0.state), $0.pid == 0 ? "-" : "\($0.pid)",
-                         $0.pid == 0 ? "-" : Output.mebibytes($0.pssBytes), $0.restorationSaved ? "yes" : "no", Output.ago($0.lastActiveAt), $0.title]
+                         $0.pid == 0 ? "-" : Output.size($0.pssBytes), $0.restorationSaved ? "yes" : "no", Output.ago($0.lastActiveAt), $0.title]
                     }, flexible: noTrunc ? nil : 7)
             }
         }
@@ -185,9 +185,7 @@ struct Show: AsyncParsableCommand {
             object["currentActivity"] = describe(info.currentActivity, present: info.hasCurrentActivity)
             object["quarantinedRestoration"] = describe(info.quarantinedRestoration, present: info.hasQuarantinedRestoration)
             object["storage"] = .dictionary((try? PlistValue.dictionary(wire: info.storage, path: "storage")) ?? [:])
-            global.emit(.dictionary(object)) {
-                object.keys.sorted().map { "\($0): \(Output.describe(object[$0]!))" }.joined(separator: "\n")
-            }
+            global.emit(.dictionary(object)) { SessionDetail.render(info) }
         }
     }
 }

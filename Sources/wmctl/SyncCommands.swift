@@ -58,7 +58,7 @@ struct Post: AsyncParsableCommand {
             global.emit(.dictionary(object)) {
                 guard wait else { return "posted #\(reply.sequence) to \(reply.receivers) scene\(reply.receivers == 1 ? "" : "s")" }
                 var line = "posted #\(reply.sequence): \(reply.delivered) of \(reply.receivers) acknowledged"
-                if reply.delivered > 0 { line += ", p50 \(reply.p50Micros) µs, last \(reply.maxMicros) µs" }
+                if reply.delivered > 0 { line += ", p50 \(Output.latency(micros: Double(reply.p50Micros))), last \(Output.latency(micros: Double(reply.maxMicros)))" }
                 if !reply.unacknowledged.isEmpty { line += "\n  not acknowledged: \(reply.unacknowledged.joined(separator: ", "))" }
                 if !reply.dropped.isEmpty { line += "\n  dropped (queue full): \(reply.dropped.joined(separator: ", "))" }
                 return line
@@ -124,7 +124,7 @@ struct Defaults: AsyncParsableCommand {
             switch verb {
             case nil:
                 global.emit(.dictionary(values)) {
-                    values.keys.sorted().map { "\($0) = \(Output.describe(values[$0]!))" }.joined(separator: "\n")
+                    values.isEmpty ? "(no defaults)" : values.keys.sorted().map { "\($0) = \(SessionDetail.value(values[$0]!))" }.joined(separator: "\n")
                 }
             case "get":
                 guard let value = values[key!] else {

@@ -61,12 +61,12 @@ struct Top: AsyncParsableCommand {
         let header = "windowbroker \(status.version)  pid \(status.pid)  up \(Output.duration(status.uptimeSeconds))  "
             + "\(status.sessions) sessions, \(status.workers) running, \(status.reclaimedCount) reclaimed"
         let psi = String(format: "psi some %.1f%% full %.1f%%", pressure.someAvg10, pressure.fullAvg10)
-        let budget: String = pressure.budget == 0 ? "" : " of " + Output.mebibytes(pressure.budget)
+        let budget: String = pressure.budget == 0 ? "" : " of " + Output.size(pressure.budget)
         let reasons: String = pressure.reasons.isEmpty ? "" : "  (" + pressure.reasons.joined(separator: "; ") + ")"
-        let memory = "pressure " + Output.pressureName(pressure.level) + "  " + psi + "  workers " + Output.mebibytes(pressure.workersPss) + budget + reasons
+        let memory = "pressure " + Output.pressureName(pressure.level) + "  " + psi + "  workers " + Output.size(pressure.workersPss) + budget + reasons
         var lines = [header, memory, ""]
         let rows = sessions.prefix(40).map {
-            [String($0.id.prefix(8)), Output.stateName($0.state), $0.appID, $0.pid == 0 ? "-" : Output.mebibytes($0.pssBytes),
+            [String($0.id.prefix(8)), Output.stateName($0.state), $0.appID, $0.pid == 0 ? "-" : Output.size($0.pssBytes),
              Output.ago($0.lastActiveAt), $0.title]
         }
         lines.append(Output.table(["ID", "STATE", "APP", "PSS", "ACTIVE", "TITLE"], rows, flexible: 5, maxWidth: width))

@@ -239,8 +239,23 @@ enum Output {
 
     private static let isoWithMilliseconds = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 
-    static func mebibytes(_ bytes: UInt64) -> String {
-        String(format: "%.1f MiB", Double(bytes) / 1_048_576)
+    /// A size in the unit people read it in: `512 B`, `3.5 KiB`, `12.5 MiB`, `1.2 GiB`.
+    static func size(_ bytes: UInt64) -> String {
+        switch bytes {
+        case ..<1024: "\(bytes) B"
+        case ..<(1 << 20): String(format: "%.1f KiB", Double(bytes) / 1024)
+        case ..<(1 << 30): String(format: "%.1f MiB", Double(bytes) / 1_048_576)
+        default: String(format: "%.1f GiB", Double(bytes) / 1_073_741_824)
+        }
+    }
+
+    /// A short time in the unit people read it in: `85 µs`, `2.5 ms`, `1.20 s`.
+    static func latency(micros: Double) -> String {
+        switch micros {
+        case ..<1000: String(format: "%.0f µs", micros)
+        case ..<1_000_000: String(format: "%.1f ms", micros / 1000)
+        default: String(format: "%.2f s", micros / 1_000_000)
+        }
     }
 
     /// A span as people say it: `42s`, `1min 14s`, `3h 2min`, `2d 5h`.

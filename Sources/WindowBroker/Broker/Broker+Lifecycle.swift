@@ -323,6 +323,11 @@ extension Broker {
     /// Records that a worker is gone, once: the exit watch, a reap and a terminate may all
     /// report the same end. The session stays, unattached, with its last committed activity.
     func workerEnded(_ worker: WorkerHandle, reason: DisconnectReason) async {
+        // Asked before anything changes: from the lookup to the event nothing suspends, so a
+        // second path ending the same worker (its connection closing while a disconnect
+        // waits) finds it gone, and `exited` always comes before the step that follows it.
+        let intended = await worker.intendedEnd != nil
+        let saidHello = await worker.saidHello
         guard let id = workers.first(where: { $0.value === worker })?.key else {
             removeFromPool(worker)
             return
@@ -340,12 +345,12 @@ extension Broker {
         guard let appID = sessions[id]?.appID else { return }
         setState(id, .unattached)
         sessions[id]?.lastDisconnect = reason
-        if await worker.intendedEnd != nil && reason != .connectionLost || reason == .exited(code: 0) {
+        if intended && reason != .connectionLost || reason == .exited(code: 0) {
             emit(id, app: appID, .exited(reason, pid: worker.pid))
         } else {
             logger.warning("scene process ended unexpectedly", metadata: ["session": "\(id)", "pid": "\(worker.pid)", "reason": "\(reason)"])
             // A crash after it started; one before its Hello was counted as a failed launch.
-            if await worker.saidHello { startLimit.recordFailure(appID) }
+            if saidHello { startLimit.recordFailure(appID) }
             emit(id, app: appID, .crashed(reason, pid: worker.pid))
         }
         await persist(id)

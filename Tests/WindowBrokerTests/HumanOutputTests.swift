@@ -1,0 +1,168 @@
+import Foundation
+import XCTest
+
+/// What people read: every wmctl command's text output, from a real broker, with titles that
+/// have emoji and CJK characters, compared with `Snapshots/human-output.txt`. What changes
+/// from run to run (ids, pids, times, sizes, latencies) is replaced by placeholders and runs
+/// of spaces are squeezed; that tables still line up in terminal columns is checked apart,
+/// on the raw output, with the width of each wide character known to the test.
+///
+/// After an intended change: `WINDOWBROKER_RECORD_SNAPSHOTS=1 swift test --filter HumanOutputTests`
+/// rewrites the file; review its diff like code.
+final class HumanOutputTests: BrokerTestCase {
+    private static let snapshotPath = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("Snapshots/human-output.txt").path
+
+    /// The characters of this test's titles that take two terminal columns.
+    private static let wide: Set<Character> = ["🧳", "🧦", "買", "い", "物", "リ", "ス", "ト"]
+
+    private var transcript: [String] = []
+    private var replacements: [(String, String)] = []
+
+    func testEveryCommandsHumanOutput() throws {
+        let packing = try harness.openNote("packing", title: "Packing 🧳 list")
+        let shopping = try harness.openNote("kaimono", title: "買い物リスト", extra: ["--new"])
+        name(packing, "S1")
+        name(shopping, "S2")
+        try harness.type(packing, "socks and 🧦")
+        _ = try harness.json("send", packing, "move-cursor", "--arg", "position=3")
+        _ = try harness.json("send", packing, "store", "--arg", "key=scrollOffset", "--arg", "value=240")
+
+        try record("status")
+        try record("apps", table: true)
+        try record("background", packing)
+        try record("sessions", table: true)
+        try record("sessions", "-q")
+        try record("show", packing)
+        try record("search", "socks", table: true)
+        try record("post", "notes", "hello", "--payload-json", #"{"from":"snapshot"}"#, "--wait")
+        try record("defaults", "notes")
+        try record("defaults", "notes", "set", "toolbarHidden", "true")
+        try record("defaults", "notes")
+        try record("menu", "--session", shopping)
+        try record("commands", "--session", shopping, table: true)
+        try record("commands", "--session", shopping, "--overlay", table: true)
+        try record("key", "ctrl+u", "--session", shopping)
+        try record("key", "ctrl+shift+p", "--session", shopping)
+        _ = try harness.json("send", shopping, "set-text", "--arg", "text=卵と牛乳")
+        try record("send", shopping, "fly", "--arg", "to=moon")
+        try record("logs", shopping)
+        try record("ping", "--count", "5")
+        try record("pressure")
+        try record("top", "--once")
+        try record("refresh", shopping)
+
+        // A reclaim and a restore as `watch` prints them, aligned, with the title.
+        let watch = try harness.start(wmctl: ["watch", "--session", packing, "--count", "11"])
+        try harness.eventually("the watch is subscribed") {
+            ((try? String(contentsOfFile: watch.out + ".err", encoding: .utf8)) ?? "").contains("watching")
+        }
+        try record("reclaim", packing)
+        try record("activate", packing)
+        try record("background", packing)
+        let watched = watch.wait()
+        XCTAssertEqual(watched.code, 0, watched.stderr)
+        append(["watch", "--session", packing, "--count", "11"], watched.stdout)
+
+        try record("close", shopping)
+        try record("show", shopping, expectExit: 1)
+        try record("show", "zzzz", expectExit: 1)
+        try record("sesions", expectExit: 2)
+        try record("open", "nosuchapp", expectExit: 1)
+
+        let text = transcript.joined(separator: "\n")
+        if ProcessInfo.processInfo.environment["WINDOWBROKER_RECORD_SNAPSHOTS"] == "1" {
+            try FileManager.default.createDirectory(atPath: (Self.snapshotPath as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try text.write(toFile: Self.snapshotPath, atomically: true, encoding: .utf8)
+            print("recorded \(Self.snapshotPath)")
+            return
+        }
+        let expected = try String(contentsOfFile: Self.snapshotPath, encoding: .utf8)
+        if text != expected {
+            let got = text.components(separatedBy: "\n"), want = expected.components(separatedBy: "\n")
+            let index = zip(got, want).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(got.count, want.count)
+            XCTFail("""
+                wmctl's human output differs from Snapshots/human-output.txt at line \(index + 1):
+                  expected: \(index < want.count ? want[index] : "(end)")
+                  got:      \(index < got.count ? got[index] : "(end)")
+                (WINDOWBROKER_RECORD_SNAPSHOTS=1 rewrites it after an intended change)
+                --- got ---
+                \(text)
+                """)
+        }
+    }
+
+    // MARK: - Recording
+
+    private func name(_ session: String, _ placeholder: String) {
+        replacements.append((session, "<\(placeholder)>"))
+        replacements.append((String(session.prefix(8)), "<\(placeholder)>"))
+    }
+
+    private func record(_ arguments: String..., table: Bool = false, expectExit: Int32 = 0, file: StaticString = #filePath, line: UInt = #line) throws {
+        let result = harness.wmctl(Array(arguments))
+        XCTAssertEqual(result.code, expectExit, "wmctl \(arguments.joined(separator: " ")): \(result.stderr)", file: file, line: line)
+        if table { assertAligned(result.stdout, arguments, file: file, line: line) }
+        append(Array(arguments), result.stdout + (result.stderr.isEmpty ? "" : "[stderr] " + result.stderr))
+    }
+
+    private func append(_ arguments: [String], _ output: String) {
+        transcript.append("$ wmctl " + normalize(arguments.joined(separator: " ")))
+        transcript.append(normalize(output).trimmingCharacters(in: .newlines))
+        transcript.append("")
+    }
+
+    /// Placeholders for what differs between runs; runs of spaces squeezed to two.
+    private func normalize(_ text: String) -> String {
+        var out = text
+        for (value, placeholder) in replacements { out = out.replacingOccurrences(of: value, with: placeholder) }
+        let patterns: [(String, String)] = [
+            (#"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"#, "<time>"),
+            (#"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d"#, "<time>"),
+            (#"\b(just now|\d+s ago|\d+ min ago|\d+h ago|\d+ days ago)"#, "<ago>"),
+            (#"\bup (\d+d )?(\d+h ?)?(\d+min ?)?(\d+s)?"#, "up <uptime>"),
+            (#"\d+(\.\d+)? (B|KiB|MiB|GiB)\b"#, "<size>"),
+            (#"\d+(\.\d+)? (µs|ms|s)\b"#, "<latency>"),
+            (#"\d+\.\d%"#, "<percent>"),
+            (#"(\bpid:?|"pid":) ?\d+"#, "$1 <pid>"),
+            (#"\[\d+\]"#, "[<pid>]"),
+            (#"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"#, "<uuid>"),
+            (#" {2,}"#, "  "),
+        ]
+        for (pattern, template) in patterns {
+            out = out.replacingOccurrences(of: pattern, with: template, options: .regularExpression)
+        }
+        // The sessions table's PID column: the live workers' pids.
+        for pid in livePIDs { out = out.replacingOccurrences(of: #"\b\#(pid)\b"#, with: "<pid>", options: .regularExpression) }
+        return out
+    }
+
+    private var livePIDs: [Int] {
+        let sessions = (try? harness.jsonList("sessions")) ?? []
+        return sessions.compactMap { $0["pid"] as? Int } + [Int(harness.broker?.processIdentifier ?? 0)]
+    }
+
+    /// Every row's cells start in the same terminal column as the header's.
+    private func assertAligned(_ output: String, _ arguments: [String], file: StaticString, line: UInt) {
+        func width(_ text: Substring) -> Int { text.reduce(0) { $0 + (Self.wide.contains($1) ? 2 : 1) } }
+        func starts(_ row: Substring) -> [Int] {
+            var columns: [Int] = []
+            var index = row.startIndex
+            while index < row.endIndex {
+                let cell = row[index...].range(of: #"\S.*?(?=  |$)"#, options: .regularExpression)
+                guard let cell else { break }
+                columns.append(width(row[row.startIndex..<cell.lowerBound]))
+                index = cell.upperBound
+            }
+            return columns
+        }
+        let rows = output.split(separator: "\n").drop { !$0.hasPrefix("ID") && !$0.hasPrefix("#") && !$0.hasPrefix("SHORTCUT") }
+        guard let header = rows.first else { return XCTFail("no table in wmctl \(arguments.joined(separator: " ")):\n\(output)", file: file, line: line) }
+        let columns = starts(header)
+        XCTAssertGreaterThan(columns.count, 2, "header: \(header)", file: file, line: line)
+        for row in rows.dropFirst() {
+            XCTAssertEqual(Array(starts(row).prefix(columns.count)), columns,
+                           "wmctl \(arguments.joined(separator: " ")): a row out of line with the header:\n\(header)\n\(row)", file: file, line: line)
+        }
+    }
+}
