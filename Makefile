@@ -2,7 +2,7 @@
 SWIFT ?= $(shell command -v swift || echo /opt/swift/usr/bin/swift)
 BIN = $(shell $(SWIFT) build --show-bin-path)
 
-.PHONY: deps build test demo bench fuzz load proto clean install uninstall
+.PHONY: deps build test demo bench fuzz load proto docs clean install uninstall
 
 deps:
 	@bash scripts/install-deps.sh
@@ -30,6 +30,10 @@ fuzz: deps
 
 proto:
 	bash scripts/generate-proto.sh
+
+# The SDK reference (DocC) in .build/docs; fails when a public SDK symbol has no summary.
+docs: deps
+	bash scripts/docs.sh
 
 clean:
 	rm -rf .build .build-protoc

@@ -20,6 +20,8 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.0"),
+        // `make docs`: the SDK reference, rendered by DocC.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(
@@ -116,7 +118,9 @@ let package = Package(
                 "WindowBroker", "WindowBrokerTesting", "IPCWire", "CLinuxShim",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-            ]
+            ],
+            // Read at run time from the source tree (HumanOutputTests), not a resource.
+            exclude: ["Snapshots"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -10,11 +10,22 @@ public struct Command: Sendable, Equatable {
 
 /// What `validate` may change before the command is shown (UIKit's `validate(_:)`).
 public struct CommandValidation: Sendable, Equatable {
+    /// The command's identifier.
     public let id: String
+    /// The title the menu and the shortcut overlay show; change it to suit the moment (`Pin Note`, `Unpin Note`).
     public var title: String
+    /// The check mark the menu shows beside the command.
     public var state: State
 
-    public enum State: String, Sendable { case off, on, mixed }
+    /// A command's check mark: none, a check, or a dash for a mixed selection.
+    public enum State: String, Sendable {
+        /// No mark.
+        case off
+        /// A check mark.
+        case on
+        /// A dash: the selection is partly on.
+        case mixed
+    }
 }
 
 /// A link of the responder chain: a focused element, the scene's delegate, the app's delegate.
@@ -23,15 +34,21 @@ public struct CommandValidation: Sendable, Equatable {
 /// window, next window, ...) runs, or the key is `unhandled`.
 @MainActor
 public protocol CommandResponder: AnyObject {
+    /// Whether this responder performs the command now. The first responder from the focus outwards
+    /// that answers true gets ``perform(_:in:)``; when none does, the command is unavailable.
     func canPerform(_ command: Command, in scene: Scene) -> Bool
+    /// Performs the command; what it returns goes back to whoever pressed the key (`wmctl key`).
     func perform(_ command: Command, in scene: Scene) async -> ActionOutcome
     /// Change the title or state before the command is shown (called on the responder that would perform it).
     func validate(_ command: inout CommandValidation, in scene: Scene)
 }
 
 extension CommandResponder {
+    /// Performs nothing: a responder opts in per command.
     public func canPerform(_ command: Command, in scene: Scene) -> Bool { false }
+    /// Declines: only called when ``canPerform(_:in:)`` said yes.
     public func perform(_ command: Command, in scene: Scene) async -> ActionOutcome { .declined("not performed here") }
+    /// Leaves the title and state as declared.
     public func validate(_ command: inout CommandValidation, in scene: Scene) {}
 }
 
@@ -52,8 +69,11 @@ extension Scene {
 
 /// A menu or command an app inserts at runtime.
 public indirect enum MenuItem: Sendable, Equatable {
+    /// A command: its id, title, optional overlay title and shortcut (key symbols, `ctrl+shift+u`),
+    /// attributes (`destructive`, `hidden`, ...) and whether right-to-left layouts may mirror its keys.
     case command(id: String, title: String, discoverabilityTitle: String? = nil, shortcut: String? = nil,
                  attributes: [String] = [], allowsAutomaticMirroring: Bool = true)
+    /// A submenu and what it holds.
     case menu(id: String, title: String, children: [MenuItem] = [])
 
     var wire: Windowbroker_V1_MenuNode {
@@ -85,20 +105,25 @@ public indirect enum MenuItem: Sendable, Equatable {
 public struct MenuBuilder: Sendable {
     var operations: [Windowbroker_V1_MenuOperation] = []
 
+    /// An empty batch of changes.
     public init() {}
 
+    /// Inserts an item as the first child of a menu (by id, e.g. `edit`).
     public mutating func insertChild(_ item: MenuItem, atStartOf menu: String) {
         add(item) { $0.childOf = menu; $0.atStart = true }
     }
 
+    /// Inserts an item as the last child of a menu (by id, e.g. `view`).
     public mutating func insertChild(_ item: MenuItem, atEndOf menu: String) {
         add(item) { $0.childOf = menu }
     }
 
+    /// Inserts an item just before a command or menu (by id).
     public mutating func insertSibling(_ item: MenuItem, before element: String) {
         add(item) { $0.siblingOf = element; $0.before = true }
     }
 
+    /// Inserts an item just after a command or menu (by id).
     public mutating func insertSibling(_ item: MenuItem, after element: String) {
         add(item) { $0.siblingOf = element }
     }

@@ -20,9 +20,13 @@ public protocol AppDelegate: CommandResponder {
 }
 
 extension AppDelegate {
+    /// Does nothing.
     public func didFinishLaunching() {}
+    /// Keeps the broker's choice.
     public func configurationName(forConnecting session: SceneSessionInfo, options: ConnectionOptions) -> String? { nil }
+    /// Does nothing.
     public func didDiscardSceneSessions(_ sessionIDs: [String]) {}
+    /// Adds nothing.
     public func buildMenu(with builder: inout MenuBuilder) {}
 }
 
@@ -35,9 +39,13 @@ public protocol SceneDelegate: CommandResponder {
     func willConnect(to scene: Scene, options: ConnectionOptions)
     /// The system is taking the process away (reclaim, discard). Free resources; keep user data.
     func didDisconnect(_ scene: Scene)
+    /// The scene is about to be seen: undo what `didEnterBackground` did.
     func willEnterForeground(_ scene: Scene)
+    /// The scene has the focus (foregroundActive); only one scene at a time has it.
     func didBecomeActive(_ scene: Scene)
+    /// The scene is losing the focus: pause what needs the user's attention.
     func willResignActive(_ scene: Scene)
+    /// The scene is no longer seen. Save user data; the broker asks for the restoration activity next.
     func didEnterBackground(_ scene: Scene)
     /// The activity that brings this scene back as it is now; asked when it goes to the background.
     func stateRestorationActivity(for scene: Scene) -> UserActivity?
@@ -68,35 +76,58 @@ public protocol SceneDelegate: CommandResponder {
     func defaultsDidChange(_ scene: Scene, key: String, value: PlistValue?)
 }
 
+/// How short memory is when a background scene is warned.
 public enum MemoryWarningLevel: String, Sendable {
+    /// Memory is getting short: drop caches that are cheap to rebuild.
     case warning
+    /// Reclaims are next: drop everything that can be rebuilt.
     case critical
 }
 
 extension SceneDelegate {
+    /// Does nothing.
     public func didDisconnect(_ scene: Scene) {}
+    /// Does nothing.
     public func willEnterForeground(_ scene: Scene) {}
+    /// Does nothing.
     public func didBecomeActive(_ scene: Scene) {}
+    /// Does nothing.
     public func willResignActive(_ scene: Scene) {}
+    /// Does nothing.
     public func didEnterBackground(_ scene: Scene) {}
+    /// The scene's current ``Scene/userActivity``.
     public func stateRestorationActivity(for scene: Scene) -> UserActivity? { scene.userActivity }
+    /// Does nothing: the restore is complete at once.
     public func restoreInteractionState(_ scene: Scene, with activity: UserActivity, restoration: RestorationRequest) {}
+    /// Ignores the activity.
     public func `continue`(_ scene: Scene, activity: UserActivity) {}
+    /// Declines every action.
     public func perform(_ scene: Scene, action: SceneAction) async -> ActionOutcome { .declined("this scene performs no actions") }
+    /// Leaves title and activity as they are.
     public func refresh(_ scene: Scene) {}
+    /// Ignores the refusal.
     public func updateRefused(_ scene: Scene, error: BrokerError) {}
+    /// Frees nothing.
     public func didReceiveMemoryWarning(_ scene: Scene, level: MemoryWarningLevel) -> Int { 0 }
+    /// Ignores the event (``Scene/updates`` still yields it).
     public func didReceive(_ scene: Scene, update: UpdateEvent) {}
+    /// Does nothing.
     public func updatesDropped(_ scene: Scene, from: UInt64, to: UInt64) {}
+    /// Does nothing (``SharedDefaults/changes(for:)`` still yields it).
     public func defaultsDidChange(_ scene: Scene, key: String, value: PlistValue?) {}
 }
 
 /// What the session looks like from inside the scene.
 public struct SceneSessionInfo: Sendable, Equatable {
+    /// The session's id (a lowercase UUID), the same across reclaims and broker restarts.
     public var id: String
+    /// The app's id from its manifest.
     public var appID: String
+    /// The scene configuration the session uses (from the manifest's `configurations`).
     public var configuration: String
+    /// The configuration's role, e.g. `windowApplication`.
     public var role: String
+    /// The title the switcher showed when the scene connected.
     public var title: String
     /// What the scene handed over last time (nil for a new session).
     public var restorationActivity: UserActivity?
@@ -106,19 +137,28 @@ public struct SceneSessionInfo: Sendable, Equatable {
     public var isNew: Bool = false
 }
 
+/// What came with the activation that connected the scene.
 public struct ConnectionOptions: Sendable {
+    /// The activities the activation carried (`wmctl open --activity`, a scene's request, a search hit).
     public var userActivities: [UserActivity]
 }
 
+/// An action for a scene: `wmctl send SESSION NAME --arg K=V`, or a control client's `send`.
 public struct SceneAction: Sendable {
+    /// The action's name; the app decides which it knows.
     public var name: String
+    /// The action's arguments.
     public var arguments: [String: PlistValue]
 
+    /// One argument, or nil.
     public subscript(argument: String) -> PlistValue? { arguments[argument] }
 }
 
+/// What an action or a command came to.
 public enum ActionOutcome: Sendable {
+    /// Done, with an optional value for the caller.
     case performed(PlistValue?)
+    /// Not done, and why (the caller sees the reason).
     case declined(String)
 }
 
@@ -143,6 +183,7 @@ public final class RestorationRequest {
         onExtend()
     }
 
+    /// The interaction state is back: the broker may bring the scene to the foreground.
     public func complete() {
         guard !completed else { return }
         completed = true

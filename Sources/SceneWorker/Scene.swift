@@ -5,13 +5,18 @@ import IPCWire
 /// tells the broker at once: the broker keeps the latest and routes activations by them.
 @MainActor
 public final class Scene {
+    /// The session this scene belongs to; it outlives the process.
     public let session: SceneSessionInfo
+    /// Where the scene is in its lifecycle, as of the last callback.
     public internal(set) var state: SceneState = .launching
 
+    /// The title the app switcher shows for this session.
     public var title: String {
         didSet { if title != oldValue { publish(.with { $0.title = title }) } }
     }
 
+    /// What the user is doing in the scene now. The broker indexes it for search when it is
+    /// eligible, and ``SceneDelegate/stateRestorationActivity(for:)`` returns it by default.
     public var userActivity: UserActivity? {
         didSet {
             guard let userActivity, userActivity != oldValue else { return }
@@ -178,11 +183,14 @@ struct SyncSnapshot {
     var sequence: UInt64 = 0
 }
 
+/// How a scene's request for another scene is presented.
 public struct ActivationRequestOptions: Sendable {
+    /// Beside the requesting scene (`standard`), over it (`prominent`), or the broker's choice (`automatic`).
     public var presentation: Presentation
     /// Always a new scene, even when one prefers the activity's content.
     public var alwaysNew: Bool
 
+    /// Options for ``Scene/requestActivation(app:session:activity:options:)``.
     public init(presentation: Presentation = .standard, alwaysNew: Bool = false) {
         self.presentation = presentation
         self.alwaysNew = alwaysNew
@@ -191,6 +199,7 @@ public struct ActivationRequestOptions: Sendable {
 
 /// UIKit's dismissal animations; the broker records them.
 public enum Dismissal: Sendable {
+    /// The default animation, a confirming one (the user finished), or a cancelling one.
     case standard, commit, decline
 
     var wire: Windowbroker_V1_Dismissal {
@@ -204,12 +213,15 @@ public enum Dismissal: Sendable {
 
 /// What an activation request did.
 public struct ActivationOutcome: Sendable {
+    /// The session that was activated.
     public var session: String
     /// A new session (false: an existing one was brought forward).
     public var created: Bool
     /// The presentation used (`automatic` resolved).
     public var presentation: Presentation
+    /// Its state after the request.
     public var state: SceneState
+    /// What the broker did, for people (e.g. "activity delivered to the existing scene").
     public var detail: String
 
     init(_ reply: Windowbroker_V1_SessionStateReply) {

@@ -101,6 +101,8 @@ public final class SceneStorage {
         self.onWrite = onWrite
     }
 
+    /// Reading gives the value at once; writing sends it to the broker, in order with the
+    /// scene's other messages, and the broker keeps it with the session.
     public subscript(key: String) -> PlistValue? {
         get { values[key] }
         set {
@@ -110,6 +112,7 @@ public final class SceneStorage {
         }
     }
 
+    /// Every key and value the scene has stored.
     public var all: [String: PlistValue] { values }
 }
 

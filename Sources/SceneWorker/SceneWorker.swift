@@ -11,11 +11,15 @@ import Foundation
 import NIOCore
 import NIOPosix
 
+/// The runtime: ``run(_:)`` turns this process into a scene the broker drives.
 public enum SceneWorker {
     /// What the runtime could not do; printed to stderr before the process exits.
     public enum StartError: Error, CustomStringConvertible {
+        /// There is no broker connection on fd 3: the program was started by hand.
         case notStartedByBroker
+        /// The broker closed the connection before the scene connected.
         case brokerGone
+        /// The broker refused the Hello (a session this process was not started for, a protocol version it does not speak).
         case handshakeFailed(String)
 
         public var description: String {

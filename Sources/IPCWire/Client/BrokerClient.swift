@@ -2,16 +2,22 @@ import Foundation
 import NIOCore
 import NIOPosix
 
+/// One control request (`status`, `open`, `sessions`, ...).
 public typealias ControlRequest = Windowbroker_V1_ControlRequest.OneOf_Kind
+/// The answer to a control request.
 public typealias ControlReply = Windowbroker_V1_ControlReply.OneOf_Kind
+/// An event a `watch` streams.
 public typealias LifecycleEvent = Windowbroker_V1_LifecycleEvent
 
 /// A control connection to a running broker, as wmctl and tests use it.
 public final class BrokerClient: Sendable {
+    /// The framed connection underneath.
     public let connection: WireConnection
+    /// The broker's Welcome: its version and pid.
     public let welcome: Windowbroker_V1_Welcome
     /// Lifecycle events the broker pushes after a `watch` request.
     public let events: AsyncStream<LifecycleEvent>
+    /// How long a request waits for its answer unless told otherwise.
     public let defaultTimeout: Duration
 
     init(connection: WireConnection, welcome: Windowbroker_V1_Welcome, events: AsyncStream<LifecycleEvent>, defaultTimeout: Duration) {

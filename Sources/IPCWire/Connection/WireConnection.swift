@@ -18,6 +18,7 @@ public actor WireConnection {
     private var pending: [UInt64: Pending] = [:]
     private var closedError: BrokerError?
 
+    /// A connection over a framed channel, writing through `outbound`.
     public init(_ wire: WireChannel, outbound: NIOAsyncChannelOutboundWriter<Envelope>) {
         self.outbound = outbound
         self.channel = wire.channel
@@ -77,6 +78,7 @@ public actor WireConnection {
         } catch {}
     }
 
+    /// Answers a request with an `Error` frame.
     public nonisolated func reply(to request: Envelope, error: BrokerError) async {
         try? await send(.error(error.wire), replyTo: request.id)
     }
@@ -149,6 +151,7 @@ extension Duration {
         return overflow ? .max : product.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue
     }
 
+    /// The duration as people read it in a message (`5 s`, `0.5 s`).
     public var formattedSeconds: String {
         let (seconds, attoseconds) = components
         let value = Double(seconds) + Double(attoseconds) / 1e18

@@ -5,7 +5,9 @@ import Foundation
 /// The canonical text puts the modifiers in a fixed order and the key in lower case, so two
 /// spellings of one shortcut are one shortcut (`Shift+Ctrl+U` is `ctrl+shift+u`).
 public struct KeyShortcut: Hashable, Sendable, CustomStringConvertible {
+    /// A modifier key, by its xkb name.
     public enum Modifier: String, CaseIterable, Sendable, Comparable {
+        /// Control, Alt, Shift, and the Super (logo) key.
         case ctrl, alt, shift, `super`
 
         public static func < (a: Modifier, b: Modifier) -> Bool {
@@ -13,13 +15,16 @@ public struct KeyShortcut: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The modifiers held.
     public var modifiers: Set<Modifier>
+    /// The key's xkb symbol name, lowercase (`u`, `grave`, `f12`).
     public var key: String
 
     private static let aliases: [String: Modifier] = [
         "control": .ctrl, "ctl": .ctrl, "meta": .alt, "option": .alt, "win": .super, "logo": .super, "mod4": .super,
     ]
 
+    /// A shortcut from its parts; throws `invalidRequest` for a key without a modifier that needs one.
     public init(modifiers: Set<Modifier>, key: String) throws(BrokerError) {
         let key = key.lowercased()
         guard !key.isEmpty, key.unicodeScalars.allSatisfy({ ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || $0 == "_" }) else {

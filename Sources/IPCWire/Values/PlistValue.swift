@@ -6,17 +6,28 @@ import Foundation
 /// directly; the kinds JSON lacks are written as one-key objects: `{"$date": "2026-11-21T10:00:00Z"}`,
 /// `{"$data": "<base64>"}`, `{"$url": "https://..."}`.
 public enum PlistValue: Sendable, Hashable {
+    /// Text.
     case string(String)
+    /// A whole number.
     case integer(Int64)
+    /// A floating-point number.
     case real(Double)
+    /// True or false.
     case bool(Bool)
+    /// Bytes (base64 in JSON).
     case data(Data)
+    /// A point in time (ISO 8601 in JSON).
     case date(Date)
+    /// A URL, kept as its text.
     case url(String)
+    /// An ordered list.
     case list([PlistValue])
+    /// Values by string key.
     case dictionary([String: PlistValue])
+    /// No value (JSON's null).
     case null
 
+    /// The text, when the value is a string.
     public var stringValue: String? {
         if case .string(let s) = self { return s }
         return nil
@@ -32,6 +43,7 @@ public enum PlistValue: Sendable, Hashable {
         }
     }
 
+    /// A dictionary's entry; nil for a missing key or a value that is not a dictionary.
     public subscript(key: String) -> PlistValue? {
         if case .dictionary(let d) = self { return d[key] }
         return nil
@@ -77,6 +89,7 @@ extension PlistValue {
         }
     }
 
+    /// A dictionary from the wire, checked like ``init(wire:path:depth:)``.
     public static func dictionary(
         wire: Windowbroker_V1_PlistDictionary, path: String = "userInfo", depth: Int = 0
     ) throws(BrokerError) -> [String: PlistValue] {
@@ -87,6 +100,7 @@ extension PlistValue {
         return out
     }
 
+    /// The value as the wire carries it.
     public var wire: Windowbroker_V1_PlistValue {
         .with {
             switch self {
@@ -104,6 +118,7 @@ extension PlistValue {
         }
     }
 
+    /// A dictionary as the wire carries it.
     public static func wire(dictionary: [String: PlistValue]) -> Windowbroker_V1_PlistDictionary {
         .with { $0.entries = dictionary.mapValues(\.wire) }
     }

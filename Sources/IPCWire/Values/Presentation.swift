@@ -2,8 +2,10 @@
 /// beside the requesting scene, `prominent` over every other scene (modal) until dismissed,
 /// `automatic` as the broker decides (prominent exactly when the split is full).
 public enum Presentation: String, Sendable, CaseIterable {
+    /// Beside the requesting scene; the broker's choice; over every other scene.
     case standard, automatic, prominent
 
+    /// The style the wire names.
     public init(wire: Windowbroker_V1_PresentationStyle) {
         switch wire {
         case .automatic: self = .automatic
@@ -12,6 +14,7 @@ public enum Presentation: String, Sendable, CaseIterable {
         }
     }
 
+    /// The style as the wire names it.
     public var wire: Windowbroker_V1_PresentationStyle {
         switch self {
         case .standard: .standard

@@ -4,15 +4,21 @@ public enum SceneState: String, Sendable, Codable, CaseIterable {
     case unattached
     /// A worker is being spawned and connected.
     case launching
+    /// Visible, without the focus.
     case foregroundInactive
+    /// Visible, with the focus: at most one scene at a time.
     case foregroundActive
+    /// Not visible; the process runs and may be reclaimed.
     case background
 
+    /// Visible: active or inactive.
     public var isForeground: Bool { self == .foregroundActive || self == .foregroundInactive }
+    /// A process is attached and connected.
     public var isConnected: Bool { self != .unattached && self != .launching }
 }
 
 extension SceneState {
+    /// The state the wire names.
     public init(wire: Windowbroker_V1_SceneState) {
         switch wire {
         case .launching: self = .launching
@@ -23,6 +29,7 @@ extension SceneState {
         }
     }
 
+    /// The state as the wire names it.
     public var wire: Windowbroker_V1_SceneState {
         switch self {
         case .unattached: .unattached

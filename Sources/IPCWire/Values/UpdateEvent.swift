@@ -4,19 +4,24 @@ import Foundation
 /// a `NotificationCenter` post, across processes. The broker gives each event its place in the
 /// app's one order of updates (`sequence`).
 public struct UpdateEvent: Sendable, Hashable {
+    /// What happened, in the app's own words (`noteChanged`).
     public var name: String
+    /// The details, at most 256 KiB.
     public var payload: [String: PlistValue]
     /// Set on delivery: strictly increasing per connection, the same order in every scene.
     public var sequence: UInt64 = 0
     /// Set on delivery: when the broker took it, and the posting scene's session (nil: from outside).
     public var postedAt: Date?
+    /// The posting scene's session; nil when posted from outside (`wmctl post`).
     public var postedBy: String?
 
+    /// An event to post with `Scene.post(_:)`.
     public init(name: String, payload: [String: PlistValue] = [:]) {
         self.name = name
         self.payload = payload
     }
 
+    /// An event from the wire, in its place in the app's order.
     public init(wire: Windowbroker_V1_UpdateEvent, sequence: UInt64) throws(BrokerError) {
         self.init(name: wire.name, payload: try PlistValue.dictionary(wire: wire.payload, path: "payload"))
         self.sequence = sequence
@@ -46,6 +51,7 @@ public enum SyncLimits {
         return size
     }
 
+    /// The bytes a dictionary takes on the wire.
     public static func encodedSize(_ dictionary: [String: PlistValue]) -> Int {
         (try? PlistValue.wire(dictionary: dictionary).serializedBytes() as [UInt8])?.count ?? Int.max
     }
@@ -57,6 +63,7 @@ extension PlistValue {
         (try? wire.serializedData()) ?? Data()
     }
 
+    /// A value from its stored protobuf bytes.
     public init(serialized data: Data) throws(BrokerError) {
         let decoded: Windowbroker_V1_PlistValue
         do { decoded = try Windowbroker_V1_PlistValue(serializedBytes: data) } catch {
@@ -65,6 +72,7 @@ extension PlistValue {
         try self.init(wire: decoded, path: "value")
     }
 
+    /// The flag, when the value is a bool.
     public var boolValue: Bool? {
         if case .bool(let b) = self { return b }
         return nil

@@ -3,16 +3,24 @@ import Foundation
 /// A typed, serialisable description of content (`NSUserActivity`): what a scene shows, what
 /// an activation asks for, and what a scene hands over to be restored later.
 public struct UserActivity: Sendable, Hashable, Codable {
+    /// One of the types the app's manifest declares (`notes.edit`).
     public var activityType: String
+    /// What the user is doing, for the switcher and search results.
     public var title: String
+    /// The content it is about; activations are routed to the scene whose activation conditions match it.
     public var targetContentIdentifier: String?
+    /// What the scene needs to come back to the same place (a property list).
     public var userInfo: [String: PlistValue]
+    /// Extra words search finds the activity by.
     public var keywords: [String]
+    /// Whether `wmctl search` may find the session by this activity.
     public var isEligibleForSearch: Bool
     /// Opaque bytes the scene uses to put its interaction state (cursor, scroll) back.
     public var interactionState: Data?
+    /// A stable id the app gives the activity, to delete it by later.
     public var persistentIdentifier: String?
 
+    /// An activity; every field but the type is optional.
     public init(
         activityType: String,
         title: String = "",
@@ -57,6 +65,7 @@ extension UserActivity {
         )
     }
 
+    /// The activity as the wire carries it.
     public var wire: Windowbroker_V1_UserActivity {
         .with {
             $0.activityType = activityType
@@ -75,6 +84,7 @@ extension UserActivity {
         (try? wire.serializedData()) ?? Data()
     }
 
+    /// An activity from its stored protobuf bytes.
     public init(serialized data: Data) throws(BrokerError) {
         let decoded: Windowbroker_V1_UserActivity
         do { decoded = try Windowbroker_V1_UserActivity(serializedBytes: data) } catch {
