@@ -181,7 +181,7 @@ final class BadManifestTests: XCTestCase {
     func testBrokerStartsAndSkipsABadManifest() throws {
         let harness = try BrokerHarness()
         defer { harness.tearDown() }
-        FileManager.default.createFile(atPath: harness.appsDirectory + "/broken.json", contents: Data(#"{"id": "broken", "executable": 42}"#.utf8))
+        _ = FileManager.default.createFile(atPath: harness.appsDirectory + "/broken.json", contents: Data(#"{"id": "broken", "executable": 42}"#.utf8))
         try harness.start()
         let apps = try harness.jsonList("apps").compactMap { $0["id"] as? String }
         XCTAssertEqual(apps, ["notes", "notes-single"])

@@ -49,7 +49,7 @@ final class HumanOutputTests: BrokerTestCase {
         try record("logs", shopping)
         try record("ping", "--count", "5")
         try record("pressure")
-        try record("top", "--once")
+        try record("top", "--once", table: true)
         try record("refresh", shopping)
 
         // A reclaim and a restore as `watch` prints them, aligned, with the title.

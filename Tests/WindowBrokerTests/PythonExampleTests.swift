@@ -88,6 +88,12 @@ final class PythonExampleTests: BrokerTestCase {
     }
 
     func testThePythonSceneAppRestoresAndHearsItsOtherWindows() throws {
+        // Events as they happen, one JSON object per line, filtered by the broker.
+        let watch = try harness.start("/usr/bin/python3", [Self.examples + "/wbclient.py", "--socket", harness.socketPath,
+                                                           "watch", "--app", "tally", "--event", "didBecomeActive", "--count", "1"])
+        try harness.eventually("the Python watch is subscribed") {
+            ((try? String(contentsOfFile: watch.out + ".err", encoding: .utf8)) ?? "").contains("watching")
+        }
         let opened = try XCTUnwrap(try client("open", "tally") as? [String: Any])
         let first = try XCTUnwrap(opened["session"] as? String)
         XCTAssertEqual(opened["launch"] as? String, "spawned")
@@ -96,6 +102,10 @@ final class PythonExampleTests: BrokerTestCase {
         XCTAssertEqual(try harness.json("send", first, "increment", "--arg", "by=5")["value"] as? Int, 5)
         XCTAssertEqual(try harness.json("send", first, "set-label", "--arg", "label=Apples")["value"] as? String, "Apples: 5")
         XCTAssertEqual(try harness.session(first)["title"] as? String, "Apples: 5", "the switcher shows what the scene published")
+        let watched = watch.wait()
+        XCTAssertEqual(watched.code, 0, watched.stderr)
+        XCTAssertEqual(watch.jsonLines.map { $0["event"] as? String }, ["didBecomeActive"])
+        XCTAssertEqual(watch.jsonLines.first?["session"] as? String, first)
 
         // A second window, its own process; each hears the other's tally in the app's order.
         let second = try XCTUnwrap((try client("open", "tally", "--new") as? [String: Any])?["session"] as? String)

@@ -204,9 +204,14 @@ final class BrokerHarness {
     }
 
     func start(wmctl arguments: [String]) throws -> Running {
+        try start(Self.binDirectory + "/wmctl", ["--socket", socketPath] + arguments)
+    }
+
+    /// A program started with the test's environment, not waited for; killed at teardown.
+    func start(_ executable: String, _ arguments: [String]) throws -> Running {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.binDirectory + "/wmctl")
-        process.arguments = ["--socket", socketPath] + arguments
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
         process.environment = environment
         let out = root + "/wmctl-\(UUID().uuidString).out"
         _ = FileManager.default.createFile(atPath: out, contents: nil)
