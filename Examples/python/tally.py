@@ -3,7 +3,7 @@
 apps/tally.json. Each window counts; its count and label survive reclaim and broker restarts
 through its restoration activity, and every window hears the others count (update events).
 
-It speaks the worker side of docs/protocol.md directly: the broker's end of a socketpair is
+It speaks the worker side of docs/PROTOCOL.md directly: the broker's end of a socketpair is
 fd 3; every WorkerCommand gets exactly one answer; what the scene sends on its own (a new
 title and activity) is a request, answered before the scene answers the command that caused
 it, so a reply never overtakes the state that led to it.

@@ -30,7 +30,7 @@ extension AppDelegate {
     public func buildMenu(with builder: inout MenuBuilder) {}
 }
 
-/// The scene delegate (`UIWindowSceneDelegate`). Calls arrive in the order docs/lifecycle.md
+/// The scene delegate (`UIWindowSceneDelegate`). Calls arrive in the order docs/LIFECYCLE.md
 /// fixes; each returns before the broker moves on.
 @MainActor
 public protocol SceneDelegate: CommandResponder {

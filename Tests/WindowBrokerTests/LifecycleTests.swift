@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// The callback order docs/lifecycle.md makes part of the contract, checked from the worker's own
+/// The callback order docs/LIFECYCLE.md makes part of the contract, checked from the worker's own
 /// record of what it received.
 final class LifecycleTests: BrokerTestCase {
     func testNewSceneGetsLaunchConnectForegroundActive() throws {

@@ -240,7 +240,7 @@ public nonisolated enum Windowbroker_V1_SceneState: SwiftProtobuf.Enum, Swift.Ca
 
 }
 
-/// How a requested scene is presented (docs/lifecycle.md, "Presentation"). Standard is the default.
+/// How a requested scene is presented (docs/LIFECYCLE.md, "Presentation"). Standard is the default.
 public nonisolated enum Windowbroker_V1_PresentationStyle: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
   case standard // = 0
@@ -367,7 +367,7 @@ public nonisolated enum Windowbroker_V1_LaunchKind: SwiftProtobuf.Enum, Swift.Ca
 
 }
 
-/// The lifecycle callbacks a scene receives, in the order docs/lifecycle.md fixes.
+/// The lifecycle callbacks a scene receives, in the order docs/LIFECYCLE.md fixes.
 public nonisolated enum Windowbroker_V1_Callback: SwiftProtobuf.Enum, Swift.CaseIterable {
   public typealias RawValue = Int
   case unspecified // = 0

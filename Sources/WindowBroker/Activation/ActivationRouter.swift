@@ -39,7 +39,7 @@ public enum ActivationDecision: Sendable, Equatable {
     case create(configuration: String, role: String)
 }
 
-/// Pure routing of an activation request to a session, following docs/lifecycle.md: an explicit
+/// Pure routing of an activation request to a session, following docs/LIFECYCLE.md: an explicit
 /// session wins; otherwise the target content identifier is matched against the scenes'
 /// activation conditions (a preferring scene is reused); otherwise a new session is created,
 /// unless the app supports only one scene.

@@ -109,7 +109,7 @@ public struct MainMenu: Sendable, Equatable {
     public private(set) var menus: [Menu]
 
     /// The system's menus (`application`, `file`, `edit`, `view`, `window`, `help`) and
-    /// commands, with the reserved shortcuts docs/lifecycle.md lists.
+    /// commands, with the reserved shortcuts docs/LIFECYCLE.md lists.
     public static let system: MainMenu = {
         func command(_ id: String, _ title: String, _ shortcut: String, _ action: SystemAction? = nil) -> MenuElement {
             var command = MenuCommand(id: id, title: title, shortcut: try! KeyShortcut(parsing: shortcut))

@@ -1,6 +1,6 @@
 import IPCWire
 
-/// The steps a scene goes through, in the order docs/lifecycle.md makes part of the contract.
+/// The steps a scene goes through, in the order docs/LIFECYCLE.md makes part of the contract.
 public enum LifecycleStep: String, Sendable, Equatable, CaseIterable {
     /// Spawn the worker and wait for its Hello (app-level launch happens in the worker).
     case launch
