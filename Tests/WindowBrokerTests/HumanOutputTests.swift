@@ -69,6 +69,8 @@ final class HumanOutputTests: BrokerTestCase {
         try record("show", "zzzz", expectExit: 1)
         try record("sesions", expectExit: 2)
         try record("open", "nosuchapp", expectExit: 1)
+        try record("open", "notes", "--title", "Third", "--info", "noteID=third", "--new")
+        try record("open", "notes", "--session", String(packing.prefix(6)))
 
         let text = transcript.joined(separator: "\n")
         if ProcessInfo.processInfo.environment["WINDOWBROKER_RECORD_SNAPSHOTS"] == "1" {
@@ -97,6 +99,7 @@ final class HumanOutputTests: BrokerTestCase {
     private func name(_ session: String, _ placeholder: String) {
         replacements.append((session, "<\(placeholder)>"))
         replacements.append((String(session.prefix(8)), "<\(placeholder)>"))
+        replacements.append((String(session.prefix(6)), "<\(placeholder)>"))
     }
 
     private func record(_ arguments: String..., table: Bool = false, expectExit: Int32 = 0, file: StaticString = #filePath, line: UInt = #line) throws {

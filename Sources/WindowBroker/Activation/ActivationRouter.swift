@@ -58,7 +58,7 @@ public enum ActivationRouter {
             guard ofApp.contains(where: { $0.id == sessionID }) else {
                 throw BrokerError(.unknownSession, "no session \(sessionID.uuidString.lowercased()) of app '\(app.id)'")
             }
-            return .existing(sessionID, reason: "the requested session")
+            return .existing(sessionID, reason: "brought forward as requested")
         }
         if !app.supportsMultipleScenes, let only = ofApp.first {
             if request.forceNew {
