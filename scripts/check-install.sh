@@ -2,7 +2,8 @@
 # CI's check of `make install` (issue: an install that works anywhere): installs into a temp
 # DESTDIR with PREFIX=/usr/local, verifies the installed units against that root (man pages
 # included), runs the installed binaries with an empty environment and checks they need no
-# toolchain, and that uninstall removes everything it installed.
+# toolchain, that the installed broker runs the installed Python example, and that uninstall
+# removes everything it installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STAGE=$(mktemp -d /tmp/windowbroker-install.XXXXXX)
@@ -35,6 +36,20 @@ done
 env -i "$P/bin/wmctl" --version
 env -i "$P/bin/windowbrokerd" --version
 env -i "$P/bin/wmctl" --socket /nonexistent.sock status && exit 1 || true
+# The installed pieces work together: the installed broker launches the installed Python
+# scene app, the installed wmctl opens it, the installed Python client reads the broker.
+RUN=$(mktemp -d /tmp/windowbroker-run.XXXXXX)
+EX=$P/share/doc/windowbroker/examples/python
+env -i PATH=/usr/bin:/bin HOME="$RUN" XDG_RUNTIME_DIR="$RUN" XDG_STATE_HOME="$RUN/state" \
+  "$P/bin/windowbrokerd" --apps-dir "$EX/apps" >"$RUN/broker.log" 2>&1 &
+BROKER=$!
+trap 'kill $BROKER 2>/dev/null || true; wait $BROKER 2>/dev/null || true; rm -rf "$STAGE" "$RUN"' EXIT
+SOCK=$RUN/windowbroker/control.sock
+for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.1; done
+env -i "$P/bin/wmctl" --socket "$SOCK" open tally
+env -i PATH=/usr/bin:/bin HOME="$RUN" /usr/bin/python3 "$EX/wbclient.py" --socket "$SOCK" sessions | grep -q '"title":"Tally: 0"' \
+  || { echo "the installed Python client does not see the installed Python scene"; cat "$RUN/broker.log"; exit 1; }
+kill $BROKER; wait $BROKER 2>/dev/null || true
 echo "sizes: $(du -h "$P/bin/windowbrokerd" "$P/bin/wmctl" "$P/libexec/windowbroker/notes" | awk '{print $2 ": " $1}' | xargs)"
 make --no-print-directory uninstall DESTDIR="$STAGE" PREFIX=/usr/local >/dev/null
 left=$(find "$STAGE" -path "$STAGE/run" -prune -o -type f -print | sed "s|$STAGE||")

@@ -7,7 +7,8 @@
 #   <unit dir>/windowbroker.{socket,service}  generated with the real paths
 #   share/man/man1/{wmctl,windowbrokerd}.1    generated from the argument parsers
 #   share/{bash-completion,zsh,fish}/...      wmctl completions (session ids from the broker)
-#   share/doc/windowbroker/                   README, docs, config example
+#   share/doc/windowbroker/                   README, docs (with the JSON Schemas), config example,
+#                                             the .proto and the Python examples
 #
 # The unit directory is $PREFIX/lib/systemd/user for /usr and /usr/local, else
 # $PREFIX/share/systemd/user (~/.local/share/systemd/user is on systemd's user search path).
@@ -86,6 +87,14 @@ bash scripts/manpages.sh "$OUT" "$DESTDIR$MANDIR/man1"
 
 install -m 0644 README.md config/windowbrokerd.conf.example "$DESTDIR$DOCDIR/"
 install -m 0644 docs/*.md "$DESTDIR$DOCDIR/docs/"
+# The JSON Schemas of wmctl --json, the wire schema, and the Python examples, which find the
+# .proto at ../../proto from where they are installed.
+install -d "$DESTDIR$DOCDIR/docs/schema" "$DESTDIR$DOCDIR/proto" "$DESTDIR$DOCDIR/examples/python/apps"
+install -m 0644 docs/schema/*.schema.json "$DESTDIR$DOCDIR/docs/schema/"
+install -m 0644 proto/windowbroker.proto "$DESTDIR$DOCDIR/proto/"
+install -m 0755 Examples/python/wbclient.py Examples/python/tally.py "$DESTDIR$DOCDIR/examples/python/"
+install -m 0644 Examples/python/wbwire.py Examples/python/README.md "$DESTDIR$DOCDIR/examples/python/"
+install -m 0644 Examples/python/apps/tally.json "$DESTDIR$DOCDIR/examples/python/apps/"
 
 echo "installed into $DESTDIR$PREFIX (units in $UNIT_DIR)"
 if [ -z "$DESTDIR" ]; then
