@@ -135,16 +135,11 @@ def show(connection, args):
 
 
 def session_command(kind):
+    # activate, reclaim and close have messages of their own (with options this client leaves unset).
+    message = {"activate": pb.ActivateRequest, "reclaim": pb.ReclaimRequest, "close": pb.CloseRequest}.get(kind, pb.SessionCommand)
+
     def run(connection, args):
-        if kind == "activate":
-            request = {"activate": pb.ActivateRequest(session_id=args.session)}
-        elif kind == "reclaim":
-            request = {"reclaim": pb.ReclaimRequest(session_id=args.session)}
-        elif kind == "close":
-            request = {"close": pb.CloseRequest(session_id=args.session)}
-        else:
-            request = {kind: pb.SessionCommand(session_id=args.session)}
-        _, reply = connection.control_request(**request)
+        _, reply = connection.control_request(**{kind: message(session_id=args.session)})
         return state_object(reply, showing_created=False)
     return run
 

@@ -199,11 +199,7 @@ final class NoteSceneDelegate: SceneDelegate {
             publish(scene)
             return .performed(.string(text))
         case "notes.toggleToolbar":
-            let hidden = !(scene.defaults["toolbarHidden"]?.boolValue ?? false)
-            return await request {
-                try await scene.defaults.set(.bool(hidden), forKey: "toolbarHidden")
-                return .bool(hidden)
-            }
+            return await toggleToolbar(scene)
         case "notes.pin":
             pinned.toggle()
             return .performed(.bool(pinned))
@@ -340,12 +336,7 @@ final class NoteSceneDelegate: SceneDelegate {
             } catch {}
             return .performed(stateValue(scene))
         case "toggle-toolbar":
-            // Written from one window; every window of the app follows (the writer too, in order).
-            let hidden = !(scene.defaults["toolbarHidden"]?.boolValue ?? false)
-            return await request {
-                try await scene.defaults.set(.bool(hidden), forKey: "toolbarHidden")
-                return .bool(hidden)
-            }
+            return await toggleToolbar(scene)
         case "set-default":
             // Any shared default, as JSON (a refusal shows the broker's code).
             guard let key = action["key"]?.stringValue, let json = action["json"]?.stringValue else {
@@ -503,6 +494,16 @@ final class NoteSceneDelegate: SceneDelegate {
     }
 
     /// Runs a request of the scene's own; a refusal is declined with the broker's code first.
+    /// The shared default every window follows; written from one window (the action or the
+    /// ctrl+shift+t command), and the writer hears it too, in the app's order.
+    private func toggleToolbar(_ scene: Scene) async -> ActionOutcome {
+        let hidden = !(scene.defaults["toolbarHidden"]?.boolValue ?? false)
+        return await request {
+            try await scene.defaults.set(.bool(hidden), forKey: "toolbarHidden")
+            return .bool(hidden)
+        }
+    }
+
     private func request(_ body: () async throws -> PlistValue) async -> ActionOutcome {
         do {
             return .performed(try await body())

@@ -105,7 +105,7 @@ func writeSeeds(to directory: String) {
     seeds.append(("shortcut", Array("Shift+Ctrl+bracketleft".utf8)))
     try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     for (name, bytes) in seeds {
-        FileManager.default.createFile(atPath: directory + "/" + name, contents: Data(bytes))
+        _ = FileManager.default.createFile(atPath: directory + "/" + name, contents: Data(bytes))
     }
     print("wrote \(seeds.count) seeds to \(directory)")
 }

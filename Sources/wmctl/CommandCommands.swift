@@ -70,8 +70,8 @@ struct MenuTree: AsyncParsableCommand {
                         case .menu(let submenu): walk(submenu, depth: depth + 1)
                         case .command(let command):
                             let text = label(command)
-                            let pad = String(repeating: " ", count: width - Output.displayWidth(text) + 4)
-                            lines.append(String(repeating: "  ", count: depth + 1) + text + (command.shortcut.isEmpty ? "" : pad + command.shortcut))
+                            lines.append(String(repeating: "  ", count: depth + 1)
+                                         + (command.shortcut.isEmpty ? text : Output.pad(text, toWidth: width + 4) + command.shortcut))
                         case nil: break
                         }
                     }

@@ -99,8 +99,7 @@ struct Watch: AsyncParsableCommand {
                         } else {
                             // Aligned columns, the session as its short id and title.
                             func column(_ text: String, _ width: Int) -> String {
-                                let cut = Output.truncate(text, toWidth: width)
-                                return cut + String(repeating: " ", count: max(0, width - Output.displayWidth(cut)))
+                                Output.pad(Output.truncate(text, toWidth: width), toWidth: width)
                             }
                             Output.line([
                                 Output.iso(event.time), column(event.sessionID.isEmpty ? "-" : String(event.sessionID.prefix(8)), 8),

@@ -8,8 +8,7 @@ import IPCWire
 enum LiveCompletion {
     static let sessions = CompletionKind.custom { words, _, prefix in
         query(words) { client in
-            guard case .sessions(let reply) = try await client.request(.sessions(.init())) else { return [] }
-            return reply.sessions.filter { $0.id.hasPrefix(prefix.lowercased()) }.map(\.id)
+            try await client.allSessions().map(\.id).filter { $0.hasPrefix(prefix.lowercased()) }
         }
     }
 

@@ -319,7 +319,7 @@ enum Output {
             }
         }
         return all.map { row in
-            row.enumerated().map { $0.element + String(repeating: " ", count: max(0, widths[$0.offset] - displayWidth($0.element))) }
+            row.enumerated().map { pad($0.element, toWidth: widths[$0.offset]) }
                 .joined(separator: "  ").trimmingCharacters(in: .whitespaces)
         }.joined(separator: "\n")
     }
@@ -330,20 +330,27 @@ enum Output {
         text.reduce(0) { $0 + width(of: $1) }
     }
 
+    /// East Asian wide and full-width blocks, and the emoji blocks.
+    private static let wideRanges: [ClosedRange<UInt32>] = [
+        0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xA000...0xA4CF,
+        0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60, 0xFFE0...0xFFE6, 0x1F300...0x1F64F,
+        0x1F900...0x1F9FF, 0x20000...0x3FFFD,
+    ]
+
     static func width(of character: Character) -> Int {
         let scalars = character.unicodeScalars
         guard let first = scalars.first else { return 0 }
         if scalars.contains(where: { $0.properties.isEmojiPresentation }) || scalars.contains(where: { $0.value == 0xFE0F }) { return 2 }
-        let wide: [ClosedRange<UInt32>] = [
-            0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xA000...0xA4CF,
-            0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F, 0xFF00...0xFF60, 0xFFE0...0xFFE6, 0x1F300...0x1F64F,
-            0x1F900...0x1F9FF, 0x20000...0x3FFFD,
-        ]
-        if wide.contains(where: { $0.contains(first.value) }) { return 2 }
+        if wideRanges.contains(where: { $0.contains(first.value) }) { return 2 }
         switch first.properties.generalCategory {
         case .nonspacingMark, .enclosingMark, .format, .control: return 0
         default: return 1
         }
+    }
+
+    /// Pads with spaces to `width` terminal columns (nothing when it is wider already).
+    static func pad(_ text: String, toWidth width: Int) -> String {
+        text + String(repeating: " ", count: max(0, width - displayWidth(text)))
     }
 
     /// Cuts to at most `width` columns, ending in … when something was cut.

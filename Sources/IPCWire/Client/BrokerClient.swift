@@ -84,15 +84,17 @@ public final class BrokerClient: Sendable {
     /// Why a connect failed, in words a user can act on (no library internals).
     static func unreachable(_ path: String, _ error: any Error) -> String {
         let start = "start it with `windowbrokerd` or `systemctl --user start windowbroker.socket`"
-        switch (error as? IOError)?.errnoCode {
+        let code = (error as? IOError)?.errnoCode
+        let reason = code.map { String(cString: strerror($0)) }
+        switch code {
         case ENOENT?, ECONNREFUSED?:
             return "windowbrokerd is not running at \(path); \(start)"
         case EACCES?, EPERM?:
             return "permission denied on \(path): the broker there belongs to another user (use --socket or $WINDOWBROKER_SOCKET for your own)"
         case ENOTDIR?, ENAMETOOLONG?:
-            return "\(path) cannot be a broker socket (\((error as? IOError).map { String(cString: strerror($0.errnoCode)) } ?? "invalid path")); give one with --socket"
+            return "\(path) cannot be a broker socket (\(reason ?? "invalid path")); give one with --socket"
         default:
-            return "cannot reach the broker at \(path) (\((error as? IOError).map { String(cString: strerror($0.errnoCode)) } ?? "\(error)")); \(start)"
+            return "cannot reach the broker at \(path) (\(reason ?? "\(error)")); \(start)"
         }
     }
 

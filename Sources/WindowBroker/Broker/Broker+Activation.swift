@@ -302,7 +302,7 @@ extension Broker {
         let session = try existingSession(id)
         try checkRequester(requestedBy, mayReach: session.appID)
         if let requestedBy { emit(requestedBy, app: session.appID, .refreshRequested(target: id)) }
-        guard workers[id] != nil, session.state.isConnected else {
+        guard hasConnectedScene(id) else {
             return outcome(id, notes: ["session \(id.uuidString.lowercased()) has no running process; its switcher entry shows its last saved state"])
         }
         let reply = try await command(id, .refresh(.init()), timeout: configuration.workerTimeout, doing: "refresh")
@@ -318,7 +318,7 @@ extension Broker {
     /// turn, and the lifecycle never waits behind an action.
     public func perform(_ id: UUID, action: String, arguments: [String: PlistValue]) async throws -> Windowbroker_V1_ActionResult {
         let session = try existingSession(id)
-        guard workers[id] != nil, session.state.isConnected else {
+        guard hasConnectedScene(id) else {
             throw BrokerError(.sessionNotConnected, "session \(id.uuidString.lowercased()) has no running process (\(session.state.rawValue)); activate it first")
         }
         let reply = try await command(id, .performAction(.with {

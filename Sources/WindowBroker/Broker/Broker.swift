@@ -248,6 +248,11 @@ public actor Broker {
         }
     }
 
+    /// The session has a running process that finished connecting: it can take commands.
+    func hasConnectedScene(_ id: UUID) -> Bool {
+        workers[id] != nil && sessions[id]?.state.isConnected == true
+    }
+
     func existingSession(_ id: UUID) throws(BrokerError) -> SceneSession {
         if let session = sessions[id] { return session }
         if discarded.contains(id) {

@@ -55,7 +55,7 @@ extension Broker {
             throw BrokerError(.invalidState, "no scene is active; name a session (--session) or an app (--app)")
         }
         let menu = try mainMenu(app)
-        guard let target, sessions[target]?.appID == app, workers[target] != nil, sessions[target]?.state.isConnected == true else {
+        guard let target, sessions[target]?.appID == app, hasConnectedScene(target) else {
             return MenuView(app: app, session: target, menu: menu, states: nil)
         }
         return MenuView(app: app, session: target, menu: menu, states: try await validate(menu, in: target))
@@ -101,7 +101,7 @@ extension Broker {
             outcome.detail = "'\(command.id)' is disabled"
             return outcome
         }
-        if workers[target] != nil, sessions[target]?.state.isConnected == true {
+        if hasConnectedScene(target) {
             let reply = try await self.command(target, .performCommand(.with {
                 $0.command = command.id
                 $0.shortcut = shortcut.description

@@ -184,6 +184,11 @@ struct ControlRequestHandler: Sendable {
         try await broker.resolveSession(text)
     }
 
+    /// The menu `menu` and `commands` answer with: of the named session, else of the app.
+    private func menuView(session: String, app: String) async throws -> Broker.MenuView {
+        try await broker.menuView(session: try await optionalSessionID(session), app: app.isEmpty ? nil : app)
+    }
+
     /// The same, where a session is optional (empty: none).
     private func optionalSessionID(_ text: String) async throws -> UUID? {
         text.isEmpty ? nil : try await sessionID(text)
@@ -338,16 +343,14 @@ struct ControlRequestHandler: Sendable {
                 $0.unavailable = outcome.unavailable.map(wire)
             })
         case .menu(let request):
-            let view = try await broker.menuView(session: try await optionalSessionID(request.sessionID),
-                                                 app: request.appID.isEmpty ? nil : request.appID)
+            let view = try await menuView(session: request.sessionID, app: request.appID)
             return .menu(.with {
                 $0.appID = view.app
                 $0.sessionID = view.session?.uuidString.lowercased() ?? ""
                 $0.menus = view.menu.menus.map { Self.wire($0, states: view.states) }
             })
         case .commands(let request):
-            let view = try await broker.menuView(session: try await optionalSessionID(request.sessionID),
-                                                 app: request.appID.isEmpty ? nil : request.appID)
+            let view = try await menuView(session: request.sessionID, app: request.appID)
             var commands = view.menu.commands.map { Self.wire($0, states: view.states) }
             if request.overlay {
                 // What the held modifier shows: keyed, not hidden, performable, the
@@ -390,14 +393,9 @@ struct ControlRequestHandler: Sendable {
         case .logs(let request):
             let id = try await sessionID(request.sessionID)
             _ = try await broker.existingSession(id)
-            var lines = broker.workerOutput.lines(of: id, last: Int(min(max(request.lines, 1), UInt32(WorkerOutput.linesPerSession))))
             // The newest lines that fit half a frame (500 lines of 4 KiB would not fit one).
-            var bytes = 0
-            let fitting = lines.reversed().prefix { line in
-                bytes += line.text.utf8.count + 32
-                return bytes <= broker.configuration.maxFrameBytes / 2
-            }
-            lines = Array(fitting.reversed())
+            let lines = broker.workerOutput.lines(of: id, last: Int(min(max(request.lines, 1), UInt32(WorkerOutput.linesPerSession))),
+                                                  maxBytes: broker.configuration.maxFrameBytes / 2)
             return .logs(.with {
                 $0.sessionID = id.uuidString.lowercased()
                 $0.lines = lines.map { line in

@@ -92,6 +92,12 @@ public final class SearchIndex: Sendable {
         }
     }
 
+    /// Merges the index's segments into one, so deleted entries' words are gone from it (a
+    /// truncating checkpoint then takes them out of the WAL too).
+    private static func merge(_ db: Database) throws {
+        try db.execute(sql: "INSERT INTO activitySearch(activitySearch) VALUES('optimize')")
+    }
+
     /// One entry, when the activity may be indexed at all.
     private static func insert(_ activity: UserActivity?, session key: String, app: String, into db: Database) throws {
         guard let activity, activity.isEligibleForSearch else { return }
@@ -110,7 +116,7 @@ public final class SearchIndex: Sendable {
         let key = session.uuidString.lowercased()
         try await queue.write { db in
             try db.execute(sql: "DELETE FROM activitySearch WHERE sessionID = ?", arguments: [key])
-            try db.execute(sql: "INSERT INTO activitySearch(activitySearch) VALUES('optimize')")
+            try Self.merge(db)
         }
         try await queue.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
     }
@@ -123,7 +129,7 @@ public final class SearchIndex: Sendable {
             for entry in activities {
                 try Self.insert(entry.activity, session: entry.session.uuidString.lowercased(), app: entry.app, into: db)
             }
-            try db.execute(sql: "INSERT INTO activitySearch(activitySearch) VALUES('optimize')")
+            try Self.merge(db)
         }
         try queue.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
     }
@@ -135,7 +141,7 @@ public final class SearchIndex: Sendable {
         guard !stale.isEmpty else { return 0 }
         try queue.write { db in
             for key in stale { try db.execute(sql: "DELETE FROM activitySearch WHERE sessionID = ?", arguments: [key]) }
-            try db.execute(sql: "INSERT INTO activitySearch(activitySearch) VALUES('optimize')")
+            try Self.merge(db)
         }
         return stale.count
     }

@@ -203,8 +203,8 @@ extension Broker {
     /// The scene is going away: nothing more is queued for it, and waiting posts stop waiting
     /// for it. With `token`, only if it is still that connection's outlet.
     func closeOutlet(_ id: UUID, token: UUID? = nil) {
-        guard let current = sync.outlets[id], token == nil || current.token == token,
-              let outlet = sync.outlets.removeValue(forKey: id) else { return }
+        guard let outlet = sync.outlets[id], token == nil || outlet.token == token else { return }
+        sync.outlets[id] = nil
         for key in sync.waits.keys where key.app == outlet.appID {
             settle(key, id) { $0.gone.insert(id) }
         }

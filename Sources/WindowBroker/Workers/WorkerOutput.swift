@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import IPCWire
 import Logging
+import NIOCore
 import Synchronization
 
 /// What scene processes print, attributed: each worker's stdout and stderr arrive on a pipe of
@@ -22,7 +23,8 @@ public final class WorkerOutput: Sendable {
 
     private struct State {
         var sessionOfPID: [Int32: (session: UUID?, app: String)] = [:]
-        var lines: [UUID: [Line]] = [:]
+        /// A ring per session: the oldest line goes in O(1) when a new one comes.
+        var lines: [UUID: CircularBuffer<Line>] = [:]
     }
 
     private let state = Mutex(State())
@@ -57,9 +59,10 @@ public final class WorkerOutput: Sendable {
     func follow(_ fd: Int32, pid: Int32, session: UUID?, app: String) {
         state.withLock { $0.sessionOfPID[pid] = (session, app) }
         let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: Self.queue)
+        // Touched only on `Self.queue`, one event at a time.
         nonisolated(unsafe) var pending = Data()
+        nonisolated(unsafe) var buffer = [UInt8](repeating: 0, count: 16384)
         source.setEventHandler { [weak self, source] in
-            var buffer = [UInt8](repeating: 0, count: 16384)
             while true {
                 let count = read(fd, &buffer, buffer.count)
                 if count > 0 {
@@ -100,7 +103,7 @@ public final class WorkerOutput: Sendable {
         let owner = state.withLock { state -> (UUID?, String) in
             let owner = state.sessionOfPID[pid] ?? (nil, "")
             if let session = owner.session {
-                state.lines[session, default: []].append(line)
+                state.lines[session, default: CircularBuffer(initialCapacity: 16)].append(line)
                 if state.lines[session]!.count > Self.linesPerSession { state.lines[session]!.removeFirst() }
             }
             return owner
@@ -110,9 +113,16 @@ public final class WorkerOutput: Sendable {
         ])
     }
 
-    /// The last `count` lines a session's processes printed (across its launches).
-    public func lines(of session: UUID, last count: Int) -> [Line] {
-        state.withLock { Array(($0.lines[session] ?? []).suffix(count)) }
+    /// The last `count` lines a session's processes printed (across its launches), and of
+    /// those only the newest that fit in `maxBytes` together.
+    public func lines(of session: UUID, last count: Int, maxBytes: Int = .max) -> [Line] {
+        let kept = state.withLock { Array(($0.lines[session] ?? []).suffix(count)) }
+        var bytes = 0
+        let fitting = kept.reversed().prefix { line in
+            bytes += line.text.utf8.count + 32  // the line's text and its time and pid
+            return bytes <= maxBytes
+        }
+        return Array(fitting.reversed())
     }
 
     /// A discarded session's lines go with it.
