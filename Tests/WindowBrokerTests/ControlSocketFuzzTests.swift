@@ -81,8 +81,7 @@ final class ControlSocketFuzzTests: BrokerTestCase {
 /// replayed through the same code with the normal build: every input still decodes or is refused.
 final class FuzzCorpusReplayTests: XCTestCase {
     func testTheFuzzCorpusReplaysWithoutACrash() throws {
-        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let corpus = repository.appendingPathComponent("fuzz/corpus").path
+        let corpus = BrokerHarness.repository.appendingPathComponent("fuzz/corpus").path
         let inputs = try FileManager.default.contentsOfDirectory(atPath: corpus).sorted().map { corpus + "/" + $0 }
         XCTAssertGreaterThanOrEqual(inputs.count, 10)
         let (code, text) = try runToCompletion(BrokerHarness.binDirectory + "/wire-fuzz", inputs)

@@ -4,9 +4,7 @@ import XCTest
 /// The README's SDK sample is a real app (`Examples/minimal-app`): it is the file, it builds,
 /// and it runs under the broker with restoration, sync and a keyboard command.
 final class ExampleAppTests: BrokerTestCase {
-    private static var repository: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    }
+    private static var repository: URL { BrokerHarness.repository }
 
     func testTheReadmeSampleIsTheExampleApp() throws {
         let readme = try String(contentsOf: Self.repository.appendingPathComponent("README.md"), encoding: .utf8)

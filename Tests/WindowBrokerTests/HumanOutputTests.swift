@@ -53,10 +53,7 @@ final class HumanOutputTests: BrokerTestCase {
         try record("refresh", shopping)
 
         // A reclaim and a restore as `watch` prints them, aligned, with the title.
-        let watch = try harness.start(wmctl: ["watch", "--session", packing, "--count", "11"])
-        try harness.eventually("the watch is subscribed") {
-            ((try? String(contentsOfFile: watch.out + ".err", encoding: .utf8)) ?? "").contains("watching")
-        }
+        let watch = try harness.subscribed(harness.start(wmctl: ["watch", "--session", packing, "--count", "11"]))
         try record("reclaim", packing)
         try record("activate", packing)
         try record("background", packing)
@@ -110,13 +107,14 @@ final class HumanOutputTests: BrokerTestCase {
     }
 
     private func append(_ arguments: [String], _ output: String) {
-        transcript.append("$ wmctl " + normalize(arguments.joined(separator: " ")))
-        transcript.append(normalize(output).trimmingCharacters(in: .newlines))
+        let pids = livePIDs  // asked once per command: it runs wmctl itself
+        transcript.append("$ wmctl " + normalize(arguments.joined(separator: " "), pids: pids))
+        transcript.append(normalize(output, pids: pids).trimmingCharacters(in: .newlines))
         transcript.append("")
     }
 
     /// Placeholders for what differs between runs; runs of spaces squeezed to two.
-    private func normalize(_ text: String) -> String {
+    private func normalize(_ text: String, pids: [Int]) -> String {
         var out = text
         for (value, placeholder) in replacements { out = out.replacingOccurrences(of: value, with: placeholder) }
         let patterns: [(String, String)] = [
@@ -136,7 +134,7 @@ final class HumanOutputTests: BrokerTestCase {
             out = out.replacingOccurrences(of: pattern, with: template, options: .regularExpression)
         }
         // The sessions table's PID column: the live workers' pids.
-        for pid in livePIDs { out = out.replacingOccurrences(of: #"\b\#(pid)\b"#, with: "<pid>", options: .regularExpression) }
+        for pid in pids { out = out.replacingOccurrences(of: #"\b\#(pid)\b"#, with: "<pid>", options: .regularExpression) }
         return out
     }
 

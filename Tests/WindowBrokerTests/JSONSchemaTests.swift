@@ -6,10 +6,7 @@ import XCTest
 /// output, from a real broker, checked against its schema (the subset of JSON Schema those
 /// files use: type, enum, properties, required, additionalProperties, items).
 final class JSONSchemaTests: BrokerTestCase {
-    private static var schemaDirectory: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("docs/schema").path
-    }
+    static var schemaDirectory: String { BrokerHarness.repository.appendingPathComponent("docs/schema").path }
 
     private func check(_ name: String, _ arguments: [String], expectExit: Int32 = 0, file: StaticString = #filePath, line: UInt = #line) throws {
         let result = harness.wmctl(["--json"] + arguments)

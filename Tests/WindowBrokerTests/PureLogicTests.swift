@@ -448,7 +448,7 @@ final class ManifestLoaderTests: XCTestCase {
     }
 
     private func write(_ name: String, _ json: String) {
-        FileManager.default.createFile(atPath: directory + "/" + name, contents: Data(json.utf8))
+        _ = FileManager.default.createFile(atPath: directory + "/" + name, contents: Data(json.utf8))
     }
 
     func testBadManifestsAreReportedWithFileFieldAndReasonAndSkipped() {
@@ -473,7 +473,7 @@ final class ManifestLoaderTests: XCTestCase {
         write("b.json", #"{"id": "twin", "executable": "/bin/true"}"#)
         let user = directory + "/user"
         try FileManager.default.createDirectory(atPath: user, withIntermediateDirectories: true)
-        FileManager.default.createFile(atPath: user + "/mine.json", contents: Data(#"{"id": "shared", "executable": "/bin/true"}"#.utf8))
+        _ = FileManager.default.createFile(atPath: user + "/mine.json", contents: Data(#"{"id": "shared", "executable": "/bin/true"}"#.utf8))
         write("system.json", #"{"id": "shared", "executable": "/bin/true", "name": "System"}"#)
         let (apps, problems) = ManifestLoader(directories: [user, directory], helperDirectory: nil, searchPath: []).load()
         XCTAssertNil(apps["twin"], "two files in one directory: neither silently wins")

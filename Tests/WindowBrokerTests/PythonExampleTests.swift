@@ -7,10 +7,7 @@ import XCTest
 /// JSON matches wmctl's schemas and values; the Python scene app is launched from its shipped
 /// manifest and restores after reclaim and after a broker SIGKILL.
 final class PythonExampleTests: BrokerTestCase {
-    private static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Examples/python").path
-    private static let schemas = URL(fileURLWithPath: examples).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("docs/schema").path
+    private static let examples = BrokerHarness.repository.appendingPathComponent("Examples/python").path
 
     override var brokerArguments: [String] { ["--apps-dir", Self.examples + "/apps"] }
 
@@ -29,7 +26,7 @@ final class PythonExampleTests: BrokerTestCase {
 
     private func conforms(_ value: Any, to schema: String, file: StaticString = #filePath, line: UInt = #line) throws {
         let output = try JSONDecoder().decode(PlistValue.self, from: JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed]))
-        let rules = try JSONDecoder().decode(PlistValue.self, from: Data(contentsOf: URL(fileURLWithPath: Self.schemas + "/\(schema).schema.json")))
+        let rules = try JSONDecoder().decode(PlistValue.self, from: Data(contentsOf: URL(fileURLWithPath: JSONSchemaTests.schemaDirectory + "/\(schema).schema.json")))
         XCTAssertEqual(JSONSchemaTests.validate(output, against: rules, at: "$"), [], "wbclient.py output against \(schema).schema.json", file: file, line: line)
     }
 
@@ -89,11 +86,8 @@ final class PythonExampleTests: BrokerTestCase {
 
     func testThePythonSceneAppRestoresAndHearsItsOtherWindows() throws {
         // Events as they happen, one JSON object per line, filtered by the broker.
-        let watch = try harness.start("/usr/bin/python3", [Self.examples + "/wbclient.py", "--socket", harness.socketPath,
-                                                           "watch", "--app", "tally", "--event", "didBecomeActive", "--count", "1"])
-        try harness.eventually("the Python watch is subscribed") {
-            ((try? String(contentsOfFile: watch.out + ".err", encoding: .utf8)) ?? "").contains("watching")
-        }
+        let watch = try harness.subscribed(harness.start("/usr/bin/python3", [Self.examples + "/wbclient.py", "--socket", harness.socketPath,
+                                                                               "watch", "--app", "tally", "--event", "didBecomeActive", "--count", "1"]))
         let opened = try XCTUnwrap(try client("open", "tally") as? [String: Any])
         let first = try XCTUnwrap(opened["session"] as? String)
         XCTAssertEqual(opened["launch"] as? String, "spawned")

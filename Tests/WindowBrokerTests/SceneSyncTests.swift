@@ -91,7 +91,7 @@ final class SceneSyncTests: BrokerTestCase {
         let release = harness.root + "/release-hang"
         let hang = try harness.start(wmctl: ["send", hung, "hang", "--arg", "until=\(release)"])
         defer {
-            FileManager.default.createFile(atPath: release, contents: nil)
+            _ = FileManager.default.createFile(atPath: release, contents: nil)
             _ = hang.wait()
         }
         // The hang action is in the scene (its main thread is blocked) once the broker sent it.
@@ -105,7 +105,7 @@ final class SceneSyncTests: BrokerTestCase {
         let status = try harness.json("status")
         XCTAssertEqual(status["updatesDropped"] as? Int, 1, "one notice for the hung scene, counted")
 
-        FileManager.default.createFile(atPath: release, contents: nil)
+        _ = FileManager.default.createFile(atPath: release, contents: nil)
         XCTAssertEqual(hang.wait().code, 0)
         try harness.eventually("the hung scene resynchronised from the model") {
             try state(hung)["text"] as? String == "0123456789"

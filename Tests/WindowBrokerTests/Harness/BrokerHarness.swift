@@ -20,18 +20,16 @@ final class BrokerHarness {
     /// Added to the broker's environment (e.g. WATCHDOG_USEC).
     var brokerEnvironment: [String: String] = [:]
 
+    /// The package root (Tests/WindowBrokerTests/Harness/BrokerHarness.swift -> ../../..).
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
     static var binDirectory: String {
         if let dir = ProcessInfo.processInfo.environment["WINDOWBROKER_BIN_DIR"], !dir.isEmpty { return dir }
-        // Tests/WindowBrokerTests/Harness/BrokerHarness.swift -> package root
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-        return root.appendingPathComponent(".build/debug").path
+        return repository.appendingPathComponent(".build/debug").path
     }
 
-    static var repositoryAppsDirectory: String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("apps").path
-    }
+    static var repositoryAppsDirectory: String { repository.appendingPathComponent("apps").path }
 
     init(arguments: [String] = [], file: StaticString = #filePath, line: UInt = #line) throws {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("wb-test-\(UUID().uuidString.prefix(8))").path
@@ -153,12 +151,12 @@ final class BrokerHarness {
         }
         var isRunning: Bool { process.isRunning }
         var output: String { (try? String(contentsOfFile: out, encoding: .utf8)) ?? "" }
+        var errorOutput: String { (try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "" }
 
         /// Waits for it to exit; returns its exit code and output.
         func wait() -> Result {
             process.waitUntilExit()
-            return Result(code: process.terminationStatus, stdout: output,
-                          stderr: (try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "")
+            return Result(code: process.terminationStatus, stdout: output, stderr: errorOutput)
         }
 
         /// Stops it (a watcher); what it printed stays in `output`.
@@ -196,10 +194,14 @@ final class BrokerHarness {
 
     /// `wmctl watch ARGS`, returned once the broker has subscribed it: no later event is missed.
     func startWatch(_ arguments: [String]) throws -> Running {
-        let watch = try start(wmctl: ["--json", "watch"] + arguments)
-        try eventually("the watch is subscribed") {
-            ((try? String(contentsOfFile: watch.out + ".err", encoding: .utf8)) ?? "").contains("watching")
-        }
+        try subscribed(try start(wmctl: ["--json", "watch"] + arguments))
+    }
+
+    /// Returns a watcher (wmctl's or another client's) once it said on stderr that it is
+    /// subscribed: no event after this is missed.
+    @discardableResult
+    func subscribed(_ watch: Running) throws -> Running {
+        try eventually("the watch is subscribed") { watch.errorOutput.contains("watching") }
         return watch
     }
 
