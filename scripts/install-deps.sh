@@ -4,9 +4,10 @@
 # module (sd_notify, sd_listen_fds, sd_journal_sendv). systemd: systemd-socket-activate and
 # systemd-analyze for the tests (installing the package starts nothing). python3-protobuf and
 # protobuf-compiler: the Python examples generate their message classes from the .proto.
+# sqlite3: tests damage a stored row on purpose.
 # With `bench`: also what the benchmark's baselines need (a C compiler, dbus-daemon).
 set -euo pipefail
-packages=(libsqlite3-dev pkg-config libsystemd-dev systemd python3-protobuf protobuf-compiler)
+packages=(libsqlite3-dev pkg-config libsystemd-dev systemd python3-protobuf protobuf-compiler sqlite3)
 [ "${1:-}" = bench ] && packages+=(gcc libc6-dev dbus-daemon)
 needed=()
 for pkg in "${packages[@]}"; do

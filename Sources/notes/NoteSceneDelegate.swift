@@ -12,6 +12,8 @@ final class NoteSceneDelegate: SceneDelegate {
     var noteID = ""
     var text = ""
     var cursor = 0
+    /// The note's revision this window's text is at (see `NoteStore`).
+    var revision: Int64 = 0
     /// Test hook: how long restoreInteractionState takes next time (kept in the restoration activity).
     var restoreDelayMilliseconds: Int64 = 0
     /// Test hook: stop answering when asked for the restoration activity.
@@ -58,6 +60,8 @@ final class NoteSceneDelegate: SceneDelegate {
             if let requested = activity.interactionState.flatMap(Self.decodeCursor) { cursor = min(requested, text.count) }
         }
         if noteID.isEmpty { noteID = scene.session.id }
+        app.drafts.remember(note: noteID, session: scene.session.id)
+        catchUp()
         // Shared defaults are in place before willConnect: a new window starts the way the others look.
         toolbarHidden = scene.defaults["toolbarHidden"]?.boolValue ?? false
         toolbarHiddenAtConnect = toolbarHidden
@@ -85,13 +89,33 @@ final class NoteSceneDelegate: SceneDelegate {
         tags = activity.keywords.filter { $0.hasPrefix("#") }
         searchable = activity.isEligibleForSearch || activity.userInfo["text"] == nil
         text = activity.userInfo["text"]?.stringValue ?? text
+        revision = activity.userInfo["revision"]?.integerValue ?? 0
         restoreDelayMilliseconds = activity.userInfo["restoreDelayMs"]?.integerValue ?? 0
+    }
+
+    /// Takes the model's text when it is newer than this window's: never the other way round.
+    private func catchUp() {
+        guard let saved = app.notes.load(note: noteID), saved.revision > revision else { return }
+        text = saved.text
+        revision = saved.revision
+        cursor = min(cursor, text.count)
+    }
+
+    /// Every change of the text: on top of the newest revision, saved to the model, published.
+    private func edit(_ scene: Scene, _ change: (inout String, inout Int) -> Void) {
+        catchUp()
+        change(&text, &cursor)
+        cursor = max(0, min(cursor, text.count))
+        revision += 1
+        app.notes.save(.init(revision: revision, text: text), id: noteID)
+        publish(scene)
     }
 
     func restoreInteractionState(_ scene: Scene, with activity: UserActivity, restoration: RestorationRequest) {
         record("restoreInteractionState")
         let restored = activity.interactionState.flatMap(Self.decodeCursor) ?? 0
         cursor = min(max(0, restored), text.count)
+        publish(scene)  // the current activity carries the cursor again
         if restoreDelayMilliseconds > 0 {
             restoration.extend()
             let delay = restoreDelayMilliseconds
@@ -142,7 +166,7 @@ final class NoteSceneDelegate: SceneDelegate {
     }
 
     private func currentActivity(_ scene: Scene) -> UserActivity {
-        var info: [String: PlistValue] = ["noteID": .string(noteID), "text": .string(text)]
+        var info: [String: PlistValue] = ["noteID": .string(noteID), "text": .string(text), "revision": .integer(revision)]
         if restoreDelayMilliseconds > 0 { info["restoreDelayMs"] = .integer(restoreDelayMilliseconds) }
         return UserActivity(
             activityType: Self.activityType,
@@ -187,16 +211,14 @@ final class NoteSceneDelegate: SceneDelegate {
         record("command:\(command.id)")
         switch command.id {
         case "notes.uppercase":
-            text = text.uppercased()
-            app.notes.save(text, note: noteID)
-            publish(scene)
+            edit(scene) { text, _ in text = text.uppercased() }
             return .performed(.string(text))
         case "notes.insertDate":
             let date = ISO8601DateFormatter().string(from: Date()).prefix(10)
-            let index = text.index(text.startIndex, offsetBy: min(cursor, text.count))
-            text.insert(contentsOf: date, at: index)
-            cursor += date.count
-            publish(scene)
+            edit(scene) { text, cursor in
+                text.insert(contentsOf: date, at: text.index(text.startIndex, offsetBy: min(cursor, text.count)))
+                cursor += date.count
+            }
             return .performed(.string(text))
         case "notes.toggleToolbar":
             return await toggleToolbar(scene)
@@ -230,7 +252,10 @@ final class NoteSceneDelegate: SceneDelegate {
         remember(update.sequence)
         guard update.name == "noteChanged", update.payload["noteID"]?.stringValue == noteID,
               update.postedBy != scene.session.id, let newText = update.payload["text"]?.stringValue else { return }
+        let newRevision = update.payload["revision"]?.integerValue ?? revision + 1
+        guard newRevision > revision else { return }  // this window already has newer text
         text = newText
+        revision = newRevision
         cursor = min(cursor, text.count)
         publish(scene)
     }
@@ -243,11 +268,9 @@ final class NoteSceneDelegate: SceneDelegate {
     func updatesDropped(_ scene: Scene, from: UInt64, to: UInt64) {
         droppedUpdates.append((from, to))
         remember(to)
-        if let saved = app.notes.load(note: noteID) {
-            text = saved
-            cursor = min(cursor, text.count)
-            publish(scene)
-        }
+        let before = revision
+        catchUp()
+        if revision != before { publish(scene) }
     }
 
     private func remember(_ sequence: UInt64) {
@@ -323,14 +346,16 @@ final class NoteSceneDelegate: SceneDelegate {
             }
         case "type":
             guard let inserted = action["text"]?.stringValue else { return .declined("type needs text=...") }
-            let index = text.index(text.startIndex, offsetBy: min(cursor, text.count))
-            text.insert(contentsOf: inserted, at: index)
-            cursor = min(cursor, text.count - inserted.count) + inserted.count
+            edit(scene) { text, cursor in
+                let at = min(cursor, text.count)
+                text.insert(contentsOf: inserted, at: text.index(text.startIndex, offsetBy: at))
+                cursor = at + inserted.count
+            }
             app.drafts.save(text, session: scene.session.id)
-            app.notes.save(text, note: noteID)
-            publish(scene)
             do {
-                try await scene.post(UpdateEvent(name: "noteChanged", payload: ["noteID": .string(noteID), "text": .string(text)]))
+                try await scene.post(UpdateEvent(name: "noteChanged", payload: [
+                    "noteID": .string(noteID), "text": .string(text), "revision": .integer(revision),
+                ]))
             } catch let error as BrokerError {
                 refusedUpdates.append("\(error.code)")
             } catch {}
@@ -413,10 +438,7 @@ final class NoteSceneDelegate: SceneDelegate {
         case "set-text":
             // Replaces the whole text (an edit that removes words).
             guard let newText = action["text"]?.stringValue else { return .declined("set-text needs text=...") }
-            text = newText
-            cursor = min(cursor, text.count)
-            app.notes.save(text, note: noteID)
-            publish(scene)
+            edit(scene) { text, _ in text = newText }
             return .performed(stateValue(scene))
         case "tag":
             // A tag goes into the activity's keywords only (as #tag).
@@ -518,6 +540,7 @@ final class NoteSceneDelegate: SceneDelegate {
         .dictionary([
             "noteID": .string(noteID),
             "text": .string(text),
+            "revision": .integer(revision),
             "cursor": .integer(Int64(cursor)),
             "callbacks": .list(app.callbacks.map { .string($0) }),
             "discarded": .list(app.discardedSessions.map { .string($0) }),

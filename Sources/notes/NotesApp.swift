@@ -23,10 +23,17 @@ final class NotesAppDelegate: AppDelegate {
         callbacks.append("didFinishLaunching")
     }
 
+    /// The sessions are gone for good: their drafts go, and a note no other session shows goes
+    /// too (closing a note's window in the switcher leaves none of its text behind).
     func didDiscardSceneSessions(_ sessionIDs: [String]) {
         callbacks.append("didDiscardSceneSessions")
         discardedSessions += sessionIDs
-        for id in sessionIDs { drafts.delete(session: id) }
+        for id in sessionIDs {
+            drafts.delete(session: id)
+            if let note = drafts.forget(session: id), !drafts.isShown(note: note) {
+                notes.delete(note: note)
+            }
+        }
     }
 
     var discardedSessions: [String] = []
@@ -91,22 +98,37 @@ private let dataDirectory: String = {
 }()
 
 /// The notes themselves, one file per note id: the model. A window that types saves the note
-/// here and then posts `noteChanged`; a window that missed updates reads it back.
+/// here and then posts `noteChanged`; a window that missed updates reads it back. Each save
+/// carries a revision one above the last, so a window restored from an older activity (its
+/// process was reclaimed, or the broker crashed) sees that the file is newer and takes it
+/// instead of writing its older text over it.
 struct NoteStore {
     let directory = dataDirectory + "/notes"
 
-    func save(_ text: String, note: String) {
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        try? text.write(toFile: path(note), atomically: true, encoding: .utf8)
+    struct Saved: Codable, Equatable {
+        var revision: Int64
+        var text: String
     }
 
-    func load(note: String) -> String? {
-        try? String(contentsOfFile: path(note), encoding: .utf8)
+    func save(_ note: Saved, id: String) {
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        guard let data = try? JSONEncoder().encode(note) else { return }
+        try? data.write(to: URL(fileURLWithPath: path(id)), options: .atomic)
+    }
+
+    func load(note id: String) -> Saved? {
+        guard let data = FileManager.default.contents(atPath: path(id)) else { return nil }
+        return try? JSONDecoder().decode(Saved.self, from: data)
+    }
+
+    /// Closing a note's last window deletes what the app kept of it: a discard leaves no text behind.
+    func delete(note id: String) {
+        try? FileManager.default.removeItem(atPath: path(id))
     }
 
     /// Note ids are anything a user typed: the file name is their UTF-8 in hex.
     private func path(_ note: String) -> String {
-        directory + "/" + note.utf8.map { String(format: "%02x", $0) }.joined() + ".txt"
+        directory + "/" + note.utf8.map { String(format: "%02x", $0) }.joined() + ".json"
     }
 }
 
@@ -124,4 +146,22 @@ struct DraftStore {
     }
 
     func path(_ session: String) -> String { directory + "/" + session + ".txt" }
+
+    /// Which note each session shows (`<session>.note`): what a discard needs to find the note.
+    func remember(note: String, session: String) {
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try? Data(note.utf8).write(to: URL(fileURLWithPath: directory + "/" + session + ".note"), options: .atomic)
+    }
+
+    /// Forgets the session's note and returns it.
+    func forget(session: String) -> String? {
+        let file = directory + "/" + session + ".note"
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        return FileManager.default.contents(atPath: file).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    func isShown(note: String) -> Bool {
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return files.contains { $0.hasSuffix(".note") && FileManager.default.contents(atPath: directory + "/" + $0) == Data(note.utf8) }
+    }
 }

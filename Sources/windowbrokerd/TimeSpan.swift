@@ -26,3 +26,22 @@ struct TimeSpan: ExpressibleByArgument, CustomStringConvertible, Sendable {
     var description: String { seconds == seconds.rounded() ? "\(Int(seconds))s" : "\(seconds)s" }
     static var defaultCompletionKind: CompletionKind { .default }
 }
+
+/// A percentage flag (`--psi-warning 7`): a finite number from 0 to 100. "inf", "nan" and
+/// "1e20" are usage errors, not values that crash arithmetic later.
+struct Percentage: ExpressibleByArgument, CustomStringConvertible, Sendable {
+    var value: Double
+
+    init(_ value: Double) {
+        self.value = value
+    }
+
+    init?(argument: String) {
+        let text = argument.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "%", with: "")
+        guard let value = Double(text), value.isFinite, (0...100).contains(value) else { return nil }
+        self.value = value
+    }
+
+    var description: String { value == value.rounded() ? "\(Int(value))" : "\(value)" }
+    static var defaultCompletionKind: CompletionKind { .default }
+}

@@ -70,14 +70,14 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
     @Option(help: "Time between memory samples (1s, 100ms, ...).")
     var pressureInterval = TimeSpan(seconds: 1)
 
-    @Option(help: "PSI 'some' avg10 percentage that means warning (70 ms stall per second = 7).")
-    var psiWarning = 7.0
+    @Option(help: "PSI 'some' avg10 percentage (0-100) that means warning (70 ms stall per second = 7).")
+    var psiWarning = Percentage(7.0)
 
-    @Option(help: "PSI 'some' avg10 percentage that means critical.")
-    var psiCriticalSome = 40.0
+    @Option(help: "PSI 'some' avg10 percentage (0-100) that means critical.")
+    var psiCriticalSome = Percentage(40.0)
 
-    @Option(help: "PSI 'full' avg10 percentage that means critical (700 ms per second = 70).")
-    var psiCriticalFull = 70.0
+    @Option(help: "PSI 'full' avg10 percentage (0-100) that means critical (700 ms per second = 70).")
+    var psiCriticalFull = Percentage(70.0)
 
     @Option(help: "How long the inputs must stay calm before the pressure level steps down (3s, ...).")
     var pressureCooldown = TimeSpan(seconds: 3)
@@ -90,6 +90,21 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
 
     @Option(help: "stderr or journald (default: journald when started by systemd with JOURNAL_STREAM, else stderr).")
     var log: String?
+
+    /// Counts must be whole numbers in range: a negative or absurd value is a usage error
+    /// naming the flag, not a value clamped in silence.
+    func validate() throws {
+        let counts: [(String, Int?, ClosedRange<Int>)] = [
+            ("--max-foreground", maxForeground, 1...1024), ("--max-workers", maxWorkers, 1...65_536),
+            ("--update-queue-limit", updateQueueLimit, 1...1_000_000), ("--start-limit-burst", startLimitBurst, 1...10_000),
+            ("--reclaim-concurrency", reclaimConcurrency, 1...1024),
+        ]
+        for (flag, value, range) in counts {
+            if let value, !range.contains(value) {
+                throw ValidationError("\(flag) takes a whole number from \(range.lowerBound) to \(range.upperBound), not \(value)")
+            }
+        }
+    }
 
     func run() async throws {
         guard let level = Logger.Level(rawValue: logLevel) else {
@@ -143,10 +158,10 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
         memory.psiPath = psiPath
         memory.sampleInterval = TimeSpan(seconds: max(0.05, pressureInterval.seconds)).duration
         memory.minimumActionInterval = max(memory.sampleInterval * 2, .milliseconds(200))
-        memory.thresholds.warningSomePercent = psiWarning
-        memory.thresholds.criticalSomePercent = psiCriticalSome
-        memory.thresholds.criticalFullPercent = psiCriticalFull
-        memory.triggerStall = .microseconds(Int64(psiWarning * 10_000))
+        memory.thresholds.warningSomePercent = psiWarning.value
+        memory.thresholds.criticalSomePercent = psiCriticalSome.value
+        memory.thresholds.criticalFullPercent = psiCriticalFull.value
+        memory.triggerStall = .microseconds(Int64(psiWarning.value * 10_000))
         memory.thresholds.coolDown = pressureCooldown.duration
         memory.thresholds.memAvailableFloor = try Self.bytes(memAvailableFloor, option: "--mem-available-floor")
         let broker = try await Broker(configuration: configuration, memory: memory, logger: logger)
@@ -155,7 +170,12 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
             services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
-        try await group.run()
+        do {
+            try await group.run()
+        } catch let incomplete as ShutdownIncomplete {
+            FileHandle.standardError.write(Data("windowbrokerd: \(incomplete)\n".utf8))
+            throw ExitCode(ShutdownIncomplete.exitCode)
+        }
     }
 
     /// "512M", "2G", "300k", "1048576".

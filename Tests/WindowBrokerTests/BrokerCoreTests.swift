@@ -28,7 +28,7 @@ final class SessionDriverTests: BrokerTestCase {
         XCTAssertEqual(try harness.session(a)["lastDisconnect"] as? String, "timedOut")
         XCTAssertEqual(try harness.state(b), "foregroundActive")
         _ = try harness.json("activate", a)
-        XCTAssertEqual(try harness.noteState(a).text, "committed")
+        XCTAssertEqual(try harness.noteState(a).text, "committed later", "the newest committed state")
     }
 
     func testOperationsOnOneSessionRunInArrivalOrder() throws {

@@ -10,7 +10,7 @@ final class RecoveryTests: BrokerTestCase {
         _ = try harness.json("send", session, "move-cursor", "--arg", "position=4")
         _ = try harness.json("background", session)  // committed here
         _ = try harness.json("activate", session)
-        try harness.type(session, " unsaved")  // typed after the last commit: not expected back
+        try harness.type(session, " later")  // acknowledged, so committed: the newest state
         let pid = try harness.noteState(session).pid
 
         kill(pid, SIGKILL)
@@ -21,8 +21,8 @@ final class RecoveryTests: BrokerTestCase {
 
         _ = try harness.json("activate", session)
         let restored = try harness.noteState(session)
-        XCTAssertEqual(restored.text, "saved part")
-        XCTAssertEqual(restored.cursor, 4)
+        XCTAssertEqual(restored.text, "save laterd part", "typed at the cursor (4) after the background")
+        XCTAssertEqual(restored.cursor, 10, "the cursor of the newest committed state too")
         XCTAssertEqual(restored.callbacks, ["didFinishLaunching", "willConnect", "restoreInteractionState", "willEnterForeground", "didBecomeActive"])
     }
 
@@ -138,6 +138,6 @@ final class DeadlineTests: BrokerTestCase {
         XCTAssertEqual(try harness.state(other), "foregroundActive", "nothing else is affected")
 
         _ = try harness.json("activate", session)
-        XCTAssertEqual(try harness.noteState(session).text, "committed")
+        XCTAssertEqual(try harness.noteState(session).text, "committed later", "the newest committed state")
     }
 }

@@ -104,20 +104,37 @@ extension Broker {
     public func activate(_ id: UUID, requestedBy: UUID? = nil, retryRestore: Bool = false) async throws -> Outcome {
         let session = try existingSession(id)
         try checkRequester(requestedBy, mayReach: session.appID)
+        var retryNote: String?
         if retryRestore, session.quarantined != nil {
-            try await onSession(id) {
-                try await store.quarantine(id, back: true)
-                let quarantined = sessions[id]?.quarantined  // read first: the write below is exclusive
-                sessions[id]?.restoration = quarantined
-                sessions[id]?.quarantined = nil
-                sessions[id]?.restorationFailures = 0
-            }
+            retryNote = try await onSession(id) { try await retryQuarantined(id) }
         }
         if let requestedBy {
             emit(requestedBy, app: session.appID, .activationRequested(target: id, activityType: "", presentation: .standard))
         }
         let (notes, launch) = try await bringForward(id, activity: nil, presentation: try presentation(.standard, target: id), requestedBy: requestedBy)
-        return outcome(id, notes: notes, launch: launch)
+        return outcome(id, notes: (retryNote.map { [$0] } ?? []) + notes, launch: launch)
+    }
+
+    /// `activate --retry-restore`: the quarantined activity is offered, not forced. When the
+    /// scene committed something after the quarantine (it ran on without it), that is newer and
+    /// wins; the quarantined one stays listed. Otherwise it becomes the restoration activity again.
+    private func retryQuarantined(_ id: UUID) async throws -> String? {
+        guard let session = sessions[id], session.quarantined != nil else { return nil }
+        let short = id.uuidString.lowercased()
+        if let newest = session.newestSaveAt, newest > session.quarantinedAt ?? .distantPast {
+            return "not retried: session \(short) saved newer state after its restoration activity was set aside, and the newest state wins; the set-aside activity stays listed in `wmctl show \(short)`"
+        }
+        if session.state.isConnected {
+            return "not retried: session \(short) is running; background or reclaim it first, then activate it with --retry-restore"
+        }
+        let now = Date()
+        try await store.restoreQuarantined(id, at: now)
+        sessions[id]?.restoration = session.quarantined
+        sessions[id]?.restorationSavedAt = now
+        sessions[id]?.quarantined = nil
+        sessions[id]?.quarantinedAt = nil
+        sessions[id]?.restorationFailures = 0
+        return nil
     }
 
     /// Brings the session to foregroundActive (launching and restoring it when it has no
@@ -174,10 +191,13 @@ extension Broker {
     /// the scene starts without it instead of failing for good. Kept, shown by `show`, and put
     /// back by `activate --retry-restore`.
     private func quarantineIfPoisoned(_ id: UUID) async throws -> String? {
-        guard let session = sessions[id], session.restorationFailures >= 2, let poisoned = session.restoration else { return nil }
-        try await store.quarantine(id)
+        guard let session = sessions[id], session.restorationFailures >= 2, let (poisoned, source) = session.activityToRestore else { return nil }
+        let now = Date()
+        try await store.quarantine(id, from: source, at: now)
         sessions[id]?.quarantined = poisoned
+        sessions[id]?.quarantinedAt = now
         sessions[id]?.restoration = nil
+        sessions[id]?.currentActivity = nil
         sessions[id]?.restorationFailures = 0
         logger.warning("restoration activity quarantined", metadata: ["session": "\(id)"])
         return "its restoration activity failed twice in a row; it is set aside (see `wmctl show`) and the scene starts without it; `wmctl activate \(id.uuidString.lowercased()) --retry-restore` tries it again"
@@ -331,27 +351,51 @@ extension Broker {
         return result
     }
 
+    /// What a graceful stop could not do: each scene whose state was not saved, and why. Such a
+    /// scene keeps its newest committed state; the operator is told (log, STATUS=, exit status).
+    public struct ShutdownReport: Sendable {
+        public var unsaved: [(session: UUID, title: String, reason: String)] = []
+    }
+
     /// Graceful stop: every connected scene saves its state (committed), is disconnected, and
     /// its process ends, several at once. Sessions come back, unattached, at the next start.
-    public func shutdown() async {
+    public func shutdown() async -> ShutdownReport {
         pools.closed = true
         await drainPools(reason: .brokerStopped)
-        _ = await concurrently(Array(workers.keys), limit: configuration.reclaimConcurrency) { id in
+        let failures = await concurrently(Array(workers.keys), limit: configuration.reclaimConcurrency) { id in
             await self.stopForShutdown(id)
         }
         await store.checkpoint()
         events.finishAll()
+        var report = ShutdownReport()
+        for (id, failure) in failures.sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
+            guard let failure else { continue }
+            report.unsaved.append((id, sessions[id]?.title ?? "", failure))
+        }
+        return report
     }
 
-    private func stopForShutdown(_ id: UUID) async {
-        _ = try? await onSession(id) {
-            if sessions[id]?.state.isForeground == true {
-                _ = try? await drive(id, to: .background)
+    /// Saves and stops one scene; says why its state could not be saved, if it could not.
+    private func stopForShutdown(_ id: UUID) async -> String? {
+        do {
+            return try await onSession(id) { () async -> String? in
+                var failure: String?
+                do {
+                    if sessions[id]?.state.isForeground == true {
+                        try await drive(id, to: .background, reportSaveFailure: true)
+                    }
+                    if sessions[id]?.state == .background {
+                        try await drive(id, to: .reclaimed, reason: .brokerStopped, reportSaveFailure: true)
+                    }
+                } catch {
+                    failure = (error as? BrokerError)?.message ?? "\(error)"
+                }
+                await terminate(id, reason: .brokerStopped)
+                return failure
             }
-            if sessions[id]?.state == .background {
-                _ = try? await drive(id, to: .reclaimed, reason: .brokerStopped)
-            }
+        } catch {
             await terminate(id, reason: .brokerStopped)
+            return "\(error)"
         }
     }
 }

@@ -7,6 +7,10 @@ extension Broker {
     /// What the broker hands a scene when it connects.
     struct ConnectionOptions: Sendable {
         var activities: [UserActivity] = []
+        /// The activity the scene is restored from, chosen once per drive: what the scene
+        /// reports while it connects (a current activity before its cursor is back) must not
+        /// replace it between willConnect and restoreInteractionState.
+        var restoration: UserActivity?
     }
 
     /// Moves a session to `target`, one step at a time. Returns notes for the requester (e.g.
@@ -22,7 +26,9 @@ extension Broker {
         requireSave: Bool = false, reportSaveFailure: Bool = false
     ) async throws -> [String] {
         let session = try existingSession(id)
-        var machine = SessionLifecycle(state: session.state, hasRestoration: session.restoration != nil, requireSave: requireSave)
+        var options = options
+        options.restoration = session.activityToRestore?.activity
+        var machine = SessionLifecycle(state: session.state, hasRestoration: options.restoration != nil, requireSave: requireSave)
         var effects = machine.handle(.requested(target))
         var committed = false
         while !effects.isEmpty {
@@ -92,7 +98,7 @@ extension Broker {
             case .connect:
                 try await connect(id, options: options)
             case .restoreInteractionState:
-                guard let restoration = sessions[id]?.restoration else { break }
+                guard let restoration = options.restoration else { break }
                 _ = try await request(id, .restoreInteractionState(.with { $0.activity = restoration.wire }), timeout: timeout, doing: step)
             case .willEnterForeground, .didBecomeActive, .willResignActive, .didEnterBackground:
                 _ = try await request(id, .transition(.with { $0.transition = Self.transition(step) }), timeout: timeout, doing: step)
@@ -215,7 +221,7 @@ extension Broker {
             $0.delegateName = app.configuration(named: session.configuration)?.delegate ?? ""
             $0.discardedSessionIds = discards.map { $0.uuidString.lowercased() }
             $0.userActivities = options.activities.map(\.wire)
-            if let restoration = session.restoration { $0.restorationActivity = restoration.wire }
+            if let restoration = options.restoration { $0.restorationActivity = restoration.wire }
             $0.availableConfigurations = app.configurations.map(\.name)
             $0.defaults = PlistValue.wire(dictionary: defaults)
             $0.storage = PlistValue.wire(dictionary: storage)
@@ -258,8 +264,10 @@ extension Broker {
             if let app = sessions[id].flatMap({ apps[$0.appID] }), !app.declares(activityType: activity.activityType) {
                 throw BrokerError(.undeclaredActivityType, "app '\(app.id)' does not declare activity type '\(activity.activityType)'")
             }
-            try await store.saveRestoration(activity, for: id)
+            let now = Date()
+            try await store.saveRestoration(activity, for: id, at: now)
             sessions[id]?.restoration = activity
+            sessions[id]?.restorationSavedAt = now
             return .restorationCommitted(attempt: attempt)
         } catch let error as BrokerError {
             return .restorationNotSaved(attempt: attempt, BrokerError(error.code, "the scene's restoration activity was refused: \(error.message)"))

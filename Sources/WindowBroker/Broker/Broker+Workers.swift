@@ -44,11 +44,11 @@ extension Broker {
                 if envelope.id != 0 { await connection.reply(to: envelope, with: .workerMessage(.with { $0.ack = .init() })) }
             case .storage(let update)?:
                 do {
-                    try applyStorage(update, to: id)
+                    try await applyStorage(update, to: id)
                     if envelope.id != 0 { await connection.reply(to: envelope, with: .workerMessage(.with { $0.ack = .init() })) }
                 } catch {
                     logger.warning("refused a scene's storage change", metadata: ["session": "\(id)", "error": "\(error)"])
-                    if envelope.id != 0 { await connection.reply(to: envelope, error: error) }
+                    if envelope.id != 0 { await connection.reply(to: envelope, error: error as? BrokerError ?? BrokerError(.internalError, "\(error)")) }
                 }
             default:
                 // Every request is answered: the scene may be waiting for it before it replies.
@@ -86,39 +86,54 @@ extension Broker {
         }
     }
 
-    /// Takes a scene's title, current activity and activation conditions. An activity of a type
-    /// its app never declared is refused and the last one stays.
+    /// Takes a scene's title, current activity and activation conditions, and commits them
+    /// before returning: the scene is told the broker took them (the acknowledgement) only once
+    /// they are on disk, so a crash of the scene or of the broker never loses what was
+    /// acknowledged. An activity of a type its app never declared is refused and the last one
+    /// stays; a write that fails is refused and what was committed before stays.
     func apply(_ update: Windowbroker_V1_SceneUpdate, to id: UUID) async throws {
         guard let session = sessions[id] else { return }
+        var activity: UserActivity?
         if update.hasUserActivity {
-            let activity = try UserActivity(wire: update.userActivity, maxBytes: configuration.maxActivityBytes)
-            if let app = apps[session.appID], !app.declares(activityType: activity.activityType) {
-                throw BrokerError(.undeclaredActivityType, "app '\(app.id)' does not declare activity type '\(activity.activityType)'; the scene's last activity is kept")
+            let reported = try UserActivity(wire: update.userActivity, maxBytes: configuration.maxActivityBytes)
+            if let app = apps[session.appID], !app.declares(activityType: reported.activityType) {
+                throw BrokerError(.undeclaredActivityType, "app '\(app.id)' does not declare activity type '\(reported.activityType)'; the scene's last activity is kept")
             }
-            sessions[id]?.currentActivity = activity
+            if reported != session.currentActivity || session.currentSavedAt == nil { activity = reported }
         }
-        if !update.title.isEmpty { sessions[id]?.title = String(update.title.prefix(256)) }
+        var changed = session
+        if let activity { changed.currentActivity = activity }
+        if !update.title.isEmpty { changed.title = String(update.title.prefix(256)) }
         if update.hasActivationConditions {
-            sessions[id]?.activationConditions = ActivationConditions(
+            changed.activationConditions = ActivationConditions(
                 canActivate: update.activationConditions.canActivate,
                 prefersToActivate: update.activationConditions.prefersToActivate)
         }
-        if sessions[id] != session { persistSoon(id) }
+        guard changed != session else { return }
+        try await commit(id, changing: { current in
+            if let activity { current.currentActivity = activity }
+            current.title = changed.title
+            current.activationConditions = changed.activationConditions
+        }, activity: activity)
     }
 
-    /// Scene updates are served from memory at once and written at most once a second per
-    /// session (and at every lifecycle step, which persists anyway): a flood of title changes
-    /// costs a bounded number of writes, not one transaction each.
-    func persistSoon(_ id: UUID) {
-        guard persistScheduled.insert(id).inserted else { return }
-        Task {
-            try? await Task.sleep(for: .seconds(1))
-            await self.flushScheduledPersist(id)
+    /// Applies a scene's change to its session in memory (served at once) and commits it in the
+    /// store's next group commit. On failure the fields the change touched go back to what is
+    /// on disk, and the error says why.
+    func commit(_ id: UUID, changing change: (inout SceneSession) -> Void, activity: UserActivity? = nil) async throws {
+        guard let before = sessions[id] else { return }
+        change(&sessions[id]!)
+        guard let session = sessions[id] else { return }
+        let now = Date()
+        do {
+            try await store.commitSceneState(session, attached: workers[id] != nil, current: activity, at: now)
+        } catch {
+            // Only what this change wrote goes back: a later change may have landed meanwhile.
+            if let activity, sessions[id]?.currentActivity == activity { sessions[id]?.currentActivity = before.currentActivity }
+            if sessions[id]?.storage == session.storage { sessions[id]?.storage = before.storage }
+            throw SessionStore.brokerError(error, doing: "save the scene's change", path: store.path)
         }
-    }
-
-    private func flushScheduledPersist(_ id: UUID) async {
-        guard persistScheduled.remove(id) != nil else { return }
-        await persist(id)
+        if let activity, sessions[id]?.currentActivity == activity { sessions[id]?.currentSavedAt = now }
+        await reindex(id)
     }
 }

@@ -20,6 +20,8 @@ public actor Broker {
     /// Searchable activities; nil when the index cannot be opened at all (search is then refused).
     let searchIndex: SearchIndex?
     private let searchWarnings: [String]
+    /// Stored values that could not be read at start, kept aside (`SessionStore.loadAll`).
+    private let damageWarnings: [String]
     let launcher: any WorkerLauncher
     let logger: Logger
     let startedAt = Date()
@@ -40,8 +42,6 @@ public actor Broker {
     var memory: MemoryState
     var pools = PrewarmPools()
     var startLimit: StartLimit
-    /// Sessions with scene updates not yet written (`persistSoon`).
-    var persistScheduled: Set<UUID> = []
     /// Update events, shared defaults and the scenes' update queues (`Sync/`).
     var sync = SyncState()
     /// Main-menu changes scenes made at runtime, per app, and the menu they give.
@@ -63,8 +63,13 @@ public actor Broker {
         self.store = try SessionStore(directory: configuration.stateDirectory)
         self.workerOutput = WorkerOutput(logger: logger)
         self.launcher = launcher ?? WorkerSpawner(environment: configuration.environment, output: workerOutput)
-        for session in try await store.loadAll() {
+        let loaded = try await store.loadAll()
+        for session in loaded.sessions {
             sessions[session.id] = session
+        }
+        damageWarnings = loaded.damage
+        for warning in loaded.damage {
+            logger.warning("session store: damaged value kept aside", metadata: ["warning": "\(warning)"])
         }
         (searchIndex, searchWarnings) = Self.openSearchIndex(configuration: configuration, sessions: sessions, logger: logger)
         do {
@@ -87,9 +92,14 @@ public actor Broker {
             helperDirectory: configuration.helperDirectory,
             searchPath: (configuration.environment["PATH"] ?? "").split(separator: ":").map(String.init))
         var (loaded, problems) = loader.load()
-        // A manifest that was good and is broken now keeps its last good version loaded:
-        // a typo and a SIGHUP must not uninstall an app.
-        for (id, previous) in apps where loaded[id] == nil {
+        // A manifest that was good and is broken now keeps its last good version loaded: a
+        // typo and a SIGHUP must neither uninstall an app nor hand its sessions to another
+        // manifest of the same id from a directory that ranks lower (another executable).
+        func rank(_ file: String) -> Int {
+            loader.directories.firstIndex { file.hasPrefix($0.hasSuffix("/") ? $0 : $0 + "/") } ?? Int.max
+        }
+        for (id, previous) in apps where loaded[id]?.source != previous.source {
+            if let replacement = loaded[id], rank(replacement.source) < rank(previous.source) { continue }
             if problems.contains(where: { !$0.isWarning && $0.file == previous.source }) {
                 loaded[id] = previous
                 problems.append(ManifestProblem(file: previous.source, field: "-", reason: "the last good version of '\(id)' stays loaded until the file is fixed", isWarning: true))
@@ -149,11 +159,13 @@ public actor Broker {
     public var statusLine: String {
         func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
         let line = "Ready: \(count(sessions.count, "session")), \(count(workers.count, "worker")), pressure \(memory.policy.level)"
-        return store.warnings.isEmpty ? line : line + "; WARNING: \(store.warnings.joined(separator: "; "))"
+        let warnings = store.warnings + damageWarnings
+        return warnings.isEmpty ? line : line + "; WARNING: \(warnings.joined(separator: "; "))"
     }
 
-    /// What an operator must know about (a damaged store moved aside at start, ...).
-    public nonisolated var warnings: [String] { store.warnings + searchWarnings }
+    /// What an operator must know about (a damaged store moved aside at start, damaged values
+    /// kept aside, ...).
+    public nonisolated var warnings: [String] { store.warnings + damageWarnings + searchWarnings }
     /// Write transactions of the store since start.
     public nonisolated var storeWrites: Int { store.writeCount }
 
@@ -281,7 +293,6 @@ public actor Broker {
     }
 
     func persist(_ id: UUID) async {
-        persistScheduled.remove(id)  // this write carries the latest scene updates too
         guard let session = sessions[id] else { return }
         do {
             try await store.update(session, attached: workers[id] != nil)

@@ -76,7 +76,28 @@ public struct BrokerService: Service {
         }
         notifier.stopping()
         logger.info("shutting down: saving every connected scene")
-        await broker.shutdown()
+        let report = await broker.shutdown()
+        guard report.unsaved.isEmpty else {
+            for scene in report.unsaved {
+                logger.error("scene state not saved at shutdown; its last committed state is kept", metadata: [
+                    "SESSION_ID": "\(scene.session.uuidString.lowercased())", "title": "\(scene.title)", "reason": "\(scene.reason)",
+                ])
+            }
+            let line = "Stopped: \(report.unsaved.count) scene\(report.unsaved.count == 1 ? "" : "s") could not save \(report.unsaved.count == 1 ? "its" : "their") state (the last committed state is kept)"
+            notifier.status(line)
+            logger.error("stopped; not everything was saved", metadata: ["unsaved": "\(report.unsaved.count)"])
+            throw ShutdownIncomplete(unsaved: report.unsaved.count)
+        }
         logger.info("stopped")
+    }
+}
+
+/// A graceful stop during which some scenes could not save their state: windowbrokerd exits
+/// with `exitCode` instead of 0 so a service manager and a script see it.
+public struct ShutdownIncomplete: Error, CustomStringConvertible {
+    public static let exitCode: Int32 = 3
+    public var unsaved: Int
+    public var description: String {
+        "\(unsaved) scene\(unsaved == 1 ? "" : "s") could not save \(unsaved == 1 ? "its" : "their") state during shutdown; the last committed state is kept"
     }
 }

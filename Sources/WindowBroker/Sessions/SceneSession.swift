@@ -88,10 +88,15 @@ public struct SceneSession: Sendable, Equatable {
     public var lastActiveAt: Date
     public var lastDisconnect: DisconnectReason?
     public var launchCount: Int
-    /// The last committed restoration activity; what a reconnecting scene gets back.
+    /// The last committed restoration activity (handed over when the scene went to the background).
     public var restoration: UserActivity?
-    /// The activity the scene last reported as current (kept in memory only).
+    /// When `restoration` was committed.
+    public var restorationSavedAt: Date?
+    /// The activity the scene last reported as current; committed before the scene hears
+    /// that the broker took it.
     public var currentActivity: UserActivity?
+    /// When `currentActivity` was committed (nil: never, e.g. a refused write).
+    public var currentSavedAt: Date?
     public var activationConditions: ActivationConditions
     /// How the scene was last brought forward, and the scene that asked for it (nil: wmctl).
     public var presentation: Presentation = .standard
@@ -103,6 +108,8 @@ public struct SceneSession: Sendable, Equatable {
     public var restorationFailures = 0
     /// A restoration activity set aside after failing twice: kept, not handed to the scene.
     public var quarantined: UserActivity?
+    /// When it was set aside: an activity saved after that is newer and wins over it.
+    public var quarantinedAt: Date?
     /// The scene's own storage (`@SceneStorage`): saved with the session, handed back at every
     /// connection, deleted with the session.
     public var storage: [String: PlistValue] = [:]
@@ -121,5 +128,34 @@ public struct SceneSession: Sendable, Equatable {
         self.restoration = nil
         self.currentActivity = nil
         self.activationConditions = .default
+    }
+}
+
+/// Which of a session's stored activities a reconnecting scene gets.
+public enum RestorationSource: String, Sendable, Equatable {
+    /// The activity handed over when the scene last went to the background.
+    case restoration
+    /// The scene's current activity, committed after that (the scene ran on, typed more, and
+    /// its process or the broker went away without another background).
+    case current
+}
+
+extension SceneSession {
+    /// What a reconnecting scene gets back: the newest activity the broker committed. The
+    /// current activity wins when it was committed after the restoration activity, so a
+    /// crash of the scene or of the broker never rolls the scene back to an older state.
+    public var activityToRestore: (activity: UserActivity, source: RestorationSource)? {
+        if let current = currentActivity, let currentAt = currentSavedAt {
+            guard let restoration, let restoredAt = restorationSavedAt, restoredAt >= currentAt else {
+                return (current, .current)
+            }
+            return (restoration, .restoration)
+        }
+        return restoration.map { ($0, .restoration) }
+    }
+
+    /// When the newest committed activity was saved (nil: none).
+    public var newestSaveAt: Date? {
+        [restoration == nil ? nil : restorationSavedAt, currentActivity == nil ? nil : currentSavedAt].compactMap { $0 }.max()
     }
 }

@@ -64,6 +64,7 @@ public final class SessionStore: Sendable {
         }
         try Self.migrator.migrate(pool)
         self.warnings = warnings
+        groupCommit = Self.makeGroupCommit(pool: pool, writes: writes)
     }
 
     deinit {
@@ -172,6 +173,23 @@ public final class SessionStore: Sendable {
                 );
                 """)
         }
+        migrator.registerMigration("v5: committed current activities, damaged rows kept aside") { db in
+            try db.execute(sql: """
+                CREATE TABLE currentActivity (
+                    sessionID TEXT PRIMARY KEY NOT NULL REFERENCES session(id) ON DELETE CASCADE,
+                    activity BLOB NOT NULL,
+                    savedAt DOUBLE NOT NULL
+                );
+                CREATE TABLE damagedRow (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    sessionID TEXT NOT NULL REFERENCES session(id) ON DELETE CASCADE,
+                    what TEXT NOT NULL,
+                    data BLOB NOT NULL,
+                    reason TEXT NOT NULL,
+                    foundAt DOUBLE NOT NULL
+                );
+                """)
+        }
         return migrator
     }
 
@@ -202,33 +220,84 @@ public final class SessionStore: Sendable {
         }
     }
 
-    /// Sets the committed restoration activity aside (it failed to restore twice), or puts a
-    /// quarantined one back; one transaction, nothing deleted.
-    public func quarantine(_ id: UUID, back: Bool = false) async throws {
+    /// Sets the activity a scene failed to restore twice aside (taken from `source`, the
+    /// newest); the scene then starts without saved state. An older activity in the other slot
+    /// goes: it is superseded by the one kept, and it usually carries the same poison.
+    public func quarantine(_ id: UUID, from source: RestorationSource, at date: Date) async throws {
         let key = id.uuidString
+        let table = source == .current ? "currentActivity" : "restorationActivity"
         try await write { db in
-            let (from, to) = back ? ("quarantinedRestoration", "restorationActivity") : ("restorationActivity", "quarantinedRestoration")
-            guard let activity = try Data.fetchOne(db, sql: "SELECT activity FROM \(from) WHERE sessionID = ?", arguments: [key]) else { return }
-            let column = back ? "savedAt" : "quarantinedAt"
-            try db.execute(sql: "INSERT OR REPLACE INTO \(to) (sessionID, activity, \(column)) VALUES (?, ?, ?)",
-                           arguments: [key, activity, Date().timeIntervalSince1970])
-            try db.execute(sql: "DELETE FROM \(from) WHERE sessionID = ?", arguments: [key])
+            guard let activity = try Data.fetchOne(db, sql: "SELECT activity FROM \(table) WHERE sessionID = ?", arguments: [key]) else { return }
+            try db.execute(sql: "INSERT OR REPLACE INTO quarantinedRestoration (sessionID, activity, quarantinedAt) VALUES (?, ?, ?)",
+                           arguments: [key, activity, date.timeIntervalSince1970])
+            try db.execute(sql: "DELETE FROM restorationActivity WHERE sessionID = ?", arguments: [key])
+            try db.execute(sql: "DELETE FROM currentActivity WHERE sessionID = ?", arguments: [key])
         }
     }
 
-    /// Every session, with its restoration activity. Sessions that were attached when the
-    /// previous broker stopped come back unattached with reason `brokerStopped`.
-    public func loadAll() async throws -> [SceneSession] {
+    /// Puts the quarantined activity back as the restoration activity, saved at `date`.
+    public func restoreQuarantined(_ id: UUID, at date: Date) async throws {
+        let key = id.uuidString
+        try await write { db in
+            guard let activity = try Data.fetchOne(db, sql: "SELECT activity FROM quarantinedRestoration WHERE sessionID = ?", arguments: [key]) else { return }
+            try db.execute(sql: "INSERT OR REPLACE INTO restorationActivity (sessionID, activity, savedAt) VALUES (?, ?, ?)",
+                           arguments: [key, activity, date.timeIntervalSince1970])
+            try db.execute(sql: "DELETE FROM quarantinedRestoration WHERE sessionID = ?", arguments: [key])
+        }
+    }
+
+    /// What `loadAll` found: the sessions, and the stored values it could not read, which are
+    /// kept aside (table `damagedRow`, deleted with their session) rather than overwritten.
+    public struct Loaded: Sendable {
+        public var sessions: [SceneSession]
+        /// One line per damaged value found now, and one for those found at earlier starts.
+        public var damage: [String]
+    }
+
+    /// Every session, with its activities. Sessions that were attached when the previous
+    /// broker stopped come back unattached with reason `brokerStopped`. A stored value that
+    /// does not decode is moved to `damagedRow` in the same transaction and reported: the
+    /// session comes back with what could be read, and no later save overwrites the original.
+    public func loadAll() async throws -> Loaded {
         try await write { db in
             try db.execute(sql: "UPDATE session SET lastDisconnect = ?, attached = 0 WHERE attached = 1",
                            arguments: [DisconnectReason.brokerStopped.description])
+            let earlier = try Int.fetchOne(db, sql: "SELECT count(*) FROM damagedRow") ?? 0
             let rows = try Row.fetchAll(db, sql: """
-                SELECT s.*, r.activity AS restoration, q.activity AS quarantined FROM session s
+                SELECT s.*, r.activity AS restoration, r.savedAt AS restorationSavedAt,
+                    c.activity AS current, c.savedAt AS currentSavedAt,
+                    q.activity AS quarantined, q.quarantinedAt AS quarantinedAt FROM session s
                 LEFT JOIN restorationActivity r ON r.sessionID = s.id
+                LEFT JOIN currentActivity c ON c.sessionID = s.id
                 LEFT JOIN quarantinedRestoration q ON q.sessionID = s.id ORDER BY s.createdAt
                 """)
-            return rows.compactMap { row -> SceneSession? in
-                guard let id = UUID(uuidString: row["id"]) else { return nil }
+            var damage: [String] = []
+            let now = Date().timeIntervalSince1970
+            /// Decodes one stored value; one that does not decode is set aside and reported.
+            func read<T>(_ row: Row, _ column: String, what: String, table: String?, _ decode: (Data) throws -> T) throws -> T? {
+                guard let data = row[column] as Data? else { return nil }
+                do {
+                    return try decode(data)
+                } catch {
+                    let key: String = row["id"]
+                    let reason = (error as? BrokerError)?.message ?? "\(error)"
+                    try db.execute(sql: "INSERT INTO damagedRow (sessionID, what, data, reason, foundAt) VALUES (?, ?, ?, ?, ?)",
+                                   arguments: [key, what, data, reason, now])
+                    if let table {
+                        try db.execute(sql: "DELETE FROM \(table) WHERE sessionID = ?", arguments: [key])
+                    } else {
+                        try db.execute(sql: "UPDATE session SET \(column) = NULL WHERE id = ?", arguments: [key])
+                    }
+                    damage.append("session \(key.lowercased()): its stored \(what) could not be read (\(reason)); it is kept aside in the table damagedRow of the store, and the scene starts without it")
+                    return nil
+                }
+            }
+            var sessions: [SceneSession] = []
+            for row in rows {
+                guard let id = UUID(uuidString: row["id"]) else {
+                    damage.append("a stored session has an unreadable id '\(row["id"] as String? ?? "?")'; it is left in the store, unused")
+                    continue
+                }
                 var session = SceneSession(
                     id: id, appID: row["appID"], configuration: row["configuration"], role: row["role"],
                     title: row["title"], now: Date(timeIntervalSince1970: row["createdAt"]))
@@ -241,17 +310,21 @@ public final class SessionStore: Sendable {
                    let conditions = try? JSONDecoder().decode(ActivationConditions.self, from: data) {
                     session.activationConditions = conditions
                 }
-                if let data = row["restoration"] as Data? {
-                    session.restoration = try? UserActivity(serialized: data)
-                }
-                if let data = row["quarantined"] as Data? {
-                    session.quarantined = try? UserActivity(serialized: data)
-                }
-                if let data = row["storage"] as Data?, let storage = try? Windowbroker_V1_PlistDictionary(serializedBytes: data) {
-                    session.storage = (try? PlistValue.dictionary(wire: storage, path: "storage")) ?? [:]
-                }
-                return session
+                session.restoration = try read(row, "restoration", what: "restoration activity", table: "restorationActivity") { try UserActivity(serialized: $0) }
+                session.restorationSavedAt = (row["restorationSavedAt"] as Double?).map(Date.init(timeIntervalSince1970:))
+                session.currentActivity = try read(row, "current", what: "current activity", table: "currentActivity") { try UserActivity(serialized: $0) }
+                session.currentSavedAt = (row["currentSavedAt"] as Double?).map(Date.init(timeIntervalSince1970:))
+                session.quarantined = try read(row, "quarantined", what: "quarantined restoration activity", table: "quarantinedRestoration") { try UserActivity(serialized: $0) }
+                session.quarantinedAt = (row["quarantinedAt"] as Double?).map(Date.init(timeIntervalSince1970:))
+                session.storage = try read(row, "storage", what: "scene storage", table: nil) { data in
+                    try PlistValue.dictionary(wire: try Windowbroker_V1_PlistDictionary(serializedBytes: data), path: "storage")
+                } ?? [:]
+                sessions.append(session)
             }
+            if earlier > 0 {
+                damage.append("\(earlier) damaged stored value\(earlier == 1 ? " is" : "s are") kept aside from earlier starts (table damagedRow of the store; discarding the session deletes them)")
+            }
+            return Loaded(sessions: sessions, damage: damage)
         }
     }
 
@@ -270,26 +343,45 @@ public final class SessionStore: Sendable {
     /// Writes the session's metadata and scene storage (not its restoration activity).
     public func update(_ session: SceneSession, attached: Bool) async throws {
         let arguments = Self.arguments(session, attached: attached)
-        try await write { db in
-            try db.execute(sql: """
-                UPDATE session SET configuration = :configuration, role = :role, title = :title,
-                    lastActiveAt = :lastActiveAt, lastDisconnect = :lastDisconnect, launchCount = :launchCount,
-                    attached = :attached, activationConditions = :activationConditions,
-                    presentation = :presentation, requestedBy = :requestedBy, storage = :storage
-                WHERE id = :id
-                """, arguments: arguments)
-        }
+        try await groupCommit.submit { db in try db.execute(sql: Self.updateSQL, arguments: arguments) }
     }
 
+    private static let updateSQL = """
+        UPDATE session SET configuration = :configuration, role = :role, title = :title,
+            lastActiveAt = :lastActiveAt, lastDisconnect = :lastDisconnect, launchCount = :launchCount,
+            attached = :attached, activationConditions = :activationConditions,
+            presentation = :presentation, requestedBy = :requestedBy, storage = :storage
+        WHERE id = :id
+        """
+
     /// Commits a restoration activity; when this returns, it is on disk.
-    public func saveRestoration(_ activity: UserActivity, for id: UUID) async throws {
+    public func saveRestoration(_ activity: UserActivity, for id: UUID, at date: Date) async throws {
         let blob = activity.serialized()
         let key = id.uuidString
         try await write { db in
             try db.execute(sql: """
                 INSERT INTO restorationActivity (sessionID, activity, savedAt) VALUES (?, ?, ?)
                 ON CONFLICT(sessionID) DO UPDATE SET activity = excluded.activity, savedAt = excluded.savedAt
-                """, arguments: [key, blob, Date().timeIntervalSince1970])
+                """, arguments: [key, blob, date.timeIntervalSince1970])
+        }
+    }
+
+    /// Commits what a running scene reported (its metadata, its storage and, when given, its
+    /// current activity saved at `date`) in the next group commit: scenes writing at the same
+    /// time share one transaction. When this returns, it is on disk; only then is the scene
+    /// told the broker took it.
+    public func commitSceneState(_ session: SceneSession, attached: Bool, current: UserActivity?, at date: Date) async throws {
+        let arguments = Self.arguments(session, attached: attached)
+        let blob = current?.serialized()
+        let key = session.id.uuidString
+        try await groupCommit.submit { db in
+            try db.execute(sql: Self.updateSQL, arguments: arguments)
+            if let blob {
+                try db.execute(sql: """
+                    INSERT INTO currentActivity (sessionID, activity, savedAt) VALUES (?, ?, ?)
+                    ON CONFLICT(sessionID) DO UPDATE SET activity = excluded.activity, savedAt = excluded.savedAt
+                    """, arguments: [key, blob, date.timeIntervalSince1970])
+            }
         }
     }
 
@@ -332,12 +424,41 @@ public final class SessionStore: Sendable {
     }
 
     /// Write transactions since start: what a flood of scene updates must not multiply.
-    public var writeCount: Int { writes.load(ordering: .relaxed) }
-    private let writes = Atomic<Int>(0)
+    public var writeCount: Int { writes.count.load(ordering: .relaxed) }
+    private let writes = WriteCounter()
+
+    private final class WriteCounter: Sendable {
+        let count = Atomic<Int>(0)
+    }
 
     private func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        writes.add(1, ordering: .relaxed)
+        writes.count.add(1, ordering: .relaxed)
         return try await pool.write(body)
+    }
+
+    /// Session writes that arrive while a commit is on its way wait for the next one together.
+    private let groupCommit: GroupCommit
+
+    private static func makeGroupCommit(pool: DatabasePool, writes: WriteCounter) -> GroupCommit {
+        GroupCommit { bodies in
+            writes.count.add(1, ordering: .relaxed)
+            return try await pool.write { db in
+                // Each write in its own savepoint: one that fails is rolled back alone.
+                bodies.map { body -> DatabaseError? in
+                    do {
+                        try db.inSavepoint {
+                            try body(db)
+                            return .commit
+                        }
+                        return nil
+                    } catch let error as DatabaseError {
+                        return error
+                    } catch {
+                        return DatabaseError(resultCode: .SQLITE_ERROR, message: "\(error)")
+                    }
+                }
+            }
+        }
     }
 
     /// A store failure as users read it: a full disk is `storageFull`, naming the file.

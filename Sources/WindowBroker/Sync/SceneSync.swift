@@ -172,7 +172,9 @@ extension Broker {
     // MARK: - Scene storage
 
     /// Takes a scene's storage changes; refused as a whole when a key or the total is too large.
-    func applyStorage(_ update: Windowbroker_V1_SceneStorageUpdate, to id: UUID) throws(BrokerError) {
+    /// Takes a scene's storage writes; returns once they are committed (the acknowledgement
+    /// the scene waits for means "on disk").
+    func applyStorage(_ update: Windowbroker_V1_SceneStorageUpdate, to id: UUID) async throws {
         guard var storage = sessions[id]?.storage else { return }
         for key in update.removed { storage[key] = nil }
         for (key, value) in update.set.entries {
@@ -181,8 +183,7 @@ extension Broker {
         }
         try SyncLimits.checkSize(storage, maxBytes: configuration.maxSceneStorageBytes, what: "the scene's storage")
         guard storage != sessions[id]?.storage else { return }
-        sessions[id]?.storage = storage
-        persistSoon(id)
+        try await commit(id, changing: { $0.storage = storage })
     }
 
     // MARK: - Delivery

@@ -291,14 +291,15 @@ final class BrokerHarness {
         _ = try json("send", session, "type", "--arg", "text=\(text)")
     }
 
-    /// A note whose restoration activity holds `committed`, with ` lost` typed after the last
-    /// commit, that hangs when asked for its state next. Returns the session and its pid.
+    /// A note whose restoration activity holds `committed`, with ` later` typed after it (the
+    /// scene's current activity, committed too, and newer), that hangs when asked for its state
+    /// next. Returns the session and its pid.
     func noteThatHangsOnSave(_ noteID: String) throws -> (session: String, pid: Int32) {
         let session = try openNote(noteID)
         try type(session, "committed")
         _ = try json("background", session)
         _ = try json("activate", session)
-        try type(session, " lost")
+        try type(session, " later")
         _ = try json("send", session, "hang-on-save")
         return (session, try noteState(session).pid)
     }
