@@ -184,6 +184,41 @@ final class NoteSceneDelegate: SceneDelegate {
         scene.userActivity = currentActivity(scene)
     }
 
+    /// Writes `count` framed post requests to fd 3 (non-blocking: waits for room with poll);
+    /// returns how many were written whole.
+    nonisolated private static func flood(count: Int, activating target: String?) -> Int {
+        var written = 0
+        for i in 0..<count {
+            var envelope = Envelope()
+            envelope.id = (1 << 40) + UInt64(i)
+            envelope.body = .controlRequest(.with {
+                if let target {
+                    $0.kind = .activate(.with { $0.sessionID = target })
+                } else {
+                    $0.kind = .post(.with { $0.name = "flood" })
+                }
+            })
+            guard let body = try? envelope.serializedBytes() as [UInt8] else { break }
+            let length = UInt32(body.count).bigEndian
+            var frame = withUnsafeBytes(of: length) { Array($0) }
+            frame += body
+            var offset = 0
+            while offset < frame.count {
+                let n = frame[offset...].withUnsafeBytes { Glibc.write(3, $0.baseAddress, $0.count) }
+                if n > 0 {
+                    offset += n
+                } else if n < 0, errno == EAGAIN || errno == EINTR {
+                    var descriptor = pollfd(fd: 3, events: Int16(POLLOUT), revents: 0)
+                    guard poll(&descriptor, 1, 5000) > 0 else { return written }
+                } else {
+                    return written
+                }
+            }
+            written += 1
+        }
+        return written
+    }
+
     static func decodeCursor(_ data: Data) -> Int? {
         struct State: Decodable { var cursor: Int }
         return (try? JSONDecoder().decode(State.self, from: data))?.cursor
@@ -503,6 +538,16 @@ final class NoteSceneDelegate: SceneDelegate {
                 "serviceManagerVariables": .list(leaked.map { .string($0) }),
                 "WINDOWBROKER_FD": env["WINDOWBROKER_FD"].map { .string($0) } ?? .null,
             ]))
+        case "flood":
+            // Test hook: a scene that misbehaves. `count` post requests written straight to the
+            // broker's socket, none of them waited for (the SDK never does this: it keeps one
+            // request in flight). With `session`, activations of that session instead (slow
+            // when it restores slowly). The broker must stay bounded and answer the excess with
+            // resourceExhausted; this process ignores the answers.
+            let count = max(1, min(1_000_000, Int(action["count"]?.integerValue ?? 1000)))
+            let target = action["session"]?.stringValue
+            Thread.detachNewThread { _ = Self.flood(count: count, activating: target) }  // this answer goes out meanwhile
+            return .performed(.integer(Int64(count)))
         case "exit":
             // Ends the process on its own with this status (0: a clean exit, not a crash).
             exit(Int32(truncatingIfNeeded: action["code"]?.integerValue ?? 0))

@@ -190,3 +190,47 @@ final class NumericFlagTests: XCTestCase {
         XCTAssertEqual(code, 64, output)
     }
 }
+
+/// A scene that sends requests without waiting for answers (issue 24 item 10, issue 19 hazard
+/// 3). Before: every request started a task of its own, without limit, all 2,000 of them
+/// waiting for the slow session; nothing was refused.
+final class SceneFloodTests: BrokerTestCase {
+    override var brokerArguments: [String] { ["--restoration-timeout", "30s"] }
+
+    func testAFloodingSceneIsAnsweredResourceExhaustedBeyondItsLimit() throws {
+        // A session that takes 4 s to restore: activations of it wait in its queue meanwhile.
+        let slow = try harness.openNote("slow")
+        _ = try harness.json("send", slow, "set-restore-delay", "--arg", "ms=4000")
+        _ = try harness.json("background", slow)
+        _ = try harness.json("reclaim", slow)
+        let flooder = try harness.openNote("flooder")
+        let watch = try harness.startWatch(["--session", flooder, "--event", "activationRequested"])
+
+        _ = try harness.json("send", flooder, "flood", "--arg", "count=2000", "--arg", "session=\(slow)")
+        try harness.eventually("the excess is refused and logged") {
+            harness.brokerLog.contains("refusing the excess with resourceExhausted")
+        }
+        XCTAssertEqual(harness.wmctl("status").code, 0, "others are served during the flood")
+        try harness.eventually("the slow session came forward", timeout: 30) { try harness.state(slow) == "foregroundActive" }
+        Thread.sleep(forTimeInterval: 0.5)
+        watch.stop()
+        let accepted = watch.jsonLines.count
+        XCTAssertGreaterThan(accepted, 0)
+        XCTAssertLessThan(accepted, 2000, "requests beyond the limit were refused, not queued")
+        XCTAssertTrue(try harness.noteState(flooder).pid > 0, "the flooding scene keeps running: refused, not killed")
+    }
+}
+
+/// Closing a note in the switcher leaves none of its text in the app's own files (issue 24).
+final class DiscardLeavesNothingTests: BrokerTestCase {
+    func testClosingTheOnlyWindowOfANoteDeletesTheNoteFile() throws {
+        let note = try harness.openNote("secret")
+        try harness.type(note, "my secret words")
+        let notesDirectory = harness.notesDataDirectory + "/notes"
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: notesDirectory).count, 1)
+        _ = try harness.json("close", note)
+        try harness.eventually("the note's file is gone") {
+            try FileManager.default.contentsOfDirectory(atPath: notesDirectory).isEmpty
+        }
+    }
+}

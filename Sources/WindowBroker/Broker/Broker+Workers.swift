@@ -10,6 +10,7 @@ extension Broker {
         Task { [weak self] in
             for await event in worker.events {
                 await self?.workerEvent(event, from: worker)
+                if case .message = event { await worker.processed() }
             }
         }
     }
@@ -18,7 +19,14 @@ extension Broker {
         let id = workers.first(where: { $0.value === worker })?.key
         switch event {
         case .message(let envelope):
-            guard let id else { return }
+            guard let id else {
+                // A prewarmed process not bound to a session yet: it has nothing to ask for.
+                if envelope.id != 0 {
+                    await worker.connection.reply(to: envelope, error: BrokerError(
+                        .sessionNotConnected, "this process is not bound to a session yet (prewarmed); requests come after willConnect"))
+                }
+                return
+            }
             await workerMessage(envelope, from: id, connection: worker.connection)
         case .connectionClosed:
             // End of file is a failure whatever the process does next; the exit path (or the
@@ -58,15 +66,37 @@ extension Broker {
             }
         case .controlRequest(let request):
             // A scene asking for scenes (requestSceneSessionActivation and friends). Its own
-            // task: the answer may need this scene's lifecycle to move on first.
+            // task: the answer may need this scene's lifecycle to move on first. At most
+            // `maxSceneRequestsInFlight` per scene: the SDK keeps one in flight, so only a
+            // misbehaving scene meets the limit, and it gets an answer, not a growing broker.
+            let inFlight = sceneRequestsInFlight[id, default: 0]
+            guard inFlight < configuration.maxSceneRequestsInFlight else {
+                if !sceneRequestsRefusing.contains(id) {
+                    sceneRequestsRefusing.insert(id)
+                    logger.warning("a scene sends requests without waiting for answers; refusing the excess with resourceExhausted", metadata: [
+                        "SESSION_ID": "\(id.uuidString.lowercased())", "inFlight": "\(inFlight)",
+                    ])
+                }
+                await connection.reply(to: envelope, error: BrokerError(
+                    .resourceExhausted, "this scene has \(inFlight) requests in flight (limit \(configuration.maxSceneRequestsInFlight)); wait for answers before sending more"))
+                return
+            }
+            sceneRequestsInFlight[id] = inFlight + 1
             Task {
                 await self.sceneRequest(request, envelope: envelope, from: id, connection: connection)
+                await self.sceneRequestFinished(id)
             }
         default:
             if envelope.id != 0 {
                 await connection.reply(to: envelope, error: BrokerError(.invalidRequest, "workers may only send scene updates, scene requests and replies"))
             }
         }
+    }
+
+    private func sceneRequestFinished(_ id: UUID) {
+        let left = (sceneRequestsInFlight[id] ?? 1) - 1
+        sceneRequestsInFlight[id] = left > 0 ? left : nil
+        if left == 0 { sceneRequestsRefusing.remove(id) }
     }
 
     private func sceneRequest(_ request: Windowbroker_V1_ControlRequest, envelope: Envelope, from id: UUID, connection: WireConnection) async {

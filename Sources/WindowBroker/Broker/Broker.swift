@@ -46,6 +46,10 @@ public actor Broker {
     var sync = SyncState()
     /// Main-menu changes scenes made at runtime, per app, and the menu they give.
     var runtimeMenus: [String: (operations: [MenuOperation], menu: MainMenu)] = [:]
+    /// Requests each scene has in flight (answered in tasks of their own), and the scenes
+    /// whose excess is being refused (logged once per burst).
+    var sceneRequestsInFlight: [UUID: Int] = [:]
+    var sceneRequestsRefusing: Set<UUID> = []
     /// What the search index holds per session, so an unchanged activity is not written again.
     var indexed: [UUID: UserActivity?] = [:]
 

@@ -30,6 +30,8 @@ public struct BrokerConfiguration: Sendable {
     public var maxSceneStorageBytes = WireProtocol.defaultMaxSceneStorageBytes
     /// Updates queued for one scene before they are dropped for one `updatesDropped` notice.
     public var updateQueueLimit = 256
+    /// Control requests one scene may have in flight; more are answered resourceExhausted.
+    public var maxSceneRequestsInFlight = 32
     /// How long the broker waits for a scene to acknowledge one update before sending the next.
     public var updateAckTimeout: Duration = .seconds(5)
     /// This many failed launches or crashes of an app within `startLimitInterval` put it in a

@@ -47,6 +47,12 @@ public actor WorkerHandle {
     private var exitWaiters: [UUID: CheckedContinuation<Void, Never>] = [:]
     private var helloWaiter: CheckedContinuation<Void, any Error>?
     private var helloState: Result<Void, BrokerError>?
+    /// Messages yielded to `events` that the broker has not finished with (`processed()`).
+    /// At `mailboxLimit` the read loop waits, so NIO stops reading the socket: a scene that
+    /// floods the broker fills its own socket buffer, never the broker's memory.
+    private var unprocessed = 0
+    private var roomWaiter: CheckedContinuation<Void, Never>?
+    public static let mailboxLimit = 64
 
     init(pid: pid_t, connection: WireConnection, appID: String, spawnedFor: UUID?, stop: @escaping @Sendable () -> Void) {
         self.pid = pid
@@ -99,7 +105,11 @@ public actor WorkerHandle {
 
     func received(_ envelope: Envelope) async {
         guard case .hello(let hello) = envelope.body else {
+            unprocessed += 1
             sink.yield(.message(envelope))
+            if unprocessed >= Self.mailboxLimit {
+                await withCheckedContinuation { roomWaiter = $0 }
+            }
             return
         }
         if let problem = Self.check(hello, spawnedFor: spawnedFor) {
@@ -124,6 +134,15 @@ public actor WorkerHandle {
             return BrokerError(.permissionDenied, "this connection belongs to \(mine), not '\(hello.sessionID)'")
         }
         return nil
+    }
+
+    /// The broker is done with one message from `events`: the read loop may go on.
+    public func processed() {
+        unprocessed -= 1
+        if unprocessed < Self.mailboxLimit, let waiter = roomWaiter {
+            roomWaiter = nil
+            waiter.resume()
+        }
     }
 
     func connectionEnded() {
