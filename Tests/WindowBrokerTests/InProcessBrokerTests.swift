@@ -72,6 +72,53 @@ final class InProcessBrokerTests: XCTestCase {
         XCTAssertEqual(alphaNow, .foregroundInactive, "alpha resigned for beta")
     }
 
+    /// Issue 19, hazard 2. Before: each connect read the pending discards across a suspension
+    /// and removed them only after its round trip, so both scenes were told.
+    func testAPendingDiscardIsDeliveredToOneOfTwoScenesConnectingAtOnce() async throws {
+        let running = try await start()
+        let broker = running.broker
+        let gone = try await openScene("alpha", on: broker)
+        _ = try await broker.background(gone.sessionID)
+        _ = try await broker.reclaim(gone.sessionID)
+        _ = try await broker.close(gone.sessionID)  // no alpha scene runs: remembered for the next launch
+
+        var held = await running.workers.hold(app: "alpha") { if case .connect = $0 { true } else { false } }.makeAsyncIterator()
+        let first = Task { try await openScene("alpha", on: broker) }
+        let second = Task { try await openScene("alpha", on: broker) }
+        let connects = [try await XCTUnwrapAsync(await held.next()), try await XCTUnwrapAsync(await held.next())]
+        let told = connects.map { command -> [String] in
+            if case .connect(let connect) = command.kind { return connect.discardedSessionIds } else { return [] }
+        }
+        XCTAssertEqual(told.flatMap { $0 }, [gone.sessionID.uuidString.lowercased()], "exactly one scene is told: \(told)")
+        for command in connects { await command.answer() }
+        _ = try await (first.value, second.value)
+    }
+
+    /// Issue 19, hazard 5. Before: the worker limit was checked before taking a prewarmed
+    /// worker (a suspension) and counted after it, so two launches at once both got through.
+    func testLaunchesAtOnceNeverPassTheWorkerLimit() async throws {
+        running = try await InProcessBroker.start(apps: [.init("gamma", prewarm: 2)]) { $0.maxLiveWorkers = 3 }
+        let broker = running.broker
+        try await InProcessBroker.withDeadline(.seconds(10)) {
+            while await broker.prewarmedCount("gamma") < 2 { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        let opens = (0..<16).map { _ in Task { try await openScene("gamma", on: broker) } }
+        var refused: [BrokerError.Code] = []
+        var opened = 0
+        for task in opens {
+            do {
+                _ = try await task.value
+                opened += 1
+            } catch let error as BrokerError {
+                refused.append(error.code)
+            }
+        }
+        XCTAssertEqual(opened, 3, "refused: \(refused)")
+        XCTAssertEqual(Set(refused), [.resourceExhausted])
+        let live = await broker.sessionList(appID: "gamma").filter { $0.pid != 0 }.count
+        XCTAssertEqual(live, 3)
+    }
+
     func testAReplyAfterItsDeadlineChangesNothing() async throws {
         let running = try await start(workerTimeout: .milliseconds(300))
         let broker = running.broker

@@ -58,6 +58,22 @@ final class LifecyclePlanTests: XCTestCase {
 }
 
 final class FocusCoordinatorTests: XCTestCase {
+    /// Issue 19, hazard 1: a focus change decided earlier and run later must not undo a later
+    /// decision. Before, `refocus` only checked that the scene was connected.
+    func testAChangeDecidedBeforeALaterDecisionIsNoLongerWanted() {
+        var focus = FocusCoordinator(maxForeground: 2)
+        let (a, b) = (UUID(), UUID())
+        _ = focus.bringForward(a)
+        let opening = focus.bringForward(b)
+        let resign = FocusCoordinator.Change(a, .foregroundInactive)
+        XCTAssertEqual(opening.changes, [resign])
+        XCTAssertTrue(focus.stillWants(resign))
+        _ = focus.bringForward(a)  // `activate a`, decided before the resign ran
+        XCTAssertFalse(focus.stillWants(resign), "the old resign would leave no scene active")
+        XCTAssertTrue(focus.stillWants(.init(b, .foregroundInactive)))
+        XCTAssertFalse(focus.stillWants(.init(b, .background)), "b is still in the foreground")
+    }
+
     func testAStandardRequestKeepsTheRequesterBesideTheNewScene() {
         var focus = FocusCoordinator(maxForeground: 2)
         let requester = UUID(), other = UUID(), new = UUID()
@@ -682,5 +698,23 @@ final class MainMenuTests: XCTestCase {
         ])
         XCTAssertEqual(errors.map(\.element), ["two", "three"])
         XCTAssertEqual(menu.command(id: "one")?.shortcut?.description, "ctrl+1")
+    }
+}
+
+/// The session queues run work in the order its place was taken, not the order it asks for
+/// its turn: a focus change handed to a task keeps the place it got when it was decided.
+final class SerialQueuesTests: XCTestCase {
+    func testATicketTakenEarlierRunsFirstEvenWhenItAsksLater() {
+        var queues = SerialQueues<String>()
+        let first = queues.take("s")
+        let second = queues.take("s")
+        XCTAssertFalse(queues.tryEnter("s", ticket: second), "the earlier ticket has not run yet")
+        XCTAssertTrue(queues.tryEnter("s", ticket: first))
+        queues.leave("s")
+        XCTAssertTrue(queues.tryEnter("s", ticket: second))
+        queues.leave("s")
+        let again = queues.take("s")
+        XCTAssertTrue(queues.tryEnter("s", ticket: again), "an idle key runs at once")
+        queues.leave("s")
     }
 }

@@ -62,6 +62,22 @@ public struct FocusCoordinator: Sendable, Equatable {
         foreground.filter { $0 != id }.count >= maxForeground
     }
 
+    /// Whether a change decided earlier still matches what focus intends for its scene now
+    /// (a later decision may have brought it forward again, or sent it away).
+    public func stillWants(_ change: Change) -> Bool {
+        let id = change.id
+        switch change.target {
+        case .foregroundActive:
+            return active == id
+        case .foregroundInactive:
+            return active != id
+        case .background:
+            return active != id && prominent != id && !foreground.contains(id)
+        default:
+            return true
+        }
+    }
+
     /// `id` is to become the active scene. With `requester` (a scene asked for it), the
     /// requester stays in the foreground beside it; other scenes beyond the bound go.
     public mutating func bringForward(_ id: UUID, beside requester: UUID? = nil) -> Decision {

@@ -161,7 +161,7 @@ extension Broker {
         // Queuing one behind it would make this request wait for that scene's launch.
         let others: [Task<[String], Never>] = decision.changes
             .filter { !($0.target == .foregroundInactive && comingForward[$0.id] != nil && activeSlot.holder != $0.id) }
-            .map { change in Task { await self.refocus(change) } }
+            .map { change in refocusLater(change) }
         var notes: [String]
         let launch: LaunchKind
         do {
@@ -203,14 +203,24 @@ extension Broker {
         return "its restoration activity failed twice in a row; it is set aside (see `wmctl show`) and the scene starts without it; `wmctl activate \(id.uuidString.lowercased()) --retry-restore` tries it again"
     }
 
-    /// A focus change the coordinator decided for another scene, run in that scene's turn. It
-    /// never launches a scene: one whose process is gone by then has left the foreground anyway.
-    func refocus(_ change: FocusCoordinator.Change) async -> [String] {
+    /// A focus change the coordinator decided for another scene, placed in that scene's queue
+    /// now (the moment it is decided) and run in its turn by a task of its own.
+    func refocusLater(_ change: FocusCoordinator.Change) -> Task<[String], Never> {
+        let ticket = sessionQueues.take(change.id)
+        return Task { await self.refocus(change, ticket: ticket) }
+    }
+
+    /// A focus change run in the scene's turn. It never launches a scene (one whose process is
+    /// gone has left the foreground anyway), and it does nothing when focus has moved on since
+    /// it was decided: a later decision about the scene wins over an older one still queued.
+    func refocus(_ change: FocusCoordinator.Change, ticket: UInt64? = nil) async -> [String] {
         do {
-            return try await onSession(change.id) {
-                guard sessions[change.id]?.state.isConnected == true else { return [] }
-                return try await drive(change.id, to: change.target)
+            let body = { () async throws -> [String] in
+                guard self.sessions[change.id]?.state.isConnected == true, self.focus.stillWants(change) else { return [] }
+                return try await self.drive(change.id, to: change.target)
             }
+            if let ticket { return try await onSession(change.id, ticket: ticket, body) }
+            return try await onSession(change.id, body)
         } catch {
             return ["scene \(change.id.uuidString.lowercased()) could not change: \(error)"]
         }
@@ -220,7 +230,7 @@ extension Broker {
     /// active again: that change runs on its own queue; the returned tasks finish with it.
     @discardableResult
     func leaveFocus(_ id: UUID) -> [Task<[String], Never>] {
-        changeFocus { $0.remove(id) }.map { change in Task { await self.refocus(change) } }
+        changeFocus { $0.remove(id) }.map { change in refocusLater(change) }
     }
 
     public func background(_ id: UUID) async throws -> Outcome {
@@ -302,7 +312,11 @@ extension Broker {
                     notes.append("scene \(other.id.uuidString.lowercased()) was not told: \(error)")
                 }
             }
-            if delivered { try? await store.removePendingDiscards([id], appID: session.appID) }
+            if delivered {
+                try? await store.removePendingDiscards([id], appID: session.appID)
+            } else {
+                pendingDiscards[session.appID, default: []].append(id)
+            }
             sessions[id] = nil
             discarded.insert(id)
             // After the session is gone: nothing re-adds it once it is out of the index.
@@ -357,15 +371,54 @@ extension Broker {
         public var unsaved: [(session: UUID, title: String, reason: String)] = []
     }
 
+    /// The first step of a graceful stop: new requests and launches are refused from now on
+    /// (`requestDenied`, "the broker is stopping"); the ones in flight go on. Returns once
+    /// they are answered, or after `timeout`.
+    public func drain(timeout: Duration) async {
+        guard phase == .running else { return }
+        phase = .draining
+        pools.closed = true
+        logger.info("draining: refusing new requests, finishing those in flight", metadata: ["inFlight": "\(requestsInFlight)"])
+        guard requestsInFlight > 0 else { return }
+        let deadline = Task { [weak self] in
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            await self?.releaseDrainWaiters()
+        }
+        defer { deadline.cancel() }
+        await withCheckedContinuation { requestsDrained.append($0) }
+    }
+
+    private func releaseDrainWaiters() {
+        let waiters = requestsDrained
+        requestsDrained = []
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// A request starts: one that changes state is refused while the broker drains or has stopped.
+    func admitRequest(changesState: Bool) throws(BrokerError) {
+        guard phase == .running || !changesState else {
+            throw BrokerError(.requestDenied, "the broker is stopping; every scene is being saved (try again when it is back)")
+        }
+        requestsInFlight += 1
+    }
+
+    func finishRequest() {
+        requestsInFlight -= 1
+        if requestsInFlight == 0 { releaseDrainWaiters() }
+    }
+
     /// Graceful stop: every connected scene saves its state (committed), is disconnected, and
     /// its process ends, several at once. Sessions come back, unattached, at the next start.
+    /// Nothing new is launched meanwhile (a scene asking for a scene is refused).
     public func shutdown() async -> ShutdownReport {
+        if phase == .running { phase = .draining }
         pools.closed = true
         await drainPools(reason: .brokerStopped)
         let failures = await concurrently(Array(workers.keys), limit: configuration.reclaimConcurrency) { id in
             await self.stopForShutdown(id)
         }
         await store.checkpoint()
+        phase = .stopped
         events.finishAll()
         var report = ShutdownReport()
         for (id, failure) in failures.sorted(by: { $0.key.uuidString < $1.key.uuidString }) {

@@ -172,17 +172,23 @@ extension Broker {
                 "app '\(app.id)' failed to start or crashed \(startLimit.burst) times within \(startLimit.interval.formattedSeconds); new scenes are refused for another \(Int(seconds.rounded(.up))) s",
                 retryAfterSeconds: seconds)
         }
+        guard phase == .running else {
+            throw BrokerError(.requestDenied, "the broker is stopping; no scene is started now")
+        }
         guard workers.count + launchesInFlight < configuration.maxLiveWorkers else {
             throw BrokerError(.resourceExhausted, "\(workers.count) scene processes are running (limit \(configuration.maxLiveWorkers)); close or reclaim one first")
         }
         sessions[id]?.state = .launching
+        // The slot is taken in the same step as the check: a launch that suspends (taking a
+        // prewarmed worker, spawning) cannot let another one past the limit meanwhile.
+        launchesInFlight += 1
         if let prewarmed = await takePrewarmed(app.id) {
+            launchesInFlight -= 1
             workers[id] = prewarmed
             workerOutput.bind(pid: prewarmed.pid, session: id)
             sessions[id]?.launchCount += 1
             return
         }
-        launchesInFlight += 1
         let handle: WorkerHandle
         do {
             defer { launchesInFlight -= 1 }
@@ -211,7 +217,9 @@ extension Broker {
 
     private func connect(_ id: UUID, options: ConnectionOptions) async throws {
         guard let session = sessions[id], let app = apps[session.appID], let worker = workers[id] else { return }
-        let discards = (try? await store.pendingDiscards(appID: session.appID)) ?? []
+        // Claimed before anything suspends: another scene of the app connecting meanwhile
+        // finds none. They go back if this connection fails.
+        let discards = pendingDiscards.removeValue(forKey: session.appID) ?? []
         // The defaults snapshot and the scene's place in the app's updates, taken together.
         let (defaults, sequence) = openOutlet(id, app: app.id, connection: worker.connection)
         let storage = sessions[id]?.storage ?? [:]
@@ -232,6 +240,7 @@ extension Broker {
             reply = try await request(id, command, timeout: configuration.workerTimeout, doing: .connect)
         } catch {
             closeOutlet(id)
+            if !discards.isEmpty { pendingDiscards[session.appID] = discards + (pendingDiscards[session.appID] ?? []) }
             throw error
         }
         outletReady(id)

@@ -66,6 +66,11 @@ extension Broker {
     /// A ready prewarmed worker of the app, taken out of its pool. The pool refills once the
     /// open that took it is over (`bringForward`): a spawn now would compete for the CPU with
     /// the very launch the pool exists to speed up.
+    /// Prewarmed workers of the app waiting to be bound (tests and `status`).
+    public func prewarmedCount(_ appID: String) -> Int {
+        pools.ready[appID]?.count ?? 0
+    }
+
     func takePrewarmed(_ appID: String) async -> WorkerHandle? {
         while let worker = pools.ready[appID]?.first {
             pools.ready[appID]?.removeFirst()

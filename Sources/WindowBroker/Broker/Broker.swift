@@ -46,6 +46,18 @@ public actor Broker {
     var sync = SyncState()
     /// Main-menu changes scenes made at runtime, per app, and the menu they give.
     var runtimeMenus: [String: (operations: [MenuOperation], menu: MainMenu)] = [:]
+    /// Where the broker is in its own life: `draining` refuses new work and lets what is in
+    /// flight finish before every scene is saved and stopped.
+    public enum Phase: String, Sendable {
+        case running, draining, stopped
+    }
+    public internal(set) var phase = Phase.running
+    /// Control requests (from wmctl and scenes) being answered now.
+    var requestsInFlight = 0
+    var requestsDrained: [CheckedContinuation<Void, Never>] = []
+    /// Discards waiting for their app's next connecting scene, per app: claimed in one step
+    /// by the scene that connects first, so two scenes connecting at once never both get one.
+    var pendingDiscards: [String: [UUID]] = [:]
     /// Requests each scene has in flight (answered in tasks of their own), and the scenes
     /// whose excess is being refused (logged once per burst).
     var sceneRequestsInFlight: [UUID: Int] = [:]
@@ -72,6 +84,7 @@ public actor Broker {
             sessions[session.id] = session
         }
         damageWarnings = loaded.damage
+        pendingDiscards = try await store.pendingDiscards()
         for warning in loaded.damage {
             logger.warning("session store: damaged value kept aside", metadata: ["warning": "\(warning)"])
         }

@@ -1,23 +1,23 @@
 import CLinuxShim
 import Foundation
 import Glibc
+import Synchronization
 
 /// A kernel PSI trigger: writes `some <stall-us> <window-us>` to the pressure file and waits
 /// for POLLPRI on a dedicated thread, so the broker hears about a stall within the window
 /// instead of at its next poll. Unavailable on regular files (tests) and some kernels: then
 /// `start` returns nil and the monitor polls.
-final class PSITrigger: @unchecked Sendable {
+final class PSITrigger: Sendable {
     private let fd: Int32
-    // Written once by stop(), read by the thread; a torn read only delays the stop by one poll.
-    private var stopped = false
-    private var thread: Thread?
-
-    private init(fd: Int32) {
-        self.fd = fd
-    }
-
+    /// Set by `stop()` on any thread, read by the poll thread.
+    private let stopped = Atomic<Bool>(false)
     /// The spec actually installed, e.g. "some 140000 2000000".
-    private(set) var spec = ""
+    let spec: String
+
+    private init(fd: Int32, spec: String) {
+        self.fd = fd
+        self.spec = spec
+    }
 
     static func start(path: String, stall: Duration, window: Duration, onEvent: @escaping @Sendable () -> Void) -> PSITrigger? {
         // Only the kernel's file takes triggers; writing a spec into a plain file would clobber it.
@@ -39,18 +39,16 @@ final class PSITrigger: @unchecked Sendable {
             close(fd)
             return nil
         }
-        let trigger = PSITrigger(fd: fd)
-        trigger.spec = installed
+        let trigger = PSITrigger(fd: fd, spec: installed)
         let thread = Thread { [trigger] in trigger.loop(onEvent) }
         thread.name = "windowbroker.psi"
-        trigger.thread = thread
         thread.start()
         return trigger
     }
 
     private func loop(_ onEvent: @Sendable () -> Void) {
         var descriptor = pollfd(fd: fd, events: Int16(POLLPRI), revents: 0)
-        while !stopped {
+        while !stopped.load(ordering: .acquiring) {
             descriptor.revents = 0
             let n = poll(&descriptor, 1, 500)
             if n < 0 && errno != EINTR { break }
@@ -60,7 +58,7 @@ final class PSITrigger: @unchecked Sendable {
         close(fd)
     }
 
-    func stop() { stopped = true }
+    func stop() { stopped.store(true, ordering: .releasing) }
 }
 
 extension Duration {

@@ -406,10 +406,14 @@ public final class SessionStore: Sendable {
         try? await pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
     }
 
-    public func pendingDiscards(appID: String) async throws -> [UUID] {
+    /// Every app's discards still to deliver, oldest first.
+    public func pendingDiscards() async throws -> [String: [UUID]] {
         try await pool.read { db in
-            try String.fetchAll(db, sql: "SELECT sessionID FROM pendingDiscard WHERE appID = ? ORDER BY discardedAt", arguments: [appID])
-                .compactMap(UUID.init(uuidString:))
+            var out: [String: [UUID]] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT appID, sessionID FROM pendingDiscard ORDER BY discardedAt") {
+                if let id = UUID(uuidString: row["sessionID"]) { out[row["appID"], default: []].append(id) }
+            }
+            return out
         }
     }
 

@@ -141,8 +141,9 @@ extension Broker {
     public func setDefault(app: String, key: String, value: PlistValue?, from writer: UUID?) async throws(BrokerError) -> UInt64 {
         _ = try installedApp(app)
         try SyncLimits.checkKey(key, what: "the default's key")
-        if !sync.defaultsTurns.tryEnter(app) {
-            await withCheckedContinuation { sync.defaultsTurns.wait(app, $0) }
+        let ticket = sync.defaultsTurns.take(app)
+        if !sync.defaultsTurns.tryEnter(app, ticket: ticket) {
+            await withCheckedContinuation { sync.defaultsTurns.wait(app, ticket: ticket, $0) }
         }
         defer { sync.defaultsTurns.leave(app) }
         var next = sync.defaults[app] ?? [:]
