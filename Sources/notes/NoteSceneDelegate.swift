@@ -331,6 +331,7 @@ final class NoteSceneDelegate: SceneDelegate {
             let activity = UserActivity(
                 activityType: action["activityType"]?.stringValue ?? Self.activityType, title: note,
                 targetContentIdentifier: note, userInfo: ["noteID": .string(note)])
+            if let delay = action["delayMs"]?.integerValue, delay > 0 { try? await Task.sleep(for: .milliseconds(delay)) }
             return await request {
                 let outcome = try await scene.requestActivation(activity: activity, options: .init(presentation: presentation))
                 return .dictionary([

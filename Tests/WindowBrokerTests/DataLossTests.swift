@@ -234,3 +234,45 @@ final class DiscardLeavesNothingTests: BrokerTestCase {
         }
     }
 }
+
+/// Issue 19, hazard 4: a graceful stop quiesces. Before: nothing refused new work while the
+/// scenes were being saved, so a scene asking for a new scene during the stop got one, which
+/// was then stopped without ever being saved.
+final class QuiescingShutdownTests: BrokerTestCase {
+    override var brokerArguments: [String] { ["--restoration-timeout", "10s"] }
+
+    func testSIGTERMAnswersWhatIsInFlightRefusesNewWorkThenSavesEverything() throws {
+        let slow = try harness.openNote("slow-restore")
+        try harness.type(slow, "kept through the stop")
+        _ = try harness.json("send", slow, "set-restore-delay", "--arg", "ms=2500")
+        _ = try harness.json("background", slow)
+        _ = try harness.json("reclaim", slow)
+        let asker = try harness.openNote("asker")
+
+        // In flight when SIGTERM arrives: an activation that takes 2.5 s, and a scene's action
+        // that asks for a new scene one second into the stop.
+        let activate = try harness.start(wmctl: ["--json", "activate", slow])
+        let ask = try harness.start(wmctl: ["--json", "send", asker, "open-in-window", "--arg", "noteID=child", "--arg", "delayMs=1000"])
+        try harness.eventually("the activation is under way") { try harness.session(slow)["pid"] as? Int ?? 0 > 0 }
+        kill(harness.brokerPID, SIGTERM)
+        try harness.eventually("the broker stops") {
+            harness.brokerLog.contains("draining") || harness.brokerLog.contains("shutting down")
+        }
+        let refused = harness.wmctl("--json", "open", "notes", "--activity", "notes.edit", "--info", "noteID=late")
+        XCTAssertNotEqual(refused.code, 0, "no new scene while stopping: \(refused.stdout)")
+
+        let reply = activate.wait()
+        XCTAssertEqual(reply.code, 0, "the request in flight was answered: \(reply.stdout) \(reply.stderr)")
+        XCTAssertEqual((try? reply.json() as? [String: Any])?["state"] as? String, "foregroundActive")
+        let asked = ask.wait()
+        XCTAssertTrue(asked.stdout.contains("stopping"), "the scene's request was refused with a reason: \(asked.stdout) \(asked.stderr)")
+        XCTAssertEqual(harness.stop(), 0, "everything saved")
+
+        try harness.start()
+        let titles = try harness.jsonList("sessions").compactMap { $0["title"] as? String }
+        XCTAssertFalse(titles.contains("child"), "no scene was started during the stop: \(titles)")
+        XCTAssertFalse(titles.contains("late"))
+        _ = try harness.json("activate", slow)
+        XCTAssertEqual(try harness.noteState(slow).text, "kept through the stop")
+    }
+}

@@ -26,53 +26,58 @@ public struct BrokerService: Service {
         let broker = self.broker
         let logger = self.logger
         do {
-            try await cancelWhenGracefulShutdown {
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        try await server.run {
-                            let status = await broker.statusLine
-                            logger.info("ready", metadata: ["status": "\(status)", "pid": "\(getpid())"])
-                            notifier.ready(status: status)
-                        }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    try await server.run {
+                        let status = await broker.statusLine
+                        logger.info("ready", metadata: ["status": "\(status)", "pid": "\(getpid())"])
+                        notifier.ready(status: status)
                     }
-                    group.addTask {
-                        // STATUS= follows the broker's events: every change of the line is one.
-                        let (_, events) = await broker.subscribe()
-                        var last = await broker.statusLine
-                        for await _ in events {
-                            let line = await broker.statusLine
-                            if line != last {
-                                last = line
-                                notifier.status(line)
-                            }
-                        }
-                    }
-                    let monitor = MemoryMonitor(broker: broker, logger: logger)
-                    group.addTask { await monitor.run() }
-                    if let interval = SystemdNotifier.watchdogInterval() {
-                        group.addTask {
-                            // Petting goes through the broker's executor: a wedged broker stops petting.
-                            while true {
-                                try await Task.sleep(for: interval)
-                                await broker.heartbeat()
-                                notifier.watchdog()
-                            }
-                        }
-                    }
-                    group.addTask {
-                        for await _ in await UnixSignalsSequence(trapping: .sighup) {
-                            notifier.reloading()
-                            let problems = await broker.reloadManifests()
-                            logger.info("reloaded app manifests", metadata: ["problems": "\(problems.count)"])
-                            notifier.ready(status: await broker.statusLine)
-                        }
-                    }
-                    try await group.next()
-                    group.cancelAll()
                 }
+                group.addTask {
+                    // STATUS= follows the broker's events: every change of the line is one.
+                    let (_, events) = await broker.subscribe()
+                    var last = await broker.statusLine
+                    for await _ in events {
+                        let line = await broker.statusLine
+                        if line != last {
+                            last = line
+                            notifier.status(line)
+                        }
+                    }
+                }
+                let monitor = MemoryMonitor(broker: broker, logger: logger)
+                group.addTask { await monitor.run() }
+                if let interval = SystemdNotifier.watchdogInterval() {
+                    group.addTask {
+                        // Petting goes through the broker's executor: a wedged broker stops petting.
+                        while true {
+                            try await Task.sleep(for: interval)
+                            await broker.heartbeat()
+                            notifier.watchdog()
+                        }
+                    }
+                }
+                group.addTask {
+                    for await _ in await UnixSignalsSequence(trapping: .sighup) {
+                        notifier.reloading()
+                        let problems = await broker.reloadManifests()
+                        logger.info("reloaded app manifests", metadata: ["problems": "\(problems.count)"])
+                        notifier.ready(status: await broker.statusLine)
+                    }
+                }
+                group.addTask {
+                    // A graceful stop: finish what is in flight while refusing new work,
+                    // then the group (and the control server) ends and the scenes are saved.
+                    try await gracefulShutdown()
+                    notifier.stopping()
+                    await broker.drain(timeout: .seconds(10))
+                }
+                try await group.next()
+                group.cancelAll()
             }
         } catch is CancellationError {
-            // Graceful shutdown: fall through to the snapshot.
+            // The group was cancelled from outside: save and stop all the same.
         }
         notifier.stopping()
         logger.info("shutting down: saving every connected scene")

@@ -111,6 +111,8 @@ struct ControlRequestHandler: Sendable {
     func answer(_ kind: ControlRequest, from requester: UUID?) async -> Envelope.OneOf_Body {
         do {
             if let requester { try Self.checkSceneMay(kind, requester: requester) }
+            try await broker.admitRequest(changesState: Self.changesState(kind))
+            defer { Task { [broker] in await broker.finishRequest() } }
             let reply = try await handle(kind, from: requester)
             return .controlReply(.with { $0.kind = reply })
         } catch let error as BrokerError {
@@ -129,6 +131,14 @@ struct ControlRequestHandler: Sendable {
         case .open, .activate, .close, .refresh, .post, .defaults, .menuChange: return
         default:
             throw BrokerError(.permissionDenied, "a scene may request activation, destruction and refresh of its app's scenes, post updates and change its app's defaults; the rest of the control protocol is for wmctl")
+        }
+    }
+
+    /// Requests that only read are answered while the broker drains; the others are refused.
+    static func changesState(_ kind: ControlRequest) -> Bool {
+        switch kind {
+        case .status, .apps, .sessions, .show, .search, .menu, .commands, .logs, .ping, .pressure: false
+        default: true
         }
     }
 
