@@ -1,5 +1,6 @@
 import Foundation
 import IPCWire
+import NIOPosix
 import XCTest
 
 @testable import WindowBroker
@@ -716,5 +717,16 @@ final class SerialQueuesTests: XCTestCase {
         let again = queues.take("s")
         XCTAssertTrue(queues.tryEnter("s", ticket: again), "an idle key runs at once")
         queues.leave("s")
+    }
+}
+
+/// Issue 19, hazard 6: blocking work leaves the event loops (which are the broker's executor).
+final class OffLoopTests: XCTestCase {
+    func testBlockingWorkRunsOnThePoolNotOnAnEventLoop() async throws {
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let onLoop = try await loop.submit { MultiThreadedEventLoopGroup.currentEventLoop != nil }.get()
+        XCTAssertTrue(onLoop, "the check itself can tell")
+        let ranOnLoop = try await loop.makeFutureWithTask { try await OffLoop.run { MultiThreadedEventLoopGroup.currentEventLoop != nil } }.get()
+        XCTAssertFalse(ranOnLoop)
     }
 }

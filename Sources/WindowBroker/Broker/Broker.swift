@@ -97,18 +97,19 @@ public actor Broker {
         for warning in store.warnings {
             logger.error("session store recovered", metadata: ["warning": "\(warning)"])
         }
-        reloadManifests()
+        await reloadManifests()
         logger.info("broker state loaded", metadata: ["sessions": "\(sessions.count)", "apps": "\(apps.count)", "store": "\(store.path)"])
     }
 
     /// Re-reads the app manifests; bad ones are logged with file, field and reason, and skipped.
     @discardableResult
-    public func reloadManifests() -> [ManifestProblem] {
+    public func reloadManifests() async -> [ManifestProblem] {
         let loader = ManifestLoader(
             directories: configuration.appsDirectories,
             helperDirectory: configuration.helperDirectory,
             searchPath: (configuration.environment["PATH"] ?? "").split(separator: ":").map(String.init))
-        var (loaded, problems) = loader.load()
+        // Read off the event loops; a thread pool that is gone (process exit) reads here.
+        var (loaded, problems) = (try? await OffLoop.run { loader.load() }) ?? loader.load()
         // A manifest that was good and is broken now keeps its last good version loaded: a
         // typo and a SIGHUP must neither uninstall an app nor hand its sessions to another
         // manifest of the same id from a directory that ranks lower (another executable).

@@ -58,7 +58,7 @@ public struct MemoryMonitor: Sendable {
             group.addTask {
                 for await _ in wakeups {
                     let pids = await broker.workerPIDs()
-                    let readings = sample(pids)
+                    guard let readings = try? await OffLoop.run({ sample(pids) }) else { continue }
                     await broker.applyPressure(readings.inputs, pss: readings.pss)
                 }
             }

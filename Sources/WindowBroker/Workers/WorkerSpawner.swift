@@ -70,11 +70,16 @@ public struct WorkerSpawner: WorkerLauncher {
                 throw error
             }
         }
-        var pid: pid_t = 0
-        let rc = withCStrings(argv) { cArgv in
-            withCStrings(envp) { cEnvp in
-                wb_spawn_worker(app.executable, cArgv, cEnvp, workerEnd, outputPipe?.write ?? -1, &pid)
+        let writeEnd = outputPipe?.write ?? -1
+        let executable = app.executable
+        let (rc, pid) = try await OffLoop.run { [workerEnd] () -> (Int32, pid_t) in
+            var pid: pid_t = 0
+            let rc = withCStrings(argv) { cArgv in
+                withCStrings(envp) { cEnvp in
+                    wb_spawn_worker(executable, cArgv, cEnvp, workerEnd, writeEnd, &pid)
+                }
             }
+            return (rc, pid)
         }
         close(workerEnd)
         if let outputPipe { close(outputPipe.write) }
