@@ -3,6 +3,13 @@ import IPCWire
 
 // Before any task starts: every task of the daemon then runs on NIO's event loops.
 WireRuntime.runTasksOnEventLoops()
+// Watchers, control clients and scenes each hold descriptors: the soft limit (often 1024) is
+// raised to the hard one, so hundreds of watchers do not run the broker out of them.
+var descriptors = rlimit()
+if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &descriptors) == 0, descriptors.rlim_cur < descriptors.rlim_max {
+    descriptors.rlim_cur = min(descriptors.rlim_max, 1 << 20)
+    _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &descriptors)
+}
 do {
     let arguments = try ConfigFile.merged(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
     let daemon = try WindowBrokerDaemon.parse(arguments)

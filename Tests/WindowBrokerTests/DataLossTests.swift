@@ -1,4 +1,5 @@
 import Foundation
+import IPCWire
 import XCTest
 
 /// Nothing acknowledged is lost (issue 24, items 1-6): across kill -9 of the broker, a save
@@ -274,5 +275,86 @@ final class QuiescingShutdownTests: BrokerTestCase {
         XCTAssertFalse(titles.contains("late"))
         _ = try harness.json("activate", slow)
         XCTAssertEqual(try harness.noteState(slow).text, "kept through the stop")
+    }
+}
+
+/// Issue 24, items 7 to 9: control clients cannot starve each other or the broker.
+final class ControlStarvationTests: BrokerTestCase {
+    /// Item 7. Before: a connection stayed busy while its answers went unread, so 128 of them
+    /// filled the table and everyone else got resourceExhausted, for ever.
+    func testClientsThatNeverReadTheirAnswersDoNotLockOthersOut() throws {
+        var status = Envelope()
+        status.body = .controlRequest(.with { $0.status = .init() })
+        var pipelined: [UInt8] = []
+        for i in 0..<3000 {
+            status.id = UInt64(i + 1)
+            let body: [UInt8] = try status.serializedBytes()
+            pipelined += RawSocket.header(body.count) + body
+        }
+        var stuck: [RawSocket] = []
+        for _ in 0..<130 {
+            let raw = try RawSocket(path: harness.socketPath)
+            try raw.greet()
+            raw.write(pipelined)  // about 30 KB of requests; the answers are far more than a socket buffer
+            stuck.append(raw)
+        }
+        Thread.sleep(forTimeInterval: 1)  // they are all writing answers nobody reads
+        let result = harness.wmctl("--json", "status")
+        XCTAssertEqual(result.code, 0, "\(result.stdout) \(result.stderr)")
+        // Not read here (reading would make them readers): the broker says it closed them.
+        try harness.eventually("connections that do not read are closed", timeout: 30) {
+            harness.brokerLog.components(separatedBy: "closed a control connection that does not read its answers").count - 1 >= 129
+        }
+        XCTAssertEqual(harness.wmctl("status").code, 0)
+        XCTAssertTrue(stuck[129].isClosedByPeer())
+    }
+
+    /// Item 8. Before: a connection closed to make room got no word of why.
+    func testAConnectionClosedToMakeRoomIsToldWhy() throws {
+        var clients: [RawSocket] = []
+        for _ in 0..<129 {
+            let raw = try RawSocket(path: harness.socketPath)
+            try raw.greet()
+            clients.append(raw)
+        }
+        // The 129th took the place of the first, which was idle the longest.
+        guard case .error(let wire)? = clients[0].readFrame()?.body else { return XCTFail("no error frame before the close") }
+        let error = BrokerError(wire: wire)
+        XCTAssertEqual(error.code, .resourceExhausted)
+        XCTAssertTrue(error.message.contains("make room"), error.message)
+    }
+}
+
+/// Item 9: a thousand watchers under a soft limit of 1,024 descriptors. Before: accept failed
+/// with EMFILE, the broker spun and `status` hung.
+final class ManyWatchersTests: XCTestCase {
+    func testAThousandWatchersUnderASoftLimitOf1024() throws {
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        guard limit.rlim_max >= 4096 else { throw XCTSkip("the hard descriptor limit (\(limit.rlim_max)) is too low for this test") }
+        let own = limit
+        limit.rlim_cur = min(limit.rlim_max, 8192)
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        defer { var back = own; setrlimit(Int32(RLIMIT_NOFILE.rawValue), &back) }
+
+        let harness = try BrokerHarness()
+        defer { harness.tearDown() }
+        harness.brokerShellPrefix = "ulimit -Sn 1024"
+        try harness.start()
+        var watchers: [RawSocket] = []
+        for i in 0..<1000 {
+            let raw = try RawSocket(path: harness.socketPath)
+            try raw.greet()
+            try raw.write(frame: .with { $0.id = UInt64(i + 1); $0.controlRequest = .with { $0.watch = .init() } })
+            guard case .controlReply(let reply)? = raw.readFrame()?.body, case .watchStarted? = reply.kind else {
+                return XCTFail("watcher \(i) was not started")
+            }
+            watchers.append(raw)
+        }
+        XCTAssertEqual(harness.wmctl("status").code, 0)
+        _ = try harness.openNote("seen-by-all")
+        for watcher in [watchers[0], watchers[500], watchers[999]] {
+            XCTAssertNotNil(watcher.readFrame(), "a watcher gets events")
+        }
     }
 }

@@ -78,6 +78,19 @@ public actor WireConnection {
         } catch {}
     }
 
+    /// Answers `request`, closing the connection when the answer is not written within
+    /// `timeout`: a peer that sends requests and never reads their answers is dropped instead
+    /// of holding a reply, and the memory it takes, for ever. Returns false when it was closed.
+    public nonisolated func reply(to request: Envelope, with body: Envelope.OneOf_Body, within timeout: Duration) async -> Bool {
+        let channel = self.channel
+        let closer = channel.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
+            channel.close(promise: nil)
+        }
+        await reply(to: request, with: body)
+        closer.cancel()
+        return channel.isActive
+    }
+
     /// Answers a request with an `Error` frame.
     public nonisolated func reply(to request: Envelope, error: BrokerError) async {
         try? await send(.error(error.wire), replyTo: request.id)

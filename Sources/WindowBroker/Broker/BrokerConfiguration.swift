@@ -19,6 +19,8 @@ public struct BrokerConfiguration: Sendable {
     public var maxSessionsPerApp = 256
     /// Control connections that make requests; a full table closes the longest-idle one.
     public var maxControlConnections = 128
+    /// A control client that has not read an answer within this is disconnected.
+    public var replyWriteTimeout: Duration = .seconds(5)
     /// `watch` connections, counted apart (they are idle by design).
     public var maxWatchers = 1024
     /// A control connection with no request for this long is closed (watchers excepted).

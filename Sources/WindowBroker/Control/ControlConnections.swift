@@ -1,4 +1,5 @@
 import Foundation
+import IPCWire
 import NIOCore
 
 /// The open control connections, so that idle ones cannot lock everyone else out: a full
@@ -39,7 +40,7 @@ actor ControlConnections {
         if requestConnections >= limit {
             guard let victim = entries.filter({ !$0.value.watching && $0.value.busy == 0 })
                 .min(by: { $0.value.lastActive < $1.value.lastActive }) else { return .refused }
-            close(victim.key)
+            close(victim.key, BrokerError(.resourceExhausted, "this idle control connection was closed to make room for others (\(limit) at most); connect again"))
         }
         entries[id] = Entry(channel: channel, lastActive: .now)
         return .admitted
@@ -74,14 +75,21 @@ actor ControlConnections {
             try? await Task.sleep(for: idleTimeout / 4)
             let cutoff = ContinuousClock.now - idleTimeout
             for (id, entry) in entries where !entry.watching && entry.busy == 0 && entry.lastActive < cutoff {
-                close(id)
+                close(id, BrokerError(.timedOut, "this control connection was idle for \(idleTimeout.formattedSeconds) and is closed; connect again"))
             }
         }
     }
 
-    private func close(_ id: UUID) {
+    /// Closes a connection between its requests, saying why first: its client's next request
+    /// fails with that error instead of a bare end of file. A client that reads nothing does
+    /// not keep it open: the close follows within a second either way.
+    private func close(_ id: UUID, _ why: BrokerError) {
         guard let entry = entries.removeValue(forKey: id) else { return }
         evicted += 1
-        entry.channel.close(promise: nil)
+        var envelope = Envelope()
+        envelope.body = .error(why.wire)
+        let channel = entry.channel
+        channel.writeAndFlush(envelope).whenComplete { _ in channel.close(promise: nil) }
+        channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
     }
 }

@@ -88,8 +88,14 @@ struct ControlRequestHandler: Sendable {
                     continue
                 }
                 await connections?.began(connectionID)
-                await connection.reply(to: envelope, with: await answer(kind, from: nil))
+                let answer = await answer(kind, from: nil)
+                // The answer is ready: what remains is the peer's to read. Evictable from now
+                // on, and closed when it does not read its answer in time.
                 await connections?.ended(connectionID)
+                guard await connection.reply(to: envelope, with: answer, within: broker.configuration.replyWriteTimeout) else {
+                    logger.notice("closed a control connection that does not read its answers", metadata: ["timeout": "\(broker.configuration.replyWriteTimeout)"])
+                    return
+                }
             }
         } catch let error as BrokerError {
             logger.notice("closing a misbehaving control connection", metadata: ["error": "\(error.message)"])

@@ -19,6 +19,8 @@ final class BrokerHarness {
     let notify: NotifyListener
     /// Added to the broker's environment (e.g. WATCHDOG_USEC).
     var brokerEnvironment: [String: String] = [:]
+    /// A shell line run before the broker replaces the shell (e.g. `ulimit -Sn 1024`).
+    var brokerShellPrefix: String?
 
     /// The package root (Tests/WindowBrokerTests/Harness/BrokerHarness.swift -> ../../..).
     static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -68,6 +70,11 @@ final class BrokerHarness {
         process.executableURL = URL(fileURLWithPath: Self.binDirectory + "/windowbrokerd")
         process.arguments = ["--apps-dir", appsDirectory, "--state-dir", stateDirectory, "--runtime-dir", runtimeDirectory,
                              "--log-level", "debug"] + extraArguments
+        if let prefix = brokerShellPrefix {
+            // The shell execs the broker: same pid, so stopping and killing work as usual.
+            process.arguments = ["-c", prefix + "; exec \"$0\" \"$@\"", process.executableURL!.path] + process.arguments!
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        }
         var env = environment
         env["NOTIFY_SOCKET"] = notify.path
         env.merge(brokerEnvironment) { _, new in new }
