@@ -1,6 +1,7 @@
 /// wb-load: N control clients, each on its own connection, M requests each (a mix of status,
-/// sessions, show, ping and search) against a running broker. Prints errors, latency p50/p99
-/// and the broker's RSS before and after (`make load`). Asserts nothing: it measures.
+/// sessions, show, ping and search) against a running broker, optionally while W watchers
+/// (`--watchers`) hold connections of their own. Prints errors, latency p50/p99 and the
+/// broker's RSS before and after (`make load`). Asserts nothing: it measures.
 import Foundation
 import IPCWire
 
@@ -15,6 +16,7 @@ let socket = CommandLine.arguments.firstIndex(of: "--socket").map { CommandLine.
     ?? BrokerClient.defaultSocketPath()
 let clients = option("--clients", 100)
 let requestsPerClient = option("--requests", 200)
+let watcherCount = CommandLine.arguments.contains("--watchers") ? option("--watchers", 0) : 0
 
 func rss(_ pid: Int32) -> Double {
     guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
@@ -33,6 +35,23 @@ do {
         guard case .status(let status) = try await client.request(.status(.init())),
               case .sessions(let list) = try await client.request(.sessions(.init())) else { throw BrokerError(.malformedFrame, "unexpected reply") }
         return (status.pid, list.sessions.map(\.id))
+    }
+    // Watchers first: they hold their connections (and the broker's descriptors) throughout.
+    let watchers = Task {
+        await withTaskGroup(of: Void.self) { group in
+            for index in 0..<watcherCount {
+                group.addTask {
+                    _ = try? await BrokerClient.withConnection(socketPath: socket, clientName: "wb-load-watch-\(index)") { client in
+                        guard case .watchStarted = try await client.request(.watch(.init())) else { return }
+                        for await _ in client.events {}
+                    }
+                }
+            }
+        }
+    }
+    if watcherCount > 0 {
+        try await Task.sleep(for: .seconds(2))
+        print("\(watcherCount) watchers connected")
     }
     let before = rss(pid)
     let clock = ContinuousClock()
@@ -77,16 +96,17 @@ do {
         }
         return all
     }
-    let seconds = (clock.now - started).components.seconds
+    let span = (clock.now - started).components
+    let seconds = Double(span.seconds) + Double(span.attoseconds) / 1e18
     let after = rss(pid)
     let sorted = tally.micros.sorted()
     func percentile(_ p: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
-    let total = clients * requestsPerClient
     print(String(format: "%d clients x %d requests: %d answered, %d errors %@", clients, requestsPerClient, sorted.count,
                  tally.errors.values.reduce(0, +), tally.errors.isEmpty ? "" : "\(tally.errors)"))
     print(String(format: "latency p50 %.0f µs, p99 %.0f µs, max %.0f µs; %.0f requests/s", percentile(0.5), percentile(0.99),
-                 sorted.last ?? 0, Double(total) / max(0.001, Double(seconds) + 0.001)))
+                 sorted.last ?? 0, Double(sorted.count) / max(1e-6, seconds)))
     print(String(format: "broker RSS %.1f MiB before, %.1f MiB after", before, after))
+    watchers.cancel()
     exit(tally.errors.isEmpty ? 0 : 1)
 } catch {
     FileHandle.standardError.write(Data("wb-load: \(error)\n".utf8))

@@ -121,7 +121,7 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
             }
         case "stderr":
             LoggingSystem.bootstrap { label in
-                var handler = StreamLogHandler.standardError(label: label)
+                var handler = EscapingLogHandler(StreamLogHandler.standardError(label: label))
                 handler.logLevel = level
                 return handler
             }

@@ -358,3 +358,70 @@ final class ManyWatchersTests: XCTestCase {
         }
     }
 }
+
+/// Issue 24, item 11. Before: a prewarmed app whose executable fails was respawned about 8
+/// times a second, for ever, with a warning each time.
+final class PrewarmCrashLoopTests: BrokerTestCase {
+    override var brokerArguments: [String] { ["--start-limit-burst", "3", "--start-limit-interval", "20s"] }
+
+    func testAPoolWhoseExecutableFailsIsHeldOffByTheStartLimit() throws {
+        try harness.install(app: "doomed", manifest: ["name": "Doomed", "executable": "/bin/false", "prewarm": 2])
+        try harness.eventually("the crash loop is reached") { harness.brokerLog.contains("its pool waits") }
+        let log = harness!
+        let attempts = { log.brokerLog.components(separatedBy: "app=doomed").count - 1 }
+        let atLoop = attempts()
+        Thread.sleep(forTimeInterval: 3)
+        XCTAssertLessThanOrEqual(attempts() - atLoop, 1, "no refills while the app is in its crash loop")
+        XCTAssertLessThanOrEqual(atLoop, 8, "a handful of tries, not a tight loop")
+        let refused = try harness.refusal("open", "doomed")
+        XCTAssertEqual(refused.code, "crashLoop", refused.message)
+    }
+}
+
+/// Issue 24, the smaller items that a test can show.
+final class SmallerHardeningTests: BrokerTestCase {
+    /// Before: a NUL in a query was an internal error.
+    func testAControlCharacterInASearchIsAClearRefusal() throws {
+        let raw = try RawSocket(path: harness.socketPath)
+        try raw.greet()
+        try raw.write(frame: .with { $0.id = 7; $0.controlRequest = .with { $0.search = .with { $0.query = "a\u{0}b" } } })
+        guard case .error(let wire)? = raw.readFrame()?.body else { return XCTFail("no answer") }
+        XCTAssertEqual(BrokerError(wire: wire).code, .invalidRequest, BrokerError(wire: wire).message)
+    }
+
+    /// Before: a newline in an activity type (refused, and logged with it) forged a log line.
+    func testSceneTextCannotForgeALogLine() throws {
+        let note = try harness.openNote("forger")
+        let forged = "x\n2026-01-01T00:00:00+0000 critical windowbrokerd: FORGED"
+        _ = try harness.json("send", note, "set-activity-type", "--arg", "type=\(forged)")
+        try harness.eventually("the refusal is logged") { harness.brokerLog.contains("refused a scene update") }
+        XCTAssertFalse(harness.brokerLog.split(separator: "\n").contains { $0.hasPrefix("2026-01-01T00:00:00+0000 critical") }, "a forged line")
+        XCTAssertTrue(harness.brokerLog.contains("x\\n2026-01-01"), "escaped instead")
+    }
+
+    /// Before: the lock's target was overwritten with the broker's pid, and an existing shared
+    /// directory was chmod'ed to 0700.
+    func testLinksAndSharedDirectoriesAreRefusedNotFollowed() throws {
+        XCTAssertEqual(harness.stop(), 0)
+        let lock = harness.stateDirectory + "/lock"
+        let victim = harness.root + "/victim.txt"
+        try "precious".write(toFile: victim, atomically: true, encoding: .utf8)
+        try FileManager.default.removeItem(atPath: lock)
+        try FileManager.default.createSymbolicLink(atPath: lock, withDestinationPath: victim)
+        let base = ["--apps-dir", harness.appsDirectory, "--runtime-dir", harness.runtimeDirectory]
+        let (code, output) = try harness.runDaemon(base + ["--state-dir", harness.stateDirectory])
+        XCTAssertNotEqual(code, 0, output)
+        XCTAssertTrue(output.contains("symbolic link"), output)
+        XCTAssertEqual(try String(contentsOfFile: victim, encoding: .utf8), "precious", "the link's target is untouched")
+
+        let shared = harness.root + "/shared"
+        try FileManager.default.createDirectory(atPath: shared, withIntermediateDirectories: true)
+        chmod(shared, 0o1777)
+        let (sharedCode, sharedOutput) = try harness.runDaemon(base + ["--state-dir", shared])
+        XCTAssertNotEqual(sharedCode, 0, sharedOutput)
+        XCTAssertTrue(sharedOutput.contains("shared"), sharedOutput)
+        var info = stat()
+        stat(shared, &info)
+        XCTAssertEqual(info.st_mode & 0o7777, 0o1777, "left as it was")
+    }
+}

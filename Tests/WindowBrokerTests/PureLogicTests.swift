@@ -639,6 +639,13 @@ final class KeyShortcutTests: XCTestCase {
         XCTAssertThrowsError(try KeyShortcut(parsing: "ctrl+ctrl+u"))
         XCTAssertThrowsError(try KeyShortcut(parsing: "ctrl+"))
         XCTAssertThrowsError(try KeyShortcut(parsing: "ctrl+é"))
+        // Issue 24: these used to be accepted.
+        XCTAssertThrowsError(try KeyShortcut(parsing: "ctrl+notakey"), "not an xkb key name")
+        XCTAssertThrowsError(try KeyShortcut(parsing: "shift+x"), "shift alone types a capital")
+        XCTAssertThrowsError(try KeyShortcut(parsing: "shift+comma"))
+        XCTAssertNoThrow(try KeyShortcut(parsing: "shift+f5"))
+        XCTAssertNoThrow(try KeyShortcut(parsing: "ctrl+page_down"))
+        XCTAssertNoThrow(try KeyShortcut(parsing: "shift+tab"))
     }
 }
 

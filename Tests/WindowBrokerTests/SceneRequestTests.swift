@@ -144,10 +144,22 @@ final class SceneRequestTests: BrokerTestCase {
         let open = try ask(note, "open-other-app", "app=notes-single")
         XCTAssertEqual(open["result"] as? String, "declined")
         XCTAssertTrue((open["reason"] as? String ?? "").hasPrefix("permissionDenied"), "\(open)")
+        // Another app's session is answered as one that does not exist (issue 24): a scene
+        // cannot even learn that it does.
         let close = try ask(note, "close-session", "session=\(single)")
-        XCTAssertTrue((close["reason"] as? String ?? "").hasPrefix("permissionDenied"), "\(close)")
+        let nowhere = UUID().uuidString.lowercased()
+        let closeNowhere = try ask(note, "close-session", "session=\(nowhere)")
+        XCTAssertEqual((close["reason"] as? String)?.replacingOccurrences(of: single, with: "X"),
+                       (closeNowhere["reason"] as? String)?.replacingOccurrences(of: nowhere, with: "X"), "\(close) \(closeNowhere)")
+        XCTAssertTrue((close["reason"] as? String ?? "").hasPrefix("unknownSession"), "\(close)")
         let refresh = try ask(note, "refresh", "session=\(single)")
-        XCTAssertTrue((refresh["reason"] as? String ?? "").hasPrefix("permissionDenied"), "\(refresh)")
+        XCTAssertTrue((refresh["reason"] as? String ?? "").hasPrefix("unknownSession"), "\(refresh)")
+        let activate = try ask(note, "activate-session", "session=\(single)")
+        XCTAssertTrue((activate["reason"] as? String ?? "").hasPrefix("unknownSession"), "\(activate)")
+        // Nor by a prefix: other apps' sessions are neither matched nor listed.
+        let byPrefix = try ask(note, "activate-session", "session=\(single.prefix(8))")
+        XCTAssertTrue((byPrefix["reason"] as? String ?? "").hasPrefix("unknownSession"), "\(byPrefix)")
+        XCTAssertFalse((byPrefix["reason"] as? String ?? "").contains("solo"), "\(byPrefix)")
         XCTAssertEqual(try harness.jsonList("sessions").count, count, "nothing changed")
         XCTAssertEqual(try harness.state(single), "foregroundInactive")
     }

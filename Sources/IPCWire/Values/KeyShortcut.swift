@@ -24,15 +24,40 @@ public struct KeyShortcut: Hashable, Sendable, CustomStringConvertible {
         "control": .ctrl, "ctl": .ctrl, "meta": .alt, "option": .alt, "win": .super, "logo": .super, "mod4": .super,
     ]
 
-    /// A shortcut from its parts; throws `invalidRequest` for a key without a modifier that needs one.
+    /// xkb names of keys that type a character (besides letters and digits).
+    static let typingKeys: Set<String> = [
+        "space", "grave", "minus", "equal", "bracketleft", "bracketright", "backslash", "semicolon",
+        "apostrophe", "comma", "period", "slash", "less",
+    ]
+    /// xkb names of keys that type nothing.
+    static let otherKeys: Set<String> = [
+        "escape", "tab", "return", "backspace", "delete", "insert", "home", "end", "prior", "next",
+        "page_up", "page_down", "left", "right", "up", "down", "print", "pause", "menu",
+    ]
+
+    /// Whether `key` is an xkb key name this accepts: a letter, a digit, f1 to f24, or a named key.
+    public static func isKeyName(_ key: String) -> Bool {
+        if key.count == 1, let c = key.unicodeScalars.first, c.isASCII, c.properties.isAlphabetic || ("0"..."9").contains(c) { return true }
+        return isFunctionKey(key) || typingKeys.contains(key) || otherKeys.contains(key)
+    }
+
+    static func isFunctionKey(_ key: String) -> Bool {
+        key.count >= 2 && key.first == "f" && Int(key.dropFirst()).map { (1...24).contains($0) } == true
+    }
+
+    /// A shortcut from its parts; throws `invalidRequest` for a key that is not a key name, or
+    /// for one that would take the key from typing (no modifier, or shift alone on a key that types).
     public init(modifiers: Set<Modifier>, key: String) throws(BrokerError) {
         let key = key.lowercased()
-        guard !key.isEmpty, key.unicodeScalars.allSatisfy({ ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || $0 == "_" }) else {
-            throw BrokerError(.invalidRequest, "'\(key)' is not a key symbol (an xkb name such as u, bracketleft, tab, f5)")
+        guard Self.isKeyName(key) else {
+            throw BrokerError(.invalidRequest, "'\(key)' is not a key name (a letter, a digit, f1 to f24, or an xkb name such as bracketleft, tab, escape, page_up)")
         }
-        let isFunctionKey = key.count >= 2 && key.first == "f" && Int(key.dropFirst()).map { (1...24).contains($0) } == true
-        guard !modifiers.isEmpty || isFunctionKey || key == "escape" else {
-            throw BrokerError(.invalidRequest, "'\(key)' without a modifier would take the key from typing; add ctrl, alt, shift or super")
+        let types = key.count == 1 || Self.typingKeys.contains(key)
+        guard !modifiers.isEmpty || Self.isFunctionKey(key) || key == "escape" else {
+            throw BrokerError(.invalidRequest, "'\(key)' without a modifier would take the key from typing; add ctrl, alt or super")
+        }
+        guard !(modifiers == [.shift] && types) else {
+            throw BrokerError(.invalidRequest, "shift+\(key) types a character; a shortcut needs ctrl, alt or super with it")
         }
         self.modifiers = modifiers
         self.key = key

@@ -22,6 +22,21 @@ extension Broker {
     }
 
     /// A scene may activate, close and refresh only sessions of its own app.
+    /// A session as a requesting scene may see it: another app's session is answered exactly
+    /// as one that does not exist, so a scene cannot even learn that it exists.
+    func visibleSession(_ id: UUID, to requester: UUID?) throws(BrokerError) -> SceneSession {
+        let session = try existingSession(id)
+        guard let requester, let mine = sessions[requester]?.appID, mine != session.appID else {
+            if let requester { try checkRequester(requester, mayReach: session.appID) }
+            return session
+        }
+        throw Self.noSuchSession(id)
+    }
+
+    static func noSuchSession(_ id: UUID) -> BrokerError {
+        BrokerError(.unknownSession, "no session \(id.uuidString.lowercased()); `wmctl sessions` lists them")
+    }
+
     func checkRequester(_ requester: UUID?, mayReach appID: String) throws(BrokerError) {
         guard let requester else { return }
         guard let mine = sessions[requester]?.appID else {
@@ -44,7 +59,7 @@ extension Broker {
     }
 
     public func open(_ request: ActivationRequest) async throws -> Outcome {
-        if let id = request.sessionID { _ = try existingSession(id) }
+        if let id = request.sessionID { _ = try visibleSession(id, to: request.requestedBy) }
         let appID = request.appID ?? request.sessionID.flatMap { sessions[$0]?.appID } ?? ""
         try checkRequester(request.requestedBy, mayReach: appID)
         guard let app = apps[appID] else {
@@ -79,7 +94,7 @@ extension Broker {
                 try await store.insert(session)
             } catch {
                 sessions[session.id] = nil
-                throw error
+                throw SessionStore.brokerError(error, doing: "create a session of '\(app.id)'", path: store.path)
             }
             emit(session.id, app: app.id, .created(configuration: configurationName))
             do {
@@ -102,8 +117,7 @@ extension Broker {
     }
 
     public func activate(_ id: UUID, requestedBy: UUID? = nil, retryRestore: Bool = false) async throws -> Outcome {
-        let session = try existingSession(id)
-        try checkRequester(requestedBy, mayReach: session.appID)
+        let session = try visibleSession(id, to: requestedBy)
         var retryNote: String?
         if retryRestore, session.quarantined != nil {
             retryNote = try await onSession(id) { try await retryQuarantined(id) }
@@ -272,8 +286,7 @@ extension Broker {
     /// or, with none running, the discard waits for the app's next launch. Its restoration
     /// data is deleted.
     public func close(_ id: UUID, requestedBy: UUID? = nil, dismissal: Windowbroker_V1_Dismissal = .standard) async throws -> Outcome {
-        let target = try existingSession(id)
-        try checkRequester(requestedBy, mayReach: target.appID)
+        let target = try visibleSession(id, to: requestedBy)
         if let requestedBy { emit(requestedBy, app: target.appID, .destructionRequested(target: id, dismissal: dismissal)) }
         let returning = leaveFocus(id)
         var result = try await onSession(id) {
@@ -333,8 +346,7 @@ extension Broker {
     /// requestSceneSessionRefresh: a connected scene is asked for a fresh title and activity
     /// (its switcher entry); an unattached one keeps showing its last saved state.
     public func refresh(_ id: UUID, requestedBy: UUID? = nil) async throws -> Outcome {
-        let session = try existingSession(id)
-        try checkRequester(requestedBy, mayReach: session.appID)
+        let session = try visibleSession(id, to: requestedBy)
         if let requestedBy { emit(requestedBy, app: session.appID, .refreshRequested(target: id)) }
         guard hasConnectedScene(id) else {
             return outcome(id, notes: ["session \(id.uuidString.lowercased()) has no running process; its switcher entry shows its last saved state"])

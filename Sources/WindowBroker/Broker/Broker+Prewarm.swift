@@ -13,6 +13,8 @@ struct PrewarmPools {
     var warming: [String: Int] = [:]
     /// Set for good once the broker stops.
     var closed = false
+    /// A refill is scheduled (after a failed one, or for when a crash loop's wait is over).
+    var refillScheduled = false
 
     var count: Int { ready.values.reduce(0) { $0 + $1.count } + warming.values.reduce(0, +) }
 
@@ -26,6 +28,12 @@ extension Broker {
     func refillPools() {
         guard !pools.closed, memory.policy.level == .normal else { return }
         for app in apps.values.sorted(by: { $0.id < $1.id }) where app.prewarm > 0 {
+            // An app in a crash loop is not refilled either: refills count against its start
+            // limit like launches, and the pool tries again once the wait is over.
+            if let wait = startLimit.retryAfter(app.id) {
+                scheduleRefill(after: wait)
+                continue
+            }
             let missing = app.prewarm - (pools.ready[app.id]?.count ?? 0) - (pools.warming[app.id] ?? 0)
             for _ in 0..<max(0, missing) {
                 // Idle processes never take the room scenes need.
@@ -42,15 +50,15 @@ extension Broker {
         do {
             worker = try await launcher.launch(app: app, sessionID: nil)
         } catch {
-            logger.warning("cannot prewarm a worker", metadata: ["app": "\(app.id)", "error": "\(error)"])
+            prewarmFailed(app, error, "cannot prewarm a worker")
             return
         }
         supervise(worker)
         do {
             try await worker.waitForHello(timeout: configuration.launchTimeout)
         } catch {
-            logger.warning("a prewarmed worker did not start", metadata: ["app": "\(app.id)", "error": "\(error)"])
             worker.kill()
+            prewarmFailed(app, error, "a prewarmed worker did not start")
             return
         }
         let wanted = apps[app.id]?.prewarm ?? 0
@@ -66,6 +74,35 @@ extension Broker {
     /// A ready prewarmed worker of the app, taken out of its pool. The pool refills once the
     /// open that took it is over (`bringForward`): a spawn now would compete for the CPU with
     /// the very launch the pool exists to speed up.
+    /// A refill that failed counts against the app's start limit; the pool is topped up again
+    /// (in a moment, or when the crash loop's wait is over), never in a tight loop.
+    private func prewarmFailed(_ app: AppManifest, _ error: any Error, _ what: String) {
+        startLimit.recordFailure(app.id)
+        if let wait = startLimit.retryAfter(app.id) {
+            logger.warning("\(what); the app is in a crash loop, its pool waits", metadata: [
+                "app": "\(app.id)", "error": "\(error)", "retryAfter": "\(wait.formattedSeconds)",
+            ])
+        } else {
+            logger.warning("\(what)", metadata: ["app": "\(app.id)", "error": "\(error)"])
+            scheduleRefill(after: .milliseconds(500))
+        }
+    }
+
+    /// One refill pending at a time.
+    private func scheduleRefill(after wait: Duration) {
+        guard !pools.refillScheduled else { return }
+        pools.refillScheduled = true
+        Task {
+            try? await Task.sleep(for: wait)
+            await self.scheduledRefill()
+        }
+    }
+
+    private func scheduledRefill() {
+        pools.refillScheduled = false
+        refillPools()
+    }
+
     /// Prewarmed workers of the app waiting to be bound (tests and `status`).
     public func prewarmedCount(_ appID: String) -> Int {
         pools.ready[appID]?.count ?? 0

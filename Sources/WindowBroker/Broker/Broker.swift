@@ -260,13 +260,17 @@ public actor Broker {
 
     /// The session a person means: a full id, or a prefix of at least 4 characters that only
     /// one session's id starts with (an ambiguous prefix lists the candidates).
-    public func resolveSession(_ text: String) throws(BrokerError) -> UUID {
+    public func resolveSession(_ text: String, visibleTo requester: UUID? = nil) throws(BrokerError) -> UUID {
         let typed = text.lowercased()
         if let id = UUID(uuidString: typed) { return id }
+        // A scene resolves prefixes among its own app's sessions only: candidates of other apps
+        // are neither matched nor listed.
+        let app = requester.flatMap { sessions[$0]?.appID }
         guard typed.count >= 4, typed.allSatisfy({ $0.isHexDigit || $0 == "-" }) else {
             throw BrokerError(.unknownSession, "'\(text)' is not a session id nor a prefix of at least 4 characters of one; `wmctl sessions` lists them")
         }
-        let matches = sessions.values.filter { $0.id.uuidString.lowercased().hasPrefix(typed) }.sorted { $0.createdAt < $1.createdAt }
+        let matches = sessions.values.filter { (app == nil || $0.appID == app) && $0.id.uuidString.lowercased().hasPrefix(typed) }
+            .sorted { $0.createdAt < $1.createdAt }
         switch matches.count {
         case 1: return matches[0].id
         case 0:
@@ -288,7 +292,7 @@ public actor Broker {
         if discarded.contains(id) {
             throw BrokerError(.sessionDiscarded, "session \(id.uuidString.lowercased()) was discarded (closed); open a new scene instead")
         }
-        throw BrokerError(.unknownSession, "no session \(id.uuidString.lowercased()); `wmctl sessions` lists them")
+        throw Self.noSuchSession(id)
     }
 
     // MARK: - Events

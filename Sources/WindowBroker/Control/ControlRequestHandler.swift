@@ -196,8 +196,8 @@ struct ControlRequestHandler: Sendable {
     }
 
     /// A full session id, or a unique prefix of at least 4 characters.
-    private func sessionID(_ text: String) async throws -> UUID {
-        try await broker.resolveSession(text)
+    private func sessionID(_ text: String, for requester: UUID? = nil) async throws -> UUID {
+        try await broker.resolveSession(text, visibleTo: requester)
     }
 
     /// The menu `menu` and `commands` answer with: of the named session, else of the app.
@@ -271,15 +271,15 @@ struct ControlRequestHandler: Sendable {
             request.configuration = open.configuration.isEmpty ? nil : open.configuration
             return stateReply(try await broker.open(request))
         case .activate(let command):
-            return stateReply(try await broker.activate(try await sessionID(command.sessionID), requestedBy: requester, retryRestore: command.retryRestore))
+            return stateReply(try await broker.activate(try await sessionID(command.sessionID, for: requester), requestedBy: requester, retryRestore: command.retryRestore))
         case .background(let command):
             return stateReply(try await broker.background(try await sessionID(command.sessionID)))
         case .reclaim(let command):
             return stateReply(try await broker.reclaim(try await sessionID(command.sessionID), force: command.force))
         case .close(let command):
-            return stateReply(try await broker.close(try await sessionID(command.sessionID), requestedBy: requester, dismissal: command.dismissal))
+            return stateReply(try await broker.close(try await sessionID(command.sessionID, for: requester), requestedBy: requester, dismissal: command.dismissal))
         case .refresh(let command):
-            return stateReply(try await broker.refresh(try await sessionID(command.sessionID), requestedBy: requester))
+            return stateReply(try await broker.refresh(try await sessionID(command.sessionID, for: requester), requestedBy: requester))
         case .sessions(let list):
             let sessions = await broker.sessionList(appID: list.appID.isEmpty ? nil : list.appID)
             // A page at most 500 long: with titles capped at 256 characters it fits a frame.

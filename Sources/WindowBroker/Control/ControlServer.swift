@@ -90,8 +90,7 @@ public struct ControlServer: Sendable {
     /// broker answers on it.
     static func prepare(socketPath: String) async throws {
         let directory = (socketPath as NSString).deletingLastPathComponent
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        chmod(directory, 0o700)
+        try PrivateFiles.directory(directory, purpose: "runtime directory")
         guard FileManager.default.fileExists(atPath: socketPath) else { return }
         // A stale file refuses connections and is replaced by the bind; a live broker answers.
         if let live = try? await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)

@@ -50,7 +50,9 @@ public struct ManifestLoader: Sendable {
             var inThisDirectory: [String: [AppManifest]] = [:]
             for name in names.sorted() where name.hasSuffix(".json") {
                 let file = directory + "/" + name
-                let size = (try? fm.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
+                // The size of what is read: a link's target, not the link.
+                var info = stat()
+                let size = stat(file, &info) == 0 ? Int(info.st_size) : 0
                 if size > Self.maxManifestBytes {
                     problems.append(ManifestProblem(file: file, field: "-", reason: "is \(size) bytes; a manifest is at most \(Self.maxManifestBytes)"))
                     continue

@@ -30,6 +30,7 @@ public final class SearchIndex: Sendable {
 
     public init(directory: String, rebuild: Bool = false) throws {
         path = directory + "/search.sqlite"
+        try PrivateFiles.refuseLink(path, what: "the search index")
         var configuration = Configuration()
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA secure_delete = ON")

@@ -23,8 +23,7 @@ public final class SessionStore: Sendable {
 
     public init(directory: String) throws {
         let fm = FileManager.default
-        try fm.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        try fm.setAttributes([.posixPermissions: 0o700], ofItemAtPath: directory)
+        try PrivateFiles.directory(directory, purpose: "state directory")
         lockDescriptor = try Self.lock(directory: directory)
         path = directory + "/state.sqlite"
         var warnings: [String] = []
@@ -100,8 +99,12 @@ public final class SessionStore: Sendable {
     /// The exclusive lock on the state directory; refuses with the holder's pid.
     private static func lock(directory: String) throws -> Int32 {
         let lockPath = directory + "/lock"
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        // O_NOFOLLOW: a link planted as the lock must not have its target overwritten with our pid.
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else {
+            if errno == ELOOP {
+                throw BrokerError(.permissionDenied, "\(lockPath) is a symbolic link; the broker's lock is a real file (move the link away)")
+            }
             throw BrokerError(.internalError, "cannot open \(lockPath): \(String(cString: strerror(errno)))")
         }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
