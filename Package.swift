@@ -67,11 +67,24 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // A scene's window: libwayland-client, cairo and pango (system libraries).
+        .systemLibrary(
+            name: "CWaylandCairo",
+            pkgConfig: "pangocairo",
+            providers: [.apt(["libwayland-dev", "libpango1.0-dev", "libcairo2-dev"])]
+        ),
+        .target(
+            name: "CSceneWindow",
+            dependencies: ["CWaylandCairo"],
+            linkerSettings: ["wayland-client", "pangocairo-1.0", "pango-1.0", "gobject-2.0", "glib-2.0", "cairo"].map { .linkedLibrary($0) }
+        ),
+        .target(name: "SceneWindow", dependencies: ["CSceneWindow"]),
         .target(
             name: "SceneWorker",
             dependencies: [
                 "IPCWire",
                 "CLinuxShim",
+                "SceneWindow",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]

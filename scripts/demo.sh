@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # A guided tour: starts a broker with the bundled notes app in a private directory, walks
-# through open / edit / background / reclaim / restore / discard, and stops it again.
+# through open / edit / background / reclaim / restore / discard, and stops it again. Scenes
+# are windows: on a desktop (WAYLAND_DISPLAY set) they appear there; otherwise the tour starts
+# a headless sway of its own and saves screenshots (PNG) whose paths it prints.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${WINDOWBROKER_BIN_DIR:-$(swift build --show-bin-path)}
@@ -8,8 +10,11 @@ DEMO=$(mktemp -d /tmp/windowbroker-demo.XXXXXX)
 export XDG_RUNTIME_DIR=$DEMO/run XDG_STATE_HOME=$DEMO/state NOTES_DATA_DIR=$DEMO/notes
 export WINDOWBROKER_SOCKET=$XDG_RUNTIME_DIR/windowbroker/control.sock
 BROKER_PID=""
+SWAY_PID=""
+SHOTS=${DEMO_SCREENSHOTS:-/tmp/windowbroker-demo-screenshots}
 cleanup() {
   [ -n "$BROKER_PID" ] && kill "$BROKER_PID" 2>/dev/null && wait "$BROKER_PID" 2>/dev/null || true
+  [ -n "$SWAY_PID" ] && kill "$SWAY_PID" 2>/dev/null && wait "$SWAY_PID" 2>/dev/null || true
   rm -rf "$DEMO"
 }
 trap cleanup EXIT
@@ -19,6 +24,25 @@ say() { printf '\n%s== %s%s\n' "$bold" "$*" "$plain"; }
 run() { printf '%s$ %s%s\n' "$bold" "$*" "$plain"; "$@"; }
 wmctl() { "$BIN/wmctl" "$@"; }
 field() { python3 -c "import json,sys; print(json.load(sys.stdin)$1)"; }
+
+# Windows: the user's compositor, or a headless sway run as an unprivileged user (it refuses root).
+shot() { :; }
+if [ -z "${WAYLAND_DISPLAY:-}" ] && command -v sway >/dev/null && command -v grim >/dev/null; then
+  SWAY=$DEMO/sway; mkdir -p "$SWAY/run" "$SWAY/home" "$SHOTS"
+  printf 'output HEADLESS-1 resolution 1280x720\nfocus_on_window_activation focus\n' >"$SWAY/config"
+  chmod 755 "$DEMO"; chmod 644 "$SWAY/config"
+  if [ "$(id -u)" = 0 ]; then chown -R 65534:65534 "$SWAY"; AS="setpriv --reuid=65534 --regid=65534 --clear-groups"; else AS=""; fi
+  chmod 700 "$SWAY/run"
+  $AS env -i HOME="$SWAY/home" XDG_RUNTIME_DIR="$SWAY/run" WLR_BACKENDS=headless WLR_LIBINPUT_NO_DEVICES=1 \
+    WLR_RENDERER=pixman sway -c "$SWAY/config" >"$DEMO/sway.log" 2>&1 &
+  SWAY_PID=$!
+  for _ in $(seq 100); do [ -S "$SWAY/run/wayland-1" ] && break; sleep 0.1; done
+  export WAYLAND_DISPLAY=$SWAY/run/wayland-1
+  shot() { sleep 0.5; grim "$SHOTS/$1.png" && echo "screenshot: $SHOTS/$1.png"; }
+  echo "no display given: scenes are windows on a headless sway; screenshots go to $SHOTS"
+elif [ -n "${WAYLAND_DISPLAY:-}" ]; then
+  echo "scenes open as windows on your desktop ($WAYLAND_DISPLAY)"
+fi
 
 say "Starting windowbrokerd with the bundled apps (log: $DEMO/broker.log)"
 "$BIN/windowbrokerd" --apps-dir apps --log-level info >"$DEMO/broker.log" 2>&1 &
@@ -35,6 +59,7 @@ echo "session $SESSION is foregroundActive after $(( ($(date +%s%N) - start) / 1
 say "Type into it and move the cursor"
 run wmctl send "$SESSION" type --arg "text=socks, passport"
 run wmctl send "$SESSION" move-cursor --arg position=5
+shot 1-before-reclaim
 
 say "Send it to the background: the broker asks for its restoration activity and commits it"
 run wmctl background "$SESSION"
@@ -46,10 +71,12 @@ run wmctl sessions
 say "Activate it: a new process, restored (willConnect -> restoreInteractionState -> foreground)"
 run wmctl activate "$SESSION"
 run wmctl send "$SESSION" state
+shot 2-after-restore
 
 say "A second window, and focus: one scene is active at a time"
 OTHER=$(wmctl --json open notes --activity notes.edit --title "Groceries" --info noteID=groceries | field "['session']")
 run wmctl sessions
+shot 3-two-windows
 
 say "The scene opens a window itself (SDK requestActivation), prominently: the others are dimmed"
 SHEET=$(wmctl --json send "$OTHER" open-in-window --arg noteID=details --arg presentation=prominent | field "['value']['session']")

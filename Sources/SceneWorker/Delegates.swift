@@ -1,4 +1,5 @@
 import IPCWire
+import SceneWindow
 
 /// The app-level delegate (`UIApplicationDelegate`'s scene part). In windowbroker every scene
 /// is its own process, so "the app" here is this process: it launches once, gets the discards
@@ -74,7 +75,24 @@ public protocol SceneDelegate: CommandResponder {
     func updatesDropped(_ scene: Scene, from: UInt64, to: UInt64)
     /// A shared default changed (by any scene of the app, this one included, or by wmctl).
     func defaultsDidChange(_ scene: Scene, key: String, value: PlistValue?)
+
+    // MARK: The window (when the process has a display)
+
+    /// Draws the scene's window: put the text to show in `context` (the heading is the title
+    /// unless set). Called when the window is configured and after ``Scene/setNeedsDisplay()``.
+    func draw(_ scene: Scene, in context: DrawingContext)
+    /// The compositor gave the window a new size (a resize, tiling).
+    func sizeDidChange(_ scene: Scene, to size: WindowSize)
+    /// The scene's window became the key window (it has the keyboard focus).
+    func didBecomeKey(_ scene: Scene)
+    /// The scene's window stopped being the key window.
+    func didResignKey(_ scene: Scene)
 }
+
+/// What a scene draws its window with (from the window layer, SceneWindow).
+public typealias DrawingContext = SceneWindow.DrawingContext
+/// A window's size in surface pixels.
+public typealias WindowSize = SceneWindow.WindowSize
 
 /// How short memory is when a background scene is warned.
 public enum MemoryWarningLevel: String, Sendable {
@@ -85,6 +103,14 @@ public enum MemoryWarningLevel: String, Sendable {
 }
 
 extension SceneDelegate {
+    /// Draws nothing but the title: a plain window.
+    public func draw(_ scene: Scene, in context: DrawingContext) {}
+    /// Does nothing (the window is redrawn at its new size).
+    public func sizeDidChange(_ scene: Scene, to size: WindowSize) {}
+    /// Does nothing.
+    public func didBecomeKey(_ scene: Scene) {}
+    /// Does nothing.
+    public func didResignKey(_ scene: Scene) {}
     /// Does nothing.
     public func didDisconnect(_ scene: Scene) {}
     /// Does nothing.

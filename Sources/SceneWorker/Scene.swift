@@ -1,5 +1,6 @@
 import Foundation
 import IPCWire
+import SceneWindow
 
 /// The scene this process hosts. Setting `title`, `userActivity` or the activation conditions
 /// tells the broker at once: the broker keeps the latest and routes activations by them.
@@ -12,8 +13,26 @@ public final class Scene {
 
     /// The title the app switcher shows for this session.
     public var title: String {
-        didSet { if title != oldValue { publish(.with { $0.title = title }) } }
+        didSet {
+            guard title != oldValue else { return }
+            publish(.with { $0.title = title })
+            windowTitleChanged?(title)
+        }
     }
+
+    /// The scene's window, when it has one (foreground, with a display): its size and whether
+    /// it is the key window.
+    public internal(set) var windowSize: WindowSize?
+    public internal(set) var isKey = false
+
+    /// Asks for the window to be drawn again (``SceneDelegate/draw(_:in:)``), once, soon.
+    public func setNeedsDisplay() {
+        displayRequested?()
+    }
+
+    /// Set by the runtime while the scene has a window.
+    var windowTitleChanged: ((String) -> Void)?
+    var displayRequested: (() -> Void)?
 
     /// What the user is doing in the scene now. The broker indexes it for search when it is
     /// eligible, and ``SceneDelegate/stateRestorationActivity(for:)`` returns it by default.

@@ -10,6 +10,7 @@ import Foundation
 @_exported import IPCWire
 import NIOCore
 import NIOPosix
+import SceneWindow
 
 /// The runtime: ``run(_:)`` turns this process into a scene the broker drives.
 public enum SceneWorker {
@@ -68,6 +69,9 @@ final class SceneRuntime {
     private var pendingSceneUpdate: Windowbroker_V1_SceneUpdate?
     /// Storage writes not sent yet, merged the same way.
     private var pendingStorage: PendingStorage?
+    /// The scene's window while it is in the foreground and the process has a display.
+    private var window: ToplevelWindow?
+    private var redrawScheduled = false
 
     enum Outgoing: Sendable {
         /// The merged scene update or storage change, taken when its turn comes.
@@ -302,6 +306,7 @@ final class SceneRuntime {
             case .willEnterForeground:
                 delegate.willEnterForeground(scene)
                 scene.state = .foregroundInactive
+                openWindow(scene)
             case .didBecomeActive:
                 delegate.didBecomeActive(scene)
                 scene.state = .foregroundActive
@@ -311,6 +316,7 @@ final class SceneRuntime {
             case .didEnterBackground:
                 delegate.didEnterBackground(scene)
                 scene.state = .background
+                closeWindow(scene)
             case .unspecified, .UNRECOGNIZED:
                 throw BrokerError(.invalidRequest, "unknown lifecycle transition")
             }
@@ -385,6 +391,7 @@ final class SceneRuntime {
             })
         case .disconnect(let disconnect):
             if let scene, let delegate {
+                closeWindow(scene)
                 scene.finishUpdates()
                 delegate.didDisconnect(scene)
                 if disconnect.discarded { app.didDiscardSceneSessions([scene.session.id]) }
@@ -459,5 +466,79 @@ final class SceneRuntime {
         self.delegate = delegate
         delegate.willConnect(to: scene, options: options)
         return session.configuration
+    }
+
+    // MARK: - The window
+
+    /// A scene in the foreground is a window when the process has a display: app id = the
+    /// app's, title = the scene's. Without a display everything runs as before.
+    private func openWindow(_ scene: Scene) {
+        guard window == nil, ToplevelWindow.displayAvailable else { return }
+        let appID = ProcessInfo.processInfo.environment["WINDOWBROKER_APP"] ?? ProcessInfo.processInfo.processName
+        do {
+            let opened = try ToplevelWindow(appID: appID, title: scene.title)
+            opened.onConfigure = { [weak self, weak scene] size, activated in
+                guard let self, let scene else { return }
+                self.configured(scene, size: size, activated: activated)
+            }
+            opened.onCloseRequest = { [weak scene] in
+                // Closing a window will disconnect its scene (state saved, session kept); until
+                // the broker takes that request, the window stays.
+                guard let scene else { return }
+                FileHandle.standardError.write(Data("scene worker: the user asked to close the window of \(scene.session.id)\n".utf8))
+            }
+            window = opened
+            scene.windowTitleChanged = { [weak self, weak scene] title in
+                self?.window?.setTitle(title)
+                if let scene { self?.scheduleRedraw(scene) }
+            }
+            scene.displayRequested = { [weak self, weak scene] in
+                if let scene { self?.scheduleRedraw(scene) }
+            }
+        } catch {
+            FileHandle.standardError.write(Data("scene worker: no window: \(error)\n".utf8))
+        }
+    }
+
+    private func closeWindow(_ scene: Scene) {
+        guard let window else { return }
+        window.close()
+        self.window = nil
+        scene.windowTitleChanged = nil
+        scene.displayRequested = nil
+        scene.windowSize = nil
+        if scene.isKey, let delegate {
+            scene.isKey = false
+            delegate.didResignKey(scene)
+        }
+    }
+
+    private func configured(_ scene: Scene, size: WindowSize, activated: Bool) {
+        guard let delegate else { return }
+        if scene.windowSize != size {
+            scene.windowSize = size
+            delegate.sizeDidChange(scene, to: size)
+        }
+        if activated != scene.isKey {
+            scene.isKey = activated
+            if activated { delegate.didBecomeKey(scene) } else { delegate.didResignKey(scene) }
+        }
+        redraw(scene)
+    }
+
+    private func scheduleRedraw(_ scene: Scene) {
+        guard window != nil, !redrawScheduled else { return }
+        redrawScheduled = true
+        Task { @MainActor [weak self, weak scene] in
+            self?.redrawScheduled = false
+            if let scene { self?.redraw(scene) }
+        }
+    }
+
+    private func redraw(_ scene: Scene) {
+        guard let window, let delegate, window.size.width > 0 else { return }
+        let context = window.makeContext(heading: scene.title)
+        delegate.draw(scene, in: context)
+        window.render(context)
     }
 }

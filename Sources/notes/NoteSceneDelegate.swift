@@ -182,6 +182,12 @@ final class NoteSceneDelegate: SceneDelegate {
 
     private func publish(_ scene: Scene) {
         scene.userActivity = currentActivity(scene)
+        scene.setNeedsDisplay()
+    }
+
+    /// The window shows the note's text with its cursor.
+    func draw(_ scene: Scene, in context: DrawingContext) {
+        context.text(text, cursor: cursor)
     }
 
     /// Writes `count` framed post requests to fd 3 (non-blocking: waits for room with poll);

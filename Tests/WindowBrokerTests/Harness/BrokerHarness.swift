@@ -61,6 +61,9 @@ final class BrokerHarness {
         env["NOTES_DATA_DIR"] = notesDataDirectory
         env["WINDOWBROKER_SOCKET"] = socketPath
         for key in ["NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "WATCHDOG_USEC"] { env[key] = nil }
+        // Scenes of a test broker never open windows on the developer's desktop; window tests
+        // give their own headless compositor (brokerEnvironment).
+        env["WAYLAND_DISPLAY"] = nil
         return env
     }
 

@@ -1,0 +1,44 @@
+// The window of one scene on a Wayland compositor: an xdg_toplevel with the app's id and the
+// scene's title, drawn into wl_shm buffers with cairo and pango. One connection per window
+// (a worker process has one scene). Every call happens on one thread (the SDK's main thread);
+// events are read when `sw_fd` is readable, by `sw_dispatch`.
+#ifndef SCENE_WINDOW_H
+#define SCENE_WINDOW_H
+
+#include <stdint.h>
+
+typedef struct sw_window sw_window;
+
+typedef struct {
+    void *context;
+    /// The compositor gave the window a size (in surface pixels) and says whether it is the
+    /// activated (keyboard-focused) one. Called before the window's first frame and at every change.
+    void (*configure)(void *context, int32_t width, int32_t height, int32_t activated);
+    /// The user asked to close the window (its title-bar button, the compositor's binding).
+    void (*close)(void *context);
+} sw_callbacks;
+
+/// Connects to the compositor (`WAYLAND_DISPLAY`) and maps a toplevel; NULL (with a reason in
+/// `error`, when given) if there is no compositor or it lacks xdg-shell.
+sw_window *sw_open(const char *app_id, const char *title, sw_callbacks callbacks, char *error, int error_size);
+
+/// The connection's descriptor: readable when events wait for `sw_dispatch`.
+int sw_fd(sw_window *window);
+
+/// Reads and handles pending events and flushes requests; -1 when the connection is gone.
+int sw_dispatch(sw_window *window);
+
+void sw_set_title(sw_window *window, const char *title);
+
+/// Draws a frame and commits it: a heading, the text, and a cursor before the character at
+/// `cursor` (a character offset; negative: none). Before the first configure it only records.
+void sw_render(sw_window *window, const char *heading, const char *text, int32_t cursor);
+
+/// The size of the last frame drawn (0 before the first).
+int32_t sw_width(sw_window *window);
+int32_t sw_height(sw_window *window);
+
+/// Unmaps the window and closes the connection.
+void sw_close(sw_window *window);
+
+#endif

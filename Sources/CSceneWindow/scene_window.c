@@ -1,0 +1,264 @@
+// The window layer's Wayland client (see include/scene_window.h). Written in C because the
+// protocol's request functions are variadic and its listeners are structs of C function
+// pointers that must live as long as their proxies: Swift sees only the small API above.
+#define _GNU_SOURCE
+#include "scene_window.h"
+#include "xdg-shell-client-protocol.h"
+
+#include <errno.h>
+#include <pango/pangocairo.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <wayland-client.h>
+
+enum { DEFAULT_WIDTH = 640, DEFAULT_HEIGHT = 480, MARGIN = 16, HEADING_HEIGHT = 40 };
+
+struct sw_window {
+    struct wl_display *display;
+    struct wl_registry *registry;
+    struct wl_compositor *compositor;
+    struct wl_shm *shm;
+    struct xdg_wm_base *wm_base;
+    struct wl_surface *surface;
+    struct xdg_surface *xdg_surface;
+    struct xdg_toplevel *toplevel;
+    sw_callbacks callbacks;
+    // What the last xdg_toplevel.configure asked for, applied at xdg_surface.configure.
+    int32_t pending_width, pending_height, pending_activated;
+    int32_t width, height;
+    int configured;
+    char *heading;
+    char *text;
+    int32_t cursor;
+};
+
+static void draw(struct sw_window *w);
+
+// ---------------------------------------------------------------- globals
+
+static void registry_global(void *data, struct wl_registry *registry, uint32_t name, const char *interface, uint32_t version) {
+    struct sw_window *w = data;
+    if (strcmp(interface, wl_compositor_interface.name) == 0) {
+        w->compositor = wl_registry_bind(registry, name, &wl_compositor_interface, version < 4 ? version : 4);
+    } else if (strcmp(interface, wl_shm_interface.name) == 0) {
+        w->shm = wl_registry_bind(registry, name, &wl_shm_interface, 1);
+    } else if (strcmp(interface, xdg_wm_base_interface.name) == 0) {
+        w->wm_base = wl_registry_bind(registry, name, &xdg_wm_base_interface, version < 2 ? version : 2);
+    }
+}
+
+static void registry_global_remove(void *data, struct wl_registry *registry, uint32_t name) {}
+
+static const struct wl_registry_listener registry_listener = { registry_global, registry_global_remove };
+
+static void wm_base_ping(void *data, struct xdg_wm_base *base, uint32_t serial) {
+    xdg_wm_base_pong(base, serial);
+}
+
+static const struct xdg_wm_base_listener wm_base_listener = { wm_base_ping };
+
+// ---------------------------------------------------------------- the toplevel
+
+static void toplevel_configure(void *data, struct xdg_toplevel *toplevel, int32_t width, int32_t height, struct wl_array *states) {
+    struct sw_window *w = data;
+    w->pending_width = width;
+    w->pending_height = height;
+    w->pending_activated = 0;
+    uint32_t *state;
+    wl_array_for_each(state, states) {
+        if (*state == XDG_TOPLEVEL_STATE_ACTIVATED) w->pending_activated = 1;
+    }
+}
+
+static void toplevel_close(void *data, struct xdg_toplevel *toplevel) {
+    struct sw_window *w = data;
+    if (w->callbacks.close) w->callbacks.close(w->callbacks.context);
+}
+
+static void toplevel_configure_bounds(void *data, struct xdg_toplevel *toplevel, int32_t width, int32_t height) {}
+static void toplevel_wm_capabilities(void *data, struct xdg_toplevel *toplevel, struct wl_array *capabilities) {}
+
+static const struct xdg_toplevel_listener toplevel_listener = {
+    toplevel_configure, toplevel_close, toplevel_configure_bounds, toplevel_wm_capabilities,
+};
+
+static void xdg_surface_configure(void *data, struct xdg_surface *surface, uint32_t serial) {
+    struct sw_window *w = data;
+    xdg_surface_ack_configure(surface, serial);
+    // Zero means "your choice": keep the size the window has, else the default.
+    w->width = w->pending_width > 0 ? w->pending_width : (w->width > 0 ? w->width : DEFAULT_WIDTH);
+    w->height = w->pending_height > 0 ? w->pending_height : (w->height > 0 ? w->height : DEFAULT_HEIGHT);
+    w->configured = 1;
+    if (w->callbacks.configure) w->callbacks.configure(w->callbacks.context, w->width, w->height, w->pending_activated);
+    draw(w);
+}
+
+static const struct xdg_surface_listener xdg_surface_listener = { xdg_surface_configure };
+
+// ---------------------------------------------------------------- drawing
+
+static void buffer_release(void *data, struct wl_buffer *buffer) {
+    wl_buffer_destroy(buffer);
+}
+
+static const struct wl_buffer_listener buffer_listener = { buffer_release };
+
+/// A shared-memory buffer of the window's size; the compositor releases it after use.
+static struct wl_buffer *make_buffer(struct sw_window *w, void **pixels, size_t *size) {
+    int stride = w->width * 4;
+    *size = (size_t)stride * (size_t)w->height;
+    int fd = memfd_create("scene-window", MFD_CLOEXEC);
+    if (fd < 0) return NULL;
+    if (ftruncate(fd, (off_t)*size) < 0) {
+        close(fd);
+        return NULL;
+    }
+    *pixels = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (*pixels == MAP_FAILED) {
+        close(fd);
+        return NULL;
+    }
+    struct wl_shm_pool *pool = wl_shm_create_pool(w->shm, fd, (int32_t)*size);
+    struct wl_buffer *buffer = wl_shm_pool_create_buffer(pool, 0, w->width, w->height, stride, WL_SHM_FORMAT_ARGB8888);
+    wl_shm_pool_destroy(pool);
+    close(fd);
+    wl_buffer_add_listener(buffer, &buffer_listener, NULL);
+    return buffer;
+}
+
+static PangoLayout *layout(cairo_t *cr, const char *font, const char *text, int width) {
+    PangoLayout *layout = pango_cairo_create_layout(cr);
+    PangoFontDescription *description = pango_font_description_from_string(font);
+    pango_layout_set_font_description(layout, description);
+    pango_font_description_free(description);
+    pango_layout_set_width(layout, width * PANGO_SCALE);
+    pango_layout_set_wrap(layout, PANGO_WRAP_WORD_CHAR);
+    pango_layout_set_text(layout, text ? text : "", -1);
+    return layout;
+}
+
+static void draw(struct sw_window *w) {
+    if (!w->configured || w->width <= 0 || w->height <= 0) return;
+    void *pixels;
+    size_t size;
+    struct wl_buffer *buffer = make_buffer(w, &pixels, &size);
+    if (!buffer) return;
+    cairo_surface_t *target = cairo_image_surface_create_for_data(pixels, CAIRO_FORMAT_ARGB32, w->width, w->height, w->width * 4);
+    cairo_t *cr = cairo_create(target);
+    cairo_set_source_rgb(cr, 0.99, 0.99, 0.98);
+    cairo_paint(cr);
+    // The heading: the scene's title on a band.
+    cairo_set_source_rgb(cr, 0.91, 0.91, 0.89);
+    cairo_rectangle(cr, 0, 0, w->width, HEADING_HEIGHT);
+    cairo_fill(cr);
+    int text_width = w->width - 2 * MARGIN;
+    if (text_width < 1) text_width = 1;
+    PangoLayout *heading = layout(cr, "Sans Bold 13", w->heading, text_width);
+    pango_layout_set_ellipsize(heading, PANGO_ELLIPSIZE_END);
+    cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+    cairo_move_to(cr, MARGIN, 10);
+    pango_cairo_show_layout(cr, heading);
+    g_object_unref(heading);
+    // The text, wrapped, with the cursor as a bar before the character it stands at.
+    PangoLayout *body = layout(cr, "Sans 13", w->text, text_width);
+    cairo_set_source_rgb(cr, 0.13, 0.13, 0.13);
+    cairo_move_to(cr, MARGIN, HEADING_HEIGHT + MARGIN);
+    pango_cairo_show_layout(cr, body);
+    if (w->cursor >= 0) {
+        int length = w->text ? (int)strlen(w->text) : 0;
+        PangoRectangle at;
+        pango_layout_index_to_pos(body, w->cursor < length ? w->cursor : length, &at);
+        cairo_set_source_rgb(cr, 0.1, 0.35, 0.85);
+        cairo_rectangle(cr, MARGIN + at.x / PANGO_SCALE, HEADING_HEIGHT + MARGIN + at.y / PANGO_SCALE, 2,
+                        at.height > 0 ? at.height / PANGO_SCALE : 18);
+        cairo_fill(cr);
+    }
+    g_object_unref(body);
+    cairo_destroy(cr);
+    cairo_surface_flush(target);
+    cairo_surface_destroy(target);
+    munmap(pixels, size);
+    wl_surface_attach(w->surface, buffer, 0, 0);
+    wl_surface_damage(w->surface, 0, 0, w->width, w->height);
+    wl_surface_commit(w->surface);
+    wl_display_flush(w->display);
+}
+
+// ---------------------------------------------------------------- the API
+
+sw_window *sw_open(const char *app_id, const char *title, sw_callbacks callbacks, char *error, int error_size) {
+    struct wl_display *display = wl_display_connect(NULL);
+    if (!display) {
+        if (error) snprintf(error, error_size, "cannot connect to the Wayland compositor (WAYLAND_DISPLAY): %s", strerror(errno));
+        return NULL;
+    }
+    struct sw_window *w = calloc(1, sizeof *w);
+    w->display = display;
+    w->callbacks = callbacks;
+    w->cursor = -1;
+    w->registry = wl_display_get_registry(display);
+    wl_registry_add_listener(w->registry, &registry_listener, w);
+    wl_display_roundtrip(display);
+    if (!w->compositor || !w->shm || !w->wm_base) {
+        if (error) snprintf(error, error_size, "the compositor offers no %s", !w->compositor ? "wl_compositor" : !w->shm ? "wl_shm" : "xdg_wm_base (xdg-shell)");
+        sw_close(w);
+        return NULL;
+    }
+    xdg_wm_base_add_listener(w->wm_base, &wm_base_listener, w);
+    w->surface = wl_compositor_create_surface(w->compositor);
+    w->xdg_surface = xdg_wm_base_get_xdg_surface(w->wm_base, w->surface);
+    xdg_surface_add_listener(w->xdg_surface, &xdg_surface_listener, w);
+    w->toplevel = xdg_surface_get_toplevel(w->xdg_surface);
+    xdg_toplevel_add_listener(w->toplevel, &toplevel_listener, w);
+    xdg_toplevel_set_app_id(w->toplevel, app_id);
+    xdg_toplevel_set_title(w->toplevel, title);
+    // The first commit carries no buffer: the compositor answers with the first configure.
+    wl_surface_commit(w->surface);
+    wl_display_flush(display);
+    return w;
+}
+
+int sw_fd(sw_window *w) {
+    return wl_display_get_fd(w->display);
+}
+
+int sw_dispatch(sw_window *w) {
+    if (wl_display_dispatch(w->display) < 0) return -1;
+    return wl_display_flush(w->display) < 0 && errno != EAGAIN ? -1 : 0;
+}
+
+void sw_set_title(sw_window *w, const char *title) {
+    xdg_toplevel_set_title(w->toplevel, title);
+    wl_display_flush(w->display);
+}
+
+void sw_render(sw_window *w, const char *heading, const char *text, int32_t cursor) {
+    free(w->heading);
+    free(w->text);
+    w->heading = strdup(heading ? heading : "");
+    w->text = strdup(text ? text : "");
+    w->cursor = cursor;
+    draw(w);
+}
+
+int32_t sw_width(sw_window *w) { return w->configured ? w->width : 0; }
+int32_t sw_height(sw_window *w) { return w->configured ? w->height : 0; }
+
+void sw_close(sw_window *w) {
+    if (!w) return;
+    if (w->toplevel) xdg_toplevel_destroy(w->toplevel);
+    if (w->xdg_surface) xdg_surface_destroy(w->xdg_surface);
+    if (w->surface) wl_surface_destroy(w->surface);
+    if (w->wm_base) xdg_wm_base_destroy(w->wm_base);
+    if (w->shm) wl_shm_destroy(w->shm);
+    if (w->compositor) wl_compositor_destroy(w->compositor);
+    if (w->registry) wl_registry_destroy(w->registry);
+    wl_display_flush(w->display);
+    wl_display_disconnect(w->display);
+    free(w->heading);
+    free(w->text);
+    free(w);
+}

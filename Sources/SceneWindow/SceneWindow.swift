@@ -1,0 +1,147 @@
+/// SceneWindow: a scene's window on the user's Wayland compositor. The SDK (SceneWorker) opens
+/// one when its scene comes to the foreground and a display is there (`WAYLAND_DISPLAY`), hides
+/// it by closing it when the scene goes to the background, and redraws it when the scene asks.
+/// The broker never links this module: windows belong to the scenes' own processes.
+import CSceneWindow
+import Dispatch
+import Foundation
+
+/// A size in surface pixels (scale 1).
+public struct WindowSize: Sendable, Equatable, CustomStringConvertible {
+    public var width: Int
+    public var height: Int
+
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+
+    public var description: String { "\(width)x\(height)" }
+}
+
+/// What a scene draws: a heading (its title by default) and a text with an optional cursor.
+@MainActor
+public final class DrawingContext {
+    /// The window's size as the compositor configured it.
+    public let size: WindowSize
+    public var heading: String
+    public private(set) var text = ""
+    /// The cursor as a character offset into `text`; nil draws none.
+    public private(set) var cursor: Int?
+
+    init(size: WindowSize, heading: String) {
+        self.size = size
+        self.heading = heading
+    }
+
+    /// The text to show, wrapped to the window's width, with a cursor before the character at `cursor`.
+    public func text(_ text: String, cursor: Int? = nil) {
+        self.text = text
+        self.cursor = cursor
+    }
+
+    /// The cursor as the byte offset pango wants (characters are grapheme clusters here).
+    var cursorByteOffset: Int32 {
+        guard let cursor else { return -1 }
+        let index = text.index(text.startIndex, offsetBy: max(0, min(cursor, text.count)))
+        return Int32(text[..<index].utf8.count)
+    }
+}
+
+/// An open window: an xdg_toplevel with the app's id and the scene's title.
+@MainActor
+public final class ToplevelWindow {
+    /// The compositor configured the window (its size; whether it is activated, i.e. has the keyboard).
+    public var onConfigure: ((WindowSize, Bool) -> Void)?
+    /// The user asked to close the window.
+    public var onCloseRequest: (() -> Void)?
+    public private(set) var size = WindowSize(width: 0, height: 0)
+    public private(set) var isActivated = false
+
+    private var window: OpaquePointer?
+    private var source: DispatchSourceRead?
+
+    public enum OpenError: Error, CustomStringConvertible {
+        case unavailable(String)
+        public var description: String {
+            switch self {
+            case .unavailable(let reason): reason
+            }
+        }
+    }
+
+    /// Whether this process was given a display to open windows on.
+    public nonisolated static var displayAvailable: Bool {
+        guard let display = ProcessInfo.processInfo.environment["WAYLAND_DISPLAY"] else { return false }
+        return !display.isEmpty
+    }
+
+    /// Maps a window; it is drawn once the compositor has configured it.
+    public init(appID: String, title: String) throws {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        var callbacks = sw_callbacks()
+        callbacks.context = context
+        callbacks.configure = { context, width, height, activated in
+            guard let context else { return }
+            let window = Unmanaged<ToplevelWindow>.fromOpaque(context).takeUnretainedValue()
+            MainActor.assumeIsolated { window.configured(WindowSize(width: Int(width), height: Int(height)), activated: activated != 0) }
+        }
+        callbacks.close = { context in
+            guard let context else { return }
+            let window = Unmanaged<ToplevelWindow>.fromOpaque(context).takeUnretainedValue()
+            MainActor.assumeIsolated { window.onCloseRequest?() }
+        }
+        var reason = [CChar](repeating: 0, count: 256)
+        guard let opened = sw_open(appID, title, callbacks, &reason, Int32(reason.count)) else {
+            throw OpenError.unavailable(String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        window = opened
+        // Events are read on the main queue, where every other call on the window happens too.
+        let source = DispatchSource.makeReadSource(fileDescriptor: sw_fd(opened), queue: .main)
+        source.setEventHandler { [weak self] in
+            MainActor.assumeIsolated { self?.dispatch() }
+        }
+        source.resume()
+        self.source = source
+    }
+
+    private func dispatch() {
+        guard let window else { return }
+        if sw_dispatch(window) < 0 {
+            // The compositor went away: the scene goes on without a window.
+            close()
+        }
+    }
+
+    private func configured(_ size: WindowSize, activated: Bool) {
+        self.size = size
+        isActivated = activated
+        onConfigure?(size, activated)
+    }
+
+    public func setTitle(_ title: String) {
+        guard let window else { return }
+        sw_set_title(window, title)
+    }
+
+    /// Draws a frame from what the scene put in the context.
+    public func render(_ context: DrawingContext) {
+        guard let window else { return }
+        sw_render(window, context.heading, context.text, context.cursorByteOffset)
+    }
+
+    /// A context of the window's current size for the scene to fill.
+    public func makeContext(heading: String) -> DrawingContext {
+        DrawingContext(size: size, heading: heading)
+    }
+
+    /// Unmaps the window and disconnects from the compositor.
+    public func close() {
+        source?.cancel()
+        source = nil
+        if let window { sw_close(window) }
+        window = nil
+    }
+
+    public var isOpen: Bool { window != nil }
+}

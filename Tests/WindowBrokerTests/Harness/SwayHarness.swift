@@ -1,0 +1,114 @@
+import Foundation
+import XCTest
+
+/// A headless sway for window tests: started as an unprivileged user (sway refuses root) with
+/// its own runtime directory, killed by its pid at the end. Root clients (the broker's scenes,
+/// swaymsg) reach its sockets anyway.
+final class SwayHarness {
+    let root: String
+    let runtimeDirectory: String
+    private let process: Process
+    /// The compositor's socket, as an absolute WAYLAND_DISPLAY.
+    var waylandDisplay: String { runtimeDirectory + "/wayland-1" }
+    private(set) var ipcSocket = ""
+
+    static var available: Bool {
+        FileManager.default.isExecutableFile(atPath: "/usr/bin/sway") && FileManager.default.isExecutableFile(atPath: "/usr/bin/swaymsg")
+    }
+
+    init() throws {
+        guard Self.available else { throw XCTSkip("sway is not installed (make test installs it)") }
+        root = FileManager.default.temporaryDirectory.appendingPathComponent("wb-sway-\(UUID().uuidString.prefix(8))").path
+        runtimeDirectory = root + "/run"
+        let home = root + "/home"
+        for dir in [root, runtimeDirectory, home] {
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            chown(dir, 65534, 65534)
+        }
+        chmod(runtimeDirectory, 0o700)
+        chmod(root, 0o755)
+        let config = root + "/config"
+        try """
+            output HEADLESS-1 resolution 1280x720
+            focus_on_window_activation focus
+            default_border none
+            default_floating_border none
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        chmod(config, 0o644)
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "env", "-i", "HOME=\(home)",
+                             "XDG_RUNTIME_DIR=\(runtimeDirectory)", "WLR_BACKENDS=headless", "WLR_LIBINPUT_NO_DEVICES=1",
+                             "WLR_RENDERER=pixman", "/usr/bin/sway", "-c", config]
+        let log = root + "/sway.log"
+        FileManager.default.createFile(atPath: log, contents: nil)
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
+        process.standardError = process.standardOutput
+        try process.run()
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline {
+            let entries = (try? FileManager.default.contentsOfDirectory(atPath: runtimeDirectory)) ?? []
+            if entries.contains("wayland-1"), let ipc = entries.first(where: { $0.hasPrefix("sway-ipc.") }) {
+                ipcSocket = runtimeDirectory + "/" + ipc
+                return
+            }
+            if !process.isRunning { break }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        stop()
+        throw HarnessError("sway did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+    }
+
+    func stop() {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGTERM)
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    /// `swaymsg ARGS` against this sway; its output.
+    @discardableResult
+    func swaymsg(_ arguments: String...) throws -> String {
+        try runToCompletion("/usr/bin/swaymsg", ["-s", ipcSocket] + arguments).output
+    }
+
+    struct Window {
+        var appID: String
+        var title: String
+        var pid: Int32
+        var visible: Bool
+        var focused: Bool
+        var width: Int
+        var height: Int
+    }
+
+    /// Every toplevel in the tree (tiled and floating).
+    func windows() throws -> [Window] {
+        let data = Data(try swaymsg("-t", "get_tree", "-r").utf8)
+        guard let tree = try JSONSerialization.jsonObject(with: data) as? [String: Any] else { return [] }
+        var found: [Window] = []
+        func walk(_ node: [String: Any]) {
+            if let appID = node["app_id"] as? String {
+                let rect = node["rect"] as? [String: Any]
+                found.append(Window(
+                    appID: appID, title: node["name"] as? String ?? "", pid: Int32(node["pid"] as? Int ?? 0),
+                    visible: node["visible"] as? Bool ?? false, focused: node["focused"] as? Bool ?? false,
+                    width: rect?["width"] as? Int ?? 0, height: rect?["height"] as? Int ?? 0))
+            }
+            for key in ["nodes", "floating_nodes"] {
+                for child in node[key] as? [[String: Any]] ?? [] { walk(child) }
+            }
+        }
+        walk(tree)
+        return found
+    }
+
+    /// A screenshot of the whole output (grim), as PNG bytes.
+    func screenshot() throws -> Data {
+        let file = root + "/shot-\(UUID().uuidString.prefix(8)).png"
+        _ = try runToCompletion("/usr/bin/grim", [file], environment: ["WAYLAND_DISPLAY": waylandDisplay, "PATH": "/usr/bin:/bin"])
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        return try Data(contentsOf: URL(fileURLWithPath: file))
+    }
+}
