@@ -20,9 +20,9 @@ public final class Scene {
         }
     }
 
-    /// The scene's window, when it has one (foreground, with a display): its size and whether
-    /// it is the key window.
+    /// The size of the scene's window, when it has one (in the foreground, with a display).
     public internal(set) var windowSize: WindowSize?
+    /// Whether the scene's window is the key window: it has the keyboard focus.
     public internal(set) var isKey = false
 
     /// Asks for the window to be drawn again (``SceneDelegate/draw(_:in:)``), once, soon.
