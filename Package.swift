@@ -71,12 +71,12 @@ let package = Package(
         .systemLibrary(
             name: "CWaylandCairo",
             pkgConfig: "pangocairo",
-            providers: [.apt(["libwayland-dev", "libpango1.0-dev", "libcairo2-dev"])]
+            providers: [.apt(["libwayland-dev", "libxkbcommon-dev", "libpango1.0-dev", "libcairo2-dev"])]
         ),
         .target(
             name: "CSceneWindow",
             dependencies: ["CWaylandCairo"],
-            linkerSettings: ["wayland-client", "pangocairo-1.0", "pango-1.0", "gobject-2.0", "glib-2.0", "cairo"].map { .linkedLibrary($0) }
+            linkerSettings: ["wayland-client", "xkbcommon", "pangocairo-1.0", "pango-1.0", "gobject-2.0", "glib-2.0", "cairo"].map { .linkedLibrary($0) }
         ),
         .target(name: "SceneWindow", dependencies: ["CSceneWindow"]),
         .target(

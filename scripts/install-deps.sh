@@ -5,13 +5,13 @@
 # systemd-analyze for the tests (installing the package starts nothing). python3-protobuf and
 # protobuf-compiler: the Python examples generate their message classes from the .proto.
 # sqlite3: tests damage a stored row on purpose.
-# libwayland-dev, libpango1.0-dev, libcairo2-dev: the window layer (a scene's window on a
+# libwayland-dev, libxkbcommon-dev, libpango1.0-dev, libcairo2-dev: the window layer (a scene's window on a
 # Wayland compositor). sway, grim, wtype and fonts: the window tests run a headless sway and
 # take screenshots (CJK and emoji need their fonts).
 # With `bench`: also what the benchmark's baselines need (a C compiler, dbus-daemon).
 set -euo pipefail
 packages=(libsqlite3-dev pkg-config libsystemd-dev systemd python3-protobuf protobuf-compiler sqlite3
-  libwayland-dev libpango1.0-dev libcairo2-dev sway grim wtype fonts-wqy-microhei fonts-noto-color-emoji)
+  libwayland-dev libxkbcommon-dev libpango1.0-dev libcairo2-dev sway grim wtype fonts-wqy-microhei fonts-noto-color-emoji)
 [ "${1:-}" = bench ] && packages+=(gcc libc6-dev dbus-daemon)
 needed=()
 for pkg in "${packages[@]}"; do

@@ -12,7 +12,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <ctype.h>
 #include <wayland-client.h>
+#include <xkbcommon/xkbcommon.h>
 
 enum { DEFAULT_WIDTH = 640, DEFAULT_HEIGHT = 480, MARGIN = 16, HEADING_HEIGHT = 40 };
 
@@ -25,6 +27,11 @@ struct sw_window {
     struct wl_surface *surface;
     struct xdg_surface *xdg_surface;
     struct xdg_toplevel *toplevel;
+    struct wl_seat *seat;
+    struct wl_keyboard *keyboard;
+    struct xkb_context *xkb;
+    struct xkb_keymap *keymap;
+    struct xkb_state *xkb_state;
     sw_callbacks callbacks;
     // What the last xdg_toplevel.configure asked for, applied at xdg_surface.configure.
     int32_t pending_width, pending_height, pending_activated;
@@ -36,6 +43,7 @@ struct sw_window {
 };
 
 static void draw(struct sw_window *w);
+static const struct wl_seat_listener seat_listener;
 
 // ---------------------------------------------------------------- globals
 
@@ -47,6 +55,9 @@ static void registry_global(void *data, struct wl_registry *registry, uint32_t n
         w->shm = wl_registry_bind(registry, name, &wl_shm_interface, 1);
     } else if (strcmp(interface, xdg_wm_base_interface.name) == 0) {
         w->wm_base = wl_registry_bind(registry, name, &xdg_wm_base_interface, version < 2 ? version : 2);
+    } else if (strcmp(interface, wl_seat_interface.name) == 0 && !w->seat) {
+        w->seat = wl_registry_bind(registry, name, &wl_seat_interface, version < 5 ? version : 5);
+        wl_seat_add_listener(w->seat, &seat_listener, w);
     }
 }
 
@@ -59,6 +70,91 @@ static void wm_base_ping(void *data, struct xdg_wm_base *base, uint32_t serial) 
 }
 
 static const struct xdg_wm_base_listener wm_base_listener = { wm_base_ping };
+
+// ---------------------------------------------------------------- the keyboard
+
+static void drop_keymap(struct sw_window *w) {
+    if (w->xkb_state) xkb_state_unref(w->xkb_state);
+    if (w->keymap) xkb_keymap_unref(w->keymap);
+    w->xkb_state = NULL;
+    w->keymap = NULL;
+}
+
+// Every keymap event replaces the keymap: a virtual keyboard (wtype, an input method) brings
+// its own each time it types.
+static void keyboard_keymap(void *data, struct wl_keyboard *keyboard, uint32_t format, int32_t fd, uint32_t size) {
+    struct sw_window *w = data;
+    if (format != WL_KEYBOARD_KEYMAP_FORMAT_XKB_V1) {
+        close(fd);
+        return;
+    }
+    char *text = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (text == MAP_FAILED) return;
+    struct xkb_keymap *keymap = xkb_keymap_new_from_string(w->xkb, text, XKB_KEYMAP_FORMAT_TEXT_V1, XKB_KEYMAP_COMPILE_NO_FLAGS);
+    munmap(text, size);
+    if (!keymap) return;
+    drop_keymap(w);
+    w->keymap = keymap;
+    w->xkb_state = xkb_state_new(keymap);
+}
+
+static void keyboard_enter(void *data, struct wl_keyboard *keyboard, uint32_t serial, struct wl_surface *surface, struct wl_array *keys) {}
+static void keyboard_leave(void *data, struct wl_keyboard *keyboard, uint32_t serial, struct wl_surface *surface) {}
+
+static uint32_t held_modifiers(struct xkb_state *state) {
+    uint32_t held = 0;
+    if (xkb_state_mod_name_is_active(state, XKB_MOD_NAME_CTRL, XKB_STATE_MODS_EFFECTIVE) > 0) held |= SW_MOD_CTRL;
+    if (xkb_state_mod_name_is_active(state, XKB_MOD_NAME_ALT, XKB_STATE_MODS_EFFECTIVE) > 0) held |= SW_MOD_ALT;
+    if (xkb_state_mod_name_is_active(state, XKB_MOD_NAME_SHIFT, XKB_STATE_MODS_EFFECTIVE) > 0) held |= SW_MOD_SHIFT;
+    if (xkb_state_mod_name_is_active(state, XKB_MOD_NAME_LOGO, XKB_STATE_MODS_EFFECTIVE) > 0) held |= SW_MOD_SUPER;
+    return held;
+}
+
+static void keyboard_key(void *data, struct wl_keyboard *keyboard, uint32_t serial, uint32_t time, uint32_t key, uint32_t state) {
+    struct sw_window *w = data;
+    if (state != WL_KEYBOARD_KEY_STATE_PRESSED || !w->xkb_state || !w->callbacks.key) return;
+    xkb_keycode_t code = key + 8;  // evdev to xkb
+    // The key's name at its base level: ctrl+shift+u is named u, not U.
+    const xkb_keysym_t *syms;
+    xkb_layout_index_t layout = xkb_state_key_get_layout(w->xkb_state, code);
+    int count = xkb_keymap_key_get_syms_by_level(w->keymap, code, layout == XKB_LAYOUT_INVALID ? 0 : layout, 0, &syms);
+    if (count <= 0) return;
+    char name[64];
+    if (xkb_keysym_get_name(syms[0], name, sizeof name) <= 0) return;
+    for (char *c = name; *c; c++) *c = (char)tolower((unsigned char)*c);
+    char text[64];
+    if (xkb_state_key_get_utf8(w->xkb_state, code, text, sizeof text) < 0) text[0] = 0;
+    w->callbacks.key(w->callbacks.context, name, held_modifiers(w->xkb_state), text);
+}
+
+static void keyboard_modifiers(void *data, struct wl_keyboard *keyboard, uint32_t serial, uint32_t depressed, uint32_t latched, uint32_t locked, uint32_t group) {
+    struct sw_window *w = data;
+    if (w->xkb_state) xkb_state_update_mask(w->xkb_state, depressed, latched, locked, 0, 0, group);
+}
+
+static void keyboard_repeat_info(void *data, struct wl_keyboard *keyboard, int32_t rate, int32_t delay) {}
+
+static const struct wl_keyboard_listener keyboard_listener = {
+    keyboard_keymap, keyboard_enter, keyboard_leave, keyboard_key, keyboard_modifiers, keyboard_repeat_info,
+};
+
+static void seat_capabilities(void *data, struct wl_seat *seat, uint32_t capabilities) {
+    struct sw_window *w = data;
+    int has_keyboard = (capabilities & WL_SEAT_CAPABILITY_KEYBOARD) != 0;
+    if (has_keyboard && !w->keyboard) {
+        w->keyboard = wl_seat_get_keyboard(seat);
+        wl_keyboard_add_listener(w->keyboard, &keyboard_listener, w);
+    } else if (!has_keyboard && w->keyboard) {
+        wl_keyboard_destroy(w->keyboard);
+        w->keyboard = NULL;
+        drop_keymap(w);
+    }
+}
+
+static void seat_name(void *data, struct wl_seat *seat, const char *name) {}
+
+static const struct wl_seat_listener seat_listener = { seat_capabilities, seat_name };
 
 // ---------------------------------------------------------------- the toplevel
 
@@ -199,6 +295,7 @@ sw_window *sw_open(const char *app_id, const char *title, sw_callbacks callbacks
     w->display = display;
     w->callbacks = callbacks;
     w->cursor = -1;
+    w->xkb = xkb_context_new(XKB_CONTEXT_NO_FLAGS);
     w->registry = wl_display_get_registry(display);
     wl_registry_add_listener(w->registry, &registry_listener, w);
     wl_display_roundtrip(display);
@@ -249,6 +346,10 @@ int32_t sw_height(sw_window *w) { return w->configured ? w->height : 0; }
 
 void sw_close(sw_window *w) {
     if (!w) return;
+    if (w->keyboard) wl_keyboard_destroy(w->keyboard);
+    if (w->seat) wl_seat_destroy(w->seat);
+    drop_keymap(w);
+    if (w->xkb) xkb_context_unref(w->xkb);
     if (w->toplevel) xdg_toplevel_destroy(w->toplevel);
     if (w->xdg_surface) xdg_surface_destroy(w->xdg_surface);
     if (w->surface) wl_surface_destroy(w->surface);

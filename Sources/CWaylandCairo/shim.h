@@ -1,4 +1,5 @@
-// The system libraries a scene's window draws with: libwayland-client, cairo and pango.
+// The system libraries a scene's window uses: libwayland-client, xkbcommon (keys), cairo and pango.
 // Only CSceneWindow uses them; Swift code sees scene_window.h instead.
 #include <wayland-client.h>
 #include <pango/pangocairo.h>
+#include <xkbcommon/xkbcommon.h>

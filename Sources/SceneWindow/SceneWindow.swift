@@ -48,6 +48,35 @@ public final class DrawingContext {
     }
 }
 
+/// A key that went down in a window: its xkb name at the base level (lower case), the
+/// modifiers held, and the text it types with them ("" for none).
+public struct KeyPress: Sendable, Equatable {
+    public struct Modifiers: OptionSet, Sendable, Hashable {
+        public let rawValue: UInt32
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
+        public static let ctrl = Modifiers(rawValue: UInt32(SW_MOD_CTRL))
+        public static let alt = Modifiers(rawValue: UInt32(SW_MOD_ALT))
+        public static let shift = Modifiers(rawValue: UInt32(SW_MOD_SHIFT))
+        public static let `super` = Modifiers(rawValue: UInt32(SW_MOD_SUPER))
+    }
+
+    public var name: String
+    public var modifiers: Modifiers
+    public var text: String
+
+    public init(name: String, modifiers: Modifiers, text: String) {
+        self.name = name
+        self.modifiers = modifiers
+        self.text = text
+    }
+
+    /// The key as a shortcut's text (`ctrl+shift+n`): modifiers in a fixed order, then the name.
+    public var shortcut: String {
+        let names: [(Modifiers, String)] = [(.ctrl, "ctrl"), (.alt, "alt"), (.shift, "shift"), (.super, "super")]
+        return (names.filter { modifiers.contains($0.0) }.map(\.1) + [name]).joined(separator: "+")
+    }
+}
+
 /// An open window: an xdg_toplevel with the app's id and the scene's title.
 @MainActor
 public final class ToplevelWindow {
@@ -55,6 +84,8 @@ public final class ToplevelWindow {
     public var onConfigure: ((WindowSize, Bool) -> Void)?
     /// The user asked to close the window.
     public var onCloseRequest: (() -> Void)?
+    /// A key went down while the window has the keyboard.
+    public var onKey: ((KeyPress) -> Void)?
     public private(set) var size = WindowSize(width: 0, height: 0)
     public private(set) var isActivated = false
 
@@ -90,6 +121,12 @@ public final class ToplevelWindow {
             guard let context else { return }
             let window = Unmanaged<ToplevelWindow>.fromOpaque(context).takeUnretainedValue()
             MainActor.assumeIsolated { window.onCloseRequest?() }
+        }
+        callbacks.key = { context, name, modifiers, text in
+            guard let context, let name else { return }
+            let window = Unmanaged<ToplevelWindow>.fromOpaque(context).takeUnretainedValue()
+            let press = KeyPress(name: String(cString: name), modifiers: .init(rawValue: modifiers), text: text.map { String(cString: $0) } ?? "")
+            MainActor.assumeIsolated { window.onKey?(press) }
         }
         var reason = [CChar](repeating: 0, count: 256)
         guard let opened = sw_open(appID, title, callbacks, &reason, Int32(reason.count)) else {

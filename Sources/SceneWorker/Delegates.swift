@@ -42,9 +42,11 @@ public protocol SceneDelegate: CommandResponder {
     func didDisconnect(_ scene: Scene)
     /// The scene is about to be seen: undo what `didEnterBackground` did.
     func willEnterForeground(_ scene: Scene)
-    /// The scene has the focus (foregroundActive); only one scene at a time has it.
+    /// The scene is visible and receives events (foregroundActive). Every visible scene is
+    /// active, several at once (side by side); keyboard focus is ``didBecomeKey(_:)``.
     func didBecomeActive(_ scene: Scene)
-    /// The scene is losing the focus: pause what needs the user's attention.
+    /// The scene stops receiving events (going to the background, or dimmed behind a
+    /// prominent scene of its app): pause what needs the user's attention.
     func willResignActive(_ scene: Scene)
     /// The scene is no longer seen. Save user data; the broker asks for the restoration activity next.
     func didEnterBackground(_ scene: Scene)
@@ -83,10 +85,19 @@ public protocol SceneDelegate: CommandResponder {
     func draw(_ scene: Scene, in context: DrawingContext)
     /// The compositor gave the window a new size (a resize, tiling).
     func sizeDidChange(_ scene: Scene, to size: WindowSize)
-    /// The scene's window became the key window (it has the keyboard focus).
+    /// The scene became the key scene: it has the keyboard focus, key commands come to it.
+    /// With a window, the compositor decides (the user clicked it); headless, the broker does
+    /// (the scene last brought forward). At most one scene at a time is key.
     func didBecomeKey(_ scene: Scene)
-    /// The scene's window stopped being the key window.
+    /// The scene stopped being the key scene.
     func didResignKey(_ scene: Scene)
+    /// Text typed into the scene's window (committed text; Return types a newline).
+    func insertText(_ scene: Scene, _ text: String)
+    /// Backspace in the scene's window.
+    func deleteBackward(_ scene: Scene)
+    /// A key that types nothing and is no command (an arrow, Home, End, Delete, Escape), by its
+    /// xkb name in lower case (`left`, `home`). Return whether the scene used it.
+    func keyPressed(_ scene: Scene, key: String) -> Bool
 }
 
 /// What a scene draws its window with (from the window layer, SceneWindow).
@@ -111,6 +122,12 @@ extension SceneDelegate {
     public func didBecomeKey(_ scene: Scene) {}
     /// Does nothing.
     public func didResignKey(_ scene: Scene) {}
+    /// Ignores the text.
+    public func insertText(_ scene: Scene, _ text: String) {}
+    /// Does nothing.
+    public func deleteBackward(_ scene: Scene) {}
+    /// Uses no key.
+    public func keyPressed(_ scene: Scene, key: String) -> Bool { false }
     /// Does nothing.
     public func didDisconnect(_ scene: Scene) {}
     /// Does nothing.

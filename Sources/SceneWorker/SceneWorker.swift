@@ -72,6 +72,9 @@ final class SceneRuntime {
     /// The scene's window while it is in the foreground and the process has a display.
     private var window: ToplevelWindow?
     private var redrawScheduled = false
+    /// Keys typed into the window, handled in order by `handleKeys`.
+    private let keyStream: AsyncStream<KeyPress>
+    private let keys: AsyncStream<KeyPress>.Continuation
 
     enum Outgoing: Sendable {
         /// The merged scene update or storage change, taken when its turn comes.
@@ -87,6 +90,7 @@ final class SceneRuntime {
         self.app = app
         (outgoing, outgoingSink) = AsyncStream.makeStream(of: Outgoing.self)
         (done, doneSink) = AsyncStream.makeStream(of: Void.self)
+        (keyStream, keys) = AsyncStream.makeStream(of: KeyPress.self)
     }
 
     func run() async throws {
@@ -137,6 +141,7 @@ final class SceneRuntime {
                 // App-level launch happens now, before any session is known: a prewarmed
                 // process has done it by the time it is bound to a session.
                 self.finishLaunchingIfNeeded()
+                Task { @MainActor in await self.handleKeys() }
                 // The connection ends when the broker closes it or after didDisconnect; leaving
                 // executeThenClose closes the channel after the last reply has been written.
                 _ = try await group.next()
@@ -405,6 +410,14 @@ final class SceneRuntime {
         case .discardSessions(let discard):
             app.didDiscardSceneSessions(discard.sessionIds)
             return .ack(.init())
+        case .keyStatus(let status):
+            // With a window the compositor says which scene has the keyboard (`configured`).
+            let (scene, delegate) = try requireScene()
+            if window == nil, status.isKey != scene.isKey {
+                scene.isKey = status.isKey
+                if status.isKey { delegate.didBecomeKey(scene) } else { delegate.didResignKey(scene) }
+            }
+            return .ack(.init())
         }
     }
 
@@ -481,11 +494,13 @@ final class SceneRuntime {
                 guard let self, let scene else { return }
                 self.configured(scene, size: size, activated: activated)
             }
-            opened.onCloseRequest = { [weak scene] in
-                // Closing a window will disconnect its scene (state saved, session kept); until
-                // the broker takes that request, the window stays.
-                guard let scene else { return }
-                FileHandle.standardError.write(Data("scene worker: the user asked to close the window of \(scene.session.id)\n".utf8))
+            opened.onCloseRequest = { [weak self] in
+                // Closing a window disconnects its scene (state saved first, session kept): the
+                // broker decides and drives it; the window goes with the didEnterBackground.
+                self?.enqueue(.message(.closeRequested(.init())))
+            }
+            opened.onKey = { [weak self] press in
+                self?.keys.yield(press)
             }
             window = opened
             scene.windowTitleChanged = { [weak self, weak scene] title in
@@ -513,6 +528,50 @@ final class SceneRuntime {
         }
     }
 
+    /// Keys from the window, one at a time in the order typed: a shortcut waits for the
+    /// command it performs before the next key's text goes in.
+    private func handleKeys() async {
+        for await press in keyStream {
+            guard let scene, let delegate else { continue }
+            let commandModifiers = press.modifiers.intersection([.ctrl, .alt, .super])
+            let couldBeCommand = !commandModifiers.isEmpty || (press.text.isEmpty && Self.commandKeys(press.name))
+            if couldBeCommand {
+                // A shortcut goes through the app's main menu at the broker, back to this
+                // scene's responder chain (or the system), as `wmctl key` would.
+                if await performShortcut(press) == false { _ = delegate.keyPressed(scene, key: press.name) }
+                continue
+            }
+            switch press.name {
+            case "backspace": delegate.deleteBackward(scene)
+            case "return", "kp_enter": delegate.insertText(scene, "\n")
+            default:
+                if !press.text.isEmpty, !press.text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                    delegate.insertText(scene, press.text)
+                } else {
+                    _ = delegate.keyPressed(scene, key: press.name)
+                }
+            }
+        }
+    }
+
+    /// Keys that may be shortcuts without a modifier (KeyShortcut allows f1 to f24 and Escape).
+    private static func commandKeys(_ name: String) -> Bool {
+        name == "escape" || (name.count >= 2 && name.first == "f" && Int(name.dropFirst()) != nil)
+    }
+
+    /// Whether a command of the app has this shortcut (performed or declined by someone).
+    private func performShortcut(_ press: KeyPress) async -> Bool {
+        guard let connection else { return false }
+        do {
+            let reply = try await connection.request(
+                .workerMessage(.with { $0.keyInput = .with { $0.shortcut = press.shortcut } }), timeout: .seconds(30), what: "the broker")
+            guard case .workerMessage(let message) = reply.body, case .commandResult(let result) = message.kind else { return false }
+            return !result.handledBy.isEmpty
+        } catch {
+            return false
+        }
+    }
+
     private func configured(_ scene: Scene, size: WindowSize, activated: Bool) {
         guard let delegate else { return }
         if scene.windowSize != size {
@@ -522,6 +581,8 @@ final class SceneRuntime {
         if activated != scene.isKey {
             scene.isKey = activated
             if activated { delegate.didBecomeKey(scene) } else { delegate.didResignKey(scene) }
+            // The broker's key scene follows the compositor's keyboard focus.
+            enqueue(.message(.keyboardFocus(.with { $0.focused = activated })))
         }
         redraw(scene)
     }

@@ -219,6 +219,7 @@ public actor FakeWorker {
         case .update(let delivery): "update:\(delivery.sequence)"
         case .performCommand(let request): "command:\(request.command)"
         case .validateCommands: "validateCommands"
+        case .keyStatus(let status): status.isKey ? "didBecomeKey" : "didResignKey"
         }
     }
 }

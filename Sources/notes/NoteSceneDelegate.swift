@@ -38,6 +38,9 @@ final class NoteSceneDelegate: SceneDelegate {
     /// Keyboard-command state: pinned (Pin / Unpin Note) and bookmarks added.
     var pinned = false
     var bookmarks = 0
+    /// didBecomeKey / didResignKey in the order they came, and the window sizes it was given.
+    private var keyChanges: [String] = []
+    private var sizes: [String] = []
     /// Memory the scene holds on purpose (`allocate`): like user data, kept on a warning.
     private var ballast: [UnsafeMutableRawBufferPointer] = []
     /// A cache (`fill-cache`): dropped on a memory warning.
@@ -125,6 +128,59 @@ final class NoteSceneDelegate: SceneDelegate {
             }
         }
     }
+
+    /// Typing: at the cursor, saved to the model, and told to the app's other windows.
+    private func insert(_ inserted: String, in scene: Scene) async {
+        edit(scene) { text, cursor in
+            let at = min(cursor, text.count)
+            text.insert(contentsOf: inserted, at: text.index(text.startIndex, offsetBy: at))
+            cursor = at + inserted.count
+        }
+        await textChanged(scene)
+    }
+
+    private func textChanged(_ scene: Scene) async {
+        app.drafts.save(text, session: scene.session.id)
+        do {
+            try await scene.post(UpdateEvent(name: "noteChanged", payload: [
+                "noteID": .string(noteID), "text": .string(text), "revision": .integer(revision),
+            ]))
+        } catch let error as BrokerError {
+            refusedUpdates.append("\(error.code)")
+        } catch {}
+    }
+
+    // MARK: The keyboard (the window's)
+
+    func insertText(_ scene: Scene, _ text: String) {
+        Task { await insert(text, in: scene) }
+    }
+
+    func deleteBackward(_ scene: Scene) {
+        guard cursor > 0 else { return }
+        edit(scene) { text, cursor in
+            text.remove(at: text.index(text.startIndex, offsetBy: cursor - 1))
+            cursor -= 1
+        }
+        Task { await textChanged(scene) }
+    }
+
+    func keyPressed(_ scene: Scene, key: String) -> Bool {
+        switch key {
+        case "left": cursor = max(0, cursor - 1)
+        case "right": cursor = min(text.count, cursor + 1)
+        case "home", "up": cursor = 0
+        case "end", "down": cursor = text.count
+        default: return false
+        }
+        publish(scene)
+        return true
+    }
+
+    func didBecomeKey(_ scene: Scene) { keyChanges.append("didBecomeKey") }
+    func didResignKey(_ scene: Scene) { keyChanges.append("didResignKey") }
+
+    func sizeDidChange(_ scene: Scene, to size: WindowSize) { sizes.append("\(size)") }
 
     func willEnterForeground(_ scene: Scene) { record("willEnterForeground") }
     func didBecomeActive(_ scene: Scene) { record("didBecomeActive") }
@@ -388,19 +444,7 @@ final class NoteSceneDelegate: SceneDelegate {
             }
         case "type":
             guard let inserted = action["text"]?.stringValue else { return .declined("type needs text=...") }
-            edit(scene) { text, cursor in
-                let at = min(cursor, text.count)
-                text.insert(contentsOf: inserted, at: text.index(text.startIndex, offsetBy: at))
-                cursor = at + inserted.count
-            }
-            app.drafts.save(text, session: scene.session.id)
-            do {
-                try await scene.post(UpdateEvent(name: "noteChanged", payload: [
-                    "noteID": .string(noteID), "text": .string(text), "revision": .integer(revision),
-                ]))
-            } catch let error as BrokerError {
-                refusedUpdates.append("\(error.code)")
-            } catch {}
+            await insert(inserted, in: scene)
             return .performed(stateValue(scene))
         case "toggle-toolbar":
             return await toggleToolbar(scene)
@@ -614,6 +658,9 @@ final class NoteSceneDelegate: SceneDelegate {
             "toolbarChanges": .integer(Int64(toolbarChanges)),
             "scrollOffset": scene.storage["scrollOffset"] ?? .null,
             "storage": .dictionary(scene.storage.all),
+            "isKey": .bool(scene.isKey),
+            "keyChanges": .list(keyChanges.map { .string($0) }),
+            "sizes": .list(sizes.map { .string($0) }),
         ])
     }
 }

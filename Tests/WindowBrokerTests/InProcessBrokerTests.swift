@@ -40,36 +40,48 @@ final class InProcessBrokerTests: XCTestCase {
 
         await connect.answer()
         let opened = try await alpha.value
-        // The later request won focus: alpha comes up in the foreground, inactive, and says so.
-        XCTAssertEqual(opened.state, .foregroundInactive)
-        XCTAssertTrue(opened.notes.contains { $0.contains("another scene was activated meanwhile") }, "\(opened.notes)")
+        // Both are visible, so both are active; the later request has the keyboard.
+        XCTAssertEqual(opened.state, .foregroundActive)
         let betaState = try await sceneState(beta.sessionID, broker)
         XCTAssertEqual(betaState, .foregroundActive)
+        try await eventually("beta is the key scene") { try await broker.sessionInfo(beta.sessionID).key }
         let alphaWorker = try await XCTUnwrapAsync(await running.workers.workers.first { $0.appID == "alpha" })
         let received = await alphaWorker.received
-        XCTAssertEqual(received, ["connect", "willEnterForeground"])
+        XCTAssertEqual(received, ["connect", "willEnterForeground", "didBecomeActive"], "alpha was never key")
 
-        // Activating alpha now moves focus the usual way: beta resigns first.
+        // Activating alpha moves only the keyboard: beta stays active beside it.
         let activated = try await broker.activate(opened.sessionID)
         XCTAssertEqual(activated.state, .foregroundActive)
+        try await eventually("beta resigned key") { try await !broker.sessionInfo(beta.sessionID).key }
         let betaAfter = try await sceneState(beta.sessionID, broker)
-        XCTAssertEqual(betaAfter, .foregroundInactive)
+        XCTAssertEqual(betaAfter, .foregroundActive)
+        let alphaInfo = try await broker.sessionInfo(opened.sessionID)
+        XCTAssertTrue(alphaInfo.key)
+        let betaWorker = try await XCTUnwrapAsync(await running.workers.workers.first { $0.appID == "beta" })
+        let betaReceived = await betaWorker.received
+        XCTAssertEqual(betaReceived.suffix(2), ["didBecomeKey", "didResignKey"])
     }
 
-    func testASceneThatAlreadyClaimedFocusResignsForALaterOne() async throws {
+    /// A scene still being told didBecomeActive when a later one comes forward is not made key
+    /// afterwards: the key is the later scene's, decided when it was asked for.
+    func testASceneStillBecomingActiveDoesNotTakeTheKeyFromALaterOne() async throws {
         let running = try await start()
         let broker = running.broker
         var held = await running.workers.hold(app: "alpha", Self.isTransition(.didBecomeActive)).makeAsyncIterator()
         let alpha = Task { try await openScene("alpha", on: broker) }
-        // alpha holds the active slot and is being told didBecomeActive; its open is not over.
         let becoming = try await XCTUnwrapAsync(await held.next())
         let beta = Task { try await openScene("beta", on: broker) }
         await becoming.answer()
         let (alphaOutcome, betaOutcome) = try await InProcessBroker.withDeadline(.seconds(10)) { (try await alpha.value, try await beta.value) }
-        XCTAssertEqual(alphaOutcome.state, .foregroundActive, "alpha did become active")
+        XCTAssertEqual(alphaOutcome.state, .foregroundActive)
         XCTAssertEqual(betaOutcome.state, .foregroundActive)
-        let alphaNow = try await sceneState(alphaOutcome.sessionID, broker)
-        XCTAssertEqual(alphaNow, .foregroundInactive, "alpha resigned for beta")
+        try await eventually("beta is the key scene") { try await broker.sessionInfo(betaOutcome.sessionID).key }
+        let alphaInfo = try await broker.sessionInfo(alphaOutcome.sessionID)
+        XCTAssertFalse(alphaInfo.key)
+        XCTAssertEqual(SceneState(wire: alphaInfo.state), .foregroundActive, "alpha stays active beside beta")
+        let alphaWorker = try await XCTUnwrapAsync(await running.workers.workers.first { $0.appID == "alpha" })
+        let received = await alphaWorker.received
+        XCTAssertFalse(received.contains("didBecomeKey"), "\(received)")
     }
 
     /// Issue 19, hazard 2. Before: each connect read the pending discards across a suspension
@@ -151,16 +163,16 @@ final class InProcessBrokerTests: XCTestCase {
         XCTAssertEqual(again.launch, .spawned)
     }
 
-    func testAProcessThatDiesWhileBecomingActiveGivesFocusBack() async throws {
+    func testAProcessThatDiesWhileBecomingActiveGivesTheKeyBack() async throws {
         let running = try await start()
         let broker = running.broker
         let alpha = try await openScene("alpha", on: broker)
         var held = await running.workers.hold(app: "beta", Self.isTransition(.didBecomeActive)).makeAsyncIterator()
         let beta = Task { try await openScene("beta", on: broker) }
         let becoming = try await XCTUnwrapAsync(await held.next())
-        // The active scene resigned before the new one was told to become active.
-        let resigned = try await sceneState(alpha.sessionID, broker)
-        XCTAssertEqual(resigned, .foregroundInactive)
+        // alpha stays active; the keyboard is on its way to beta.
+        let meanwhile = try await sceneState(alpha.sessionID, broker)
+        XCTAssertEqual(meanwhile, .foregroundActive)
 
         await becoming.worker.die(.signaled(SIGSEGV))
         do {
@@ -169,8 +181,9 @@ final class InProcessBrokerTests: XCTestCase {
         } catch let error as BrokerError {
             XCTAssertEqual(error.code, .workerFailed, error.message)
         }
+        try await eventually("the key went back to alpha") { try await broker.sessionInfo(alpha.sessionID).key }
         let alphaState = try await sceneState(alpha.sessionID, broker)
-        XCTAssertEqual(alphaState, .foregroundActive, "focus went back to the scene that had it")
+        XCTAssertEqual(alphaState, .foregroundActive)
         let sessions = await broker.sessionList(appID: "beta")
         XCTAssertEqual(sessions.count, 1, "the session is kept, unattached")
         XCTAssertEqual(SceneState(wire: sessions[0].state), .unattached)
@@ -232,6 +245,16 @@ final class InProcessBrokerTests: XCTestCase {
 
 private func openScene(_ app: String, on broker: Broker) async throws -> Broker.Outcome {
     try await broker.open(ActivationRequest(appID: app, sessionID: nil, activity: nil, forceNew: true))
+}
+
+/// Waits for something the broker does in its own time (a key change is told in the scene's
+/// turn, after the request that decided it has been answered).
+private func eventually(_ what: String, _ condition: () async throws -> Bool) async throws {
+    for _ in 0..<500 {
+        if try await condition() { return }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    XCTFail("timed out waiting until \(what)")
 }
 
 private func sceneState(_ id: UUID, _ broker: Broker) async throws -> SceneState {

@@ -136,7 +136,7 @@ final class KeyboardCommandTests: BrokerTestCase {
         let reply = try key("ctrl+u")
         XCTAssertEqual(reply["result"] as? String, "unhandled")
         XCTAssertNil(reply["session"] as? String)
-        XCTAssertTrue((reply["detail"] as? String ?? "").contains("no scene is active"))
+        XCTAssertTrue((reply["detail"] as? String ?? "").contains("no scene is the key scene"))
         XCTAssertEqual(try harness.refusal("menu").code, "invalidState", "no scene and no app: say which")
     }
 

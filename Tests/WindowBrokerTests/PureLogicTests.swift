@@ -62,141 +62,178 @@ final class FocusCoordinatorTests: XCTestCase {
     /// Issue 19, hazard 1: a focus change decided earlier and run later must not undo a later
     /// decision. Before, `refocus` only checked that the scene was connected.
     func testAChangeDecidedBeforeALaterDecisionIsNoLongerWanted() {
-        var focus = FocusCoordinator(maxForeground: 2)
+        var focus = FocusCoordinator(maxForeground: 1)
         let (a, b) = (UUID(), UUID())
-        _ = focus.bringForward(a)
-        let opening = focus.bringForward(b)
-        let resign = FocusCoordinator.Change(a, .foregroundInactive)
-        XCTAssertEqual(opening.changes, [resign])
-        XCTAssertTrue(focus.stillWants(resign))
-        _ = focus.bringForward(a)  // `activate a`, decided before the resign ran
-        XCTAssertFalse(focus.stillWants(resign), "the old resign would leave no scene active")
-        XCTAssertTrue(focus.stillWants(.init(b, .foregroundInactive)))
-        XCTAssertFalse(focus.stillWants(.init(b, .background)), "b is still in the foreground")
+        _ = focus.bringForward(a, app: "notes")
+        let opening = focus.bringForward(b, app: "notes")
+        let leave = FocusCoordinator.Change(a, .background)
+        XCTAssertEqual(opening.changes, [leave])
+        XCTAssertTrue(focus.stillWants(leave))
+        _ = focus.bringForward(a, app: "notes")  // `activate a`, decided before a's background ran
+        XCTAssertFalse(focus.stillWants(leave), "the old change would take the visible scene away")
+        XCTAssertTrue(focus.stillWants(.init(b, .background)))
+        XCTAssertFalse(focus.stillWants(.init(a, .foregroundInactive)), "a is visible and not dimmed")
+    }
+
+    /// Every visible scene is active; bringing one forward moves only the key scene.
+    func testTwoScenesSideBySideAreBothActiveAndTheNewOneIsKey() {
+        var focus = FocusCoordinator(maxForeground: 2)
+        let a = UUID(), b = UUID()
+        XCTAssertEqual(focus.bringForward(a, app: "notes").changes, [])
+        let decision = focus.bringForward(b, app: "notes")
+        XCTAssertEqual(decision.changes, [], "a stays foregroundActive beside b")
+        XCTAssertEqual(decision.previousKey, a)
+        XCTAssertEqual(focus.key, b)
+        XCTAssertEqual(focus.foreground, [a, b])
+        XCTAssertTrue(focus.wantsActive(a) && focus.wantsActive(b))
     }
 
     func testAStandardRequestKeepsTheRequesterBesideTheNewScene() {
         var focus = FocusCoordinator(maxForeground: 2)
         let requester = UUID(), other = UUID(), new = UUID()
-        _ = focus.bringForward(requester)
-        _ = focus.bringForward(other)  // requester is now the least recently active
-        let decision = focus.bringForward(new, beside: requester)
+        _ = focus.bringForward(requester, app: "notes")
+        _ = focus.bringForward(other, app: "notes")  // requester is now the least recently used
+        let decision = focus.bringForward(new, app: "notes", beside: requester)
         XCTAssertEqual(decision.changes, [.init(other, .background)], "the other scene makes room, not the requester")
         XCTAssertEqual(focus.foreground, [requester, new])
-        XCTAssertEqual(focus.active, new)
+        XCTAssertEqual(focus.key, new)
         XCTAssertFalse(focus.standardPlacementEvicts(adding: new))
         XCTAssertTrue(focus.standardPlacementEvicts(adding: nil))
     }
 
-    func testAProminentSceneDimsTheOthersRefusesActivationAndGivesFocusBack() {
-        var focus = FocusCoordinator(maxForeground: 2)
-        let a = UUID(), b = UUID(), sheet = UUID()
-        _ = focus.bringForward(a)
-        _ = focus.bringForward(b)
-        let decision = focus.present(sheet)
+    /// A prominent scene dims and blocks only its own app's other scenes.
+    func testAProminentSceneDimsItsAppsScenesRefusesTheirActivationAndGivesKeyBack() {
+        var focus = FocusCoordinator(maxForeground: 3)
+        let a = UUID(), b = UUID(), other = UUID(), sheet = UUID()
+        _ = focus.bringForward(a, app: "notes")
+        _ = focus.bringForward(other, app: "tally")
+        _ = focus.bringForward(b, app: "notes")
+        let decision = focus.present(sheet, app: "notes")
         XCTAssertEqual(decision.presentation, .prominent)
-        XCTAssertEqual(decision.changes, [.init(b, .foregroundInactive)], "nothing goes to the background under a sheet")
-        XCTAssertEqual(focus.foreground, [a, b])
-        XCTAssertEqual(focus.blockingProminent(for: a), sheet)
-        XCTAssertNil(focus.blockingProminent(for: sheet))
-        XCTAssertEqual(focus.bringForward(sheet).presentation, .prominent, "activating it again keeps it prominent")
-        XCTAssertEqual(focus.remove(sheet), [.init(b, .foregroundActive)], "dismissed: the scene it covered is active again")
-        XCTAssertEqual(focus.active, b)
+        XCTAssertEqual(decision.changes, [.init(a, .foregroundInactive), .init(b, .foregroundInactive)],
+                       "the app's scenes are dimmed; nothing goes to the background under a sheet")
+        XCTAssertTrue(focus.wantsActive(other), "another app's scene is not dimmed")
+        XCTAssertEqual(focus.key, sheet)
+        XCTAssertEqual(focus.blockingProminent(for: a, app: "notes"), sheet)
+        XCTAssertNil(focus.blockingProminent(for: other, app: "tally"), "another app goes on")
+        XCTAssertNil(focus.blockingProminent(for: sheet, app: "notes"))
+        XCTAssertEqual(focus.bringForward(sheet, app: "notes").presentation, .prominent, "activating it again keeps it prominent")
+        XCTAssertEqual(focus.remove(sheet), [.init(a, .foregroundActive), .init(b, .foregroundActive)],
+                       "dismissed: the scenes it dimmed are active again")
+        XCTAssertEqual(focus.key, b, "the key scene before the sheet is key again")
         XCTAssertNil(focus.prominent)
     }
 
-    func testAFailedProminentLaunchGivesFocusBack() {
+    func testAFailedProminentLaunchGivesEverythingBack() {
         var focus = FocusCoordinator(maxForeground: 2)
         let a = UUID(), sheet = UUID()
-        _ = focus.bringForward(a)
-        let decision = focus.present(sheet)
+        _ = focus.bringForward(a, app: "notes")
+        let decision = focus.present(sheet, app: "notes")
         XCTAssertEqual(focus.bringForwardFailed(decision), [.init(a, .foregroundActive)])
-        XCTAssertEqual(focus.active, a)
+        XCTAssertEqual(focus.key, a)
         XCTAssertNil(focus.prominent)
     }
 
-    func testTheActiveSceneResignsWhenAnotherBecomesActive() {
-        var focus = FocusCoordinator(maxForeground: 2)
-        let a = UUID(), b = UUID()
-        XCTAssertEqual(focus.bringForward(a).changes, [])
-        let decision = focus.bringForward(b)
-        XCTAssertEqual(decision.changes, [.init(a, .foregroundInactive)])
-        XCTAssertEqual(decision.resigning, a)
-        XCTAssertEqual(focus.active, b)
-        XCTAssertEqual(focus.foreground, [a, b])
-    }
-
-    func testTheLeastRecentlyActiveForegroundSceneGoesToTheBackground() {
+    func testTheLeastRecentlyUsedForegroundSceneGoesToTheBackground() {
         var focus = FocusCoordinator(maxForeground: 2)
         let old = UUID(), recent = UUID(), new = UUID()
-        _ = focus.bringForward(old)
-        _ = focus.bringForward(recent)
-        let decision = focus.bringForward(new)
-        XCTAssertEqual(decision.changes, [.init(recent, .foregroundInactive), .init(old, .background)])
+        _ = focus.bringForward(old, app: "notes")
+        _ = focus.bringForward(recent, app: "notes")
+        let decision = focus.bringForward(new, app: "notes")
+        XCTAssertEqual(decision.changes, [.init(old, .background)])
         XCTAssertEqual(focus.foreground, [recent, new])
     }
 
-    func testWithOneForegroundSlotTheActiveSceneGoesStraightToTheBackground() {
-        var focus = FocusCoordinator(maxForeground: 1)
-        let a = UUID(), b = UUID()
-        _ = focus.bringForward(a)
-        let decision = focus.bringForward(b)
-        XCTAssertEqual(decision.changes, [.init(a, .background)])
-        XCTAssertEqual(decision.resigning, a, "b still waits for a to leave before it becomes active")
+    /// The user focusing a window makes it key and the most recently used: the other one is
+    /// the one that makes room next.
+    func testTheCompositorsFocusMakesASceneKeyAndRecentlyUsed() {
+        var focus = FocusCoordinator(maxForeground: 2)
+        let a = UUID(), b = UUID(), c = UUID()
+        _ = focus.bringForward(a, app: "notes")
+        _ = focus.bringForward(b, app: "notes")
+        XCTAssertTrue(focus.focused(a))
+        XCTAssertEqual(focus.key, a)
+        XCTAssertFalse(focus.focused(c), "a scene that is not visible cannot take the keyboard")
+        XCTAssertEqual(focus.bringForward(c, app: "notes").changes, [.init(b, .background)])
+        focus.unfocused(c)
+        XCTAssertNil(focus.key, "the keyboard went to a window that is no scene")
+    }
+
+    func testWhenTheKeySceneLeavesTheMostRecentlyUsedOneIsKey() {
+        var focus = FocusCoordinator(maxForeground: 3)
+        let a = UUID(), b = UUID(), c = UUID()
+        for id in [a, b, c] { _ = focus.bringForward(id, app: "notes") }
+        XCTAssertEqual(focus.remove(c), [])
+        XCTAssertEqual(focus.key, b)
+        XCTAssertEqual(focus.remove(a), [])
+        XCTAssertEqual(focus.key, b, "a scene that was not key leaving changes nothing")
     }
 
     func testDecisionsFollowEarlierIntentionsNotCurrentStates() {
-        var focus = FocusCoordinator(maxForeground: 2)
+        var focus = FocusCoordinator(maxForeground: 1)
         let a = UUID(), b = UUID()
-        _ = focus.bringForward(a)
+        _ = focus.bringForward(a, app: "notes")
         focus.remove(a)  // `background a` was requested; its save may still be running
-        XCTAssertEqual(focus.bringForward(b).changes, [], "a is not asked to resign twice")
+        XCTAssertEqual(focus.bringForward(b, app: "notes").changes, [], "a is not sent to the background twice")
     }
 
-    func testAFailedLaunchMakesThePreviousSceneActiveAgain() {
+    func testAFailedLaunchMakesThePreviousSceneKeyAgain() {
         var focus = FocusCoordinator(maxForeground: 2)
         let a = UUID(), b = UUID()
-        _ = focus.bringForward(a)
-        let decision = focus.bringForward(b)
-        XCTAssertEqual(focus.bringForwardFailed(decision), [.init(a, .foregroundActive)])
-        XCTAssertEqual(focus.active, a)
+        _ = focus.bringForward(a, app: "notes")
+        let decision = focus.bringForward(b, app: "notes")
+        XCTAssertEqual(focus.bringForwardFailed(decision), [])
+        XCTAssertEqual(focus.key, a)
         XCTAssertEqual(focus.foreground, [a])
     }
 
     func testAFailedLaunchWhoseProcessAlreadyEndedStillRestoresFocus() {
         var focus = FocusCoordinator(maxForeground: 1)
         let a = UUID(), b = UUID()
-        _ = focus.bringForward(a)
-        let decision = focus.bringForward(b)
+        _ = focus.bringForward(a, app: "notes")
+        let decision = focus.bringForward(b, app: "notes")
         focus.remove(b)  // the new scene's process exited before it said hello
         XCTAssertEqual(focus.bringForwardFailed(decision), [.init(a, .foregroundActive)], "a had gone to the background for b")
         XCTAssertEqual(focus.foreground, [a])
+        XCTAssertEqual(focus.key, a)
     }
 
     func testAFailedLaunchDoesNotUndoALaterDecision() {
         var focus = FocusCoordinator(maxForeground: 2)
         let a = UUID(), b = UUID(), c = UUID()
-        _ = focus.bringForward(a)
-        let failing = focus.bringForward(b)
-        _ = focus.bringForward(c)
+        _ = focus.bringForward(a, app: "notes")
+        let failing = focus.bringForward(b, app: "notes")
+        _ = focus.bringForward(c, app: "notes")
         XCTAssertEqual(focus.bringForwardFailed(failing), [])
-        XCTAssertEqual(focus.active, c)
+        XCTAssertEqual(focus.key, c)
         XCTAssertFalse(focus.foreground.contains(b))
     }
 
-    func testAtMostOneSceneIsEverMeantToBeActive() {
+    /// Whatever the order of requests: the bound holds, the key scene is visible, and a dimmed
+    /// scene is one the prominent scene's app owns.
+    func testTheInvariantsHoldForAnyOrderOfDecisions() {
         var focus = FocusCoordinator(maxForeground: 2)
         let ids = (0..<5).map { _ in UUID() }
+        let apps = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, $0 % 2 == 0 ? "notes" : "tally") })
         var generator = SystemRandomNumberGenerator()
-        for _ in 0..<500 {
+        for _ in 0..<1000 {
             let id = ids.randomElement(using: &generator)!
-            switch Int.random(in: 0..<3, using: &generator) {
+            switch Int.random(in: 0..<6, using: &generator) {
             case 0: focus.remove(id)
-            default: _ = focus.bringForward(id)
+            case 1: _ = focus.focused(id)
+            case 2 where focus.blockingProminent(for: id, app: apps[id]!) == nil && focus.prominent == nil:
+                _ = focus.present(id, app: apps[id]!)
+            default:
+                if focus.blockingProminent(for: id, app: apps[id]!) == nil { _ = focus.bringForward(id, app: apps[id]!) }
             }
             XCTAssertLessThanOrEqual(focus.foreground.count, 2)
             XCTAssertEqual(Set(focus.foreground).count, focus.foreground.count)
-            if let active = focus.active { XCTAssertTrue(focus.foreground.contains(active)) }
+            if let key = focus.key { XCTAssertTrue(focus.wantsActive(key), "the key scene is visible and not dimmed") }
+            XCTAssertFalse(focus.prominent.map(focus.foreground.contains) ?? false)
+            for dimmed in focus.dimmed {
+                XCTAssertTrue(focus.foreground.contains(dimmed))
+                XCTAssertEqual(apps[dimmed], focus.prominent.flatMap { apps[$0] })
+            }
         }
     }
 }

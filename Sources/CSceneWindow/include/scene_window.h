@@ -16,7 +16,13 @@ typedef struct {
     void (*configure)(void *context, int32_t width, int32_t height, int32_t activated);
     /// The user asked to close the window (its title-bar button, the compositor's binding).
     void (*close)(void *context);
+    /// A key went down while the window has the keyboard. `name`: the key's xkb name at its
+    /// base level, in lower case (`u`, `return`, `backspace`, `left`, `bracketleft`);
+    /// `modifiers`: the SW_MOD_* bits held; `text`: what it types with them (UTF-8, "" for none).
+    void (*key)(void *context, const char *name, uint32_t modifiers, const char *text);
 } sw_callbacks;
+
+enum { SW_MOD_CTRL = 1, SW_MOD_ALT = 2, SW_MOD_SHIFT = 4, SW_MOD_SUPER = 8 };
 
 /// Connects to the compositor (`WAYLAND_DISPLAY`) and maps a toplevel; NULL (with a reason in
 /// `error`, when given) if there is no compositor or it lacks xdg-shell.

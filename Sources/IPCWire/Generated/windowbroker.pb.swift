@@ -963,6 +963,12 @@ public nonisolated struct Windowbroker_V1_SessionInfo: @unchecked Sendable {
   /// Clears the value of `storage`. Subsequent reads from it will return its default value.
   public mutating func clearStorage() {_uniqueStorage()._storage = nil}
 
+  /// The key scene: it has the keyboard focus, and key commands go to it (at most one).
+  public var key: Bool {
+    get {_storage._key}
+    set {_uniqueStorage()._key = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -2403,6 +2409,15 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
     set {kind = .commandPerformed(newValue)}
   }
 
+  /// The session became the key scene (keyboard focus) or stopped being it.
+  public var keyChanged: Windowbroker_V1_KeyChanged {
+    get {
+      if case .keyChanged(let v)? = kind {return v}
+      return Windowbroker_V1_KeyChanged()
+    }
+    set {kind = .keyChanged(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -2428,8 +2443,26 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
     /// A scene's update queue overflowed (the event's session); it gets one notice.
     case updatesDropped(Windowbroker_V1_UpdatesDroppedEvent)
     case commandPerformed(Windowbroker_V1_CommandPerformed)
+    /// The session became the key scene (keyboard focus) or stopped being it.
+    case keyChanged(Windowbroker_V1_KeyChanged)
 
   }
+
+  public init() {}
+}
+
+/// source: "activation" (the broker brought it forward), "compositor" (the user focused a
+/// window), "dismissal" (a scene in front of it went away).
+public nonisolated struct Windowbroker_V1_KeyChanged: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var isKey: Bool = false
+
+  public var source: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
@@ -2929,6 +2962,16 @@ public nonisolated struct Windowbroker_V1_WorkerCommand: Sendable {
     set {kind = .validateCommands(newValue)}
   }
 
+  /// The scene became the key scene or stopped being it (didBecomeKey / didResignKey). A
+  /// scene with a window takes this from its compositor instead and only acknowledges.
+  public var keyStatus: Windowbroker_V1_KeyStatus {
+    get {
+      if case .keyStatus(let v)? = kind {return v}
+      return Windowbroker_V1_KeyStatus()
+    }
+    set {kind = .keyStatus(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -2950,8 +2993,23 @@ public nonisolated struct Windowbroker_V1_WorkerCommand: Sendable {
     case performCommand(Windowbroker_V1_PerformCommand)
     /// Which of these commands the chain can perform, with titles and states after validate.
     case validateCommands(Windowbroker_V1_ValidateCommands)
+    /// The scene became the key scene or stopped being it (didBecomeKey / didResignKey). A
+    /// scene with a window takes this from its compositor instead and only acknowledges.
+    case keyStatus(Windowbroker_V1_KeyStatus)
 
   }
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_KeyStatus: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var isKey: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
@@ -3418,6 +3476,35 @@ public nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
     set {kind = .commandStates(newValue)}
   }
 
+  /// Unsolicited, from a scene's window: the compositor gave or took its keyboard focus.
+  public var keyboardFocus: Windowbroker_V1_KeyboardFocus {
+    get {
+      if case .keyboardFocus(let v)? = kind {return v}
+      return Windowbroker_V1_KeyboardFocus()
+    }
+    set {kind = .keyboardFocus(newValue)}
+  }
+
+  /// Unsolicited: the user closed the scene's window. The broker disconnects the scene
+  /// (its state saved first); the session stays.
+  public var closeRequested: Windowbroker_V1_CloseRequested {
+    get {
+      if case .closeRequested(let v)? = kind {return v}
+      return Windowbroker_V1_CloseRequested()
+    }
+    set {kind = .closeRequested(newValue)}
+  }
+
+  /// Unsolicited: a key with a command modifier from the window's keyboard; answered with a
+  /// CommandResult (handled_by empty: no command of the app has that shortcut).
+  public var keyInput: Windowbroker_V1_KeyInput {
+    get {
+      if case .keyInput(let v)? = kind {return v}
+      return Windowbroker_V1_KeyInput()
+    }
+    set {kind = .keyInput(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -3433,8 +3520,50 @@ public nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
     case storage(Windowbroker_V1_SceneStorageUpdate)
     case commandResult(Windowbroker_V1_CommandResult)
     case commandStates(Windowbroker_V1_CommandStates)
+    /// Unsolicited, from a scene's window: the compositor gave or took its keyboard focus.
+    case keyboardFocus(Windowbroker_V1_KeyboardFocus)
+    /// Unsolicited: the user closed the scene's window. The broker disconnects the scene
+    /// (its state saved first); the session stays.
+    case closeRequested(Windowbroker_V1_CloseRequested)
+    /// Unsolicited: a key with a command modifier from the window's keyboard; answered with a
+    /// CommandResult (handled_by empty: no command of the app has that shortcut).
+    case keyInput(Windowbroker_V1_KeyInput)
 
   }
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_KeyboardFocus: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var focused: Bool = false
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_CloseRequested: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  public init() {}
+}
+
+public nonisolated struct Windowbroker_V1_KeyInput: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var shortcut: String = String()
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
@@ -4277,7 +4406,7 @@ nonisolated extension Windowbroker_V1_ActivationConditions: SwiftProtobuf.Messag
 
 nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SessionInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}app_id\0\u{1}configuration\0\u{1}role\0\u{1}title\0\u{1}state\0\u{1}pid\0\u{3}created_at\0\u{3}last_active_at\0\u{3}last_disconnect\0\u{3}launch_count\0\u{3}restoration_saved\0\u{3}restoration_activity\0\u{3}pss_bytes\0\u{3}current_activity\0\u{1}presentation\0\u{3}requested_by\0\u{3}crash_loop_retry_after_seconds\0\u{3}quarantined_restoration\0\u{1}storage\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}app_id\0\u{1}configuration\0\u{1}role\0\u{1}title\0\u{1}state\0\u{1}pid\0\u{3}created_at\0\u{3}last_active_at\0\u{3}last_disconnect\0\u{3}launch_count\0\u{3}restoration_saved\0\u{3}restoration_activity\0\u{3}pss_bytes\0\u{3}current_activity\0\u{1}presentation\0\u{3}requested_by\0\u{3}crash_loop_retry_after_seconds\0\u{3}quarantined_restoration\0\u{1}storage\0\u{1}key\0")
 
   fileprivate class _StorageClass {
     var _id: String = String()
@@ -4300,6 +4429,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
     var _crashLoopRetryAfterSeconds: Double = 0
     var _quarantinedRestoration: Windowbroker_V1_UserActivity? = nil
     var _storage: Windowbroker_V1_PlistDictionary? = nil
+    var _key: Bool = false
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -4330,6 +4460,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
       _crashLoopRetryAfterSeconds = source._crashLoopRetryAfterSeconds
       _quarantinedRestoration = source._quarantinedRestoration
       _storage = source._storage
+      _key = source._key
     }
   }
 
@@ -4368,6 +4499,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
         case 18: try { try decoder.decodeSingularDoubleField(value: &_storage._crashLoopRetryAfterSeconds) }()
         case 19: try { try decoder.decodeSingularMessageField(value: &_storage._quarantinedRestoration) }()
         case 20: try { try decoder.decodeSingularMessageField(value: &_storage._storage) }()
+        case 21: try { try decoder.decodeSingularBoolField(value: &_storage._key) }()
         default: break
         }
       }
@@ -4440,6 +4572,9 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
       try { if let v = _storage._storage {
         try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
       } }()
+      if _storage._key != false {
+        try visitor.visitSingularBoolField(value: _storage._key, fieldNumber: 21)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -4469,6 +4604,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
         if _storage._crashLoopRetryAfterSeconds != rhs_storage._crashLoopRetryAfterSeconds {return false}
         if _storage._quarantinedRestoration != rhs_storage._quarantinedRestoration {return false}
         if _storage._storage != rhs_storage._storage {return false}
+        if _storage._key != rhs_storage._key {return false}
         return true
       }
       if !storagesAreEqual {return false}
@@ -7004,7 +7140,7 @@ nonisolated extension Windowbroker_V1_ActionResult: SwiftProtobuf.Message, Swift
 
 nonisolated extension Windowbroker_V1_LifecycleEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LifecycleEvent"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}time\0\u{3}session_id\0\u{3}app_id\0\u{1}event\0\u{1}detail\0\u{1}title\0\u{2}\u{4}created\0\u{1}launched\0\u{1}callback\0\u{3}restoration_saved\0\u{3}restoration_extended\0\u{1}continued\0\u{3}discards_delivered\0\u{1}exited\0\u{1}crashed\0\u{1}discarded\0\u{3}memory_warning\0\u{1}reclaimed\0\u{1}pressure\0\u{3}activation_requested\0\u{3}destruction_requested\0\u{3}refresh_requested\0\u{3}update_posted\0\u{3}defaults_changed\0\u{3}updates_dropped\0\u{3}command_performed\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}time\0\u{3}session_id\0\u{3}app_id\0\u{1}event\0\u{1}detail\0\u{1}title\0\u{2}\u{4}created\0\u{1}launched\0\u{1}callback\0\u{3}restoration_saved\0\u{3}restoration_extended\0\u{1}continued\0\u{3}discards_delivered\0\u{1}exited\0\u{1}crashed\0\u{1}discarded\0\u{3}memory_warning\0\u{1}reclaimed\0\u{1}pressure\0\u{3}activation_requested\0\u{3}destruction_requested\0\u{3}refresh_requested\0\u{3}update_posted\0\u{3}defaults_changed\0\u{3}updates_dropped\0\u{3}command_performed\0\u{3}key_changed\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -7278,6 +7414,19 @@ nonisolated extension Windowbroker_V1_LifecycleEvent: SwiftProtobuf.Message, Swi
           self.kind = .commandPerformed(v)
         }
       }()
+      case 30: try {
+        var v: Windowbroker_V1_KeyChanged?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .keyChanged(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .keyChanged(v)
+        }
+      }()
       default: break
       }
     }
@@ -7387,6 +7536,10 @@ nonisolated extension Windowbroker_V1_LifecycleEvent: SwiftProtobuf.Message, Swi
       guard case .commandPerformed(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 29)
     }()
+    case .keyChanged?: try {
+      guard case .keyChanged(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 30)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -7400,6 +7553,41 @@ nonisolated extension Windowbroker_V1_LifecycleEvent: SwiftProtobuf.Message, Swi
     if lhs.detail != rhs.detail {return false}
     if lhs.title != rhs.title {return false}
     if lhs.kind != rhs.kind {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_KeyChanged: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".KeyChanged"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}is_key\0\u{1}source\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBoolField(value: &self.isKey) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.source) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.isKey != false {
+      try visitor.visitSingularBoolField(value: self.isKey, fieldNumber: 1)
+    }
+    if !self.source.isEmpty {
+      try visitor.visitSingularStringField(value: self.source, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_KeyChanged, rhs: Windowbroker_V1_KeyChanged) -> Bool {
+    if lhs.isKey != rhs.isKey {return false}
+    if lhs.source != rhs.source {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -8325,7 +8513,7 @@ nonisolated extension Windowbroker_V1_PressureResponse: SwiftProtobuf.Message, S
 
 nonisolated extension Windowbroker_V1_WorkerCommand: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".WorkerCommand"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}connect\0\u{3}restore_interaction_state\0\u{1}transition\0\u{3}restoration_activity_request\0\u{3}continue_activity\0\u{3}perform_action\0\u{1}disconnect\0\u{3}discard_sessions\0\u{3}memory_warning\0\u{1}refresh\0\u{1}update\0\u{3}perform_command\0\u{3}validate_commands\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}connect\0\u{3}restore_interaction_state\0\u{1}transition\0\u{3}restoration_activity_request\0\u{3}continue_activity\0\u{3}perform_action\0\u{1}disconnect\0\u{3}discard_sessions\0\u{3}memory_warning\0\u{1}refresh\0\u{1}update\0\u{3}perform_command\0\u{3}validate_commands\0\u{3}key_status\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -8502,6 +8690,19 @@ nonisolated extension Windowbroker_V1_WorkerCommand: SwiftProtobuf.Message, Swif
           self.kind = .validateCommands(v)
         }
       }()
+      case 14: try {
+        var v: Windowbroker_V1_KeyStatus?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .keyStatus(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .keyStatus(v)
+        }
+      }()
       default: break
       }
     }
@@ -8565,6 +8766,10 @@ nonisolated extension Windowbroker_V1_WorkerCommand: SwiftProtobuf.Message, Swif
       guard case .validateCommands(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
     }()
+    case .keyStatus?: try {
+      guard case .keyStatus(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -8572,6 +8777,36 @@ nonisolated extension Windowbroker_V1_WorkerCommand: SwiftProtobuf.Message, Swif
 
   public static func ==(lhs: Windowbroker_V1_WorkerCommand, rhs: Windowbroker_V1_WorkerCommand) -> Bool {
     if lhs.kind != rhs.kind {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_KeyStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".KeyStatus"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}is_key\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBoolField(value: &self.isKey) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.isKey != false {
+      try visitor.visitSingularBoolField(value: self.isKey, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_KeyStatus, rhs: Windowbroker_V1_KeyStatus) -> Bool {
+    if lhs.isKey != rhs.isKey {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -9273,7 +9508,7 @@ nonisolated extension Windowbroker_V1_MemoryWarning: SwiftProtobuf.Message, Swif
 
 nonisolated extension Windowbroker_V1_WorkerMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".WorkerMessage"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}ack\0\u{1}connected\0\u{3}restoration_activity\0\u{3}action_result\0\u{3}restoration_extended\0\u{3}memory_warning\0\u{4}\u{4}scene_update\0\u{1}storage\0\u{3}command_result\0\u{3}command_states\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}ack\0\u{1}connected\0\u{3}restoration_activity\0\u{3}action_result\0\u{3}restoration_extended\0\u{3}memory_warning\0\u{4}\u{4}scene_update\0\u{1}storage\0\u{3}command_result\0\u{3}command_states\0\u{3}keyboard_focus\0\u{3}close_requested\0\u{3}key_input\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -9411,6 +9646,45 @@ nonisolated extension Windowbroker_V1_WorkerMessage: SwiftProtobuf.Message, Swif
           self.kind = .commandStates(v)
         }
       }()
+      case 14: try {
+        var v: Windowbroker_V1_KeyboardFocus?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .keyboardFocus(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .keyboardFocus(v)
+        }
+      }()
+      case 15: try {
+        var v: Windowbroker_V1_CloseRequested?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .closeRequested(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .closeRequested(v)
+        }
+      }()
+      case 16: try {
+        var v: Windowbroker_V1_KeyInput?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .keyInput(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .keyInput(v)
+        }
+      }()
       default: break
       }
     }
@@ -9462,6 +9736,18 @@ nonisolated extension Windowbroker_V1_WorkerMessage: SwiftProtobuf.Message, Swif
       guard case .commandStates(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 13)
     }()
+    case .keyboardFocus?: try {
+      guard case .keyboardFocus(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 14)
+    }()
+    case .closeRequested?: try {
+      guard case .closeRequested(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 15)
+    }()
+    case .keyInput?: try {
+      guard case .keyInput(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 16)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -9469,6 +9755,85 @@ nonisolated extension Windowbroker_V1_WorkerMessage: SwiftProtobuf.Message, Swif
 
   public static func ==(lhs: Windowbroker_V1_WorkerMessage, rhs: Windowbroker_V1_WorkerMessage) -> Bool {
     if lhs.kind != rhs.kind {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_KeyboardFocus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".KeyboardFocus"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}focused\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBoolField(value: &self.focused) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.focused != false {
+      try visitor.visitSingularBoolField(value: self.focused, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_KeyboardFocus, rhs: Windowbroker_V1_KeyboardFocus) -> Bool {
+    if lhs.focused != rhs.focused {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_CloseRequested: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".CloseRequested"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_CloseRequested, rhs: Windowbroker_V1_CloseRequested) -> Bool {
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_KeyInput: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".KeyInput"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}shortcut\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.shortcut) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.shortcut.isEmpty {
+      try visitor.visitSingularStringField(value: self.shortcut, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_KeyInput, rhs: Windowbroker_V1_KeyInput) -> Bool {
+    if lhs.shortcut != rhs.shortcut {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -1,22 +1,30 @@
 import Foundation
 import IPCWire
 
-/// The one thing decided atomically across sessions: which scene is meant to be active and
-/// which are meant to be in the foreground (split view holds `maxForeground`). Every other
-/// part of a scene's lifecycle runs on that session's own driver; this decides what the
-/// drivers of *other* sessions must do when one scene comes forward, from what earlier
-/// decisions intended rather than from where the scenes happen to be right now.
+/// The one thing decided atomically across sessions: which scenes are meant to be visible, which
+/// of them are dimmed behind a prominent scene, and which one is the key scene. Every visible
+/// scene that receives events is foregroundActive (two windows side by side are both active, as
+/// in iPadOS split view); keyboard focus is a separate fact, the key scene. Every other part of a
+/// scene's lifecycle runs on that session's own driver; this decides what the drivers of *other*
+/// sessions must do when one scene comes forward, from what earlier decisions intended rather
+/// than from where the scenes happen to be right now.
 public struct FocusCoordinator: Sendable, Equatable {
+    /// How many scenes may be visible at once (`--max-foreground`); a prominent one is extra.
     public let maxForeground: Int
-    /// The scene meant to be foregroundActive.
-    public private(set) var active: UUID?
-    /// Scenes meant to be in the foreground, least recently active first. A prominent scene
-    /// is not among them: it is presented over them.
+    /// Scenes meant to be visible, least recently brought forward first. A prominent scene is
+    /// not among them: it is presented over them.
     public private(set) var foreground: [UUID] = []
-    /// The scene presented prominently (modal): while it is up, no other scene is activated.
+    /// The key scene: keyboard focus and key commands go to it. At most one.
+    public private(set) var key: UUID?
+    /// The scene presented prominently (modal): while it is up, its app's other scenes are
+    /// dimmed (foregroundInactive) and cannot be activated; other apps go on as before.
     public private(set) var prominent: UUID?
-    /// The scene that was active when the prominent one came up; active again when it goes.
+    /// The foreground scenes the prominent one dims: those of its own app.
+    public private(set) var dimmed: [UUID] = []
+    /// The key scene when the prominent one came up; key again when it goes.
     public private(set) var returnTo: UUID?
+    /// Which app each visible scene belongs to: a prominent scene dims only its own app.
+    private var apps: [UUID: String] = [:]
     /// Counts decisions, so a failure can tell whether a later decision superseded its own.
     private var generation: UInt64 = 0
 
@@ -37,23 +45,21 @@ public struct FocusCoordinator: Sendable, Equatable {
     /// What bringing one scene forward asks of the others.
     public struct Decision: Sendable, Equatable {
         public var scene: UUID
-        /// For other scenes, in order: the active one resigns, the least recently active
-        /// foreground scenes beyond the bound go to the background.
+        /// For other scenes, in order: the least recently used foreground scenes beyond the
+        /// bound go to the background; a prominent scene dims its app's other scenes.
         public var changes: [Change]
-        /// The scene that was meant to be active before; it is active again if this one fails.
-        public var previousActive: UUID?
+        /// The key scene before; key again if this one fails.
+        public var previousKey: UUID?
         public var presentation: Presentation = .standard
         fileprivate var generation: UInt64 = 0
-        /// The change whose completion `scene` waits for before it becomes active, so that at
-        /// most one scene is ever foregroundActive.
-        public var resigning: UUID? {
-            changes.first { $0.id == previousActive }?.id
-        }
+        fileprivate var previousKeyApp: String?
     }
 
-    /// The prominent scene that keeps `id` from being activated, if any.
-    public func blockingProminent(for id: UUID) -> UUID? {
-        prominent == id ? nil : prominent
+    /// The prominent scene that keeps `id` (of `app`) from being activated, if any: a modal
+    /// scene blocks only its own app's other scenes.
+    public func blockingProminent(for id: UUID?, app: String) -> UUID? {
+        guard let prominent, prominent != id, apps[prominent] == app else { return nil }
+        return prominent
     }
 
     /// Whether bringing `id` (nil: a new scene) forward the standard way would push another
@@ -62,94 +68,130 @@ public struct FocusCoordinator: Sendable, Equatable {
         foreground.filter { $0 != id }.count >= maxForeground
     }
 
+    /// Whether `id` is meant to be visible and receiving events.
+    public func wantsActive(_ id: UUID) -> Bool {
+        prominent == id || (foreground.contains(id) && !dimmed.contains(id))
+    }
+
     /// Whether a change decided earlier still matches what focus intends for its scene now
     /// (a later decision may have brought it forward again, or sent it away).
     public func stillWants(_ change: Change) -> Bool {
         let id = change.id
         switch change.target {
         case .foregroundActive:
-            return active == id
+            return wantsActive(id)
         case .foregroundInactive:
-            return active != id
+            return dimmed.contains(id)
         case .background:
-            return active != id && prominent != id && !foreground.contains(id)
+            return prominent != id && !foreground.contains(id)
         default:
             return true
         }
     }
 
-    /// `id` is to become the active scene. With `requester` (a scene asked for it), the
-    /// requester stays in the foreground beside it; other scenes beyond the bound go.
-    public mutating func bringForward(_ id: UUID, beside requester: UUID? = nil) -> Decision {
-        if prominent == id { return present(id) }
-        let previous = active
+    /// `id` (a scene of `app`) comes forward and becomes the key scene. With `requester` (a
+    /// scene asked for it), the requester stays in the foreground beside it; the least
+    /// recently used scenes beyond the bound go to the background.
+    public mutating func bringForward(_ id: UUID, app: String, beside requester: UUID? = nil) -> Decision {
+        if prominent == id { return present(id, app: app) }
+        let previous = key
+        let previousApp = previous.flatMap { apps[$0] }
         generation += 1
+        apps[id] = app
         foreground.removeAll { $0 == id }
         if let requester, requester != id, foreground.contains(requester) {
             foreground.removeAll { $0 == requester }
             foreground.append(requester)
         }
         foreground.append(id)
-        active = id
-        var changes: [Change] = []
+        key = id
         let excess = max(0, foreground.count - maxForeground)
         let toBackground = Array(foreground.prefix(excess))
-        foreground.removeFirst(excess)
-        if let previous, previous != id, !toBackground.contains(previous) {
-            changes.append(Change(previous, .foregroundInactive))
-        }
-        changes += toBackground.map { Change($0, .background) }
-        return Decision(scene: id, changes: changes, previousActive: previous == id ? nil : previous, generation: generation)
+        for gone in toBackground { forget(gone) }
+        return Decision(scene: id, changes: toBackground.map { Change($0, .background) },
+                        previousKey: previous == id ? nil : previous, generation: generation, previousKeyApp: previousApp)
     }
 
-    /// `id` is presented prominently: it becomes active over every foreground scene, which
-    /// stay in the foreground, inactive (dimmed), until it is dismissed.
-    public mutating func present(_ id: UUID) -> Decision {
-        let previous = active
+    /// `id` is presented prominently: it becomes the key scene over its app's foreground
+    /// scenes, which stay visible, dimmed (foregroundInactive), until it is dismissed.
+    public mutating func present(_ id: UUID, app: String) -> Decision {
+        let previous = key
         generation += 1
         if prominent == nil { returnTo = previous == id ? nil : previous }
         prominent = id
+        apps[id] = app
         foreground.removeAll { $0 == id }
-        active = id
-        let changes = previous.flatMap { $0 == id ? nil : [Change($0, .foregroundInactive)] } ?? []
-        return Decision(scene: id, changes: changes, previousActive: previous == id ? nil : previous,
-                        presentation: .prominent, generation: generation)
+        key = id
+        let newlyDimmed = foreground.filter { apps[$0] == app && !dimmed.contains($0) }
+        dimmed += newlyDimmed
+        return Decision(scene: id, changes: newlyDimmed.map { Change($0, .foregroundInactive) },
+                        previousKey: previous == id ? nil : previous, presentation: .prominent, generation: generation)
+    }
+
+    /// The user focused `id`'s window (the compositor says so): it is the key scene and the
+    /// most recently used. False when it is not a visible scene.
+    public mutating func focused(_ id: UUID) -> Bool {
+        guard wantsActive(id) else { return false }
+        if foreground.contains(id) {
+            foreground.removeAll { $0 == id }
+            foreground.append(id)
+        }
+        key = id
+        return true
+    }
+
+    /// `id`'s window lost the keyboard (to a window that is not a scene, or to none).
+    public mutating func unfocused(_ id: UUID) {
+        if key == id { key = nil }
     }
 
     /// `id` leaves the foreground (sent to the background, reclaimed, closed, its process ended).
-    /// No other scene becomes active by itself, as on iPadOS, except when a prominent scene is
-    /// dismissed: the scene it was presented over is active again (returned as a change).
+    /// When it was the key scene, the most recently used visible scene is key next, as a
+    /// compositor gives the keyboard to the next window. When it was presented prominently,
+    /// the scenes it dimmed are active again (returned as changes) and the scene that was key
+    /// before it is key again.
     @discardableResult
     public mutating func remove(_ id: UUID) -> [Change] {
-        foreground.removeAll { $0 == id }
+        let wasKey = key == id
+        forget(id)
         if returnTo == id { returnTo = nil }
         guard prominent == id else {
-            if active == id { active = nil }
+            if wasKey { key = prominent ?? foreground.last }
             return []
         }
         prominent = nil
-        let back = returnTo
-        returnTo = nil
-        guard active == id || active == nil else { return [] }
-        active = nil
-        guard let back, foreground.contains(back) else { return [] }
         generation += 1
-        active = back
-        return [Change(back, .foregroundActive)]
+        let undimmed = dimmed
+        dimmed = []
+        if wasKey || key == nil {
+            key = returnTo.flatMap { foreground.contains($0) ? $0 : nil } ?? foreground.last
+        }
+        returnTo = nil
+        return undimmed.map { Change($0, .foregroundActive) }
     }
 
     /// Bringing `decision.scene` forward failed: it leaves the foreground and, unless a later
-    /// decision already moved focus elsewhere, the scene that was active before is active again.
+    /// decision already moved focus elsewhere, the scene that was key before is key again (back
+    /// from the background when it had made room for the failed one).
     public mutating func bringForwardFailed(_ decision: Decision) -> [Change] {
         // The failing scene may already be gone from the foreground (its process ended).
         let superseded = decision.generation != generation
-        let returned = remove(decision.scene)
-        if !returned.isEmpty { return returned }
-        guard !superseded, active == nil, let previous = decision.previousActive,
-              foreground.contains(previous) || decision.changes.contains(Change(previous, .background)) else { return [] }
-        foreground.removeAll { $0 == previous }
-        foreground.append(previous)
-        active = previous
-        return [Change(previous, .foregroundActive)]
+        var changes = remove(decision.scene)
+        guard !superseded, let previous = decision.previousKey else { return changes }
+        if !wantsActive(previous), decision.changes.contains(Change(previous, .background)),
+           foreground.count < maxForeground, let app = decision.previousKeyApp {
+            foreground.append(previous)
+            apps[previous] = app
+            changes.append(Change(previous, .foregroundActive))
+        }
+        if wantsActive(previous) { key = previous }
+        return changes
+    }
+
+    private mutating func forget(_ id: UUID) {
+        foreground.removeAll { $0 == id }
+        dimmed.removeAll { $0 == id }
+        if key == id { key = nil }
+        apps[id] = nil
     }
 }

@@ -47,11 +47,14 @@ extension Broker {
         }
     }
 
-    /// The presentation an activation gets. A prominent scene that is up refuses every other
-    /// activation. `automatic` is prominent exactly when the standard placement would push a
-    /// scene out of the foreground (the split is full), standard otherwise.
-    func presentation(_ requested: Presentation, target: UUID?) throws(BrokerError) -> Presentation {
-        if let blocking = target.map({ focus.blockingProminent(for: $0) }) ?? focus.prominent {
+    /// The presentation an activation gets. A prominent scene that is up refuses the other
+    /// activations of its own app (other apps go on), and there is one prominent scene at a
+    /// time. `automatic` is prominent exactly when the standard placement would push a scene
+    /// out of the foreground (the split is full), standard otherwise.
+    func presentation(_ requested: Presentation, target: UUID?, app: String) throws(BrokerError) -> Presentation {
+        let blocking = focus.blockingProminent(for: target, app: app)
+            ?? (requested == .prominent && focus.prominent != target ? focus.prominent : nil)
+        if let blocking {
             throw BrokerError(.requestDenied, "session \(blocking.uuidString.lowercased()) is presented prominently; dismiss it first (`wmctl close` or `wmctl background`)")
         }
         guard requested == .automatic else { return requested }
@@ -73,11 +76,11 @@ extension Broker {
         }
         switch route {
         case .existing(let id, let reason):
-            let presentation = try presentation(request.presentation, target: id)
+            let presentation = try presentation(request.presentation, target: id, app: app.id)
             let (notes, launch) = try await bringForward(id, activity: request.activity, presentation: presentation, requestedBy: request.requestedBy)
             return outcome(id, notes: ["\(reason): session \(id.uuidString.lowercased())"] + notes, launch: launch)
         case .create(let configurationName, let role):
-            let presentation = try presentation(request.presentation, target: nil)
+            let presentation = try presentation(request.presentation, target: nil, app: app.id)
             try checkRoomForLaunch()
             let count = sessions.values.filter { $0.appID == app.id }.count
             guard count < self.configuration.maxSessionsPerApp else {
@@ -125,7 +128,7 @@ extension Broker {
         if let requestedBy {
             emit(requestedBy, app: session.appID, .activationRequested(target: id, activityType: "", presentation: .standard))
         }
-        let (notes, launch) = try await bringForward(id, activity: nil, presentation: try presentation(.standard, target: id), requestedBy: requestedBy)
+        let (notes, launch) = try await bringForward(id, activity: nil, presentation: try presentation(.standard, target: id, app: session.appID), requestedBy: requestedBy)
         return outcome(id, notes: (retryNote.map { [$0] } ?? []) + notes, launch: launch)
     }
 
@@ -152,30 +155,23 @@ extension Broker {
     }
 
     /// Brings the session to foregroundActive (launching and restoring it when it has no
-    /// process) and delivers the activity: in `willConnect` when it connects now, as `continue`
-    /// when it was already connected. The focus coordinator decides at once what other scenes
-    /// must do; they do it on their own queues, side by side with this launch, and this scene
-    /// becomes active only after the previously active one has resigned (the active slot). If
-    /// this scene fails, the previously active one is active again.
+    /// process), makes it the key scene and delivers the activity: in `willConnect` when it
+    /// connects now, as `continue` when it was already connected. The focus coordinator decides
+    /// at once what other scenes must do (the least recently used beyond the bound go to the
+    /// background; a prominent scene dims its app's others); they do it on their own queues,
+    /// side by side with this launch. If this scene fails, the key scene before it is key again.
     private func bringForward(
         _ id: UUID, activity: UserActivity?, presentation: Presentation, requestedBy: UUID?
     ) async throws -> (notes: [String], launch: LaunchKind) {
         if workers[id] == nil { try checkRoomForLaunch() }
-        let decision = changeFocus { presentation == .prominent ? $0.present(id) : $0.bringForward(id, beside: requestedBy) }
+        let app = sessions[id]?.appID ?? ""
+        let decision = changeFocus {
+            presentation == .prominent ? $0.present(id, app: app) : $0.bringForward(id, app: app, beside: requestedBy)
+        }
         sessions[id]?.presentation = decision.presentation
         sessions[id]?.requestedBy = requestedBy
-        comingForward[id, default: 0] += 1
-        defer {
-            comingForward[id]? -= 1
-            if comingForward[id] == 0 { comingForward[id] = nil }
-            refillPools()  // after the launch, if it took a prewarmed worker
-        }
-        // A scene still on its way forward, that has not claimed the active slot yet, needs
-        // no resign: its own drive sees that focus moved and stops at foregroundInactive.
-        // Queuing one behind it would make this request wait for that scene's launch.
-        let others: [Task<[String], Never>] = decision.changes
-            .filter { !($0.target == .foregroundInactive && comingForward[$0.id] != nil && activeSlot.holder != $0.id) }
-            .map { change in refocusLater(change) }
+        defer { refillPools() }  // after the launch, if it took a prewarmed worker
+        let others = decision.changes.map { change in refocusLater(change) }
         var notes: [String]
         let launch: LaunchKind
         do {
@@ -183,6 +179,8 @@ extension Broker {
                 let wasConnected = sessions[id]?.state.isConnected ?? false
                 let quarantineNote = wasConnected ? nil : try await quarantineIfPoisoned(id)
                 let notes = try await drive(id, to: .foregroundActive, options: .init(activities: activity.map { [$0] } ?? []))
+                // didBecomeKey comes after didBecomeActive, and before a continued activity.
+                await syncKey(id)
                 if wasConnected, let activity {
                     _ = try await command(id, .continueActivity(.with { $0.activity = activity.wire }),
                                           timeout: configuration.workerTimeout, doing: "continue")

@@ -14,9 +14,9 @@ extension Broker {
     }
 
     /// Moves a session to `target`, one step at a time. Returns notes for the requester (e.g.
-    /// that a stale restoration activity was kept). Before didBecomeActive the scene waits for
-    /// the active slot: the scene that was active resigns first, and a scene that focus has
-    /// moved away from in the meantime stops at foregroundInactive.
+    /// that a stale restoration activity was kept). A scene that focus has moved away from in
+    /// the meantime (sent to the background, dimmed behind a prominent scene) stops at
+    /// foregroundInactive instead of becoming active.
     /// A save that could not be committed is an error of its own (`reportSaveFailure`: thrown
     /// once the drive is over, the scene where the drive left it) or, with `requireSave`, ends
     /// the drive before anything is taken away.
@@ -38,7 +38,7 @@ extension Broker {
                     effects += machine.handle(.processEnded)
                     continue
                 }
-                if step == .didBecomeActive, !(await claimActive(id)) {
+                if step == .didBecomeActive, !focus.stillWants(.init(id, .foregroundActive)) {
                     effects += machine.handle(.superseded(attempt: attempt))
                     continue
                 }
@@ -352,7 +352,6 @@ extension Broker {
         workers[id] = nil
         closeOutlet(id)
         leaveFocus(id)
-        activeSlot.release(id)
         if reason == .memoryPressure {
             // Counted the moment the memory is given back, so `pressure` never shows the
             // smaller footprint without the reclaim that made it.

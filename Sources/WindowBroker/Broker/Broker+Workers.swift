@@ -50,6 +50,18 @@ extension Broker {
             case .restorationExtended?:
                 emit(id, app: sessions[id]?.appID ?? "", .restorationExtended)
                 if envelope.id != 0 { await connection.reply(to: envelope, with: .workerMessage(.with { $0.ack = .init() })) }
+            case .keyboardFocus(let change)?:
+                keyboardFocus(id, focused: change.focused)
+                if envelope.id != 0 { await connection.reply(to: envelope, with: .workerMessage(.with { $0.ack = .init() })) }
+            case .closeRequested?:
+                if envelope.id != 0 { await connection.reply(to: envelope, with: .workerMessage(.with { $0.ack = .init() })) }
+                // Its own task: the disconnect waits for this scene's answers, which come
+                // through this supervisor.
+                Task { await self.windowClosed(id) }
+            case .keyInput(let input)?:
+                startSceneRequest(envelope, from: id, connection: connection) {
+                    await self.keyInput(input, from: id)
+                }
             case .storage(let update)?:
                 do {
                     try await applyStorage(update, to: id)
@@ -65,26 +77,10 @@ extension Broker {
                 }
             }
         case .controlRequest(let request):
-            // A scene asking for scenes (requestSceneSessionActivation and friends). Its own
-            // task: the answer may need this scene's lifecycle to move on first. At most
-            // `maxSceneRequestsInFlight` per scene: the SDK keeps one in flight, so only a
-            // misbehaving scene meets the limit, and it gets an answer, not a growing broker.
-            let inFlight = sceneRequestsInFlight[id, default: 0]
-            guard inFlight < configuration.maxSceneRequestsInFlight else {
-                if !sceneRequestsRefusing.contains(id) {
-                    sceneRequestsRefusing.insert(id)
-                    logger.warning("a scene sends requests without waiting for answers; refusing the excess with resourceExhausted", metadata: [
-                        "SESSION_ID": "\(id.uuidString.lowercased())", "inFlight": "\(inFlight)",
-                    ])
-                }
-                await connection.reply(to: envelope, error: BrokerError(
-                    .resourceExhausted, "this scene has \(inFlight) requests in flight (limit \(configuration.maxSceneRequestsInFlight)); wait for answers before sending more"))
-                return
-            }
-            sceneRequestsInFlight[id] = inFlight + 1
-            Task {
-                await self.sceneRequest(request, envelope: envelope, from: id, connection: connection)
-                await self.sceneRequestFinished(id)
+            // A scene asking for scenes (requestSceneSessionActivation and friends).
+            startSceneRequest(envelope, from: id, connection: connection) {
+                let handler = ControlRequestHandler(broker: self, logger: self.logger)
+                return await handler.answer(request, from: id)
             }
         default:
             if envelope.id != 0 {
@@ -93,15 +89,77 @@ extension Broker {
         }
     }
 
+    /// Answers a scene's request in a task of its own: the answer may need this scene's
+    /// lifecycle to move on first. At most `maxSceneRequestsInFlight` per scene: the SDK keeps
+    /// one in flight, so only a misbehaving scene meets the limit, and it gets an answer, not
+    /// a growing broker.
+    private func startSceneRequest(
+        _ envelope: Envelope, from id: UUID, connection: WireConnection, _ answer: @escaping @Sendable () async -> Envelope.OneOf_Body
+    ) {
+        let inFlight = sceneRequestsInFlight[id, default: 0]
+        guard inFlight < configuration.maxSceneRequestsInFlight else {
+            if !sceneRequestsRefusing.contains(id) {
+                sceneRequestsRefusing.insert(id)
+                logger.warning("a scene sends requests without waiting for answers; refusing the excess with resourceExhausted", metadata: [
+                    "SESSION_ID": "\(id.uuidString.lowercased())", "inFlight": "\(inFlight)",
+                ])
+            }
+            Task {
+                await connection.reply(to: envelope, error: BrokerError(
+                    .resourceExhausted, "this scene has \(inFlight) requests in flight (limit \(configuration.maxSceneRequestsInFlight)); wait for answers before sending more"))
+            }
+            return
+        }
+        sceneRequestsInFlight[id] = inFlight + 1
+        Task {
+            await connection.reply(to: envelope, with: await answer())
+            await self.sceneRequestFinished(id)
+        }
+    }
+
+    /// A key with a command modifier from the scene's window: dispatched as `wmctl key` would,
+    /// to this scene (the one whose window has the keyboard).
+    private func keyInput(_ input: Windowbroker_V1_KeyInput, from id: UUID) async -> Envelope.OneOf_Body {
+        do {
+            let shortcut = try KeyShortcut(parsing: input.shortcut)
+            let outcome = try await key(shortcut, session: id)
+            return .workerMessage(.with {
+                $0.commandResult = .with {
+                    $0.handledBy = outcome.handledBy ?? ""
+                    $0.performed = outcome.result == "performed"
+                    $0.declineReason = outcome.detail
+                    if let value = outcome.value { $0.value = value.wire }
+                }
+            })
+        } catch {
+            return .error(((error as? BrokerError) ?? BrokerError(.internalError, "\(error)")).wire)
+        }
+    }
+
+    /// The user closed the scene's window: the scene disconnects as on iPadOS (its state saved
+    /// first, its process ends) and its session stays in the switcher. Closing a window is not
+    /// discarding it: that is the switcher's (`wmctl close`).
+    func windowClosed(_ id: UUID) async {
+        guard hasConnectedScene(id) else { return }
+        let returning = leaveFocus(id)
+        do {
+            try await onSession(id) {
+                guard sessions[id]?.state.isConnected == true else { return }
+                if sessions[id]?.state.isForeground == true { try await drive(id, to: .background) }
+                try await drive(id, to: .reclaimed, reason: .closedByUser)
+            }
+        } catch {
+            logger.warning("a scene whose window was closed did not disconnect cleanly", metadata: [
+                "SESSION_ID": "\(id.uuidString.lowercased())", "error": "\(error)",
+            ])
+        }
+        for task in returning { _ = await task.value }
+    }
+
     private func sceneRequestFinished(_ id: UUID) {
         let left = (sceneRequestsInFlight[id] ?? 1) - 1
         sceneRequestsInFlight[id] = left > 0 ? left : nil
         if left == 0 { sceneRequestsRefusing.remove(id) }
-    }
-
-    private func sceneRequest(_ request: Windowbroker_V1_ControlRequest, envelope: Envelope, from id: UUID, connection: WireConnection) async {
-        let handler = ControlRequestHandler(broker: self, logger: logger)
-        await connection.reply(to: envelope, with: await handler.answer(request, from: id))
     }
 
     private func apply(_ update: Windowbroker_V1_SceneUpdate, to id: UUID, envelope: Envelope, connection: WireConnection) async {

@@ -33,9 +33,8 @@ public actor Broker {
     var launchesInFlight = 0
     var sessionQueues = SessionQueues()
     var focus: FocusCoordinator
-    var activeSlot = ActiveSlot()
-    /// Sessions with a bring-forward under way (open or activate), counted.
-    var comingForward: [UUID: Int] = [:]
+    /// Scenes told they are the key scene (didBecomeKey) and not told otherwise since.
+    var keyTold: Set<UUID> = []
     /// Sessions discarded during this run, so a late request gets "discarded" rather than "unknown".
     var discarded: Set<UUID> = []
     var events = EventHub()
@@ -222,6 +221,7 @@ public actor Broker {
             $0.restorationSaved = session.restoration != nil
             $0.presentation = session.presentation.wire
             $0.requestedBy = session.requestedBy?.uuidString.lowercased() ?? ""
+            $0.key = keyTold.contains(session.id)
             if let wait = startLimit.retryAfter(session.appID) {
                 $0.crashLoopRetryAfterSeconds = wait.seconds
             }

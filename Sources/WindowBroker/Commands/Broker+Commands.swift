@@ -1,8 +1,7 @@
 import Foundation
 import IPCWire
 
-/// Keyboard commands and the main menu: a shortcut goes to the `foregroundActive` scene (or
-/// the one named), whose responder chain (focused element, scene, app delegate) gets the first
+/// Keyboard commands and the main menu: a shortcut goes to the key scene (or the one named), whose responder chain (focused element, scene, app delegate) gets the first
 /// chance; the system performs its own commands when nobody in the scene does.
 extension Broker {
     /// How one command looks from a scene: whether anyone performs it, who, and its title and
@@ -39,20 +38,20 @@ extension Broker {
         return runtimeMenus[app]?.menu ?? manifest.mainMenu
     }
 
-    /// The session a key or a menu query goes to: the one named, else the active scene.
+    /// The session a key or a menu query goes to: the one named, else the key scene.
     private func commandTarget(_ session: UUID?) throws(BrokerError) -> UUID? {
         if let session {
             _ = try existingSession(session)
             return session
         }
-        return sessions.values.first { $0.state == .foregroundActive }?.id
+        return focus.key.flatMap { sessions[$0]?.state.isForeground == true ? $0 : nil }
     }
 
     /// The menu of the target scene's app, validated by that scene when it runs.
     public func menuView(session requested: UUID?, app requestedApp: String?) async throws -> MenuView {
         let target = try commandTarget(requested)
         guard let app = target.flatMap({ sessions[$0]?.appID }) ?? requestedApp else {
-            throw BrokerError(.invalidState, "no scene is active; name a session (--session) or an app (--app)")
+            throw BrokerError(.invalidState, "no scene is the key scene; name a session (--session) or an app (--app)")
         }
         let menu = try mainMenu(app)
         guard let target, sessions[target]?.appID == app, hasConnectedScene(target) else {
@@ -87,7 +86,7 @@ extension Broker {
     public func key(_ shortcut: KeyShortcut, session requested: UUID?) async throws -> KeyOutcome {
         var outcome = KeyOutcome(shortcut: shortcut, session: nil, result: "unhandled", detail: "")
         guard let target = try commandTarget(requested), let app = sessions[target]?.appID else {
-            outcome.detail = "no scene is active: the key went nowhere"
+            outcome.detail = "no scene is the key scene: the key went nowhere"
             return outcome
         }
         outcome.session = target

@@ -44,6 +44,9 @@ public enum BrokerEvent: Sendable, Equatable {
     case updatesDropped(from: UInt64, to: UInt64)
     /// A shortcut reached a command (`result`: performed, declined, unhandled).
     case commandPerformed(command: String, shortcut: String, handledBy: String, result: String)
+    /// The session became the key scene (keyboard focus) or stopped being it; `source`: who
+    /// moved it (`broker`: an activation or a scene leaving; `compositor`: the user).
+    case keyChanged(isKey: Bool, source: String)
 
     /// The name `wmctl watch` prints and `--event` filters on.
     public var name: String {
@@ -68,6 +71,7 @@ public enum BrokerEvent: Sendable, Equatable {
         case .defaultsChanged: "defaultsChanged"
         case .updatesDropped: "updatesDropped"
         case .commandPerformed: "commandPerformed"
+        case .keyChanged(let isKey, _): isKey ? "didBecomeKey" : "didResignKey"
         }
     }
 
@@ -77,7 +81,7 @@ public enum BrokerEvent: Sendable, Equatable {
         "willResignActive", "didEnterBackground", "didDisconnect", "restorationSaved", "restorationExtended",
         "continue", "didDiscardSceneSessions", "exited", "crashed", "discarded", "didReceiveMemoryWarning",
         "reclaimed", "pressure", "activationRequested", "destructionRequested", "refreshRequested",
-        "updatePosted", "defaultsChanged", "updatesDropped", "commandPerformed",
+        "updatePosted", "defaultsChanged", "updatesDropped", "commandPerformed", "didBecomeKey", "didResignKey",
     ]
 
     public var detail: String {
@@ -106,6 +110,7 @@ public enum BrokerEvent: Sendable, Equatable {
         case .updatesDropped(let from, let to): "#\(from)...#\(to)"
         case .commandPerformed(let command, let shortcut, let handledBy, let result):
             "\(command) (\(shortcut)) \(result)\(handledBy.isEmpty ? "" : " by \(handledBy)")"
+        case .keyChanged(_, let source): source
         }
     }
 
@@ -210,6 +215,11 @@ public enum BrokerEvent: Sendable, Equatable {
                 $0.shortcut = shortcut
                 $0.handledBy = handledBy
                 $0.result = result
+            })
+        case .keyChanged(let isKey, let source):
+            .keyChanged(.with {
+                $0.isKey = isKey
+                $0.source = source
             })
         }
     }

@@ -19,6 +19,8 @@ public enum DisconnectReason: Sendable, Equatable, CustomStringConvertible {
     case discarded
     /// The worker closed its connection but kept running; the broker stopped it.
     case connectionLost
+    /// The user closed the scene's window: disconnected after saving, the session kept.
+    case closedByUser
 
     public var description: String {
         switch self {
@@ -31,6 +33,7 @@ public enum DisconnectReason: Sendable, Equatable, CustomStringConvertible {
         case .brokerStopped: "brokerStopped"
         case .discarded: "discarded"
         case .connectionLost: "connectionLost"
+        case .closedByUser: "closedByUser"
         }
     }
 
@@ -42,6 +45,7 @@ public enum DisconnectReason: Sendable, Equatable, CustomStringConvertible {
         case "brokerStopped": self = .brokerStopped
         case "discarded": self = .discarded
         case "connectionLost": self = .connectionLost
+        case "closedByUser": self = .closedByUser
         case "exited": self = .exited(code: 0)
         default:
             if stored.hasPrefix("crashed(exit "), let code = Int32(stored.dropFirst(13).dropLast()) {

@@ -1,0 +1,66 @@
+import Foundation
+import IPCWire
+
+/// Focus as the broker carries it out: the coordinator decides, and each affected scene hears
+/// about it in its own turn. Visible scenes are all foregroundActive; the key scene (keyboard
+/// focus, key commands) is told with didBecomeKey / didResignKey, after it became active and
+/// before it resigns active.
+extension Broker {
+    /// Every change of focus goes through here: when the key scene moved, the scenes that
+    /// gained and lost it are told in their own turns (queued now, when it is decided).
+    func changeFocus<T>(source: KeySource = .broker, _ change: (inout FocusCoordinator) -> T) -> T {
+        let before = focus.key
+        let result = change(&focus)
+        if focus.key != before {
+            for id in [before, focus.key].compactMap({ $0 }) { syncKeyLater(id, source: source) }
+        }
+        return result
+    }
+
+    /// Who moved the key scene, as `watch` shows it.
+    enum KeySource: String {
+        case broker, compositor
+    }
+
+    func syncKeyLater(_ id: UUID, source: KeySource) {
+        let ticket = sessionQueues.take(id)
+        Task { try? await self.onSession(id, ticket: ticket) { await self.syncKey(id, source: source) } }
+    }
+
+    /// Tells the scene whether it is the key scene, when that differs from what it was told
+    /// last. Only a connected scene in the foreground can be key: one that is still on its way
+    /// forward is told at the end of its drive, one whose process ended just loses it.
+    func syncKey(_ id: UUID, source: KeySource = .broker) async {
+        let connected = hasConnectedScene(id)
+        let wanted = focus.key == id && connected && sessions[id]?.state.isForeground == true
+        guard wanted != keyTold.contains(id) else { return }
+        if wanted { keyTold.insert(id) } else { keyTold.remove(id) }
+        if let appID = sessions[id]?.appID { emit(id, app: appID, .keyChanged(isKey: wanted, source: source.rawValue)) }
+        guard connected else { return }
+        // A scene with a window hears it from its compositor and only acknowledges this.
+        do {
+            _ = try await command(id, .keyStatus(.with { $0.isKey = wanted }), timeout: configuration.workerTimeout,
+                                  doing: wanted ? "didBecomeKey" : "didResignKey")
+        } catch {
+            logger.warning("scene was not told it is \(wanted ? "" : "no longer ")the key scene", metadata: [
+                "SESSION_ID": "\(id.uuidString.lowercased())", "error": "\(error)",
+            ])
+        }
+    }
+
+    /// The scene's window got or lost the keyboard (the compositor decided: the user clicked
+    /// it, alt-tabbed, or focused another program). The broker's key scene follows.
+    func keyboardFocus(_ id: UUID, focused: Bool) {
+        if focused {
+            let moved = changeFocus(source: .compositor) { $0.focused(id) }
+            if moved { sessions[id]?.lastActiveAt = Date() }
+        } else {
+            changeFocus(source: .compositor) { $0.unfocused(id) }
+        }
+    }
+
+    /// Records `state` as the session's.
+    func setState(_ id: UUID, _ state: SceneState) {
+        sessions[id]?.state = state
+    }
+}
