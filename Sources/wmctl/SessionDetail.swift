@@ -15,7 +15,7 @@ enum SessionDetail {
         }
         field("id", info.id)
         field("app", "\(info.appID) (configuration \(info.configuration.isEmpty ? "-" : info.configuration))")
-        var state = Output.stateName(info.state)
+        var state = Output.stateName(info.state) + (info.key ? " (the key scene: keyboard focus)" : "")
         if info.pid != 0 { state += ", pid \(info.pid), PSS \(Output.size(info.pssBytes))" }
         field("state", state)
         field("created", "\(localTime(info.createdAt)) (\(Output.ago(info.createdAt, now: now)))")

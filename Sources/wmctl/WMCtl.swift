@@ -291,6 +291,7 @@ enum Output {
             "title": .string(info.title),
             "configuration": .string(info.configuration),
             "state": .string(stateName(info.state)),
+            "key": .bool(info.key),
             "pid": info.pid == 0 ? .null : .integer(Int64(info.pid)),
             "lastActiveAt": .string(iso(info.lastActiveAt)),
             "createdAt": .string(iso(info.createdAt)),

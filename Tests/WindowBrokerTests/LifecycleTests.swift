@@ -100,23 +100,38 @@ final class LifecycleTests: BrokerTestCase {
         XCTAssertEqual(try harness.noteState(another).discarded, [])
     }
 
-    func testFocusKeepsOneActiveSceneAndBoundsTheForeground() throws {
+    /// Every visible scene is active; the key scene is the one last brought forward, and
+    /// the foreground holds `--max-foreground` scenes (two here).
+    func testVisibleScenesAreAllActiveTheKeyMovesAndTheForegroundIsBounded() throws {
         let a = try harness.openNote("a")
         let b = try harness.openNote("b")
         func states() throws -> [String: String] {
             Dictionary(uniqueKeysWithValues: try harness.jsonList("sessions").map { ($0["id"] as! String, $0["state"] as! String) })
         }
-        XCTAssertEqual(try states(), [a: "foregroundInactive", b: "foregroundActive"])
-        XCTAssertEqual(try harness.noteState(a).callbacks.suffix(1), ["willResignActive"])
+        func key() throws -> [String] {
+            try harness.jsonList("sessions").filter { $0["key"] as? Bool == true }.map { $0["id"] as! String }
+        }
+        XCTAssertEqual(try states(), [a: "foregroundActive", b: "foregroundActive"], "side by side, both active")
+        try harness.eventually("b is the key scene, alone") { try key() == [b] }
+        try harness.eventually("a was told it is no longer key") { try harness.noteState(a).keyChanges == ["didBecomeKey", "didResignKey"] }
+        XCTAssertEqual(try harness.noteState(a).callbacks.suffix(1), ["didBecomeActive"], "a did not resign active")
+        XCTAssertEqual(try harness.noteState(b).keyChanges, ["didBecomeKey"])
+        XCTAssertEqual(try harness.noteState(b).isKey, true)
 
         let c = try harness.openNote("c")
-        // Split view holds two: the least recently active (a) went to the background, saved.
-        XCTAssertEqual(try states(), [a: "background", b: "foregroundInactive", c: "foregroundActive"])
+        // Split view holds two: the least recently used (a) went to the background, saved.
+        XCTAssertEqual(try states(), [a: "background", b: "foregroundActive", c: "foregroundActive"])
         XCTAssertEqual(try harness.session(a)["hasRestoration"] as? Bool, true)
+        try harness.eventually("c is the key scene") { try key() == [c] }
 
         _ = try harness.json("activate", a)
-        XCTAssertEqual(try states(), [a: "foregroundActive", b: "background", c: "foregroundInactive"])
-        XCTAssertEqual(try states().values.filter { $0 == "foregroundActive" }.count, 1)
+        XCTAssertEqual(try states(), [a: "foregroundActive", b: "background", c: "foregroundActive"])
+        try harness.eventually("a is the key scene") { try key() == [a] }
+        XCTAssertTrue(harness.wmctl("show", a).stdout.contains("(the key scene: keyboard focus)"))
+
+        // The key scene goes: the most recently used visible one is key next.
+        _ = try harness.json("background", a)
+        try harness.eventually("c is key again") { try key() == [c] }
     }
 
     func testTargetContentPreferenceReusesTheScene() throws {

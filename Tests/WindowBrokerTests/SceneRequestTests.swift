@@ -31,11 +31,14 @@ final class SceneRequestTests: BrokerTestCase {
         XCTAssertEqual(opened["state"] as? String, "foregroundActive")
 
         let now = try states()
-        XCTAssertEqual(now[requester], "foregroundInactive", "the requester stays in the foreground beside the new scene")
+        XCTAssertEqual(now[requester], "foregroundActive", "the requester stays visible and active beside the new scene")
         XCTAssertEqual(now[other], "background", "the third foreground scene made room")
         XCTAssertEqual(try harness.session(details)["requestedBy"] as? String, requester)
         XCTAssertEqual(try harness.noteState(details).callbacks, ["didFinishLaunching", "willConnect", "willEnterForeground", "didBecomeActive"])
-        XCTAssertEqual(try harness.noteState(requester).callbacks.last, "willResignActive")
+        XCTAssertEqual(try harness.noteState(requester).callbacks.last, "didBecomeActive")
+        try harness.eventually("the keyboard moved to the new scene") {
+            try harness.noteState(requester).keyChanges.last == "didResignKey" && harness.noteState(details).isKey
+        }
 
         // The same note again: the scene that prefers it is brought forward, not a new one.
         let again = try value(try ask(requester, "open-in-window", "noteID=details"))
@@ -68,13 +71,13 @@ final class SceneRequestTests: BrokerTestCase {
         XCTAssertEqual(try states(), now, "refused requests change nothing")
 
         // Dismissed (sent to the background): everything is as it was before it came up, and
-        // the sheet resigned before the requester became active again.
-        let watch = try harness.startWatch(["--event", "willResignActive", "--event", "didBecomeActive"])
+        // the scene that was key before it is key again.
+        let watch = try harness.startWatch(["--event", "willResignActive", "--event", "didBecomeActive", "--event", "didBecomeKey"])
         defer { watch.stop() }
         XCTAssertEqual(try harness.json("background", sheet)["state"] as? String, "background")
-        try harness.eventually("both callbacks are seen") { watch.jsonLines.count >= 2 }
-        XCTAssertEqual(watch.jsonLines.map { "\($0["session"] as? String ?? "") \($0["event"] as? String ?? "")" },
-                       ["\(sheet) willResignActive", "\(requester) didBecomeActive"])
+        try harness.eventually("the callbacks are seen") { watch.jsonLines.count >= 4 }
+        XCTAssertEqual(Set(watch.jsonLines.map { "\($0["session"] as? String ?? "") \($0["event"] as? String ?? "")" }),
+                       ["\(sheet) willResignActive", "\(requester) didBecomeActive", "\(beside) didBecomeActive", "\(requester) didBecomeKey"])
         now = try states()
         XCTAssertEqual(now[requester], before[requester])
         XCTAssertEqual(now[beside], before[beside])
@@ -134,7 +137,7 @@ final class SceneRequestTests: BrokerTestCase {
         XCTAssertEqual(try harness.session(list)["title"] as? String, "Groceries")
         XCTAssertTrue(try harness.noteState(list).callbacks.contains("refresh"))
         // wmctl can do the same.
-        XCTAssertEqual(try harness.json("refresh", list)["state"] as? String, "foregroundInactive")
+        XCTAssertEqual(try harness.json("refresh", list)["state"] as? String, "foregroundActive")
     }
 
     func testAScenesRequestsStayInsideItsApp() throws {
@@ -161,7 +164,7 @@ final class SceneRequestTests: BrokerTestCase {
         XCTAssertTrue((byPrefix["reason"] as? String ?? "").hasPrefix("unknownSession"), "\(byPrefix)")
         XCTAssertFalse((byPrefix["reason"] as? String ?? "").contains("solo"), "\(byPrefix)")
         XCTAssertEqual(try harness.jsonList("sessions").count, count, "nothing changed")
-        XCTAssertEqual(try harness.state(single), "foregroundInactive")
+        XCTAssertEqual(try harness.state(single), "foregroundActive", "another app's scene beside it")
     }
 
     func testASingleSceneAppGetsItsOneSceneBackWithTheActivity() throws {
@@ -200,7 +203,8 @@ final class SceneRequestTests: BrokerTestCase {
         try harness.eventually("the child scene is up") { try harness.jsonList("sessions").count == 2 }
         let child = try XCTUnwrap(try harness.jsonList("sessions").first { $0["id"] as? String != parentID }?["id"] as? String)
         try harness.eventually("the child is active") { try harness.state(child) == "foregroundActive" }
-        XCTAssertEqual(try harness.state(parentID), "foregroundInactive", "it asked for the child: the child came up beside it")
+        XCTAssertEqual(try harness.state(parentID), "foregroundActive", "it asked for the child: the child came up beside it")
+        try harness.eventually("the child is the key scene") { try harness.session(child)["key"] as? Bool == true }
         try harness.eventually("the request was published") { !watch.jsonLines.isEmpty }
         XCTAssertEqual(watch.jsonLines.first?["session"] as? String, parentID)
     }

@@ -36,7 +36,7 @@ final class WindowTests: XCTestCase {
             XCTAssertEqual(window.appID, "notes")
             XCTAssertEqual(window.title, listed["title"] as? String)
             XCTAssertTrue(window.visible, "two tiled windows are both visible")
-            XCTAssertEqual(listed["state"] as? String == "foregroundActive" || listed["state"] as? String == "foregroundInactive", true)
+            XCTAssertEqual(listed["state"] as? String, "foregroundActive", "every visible scene is active")
         }
 
         // A title the scene sets is the window's title.
@@ -83,4 +83,79 @@ final class WindowTests: XCTestCase {
             try sway.screenshot() == before
         }
     }
+
+    /// The compositor decides which window has the keyboard; the broker follows: the focused
+    /// window's scene is the key scene in `sessions`, `show` and `watch`, typed text lands in it,
+    /// and a shortcut from the real keyboard goes through the command dispatch.
+    func testTheFocusedWindowIsTheKeySceneAndTypingGoesToIt() throws {
+        let a = try harness.openNote("typed-a", title: "A")
+        let b = try harness.openNote("typed-b", title: "B")
+        try harness.eventually("both windows are mapped") { try sway.windows().count == 2 }
+        let pidA = try XCTUnwrap(harness.session(a)["pid"] as? Int)
+
+        let watch = try harness.startWatch(["--event", "didBecomeKey", "--event", "commandPerformed"])
+        defer { watch.stop() }
+        _ = try harness.subscribed(watch)
+        try sway.swaymsg("[pid=\(pidA)] focus")
+        try harness.eventually("the focused window's scene is the key scene") {
+            try harness.session(a)["key"] as? Bool == true && harness.session(b)["key"] as? Bool == false
+        }
+        XCTAssertTrue(try harness.noteState(a).isKey)
+        XCTAssertFalse(try harness.noteState(b).isKey)
+        XCTAssertEqual(try harness.state(a), "foregroundActive")
+        XCTAssertEqual(try harness.state(b), "foregroundActive", "the other window stays active, only the keyboard moved")
+        try harness.eventually("watch shows who moved the key") {
+            watch.jsonLines.contains { $0["session"] as? String == a && $0["event"] as? String == "didBecomeKey" && $0["detail"] as? String == "compositor" }
+        }
+
+        // Typing: text, Backspace, Return, an arrow.
+        try sway.wtype("hello")
+        try harness.eventually("the text reached the focused note") { try harness.noteState(a).text == "hello" }
+        try sway.wtype("-k", "BackSpace", "-k", "Left", "X")
+        try harness.eventually("Backspace and an arrow") { try harness.noteState(a).text == "helXl" }
+        XCTAssertEqual(try harness.noteState(b).text, "", "the other window got nothing")
+
+        // ctrl+u from the keyboard: Uppercase, performed by the scene through the command dispatch.
+        try sway.wtype("-M", "ctrl", "u", "-m", "ctrl")
+        try harness.eventually("ctrl+u uppercased the note") { try harness.noteState(a).text == "HELXL" }
+        try harness.eventually("the command is in watch") {
+            watch.jsonLines.contains { $0["session"] as? String == a && $0["event"] as? String == "commandPerformed"
+                && ($0["detail"] as? String ?? "").hasPrefix("notes.uppercase (ctrl+u) performed by scene") }
+        }
+        // wmctl key goes to the same scene: the key scene.
+        XCTAssertEqual(try harness.json("key", "ctrl+u")["session"] as? String, a)
+    }
+
+    /// Closing a window is not discarding its session: the scene saves and disconnects, the
+    /// session stays with its text, and `activate` brings the window back.
+    func testClosingAWindowKeepsItsSession() throws {
+        let note = try harness.openNote("closed", title: "Closed")
+        try harness.eventually("the window is mapped") { try window(of: note) != nil }
+        let pid = try XCTUnwrap(harness.session(note)["pid"] as? Int)
+        try harness.type(note, "keep me")
+        try sway.swaymsg("[pid=\(pid)] kill")
+        try harness.eventually("the scene disconnected") { try harness.state(note) == "unattached" }
+        XCTAssertTrue(try sway.windows().isEmpty)
+        let listed = try harness.session(note)
+        XCTAssertEqual(listed["lastDisconnect"] as? String, "closedByUser")
+        XCTAssertEqual(listed["hasRestoration"] as? Bool, true, "its state was saved before it went")
+        XCTAssertFalse(processExists(Int32(pid)), "the process ended")
+
+        _ = try harness.json("activate", note)
+        try harness.eventually("the window is back") { try window(of: note) != nil }
+        XCTAssertEqual(try harness.noteState(note).text, "keep me")
+        try harness.eventually("the reopened window is focused and key") { try harness.session(note)["key"] as? Bool == true }
+    }
+
+    /// A second tiled window halves the first: the scene is told its new size and redraws.
+    func testATiledWindowIsToldItsNewSize() throws {
+        let first = try harness.openNote("wide", title: "Wide")
+        try harness.eventually("the window is drawn") { try harness.noteState(first).sizes.count >= 1 }
+        let before = try harness.noteState(first).sizes.last
+        _ = try harness.openNote("narrow", title: "Narrow")
+        try harness.eventually("the first scene was told a new size") { try harness.noteState(first).sizes.last != before }
+        let window = try XCTUnwrap(try window(of: first))
+        XCTAssertEqual(try harness.noteState(first).sizes.last, "\(window.width)x\(window.height)", "the size the compositor gave the window")
+    }
 }
+

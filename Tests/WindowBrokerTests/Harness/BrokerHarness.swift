@@ -282,7 +282,10 @@ final class BrokerHarness {
             callbacks: value["callbacks"] as? [String] ?? [],
             discarded: value["discarded"] as? [String] ?? [],
             continued: value["continued"] as? [String] ?? [],
-            pid: Int32(value["pid"] as? Int ?? 0))
+            pid: Int32(value["pid"] as? Int ?? 0),
+            isKey: value["isKey"] as? Bool ?? false,
+            keyChanges: value["keyChanges"] as? [String] ?? [],
+            sizes: value["sizes"] as? [String] ?? [])
         seenWorkerPIDs.insert(state.pid)
         return state
     }
@@ -402,6 +405,11 @@ struct NoteState {
     var discarded: [String]
     var continued: [String]
     var pid: Int32
+    /// The key scene (didBecomeKey / didResignKey, in the order they came).
+    var isKey: Bool
+    var keyChanges: [String]
+    /// The window sizes the scene was told (sizeDidChange).
+    var sizes: [String]
 }
 
 struct HarnessError: Error, CustomStringConvertible {

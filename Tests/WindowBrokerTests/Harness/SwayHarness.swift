@@ -104,6 +104,17 @@ final class SwayHarness {
         return found
     }
 
+    /// Types on a virtual keyboard (wtype) into the focused window: `wtype ARGS`, e.g.
+    /// `["hello"]`, `["-k", "BackSpace"]`, `["-M", "ctrl", "u", "-m", "ctrl"]`. A headless seat
+    /// has a keyboard only while wtype's virtual one exists: wtype first waits a moment, so
+    /// the window can bind the keyboard the seat just announced before the first key.
+    func wtype(_ arguments: String...) throws {
+        let arguments = ["-s", "300"] + arguments
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/wtype") else { throw XCTSkip("wtype is not installed") }
+        let run = try runToCompletion("/usr/bin/wtype", arguments, environment: ["WAYLAND_DISPLAY": waylandDisplay, "PATH": "/usr/bin:/bin"])
+        guard run.code == 0 else { throw HarnessError("wtype \(arguments) failed (\(run.code)): \(run.output)") }
+    }
+
     /// A screenshot of the whole output (grim), as PNG bytes.
     func screenshot() throws -> Data {
         let file = root + "/shot-\(UUID().uuidString.prefix(8)).png"
