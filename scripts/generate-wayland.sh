@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
-# Regenerates the xdg-shell client code the window layer is built with, from the system's
-# protocol XML (wayland-protocols + wayland-scanner from libwayland-bin). The output is checked in.
+# Regenerates the Wayland protocol client code the window layer is built with, from the
+# system's protocol XML (wayland-protocols + wayland-scanner from libwayland-bin): xdg-shell
+# (toplevels), xdg-activation-v1 (focus on activate), xdg-decoration (server-side decorations).
+# The output is checked in.
 set -euo pipefail
 cd "$(dirname "$0")/../Sources/CSceneWindow"
-xml=/usr/share/wayland-protocols/stable/xdg-shell/xdg-shell.xml
-wayland-scanner client-header "$xml" xdg-shell-client-protocol.h
-wayland-scanner private-code "$xml" xdg-shell-protocol.c
+protocols=/usr/share/wayland-protocols
+for xml in "$protocols/stable/xdg-shell/xdg-shell.xml" \
+           "$protocols/staging/xdg-activation/xdg-activation-v1.xml" \
+           "$protocols/unstable/xdg-decoration/xdg-decoration-unstable-v1.xml"; do
+  name=$(basename "$xml" .xml)
+  wayland-scanner client-header "$xml" "$name-client-protocol.h"
+  wayland-scanner private-code "$xml" "$name-protocol.c"
+done

@@ -4,6 +4,8 @@
 #define _GNU_SOURCE
 #include "scene_window.h"
 #include "xdg-shell-client-protocol.h"
+#include "xdg-activation-v1-client-protocol.h"
+#include "xdg-decoration-unstable-v1-client-protocol.h"
 
 #include <errno.h>
 #include <pango/pangocairo.h>
@@ -27,6 +29,10 @@ struct sw_window {
     struct wl_surface *surface;
     struct xdg_surface *xdg_surface;
     struct xdg_toplevel *toplevel;
+    struct xdg_activation_v1 *activation;
+    struct zxdg_decoration_manager_v1 *decorations;
+    struct zxdg_toplevel_decoration_v1 *decoration;
+    char *app_id;
     struct wl_seat *seat;
     struct wl_keyboard *keyboard;
     struct xkb_context *xkb;
@@ -55,6 +61,10 @@ static void registry_global(void *data, struct wl_registry *registry, uint32_t n
         w->shm = wl_registry_bind(registry, name, &wl_shm_interface, 1);
     } else if (strcmp(interface, xdg_wm_base_interface.name) == 0) {
         w->wm_base = wl_registry_bind(registry, name, &xdg_wm_base_interface, version < 2 ? version : 2);
+    } else if (strcmp(interface, xdg_activation_v1_interface.name) == 0) {
+        w->activation = wl_registry_bind(registry, name, &xdg_activation_v1_interface, 1);
+    } else if (strcmp(interface, zxdg_decoration_manager_v1_interface.name) == 0) {
+        w->decorations = wl_registry_bind(registry, name, &zxdg_decoration_manager_v1_interface, 1);
     } else if (strcmp(interface, wl_seat_interface.name) == 0 && !w->seat) {
         w->seat = wl_registry_bind(registry, name, &wl_seat_interface, version < 5 ? version : 5);
         wl_seat_add_listener(w->seat, &seat_listener, w);
@@ -312,10 +322,46 @@ sw_window *sw_open(const char *app_id, const char *title, sw_callbacks callbacks
     xdg_toplevel_add_listener(w->toplevel, &toplevel_listener, w);
     xdg_toplevel_set_app_id(w->toplevel, app_id);
     xdg_toplevel_set_title(w->toplevel, title);
+    w->app_id = strdup(app_id ? app_id : "");
+    // The compositor draws the title bar and its close button where it offers to; the scene
+    // then only draws its content. Without the protocol the window has no decorations.
+    if (w->decorations) {
+        w->decoration = zxdg_decoration_manager_v1_get_toplevel_decoration(w->decorations, w->toplevel);
+        zxdg_toplevel_decoration_v1_set_mode(w->decoration, ZXDG_TOPLEVEL_DECORATION_V1_MODE_SERVER_SIDE);
+    }
     // The first commit carries no buffer: the compositor answers with the first configure.
     wl_surface_commit(w->surface);
     wl_display_flush(display);
     return w;
+}
+
+// ---------------------------------------------------------------- activation
+
+static void token_done(void *data, struct xdg_activation_token_v1 *token, const char *text) {
+    struct sw_window *w = data;
+    xdg_activation_v1_activate(w->activation, text, w->surface);
+    xdg_activation_token_v1_destroy(token);
+    wl_display_flush(w->display);
+}
+
+static const struct xdg_activation_token_v1_listener token_listener = { token_done };
+
+int sw_activate(sw_window *w, const char *token) {
+    if (!w->activation) return 0;
+    if (token && *token) {
+        xdg_activation_v1_activate(w->activation, token, w->surface);
+    } else {
+        // No token from whoever asked: ask for one in the window's own name, without a seat
+        // and serial (it has no input event to name: the request came from the broker).
+        // Compositors that honour only tokens of the focused client mark the window urgent.
+        struct xdg_activation_token_v1 *request = xdg_activation_v1_get_activation_token(w->activation);
+        xdg_activation_token_v1_add_listener(request, &token_listener, w);
+        xdg_activation_token_v1_set_app_id(request, w->app_id);
+        xdg_activation_token_v1_set_surface(request, w->surface);
+        xdg_activation_token_v1_commit(request);
+    }
+    wl_display_flush(w->display);
+    return 1;
 }
 
 int sw_fd(sw_window *w) {
@@ -350,6 +396,10 @@ void sw_close(sw_window *w) {
     if (w->seat) wl_seat_destroy(w->seat);
     drop_keymap(w);
     if (w->xkb) xkb_context_unref(w->xkb);
+    if (w->decoration) zxdg_toplevel_decoration_v1_destroy(w->decoration);
+    if (w->decorations) zxdg_decoration_manager_v1_destroy(w->decorations);
+    if (w->activation) xdg_activation_v1_destroy(w->activation);
+    free(w->app_id);
     if (w->toplevel) xdg_toplevel_destroy(w->toplevel);
     if (w->xdg_surface) xdg_surface_destroy(w->xdg_surface);
     if (w->surface) wl_surface_destroy(w->surface);

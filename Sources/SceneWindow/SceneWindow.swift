@@ -172,6 +172,14 @@ public final class ToplevelWindow {
         DrawingContext(size: size, heading: heading)
     }
 
+    /// Asks the compositor to give the window the keyboard (xdg-activation), with the token of
+    /// whoever asked for it, else one of its own. False when the compositor cannot be asked.
+    @discardableResult
+    public func activate(token: String?) -> Bool {
+        guard let window else { return false }
+        return sw_activate(window, token) != 0
+    }
+
     /// Unmaps the window and disconnects from the compositor.
     public func close() {
         source?.cancel()

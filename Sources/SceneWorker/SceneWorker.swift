@@ -411,9 +411,12 @@ final class SceneRuntime {
             app.didDiscardSceneSessions(discard.sessionIds)
             return .ack(.init())
         case .keyStatus(let status):
-            // With a window the compositor says which scene has the keyboard (`configured`).
             let (scene, delegate) = try requireScene()
-            if window == nil, status.isKey != scene.isKey {
+            if let window {
+                // With a window the compositor says which scene has the keyboard (`configured`):
+                // the window asks it for the focus, with the requester's token when there is one.
+                if status.isKey, !scene.isKey { window.activate(token: status.activationToken.isEmpty ? nil : status.activationToken) }
+            } else if status.isKey != scene.isKey {
                 scene.isKey = status.isKey
                 if status.isKey { delegate.didBecomeKey(scene) } else { delegate.didResignKey(scene) }
             }

@@ -36,6 +36,7 @@ struct Open: AsyncParsableCommand {
             $0.sessionID = session ?? ""
             $0.configuration = configuration ?? ""
             $0.presentation = presentation.wire
+            $0.activationToken = GlobalOptions.activationToken
             if activity != nil || title != nil || target != nil || !userInfo.isEmpty {
                 // An empty type: the broker uses the app's first declared activity type.
                 $0.activity = UserActivity(activityType: activity ?? "", title: title ?? "", targetContentIdentifier: target, userInfo: userInfo).wire
@@ -81,6 +82,7 @@ struct Activate: AsyncParsableCommand {
         let request = ControlRequest.activate(.with {
             $0.sessionID = session
             $0.retryRestore = retryRestore
+            $0.activationToken = GlobalOptions.activationToken
         })
         try await runStateRequest(request, verb: "activated", global: global)
     }

@@ -108,6 +108,10 @@ struct WMCtl: AsyncParsableCommand {
 
 /// Options every command takes.
 struct GlobalOptions: ParsableArguments {
+    /// The xdg-activation token a launcher handed wmctl (the standard XDG_ACTIVATION_TOKEN
+    /// convention): passed on with open and activate, so the scene's window may take the focus.
+    static var activationToken: String { ProcessInfo.processInfo.environment["XDG_ACTIVATION_TOKEN"] ?? "" }
+
     @Option(help: "The broker's control socket (default: $WINDOWBROKER_SOCKET, else $XDG_RUNTIME_DIR/windowbroker/control.sock).")
     var socket: String?
 

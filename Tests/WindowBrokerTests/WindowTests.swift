@@ -157,5 +157,23 @@ final class WindowTests: XCTestCase {
         let window = try XCTUnwrap(try window(of: first))
         XCTAssertEqual(try harness.noteState(first).sizes.last, "\(window.width)x\(window.height)", "the size the compositor gave the window")
     }
+
+    /// `wmctl activate` of a scene whose window is on screen but not focused: the window asks
+    /// the compositor for the keyboard (xdg-activation) and gets it.
+    func testActivatingAVisibleSceneFocusesItsWindow() throws {
+        let a = try harness.openNote("first", title: "First")
+        let b = try harness.openNote("second", title: "Second")
+        try harness.eventually("both windows are mapped, the newer one focused") {
+            try sway.windows().count == 2 && window(of: b)?.focused == true
+        }
+        try harness.eventually("b is the key scene") { try harness.session(b)["key"] as? Bool == true }
+        _ = try harness.json("activate", a)
+        try harness.eventually("the compositor focused a's window") { try window(of: a)?.focused == true }
+        try harness.eventually("and the broker agrees") {
+            try harness.session(a)["key"] as? Bool == true && harness.session(b)["key"] as? Bool == false
+        }
+        XCTAssertEqual(try harness.noteState(b).isKey, false)
+        XCTAssertEqual(try harness.state(b), "foregroundActive")
+    }
 }
 

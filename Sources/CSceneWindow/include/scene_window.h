@@ -44,6 +44,11 @@ void sw_render(sw_window *window, const char *heading, const char *text, int32_t
 int32_t sw_width(sw_window *window);
 int32_t sw_height(sw_window *window);
 
+/// Asks the compositor to focus the window (xdg-activation): with `token` (from whoever asked
+/// for the scene, e.g. XDG_ACTIVATION_TOKEN) or, when it is NULL or empty, with a token the
+/// window requests itself. 0 when the compositor has no xdg-activation.
+int sw_activate(sw_window *window, const char *token);
+
 /// Unmaps the window and closes the connection.
 void sw_close(sw_window *window);
 

@@ -1774,6 +1774,10 @@ public nonisolated struct Windowbroker_V1_ActivateRequest: Sendable {
   /// Put a quarantined restoration activity back and try it again.
   public var retryRestore: Bool = false
 
+  /// An xdg-activation token from whoever asked (wmctl passes its XDG_ACTIVATION_TOKEN): the
+  /// scene's window asks its compositor for focus with it.
+  public var activationToken: String = String()
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1833,6 +1837,9 @@ public nonisolated struct Windowbroker_V1_OpenRequest: Sendable {
 
   /// A new session's configuration (UISceneConfiguration by name); empty: the broker picks.
   public var configuration: String = String()
+
+  /// As in ActivateRequest.
+  public var activationToken: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -3002,12 +3009,16 @@ public nonisolated struct Windowbroker_V1_WorkerCommand: Sendable {
   public init() {}
 }
 
+/// activation_token: when the scene becomes key for a request that carried one (empty: none;
+/// a scene with a window then asks its compositor for a token of its own).
 public nonisolated struct Windowbroker_V1_KeyStatus: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   public var isKey: Bool = false
+
+  public var activationToken: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -6208,7 +6219,7 @@ nonisolated extension Windowbroker_V1_SessionCommand: SwiftProtobuf.Message, Swi
 
 nonisolated extension Windowbroker_V1_ActivateRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ActivateRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}retry_restore\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}retry_restore\0\u{3}activation_token\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -6218,6 +6229,7 @@ nonisolated extension Windowbroker_V1_ActivateRequest: SwiftProtobuf.Message, Sw
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.sessionID) }()
       case 2: try { try decoder.decodeSingularBoolField(value: &self.retryRestore) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.activationToken) }()
       default: break
       }
     }
@@ -6230,12 +6242,16 @@ nonisolated extension Windowbroker_V1_ActivateRequest: SwiftProtobuf.Message, Sw
     if self.retryRestore != false {
       try visitor.visitSingularBoolField(value: self.retryRestore, fieldNumber: 2)
     }
+    if !self.activationToken.isEmpty {
+      try visitor.visitSingularStringField(value: self.activationToken, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Windowbroker_V1_ActivateRequest, rhs: Windowbroker_V1_ActivateRequest) -> Bool {
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs.retryRestore != rhs.retryRestore {return false}
+    if lhs.activationToken != rhs.activationToken {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -6313,7 +6329,7 @@ nonisolated extension Windowbroker_V1_CloseRequest: SwiftProtobuf.Message, Swift
 
 nonisolated extension Windowbroker_V1_OpenRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".OpenRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}session_id\0\u{1}activity\0\u{3}force_new\0\u{1}presentation\0\u{1}configuration\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}session_id\0\u{1}activity\0\u{3}force_new\0\u{1}presentation\0\u{1}configuration\0\u{3}activation_token\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -6327,6 +6343,7 @@ nonisolated extension Windowbroker_V1_OpenRequest: SwiftProtobuf.Message, SwiftP
       case 4: try { try decoder.decodeSingularBoolField(value: &self.forceNew) }()
       case 5: try { try decoder.decodeSingularEnumField(value: &self.presentation) }()
       case 6: try { try decoder.decodeSingularStringField(value: &self.configuration) }()
+      case 7: try { try decoder.decodeSingularStringField(value: &self.activationToken) }()
       default: break
       }
     }
@@ -6355,6 +6372,9 @@ nonisolated extension Windowbroker_V1_OpenRequest: SwiftProtobuf.Message, SwiftP
     if !self.configuration.isEmpty {
       try visitor.visitSingularStringField(value: self.configuration, fieldNumber: 6)
     }
+    if !self.activationToken.isEmpty {
+      try visitor.visitSingularStringField(value: self.activationToken, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -6365,6 +6385,7 @@ nonisolated extension Windowbroker_V1_OpenRequest: SwiftProtobuf.Message, SwiftP
     if lhs.forceNew != rhs.forceNew {return false}
     if lhs.presentation != rhs.presentation {return false}
     if lhs.configuration != rhs.configuration {return false}
+    if lhs.activationToken != rhs.activationToken {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -8784,7 +8805,7 @@ nonisolated extension Windowbroker_V1_WorkerCommand: SwiftProtobuf.Message, Swif
 
 nonisolated extension Windowbroker_V1_KeyStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".KeyStatus"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}is_key\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}is_key\0\u{3}activation_token\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -8793,6 +8814,7 @@ nonisolated extension Windowbroker_V1_KeyStatus: SwiftProtobuf.Message, SwiftPro
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularBoolField(value: &self.isKey) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.activationToken) }()
       default: break
       }
     }
@@ -8802,11 +8824,15 @@ nonisolated extension Windowbroker_V1_KeyStatus: SwiftProtobuf.Message, SwiftPro
     if self.isKey != false {
       try visitor.visitSingularBoolField(value: self.isKey, fieldNumber: 1)
     }
+    if !self.activationToken.isEmpty {
+      try visitor.visitSingularStringField(value: self.activationToken, fieldNumber: 2)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Windowbroker_V1_KeyStatus, rhs: Windowbroker_V1_KeyStatus) -> Bool {
     if lhs.isKey != rhs.isKey {return false}
+    if lhs.activationToken != rhs.activationToken {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -16,6 +16,8 @@ public struct ActivationRequest: Sendable {
     public var requestedBy: UUID?
     /// The configuration a new session must use (`wmctl open --configuration`).
     public var configuration: String?
+    /// The requester's xdg-activation token: the scene's window asks for focus with it.
+    public var activationToken: String?
 
     public init(
         appID: String?, sessionID: UUID?, activity: UserActivity?, forceNew: Bool,

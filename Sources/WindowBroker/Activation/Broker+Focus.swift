@@ -29,17 +29,23 @@ extension Broker {
 
     /// Tells the scene whether it is the key scene, when that differs from what it was told
     /// last. Only a connected scene in the foreground can be key: one that is still on its way
-    /// forward is told at the end of its drive, one whose process ended just loses it.
-    func syncKey(_ id: UUID, source: KeySource = .broker) async {
+    /// forward is told at the end of its drive, one whose process ended just loses it. An
+    /// activation token (from the request that brought it forward) is always handed over: the
+    /// broker may think a scene key whose window the compositor has not focused.
+    func syncKey(_ id: UUID, source: KeySource = .broker, activationToken: String? = nil) async {
         let connected = hasConnectedScene(id)
         let wanted = focus.key == id && connected && sessions[id]?.state.isForeground == true
-        guard wanted != keyTold.contains(id) else { return }
+        guard wanted != keyTold.contains(id) || (wanted && activationToken != nil) else { return }
+        let changed = wanted != keyTold.contains(id)
         if wanted { keyTold.insert(id) } else { keyTold.remove(id) }
-        if let appID = sessions[id]?.appID { emit(id, app: appID, .keyChanged(isKey: wanted, source: source.rawValue)) }
+        if changed, let appID = sessions[id]?.appID { emit(id, app: appID, .keyChanged(isKey: wanted, source: source.rawValue)) }
         guard connected else { return }
         // A scene with a window hears it from its compositor and only acknowledges this.
         do {
-            _ = try await command(id, .keyStatus(.with { $0.isKey = wanted }), timeout: configuration.workerTimeout,
+            _ = try await command(id, .keyStatus(.with {
+                $0.isKey = wanted
+                $0.activationToken = activationToken ?? ""
+            }), timeout: configuration.workerTimeout,
                                   doing: wanted ? "didBecomeKey" : "didResignKey")
         } catch {
             logger.warning("scene was not told it is \(wanted ? "" : "no longer ")the key scene", metadata: [

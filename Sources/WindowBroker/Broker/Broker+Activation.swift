@@ -77,7 +77,8 @@ extension Broker {
         switch route {
         case .existing(let id, let reason):
             let presentation = try presentation(request.presentation, target: id, app: app.id)
-            let (notes, launch) = try await bringForward(id, activity: request.activity, presentation: presentation, requestedBy: request.requestedBy)
+            let (notes, launch) = try await bringForward(
+                id, activity: request.activity, presentation: presentation, requestedBy: request.requestedBy, activationToken: request.activationToken)
             return outcome(id, notes: ["\(reason): session \(id.uuidString.lowercased())"] + notes, launch: launch)
         case .create(let configurationName, let role):
             let presentation = try presentation(request.presentation, target: nil, app: app.id)
@@ -102,7 +103,8 @@ extension Broker {
             emit(session.id, app: app.id, .created(configuration: configurationName))
             do {
                 let (notes, launch) = try await bringForward(
-                    session.id, activity: request.activity, presentation: presentation, requestedBy: request.requestedBy)
+                    session.id, activity: request.activity, presentation: presentation, requestedBy: request.requestedBy,
+                    activationToken: request.activationToken)
                 return outcome(session.id, created: true, notes: notes, launch: launch)
             } catch let error as BrokerError {
                 guard sessions[session.id]?.hasConnected == false else {
@@ -119,7 +121,7 @@ extension Broker {
         }
     }
 
-    public func activate(_ id: UUID, requestedBy: UUID? = nil, retryRestore: Bool = false) async throws -> Outcome {
+    public func activate(_ id: UUID, requestedBy: UUID? = nil, retryRestore: Bool = false, activationToken: String? = nil) async throws -> Outcome {
         let session = try visibleSession(id, to: requestedBy)
         var retryNote: String?
         if retryRestore, session.quarantined != nil {
@@ -128,7 +130,9 @@ extension Broker {
         if let requestedBy {
             emit(requestedBy, app: session.appID, .activationRequested(target: id, activityType: "", presentation: .standard))
         }
-        let (notes, launch) = try await bringForward(id, activity: nil, presentation: try presentation(.standard, target: id, app: session.appID), requestedBy: requestedBy)
+        let (notes, launch) = try await bringForward(
+            id, activity: nil, presentation: try presentation(.standard, target: id, app: session.appID), requestedBy: requestedBy,
+            activationToken: activationToken)
         return outcome(id, notes: (retryNote.map { [$0] } ?? []) + notes, launch: launch)
     }
 
@@ -161,7 +165,7 @@ extension Broker {
     /// background; a prominent scene dims its app's others); they do it on their own queues,
     /// side by side with this launch. If this scene fails, the key scene before it is key again.
     private func bringForward(
-        _ id: UUID, activity: UserActivity?, presentation: Presentation, requestedBy: UUID?
+        _ id: UUID, activity: UserActivity?, presentation: Presentation, requestedBy: UUID?, activationToken: String? = nil
     ) async throws -> (notes: [String], launch: LaunchKind) {
         if workers[id] == nil { try checkRoomForLaunch() }
         let app = sessions[id]?.appID ?? ""
@@ -180,7 +184,7 @@ extension Broker {
                 let quarantineNote = wasConnected ? nil : try await quarantineIfPoisoned(id)
                 let notes = try await drive(id, to: .foregroundActive, options: .init(activities: activity.map { [$0] } ?? []))
                 // didBecomeKey comes after didBecomeActive, and before a continued activity.
-                await syncKey(id)
+                await syncKey(id, activationToken: activationToken)
                 if wasConnected, let activity {
                     _ = try await command(id, .continueActivity(.with { $0.activity = activity.wire }),
                                           timeout: configuration.workerTimeout, doing: "continue")

@@ -113,7 +113,7 @@ extension Broker {
         sceneRequestsInFlight[id] = inFlight + 1
         Task {
             await connection.reply(to: envelope, with: await answer())
-            await self.sceneRequestFinished(id)
+            self.sceneRequestFinished(id)
         }
     }
 

@@ -269,9 +269,12 @@ struct ControlRequestHandler: Sendable {
                 presentation: Presentation(wire: open.presentation),
                 requestedBy: requester)
             request.configuration = open.configuration.isEmpty ? nil : open.configuration
+            request.activationToken = open.activationToken.isEmpty ? nil : open.activationToken
             return stateReply(try await broker.open(request))
         case .activate(let command):
-            return stateReply(try await broker.activate(try await sessionID(command.sessionID, for: requester), requestedBy: requester, retryRestore: command.retryRestore))
+            return stateReply(try await broker.activate(
+                try await sessionID(command.sessionID, for: requester), requestedBy: requester, retryRestore: command.retryRestore,
+                activationToken: command.activationToken.isEmpty ? nil : command.activationToken))
         case .background(let command):
             return stateReply(try await broker.background(try await sessionID(command.sessionID)))
         case .reclaim(let command):
