@@ -38,6 +38,7 @@ def session_object(info):
         "title": info.title,
         "configuration": info.configuration,
         "state": wbwire.state_name(info.state),
+        "key": info.key,
         "pid": info.pid if live else None,
         "createdAt": iso(info.created_at),
         "lastActiveAt": iso(info.last_active_at),

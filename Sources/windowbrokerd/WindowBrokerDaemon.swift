@@ -46,6 +46,13 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
     @Flag(help: "Rebuild the search index from the stored activities before serving (it is rebuilt automatically when missing or damaged).")
     var rebuildIndex = false
 
+    enum WorkspaceRestore: String, ExpressibleByArgument, CaseIterable {
+        case auto, always, never
+    }
+
+    @Option(help: "Put back the scenes that were on screen at the last stop, the key one last: auto (when there is a display, WAYLAND_DISPLAY), always, never.")
+    var restoreWorkspace = WorkspaceRestore.auto
+
     @Option(help: "Updates queued for one scene before they are dropped for a single updatesDropped notice.")
     var updateQueueLimit = 256
 
@@ -143,6 +150,11 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
         configuration.workerTimeout = workerTimeout.duration
         configuration.updateQueueLimit = max(1, updateQueueLimit)
         configuration.rebuildSearchIndex = rebuildIndex
+        configuration.restoreWorkspace = switch restoreWorkspace {
+        case .always: true
+        case .never: false
+        case .auto: !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
+        }
         configuration.updateAckTimeout = updateAckTimeout.duration
         configuration.controlIdleTimeout = TimeSpan(seconds: max(0.2, controlIdleTimeout.seconds)).duration
         configuration.launchTimeout = TimeSpan(seconds: max(0.1, launchTimeout.seconds)).duration

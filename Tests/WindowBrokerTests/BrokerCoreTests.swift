@@ -46,7 +46,7 @@ final class SessionDriverTests: BrokerTestCase {
         XCTAssertEqual(try harness.state(session), "foregroundActive")
     }
 
-    func testAFailedLaunchGivesFocusBackToThePreviouslyActiveScene() throws {
+    func testAFailedLaunchGivesTheKeyBackToThePreviousScene() throws {
         try harness.install(app: "broken", manifest: [
             "name": "Broken", "executable": "/bin/false", "activityTypes": ["notes.edit"],
         ])
@@ -54,8 +54,9 @@ final class SessionDriverTests: BrokerTestCase {
         let refused = try harness.refusal("open", "broken")
         XCTAssertEqual(refused.code, "workerFailed", refused.message)
         XCTAssertEqual(try harness.state(a), "foregroundActive")
-        XCTAssertEqual(try harness.noteState(a).callbacks.suffix(2), ["willResignActive", "didBecomeActive"],
-                       "a resigned while the launch ran and became active again when it failed")
+        XCTAssertEqual(try harness.noteState(a).callbacks.suffix(2), ["willEnterForeground", "didBecomeActive"],
+                       "a stayed active beside the launch")
+        try harness.eventually("a is the key scene again") { try harness.session(a)["key"] as? Bool == true && harness.noteState(a).isKey }
     }
 }
 

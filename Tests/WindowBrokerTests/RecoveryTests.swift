@@ -4,6 +4,31 @@ import XCTest
 /// Crashes and restarts: the session stays, unattached, with its last committed restoration
 /// activity, and activating it restores the scene.
 final class RecoveryTests: BrokerTestCase {
+    /// The workspace survives even a broker that dies without a stop (a power loss): the
+    /// scenes on screen are recorded as they change. Headless it is put back only when asked
+    /// (`--restore-workspace always`; `auto` means "when there is a display").
+    func testTheWorkspaceComesBackAfterTheBrokerDiedTheKeySceneLast() throws {
+        let a = try harness.openNote("one")
+        let b = try harness.openNote("two")
+        let c = try harness.openNote("three")  // a makes room for it: two fit on screen
+        _ = try harness.json("activate", b)    // b is key now, c beside it
+        try harness.eventually("b is the key scene") { try harness.session(b)["key"] as? Bool == true }
+        harness.stop(signal: SIGKILL)  // its scenes die with it (PR_SET_PDEATHSIG)
+
+        try harness.start()
+        XCTAssertEqual(try harness.state(b), "unattached", "headless, auto puts nothing back")
+        XCTAssertEqual(harness.stop(signal: SIGTERM), 0)
+
+        harness.extraArguments += ["--restore-workspace", "always"]
+        try harness.start()
+        try harness.eventually("the two scenes that were on screen are back") {
+            try harness.state(b) == "foregroundActive" && harness.state(c) == "foregroundActive"
+        }
+        try harness.eventually("the key scene last, so it has the keyboard") { try harness.session(b)["key"] as? Bool == true }
+        XCTAssertEqual(try harness.state(a), "unattached", "a had left the screen")
+        XCTAssertEqual(try harness.noteState(b).callbacks, ["didFinishLaunching", "willConnect", "restoreInteractionState", "willEnterForeground", "didBecomeActive"])
+    }
+
     func testWorkerKilledWithSIGKILLLeavesSessionRestorable() throws {
         let session = try harness.openNote("crashy")
         try harness.type(session, "saved part")

@@ -175,5 +175,30 @@ final class WindowTests: XCTestCase {
         XCTAssertEqual(try harness.noteState(b).isKey, false)
         XCTAssertEqual(try harness.state(b), "foregroundActive")
     }
+
+    /// After a restart the windows that were on screen come back, restored, the key one last
+    /// (with the keyboard), as iPadOS restores all windows.
+    func testARestartPutsTheWindowsOnScreenBackWithTheKeyOneFocused() throws {
+        let hidden = try harness.openNote("hidden", title: "Hidden")
+        _ = try harness.json("background", hidden)
+        let a = try harness.openNote("left", title: "Left")
+        let b = try harness.openNote("right", title: "Right")
+        try harness.type(a, "left text")
+        try harness.eventually("two windows") { try sway.windows().count == 2 }
+        let pidA = try XCTUnwrap(harness.session(a)["pid"] as? Int)
+        try sway.swaymsg("[pid=\(pidA)] focus")
+        try harness.eventually("a is the key scene") { try harness.session(a)["key"] as? Bool == true }
+
+        XCTAssertEqual(harness.stop(signal: SIGTERM), 0)
+        XCTAssertTrue(try sway.windows().isEmpty, "the broker's stop took the windows away")
+        try harness.start()
+        try harness.eventually("both windows are back") { try sway.windows().count == 2 }
+        try harness.eventually("the key one has the keyboard again") {
+            try window(of: a)?.focused == true && harness.session(a)["key"] as? Bool == true
+        }
+        XCTAssertEqual(try harness.state(b), "foregroundActive")
+        XCTAssertEqual(try harness.state(hidden), "unattached", "a scene that was not on screen stays away")
+        XCTAssertEqual(try harness.noteState(a).text, "left text")
+    }
 }
 

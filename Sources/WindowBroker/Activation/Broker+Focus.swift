@@ -14,7 +14,54 @@ extension Broker {
         if focus.key != before {
             for id in [before, focus.key].compactMap({ $0 }) { syncKeyLater(id, source: source) }
         }
+        recordWorkspace()
         return result
+    }
+
+    /// Keeps the stored workspace (the scenes on screen, the key one) up to date while the
+    /// broker runs, one write at a time, the newest state last. A stop takes every scene off
+    /// the screen on purpose: that is not recorded, so the next start puts them back.
+    func recordWorkspace() {
+        guard phase == .running else { return }
+        let now = SessionStore.Workspace(visible: focus.visible, key: focus.key)
+        guard now != workspace.recorded else { return }
+        workspace.recorded = now
+        workspace.pending = now
+        guard !workspace.writing else { return }
+        workspace.writing = true
+        Task {
+            while let next = self.workspace.pending {
+                self.workspace.pending = nil
+                do { try await self.store.saveWorkspace(next) } catch {
+                    self.logger.warning("the workspace (the scenes on screen) could not be saved", metadata: ["error": "\(error)"])
+                }
+            }
+            self.workspace.writing = false
+        }
+    }
+
+    /// Puts back the scenes that were on screen when the broker last ran, the key one last so
+    /// that it ends up with the keyboard (as iPadOS restores all windows). Each comes back
+    /// restored from its saved state; one that cannot is logged and skipped.
+    public func restoreWorkspace() async {
+        let saved: SessionStore.Workspace
+        do { saved = try await store.loadWorkspace() } catch {
+            logger.warning("the workspace could not be read; no scene is put back", metadata: ["error": "\(error)"])
+            return
+        }
+        let order = saved.visible.filter { $0 != saved.key } + (saved.key.map { [$0] } ?? [])
+        var restored = 0
+        for id in order where sessions[id] != nil && !hasConnectedScene(id) {
+            do {
+                _ = try await activate(id)
+                restored += 1
+            } catch {
+                logger.warning("a scene of the workspace could not be put back", metadata: [
+                    "SESSION_ID": "\(id.uuidString.lowercased())", "error": "\(error)",
+                ])
+            }
+        }
+        if restored > 0 { logger.info("workspace restored", metadata: ["scenes": "\(restored)"]) }
     }
 
     /// Who moved the key scene, as `watch` shows it.

@@ -68,6 +68,9 @@ public struct FocusCoordinator: Sendable, Equatable {
         foreground.filter { $0 != id }.count >= maxForeground
     }
 
+    /// The scenes meant to be on screen, least recently used first (a prominent one last).
+    public var visible: [UUID] { foreground + (prominent.map { [$0] } ?? []) }
+
     /// Whether `id` is meant to be visible and receiving events.
     public func wantsActive(_ id: UUID) -> Bool {
         prominent == id || (foreground.contains(id) && !dimmed.contains(id))

@@ -35,6 +35,8 @@ public actor Broker {
     var focus: FocusCoordinator
     /// Scenes told they are the key scene (didBecomeKey) and not told otherwise since.
     var keyTold: Set<UUID> = []
+    /// The workspace as last recorded in the store, the next one to write, and whether a write is under way.
+    var workspace: (recorded: SessionStore.Workspace?, pending: SessionStore.Workspace?, writing: Bool) = (nil, nil, false)
     /// Sessions discarded during this run, so a late request gets "discarded" rather than "unknown".
     var discarded: Set<UUID> = []
     var events = EventHub()

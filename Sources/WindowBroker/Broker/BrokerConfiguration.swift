@@ -40,6 +40,8 @@ public struct BrokerConfiguration: Sendable {
     /// crash loop (systemd's StartLimitBurst / StartLimitIntervalSec).
     public var startLimitBurst = 5
     public var startLimitInterval: Duration = .seconds(10)
+    /// Put back the scenes that were on screen at the last stop (`--restore-workspace`).
+    public var restoreWorkspace = false
     /// Rebuild the search index from the stored activities at start (`--rebuild-index`).
     public var rebuildSearchIndex = false
     /// How many scenes save and stop at once during reclaim and shutdown.

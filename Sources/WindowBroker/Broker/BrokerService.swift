@@ -32,6 +32,9 @@ public struct BrokerService: Service {
                         let status = await broker.statusLine
                         logger.info("ready", metadata: ["status": "\(status)", "pid": "\(getpid())"])
                         notifier.ready(status: status)
+                        if broker.configuration.restoreWorkspace {
+                            Task { await broker.restoreWorkspace() }
+                        }
                     }
                 }
                 group.addTask {

@@ -193,6 +193,15 @@ public final class SessionStore: Sendable {
                 );
                 """)
         }
+        migrator.registerMigration("v6: the workspace (the scenes on screen, the key one)") { db in
+            try db.execute(sql: """
+                CREATE TABLE workspace (
+                    position INTEGER PRIMARY KEY NOT NULL,
+                    sessionID TEXT NOT NULL REFERENCES session(id) ON DELETE CASCADE,
+                    isKey INTEGER NOT NULL
+                );
+                """)
+        }
         return migrator
     }
 
@@ -407,6 +416,41 @@ public final class SessionStore: Sendable {
     /// stop, the store is one self-contained file.
     public func checkpoint() async {
         try? await pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+    }
+
+    /// The scenes on screen, least recently used first, and the key one: what a restart puts back.
+    public struct Workspace: Sendable, Equatable {
+        public var visible: [UUID]
+        public var key: UUID?
+
+        public init(visible: [UUID], key: UUID?) {
+            self.visible = visible
+            self.key = key
+        }
+    }
+
+    public func saveWorkspace(_ workspace: Workspace) async throws {
+        let rows = workspace.visible.enumerated().map { ($0.offset, $0.element.uuidString, $0.element == workspace.key) }
+        try await write { db in
+            try db.execute(sql: "DELETE FROM workspace")
+            for (position, id, isKey) in rows {
+                // A session discarded meanwhile is not there to point at.
+                try db.execute(sql: "INSERT INTO workspace (position, sessionID, isKey) SELECT ?, id, ? FROM session WHERE id = ?",
+                               arguments: [position, isKey, id])
+            }
+        }
+    }
+
+    public func loadWorkspace() async throws -> Workspace {
+        try await pool.read { db in
+            var workspace = Workspace(visible: [], key: nil)
+            for row in try Row.fetchAll(db, sql: "SELECT sessionID, isKey FROM workspace ORDER BY position") {
+                guard let id = UUID(uuidString: row["sessionID"]) else { continue }
+                workspace.visible.append(id)
+                if row["isKey"] as Bool { workspace.key = id }
+            }
+            return workspace
+        }
     }
 
     /// Every app's discards still to deliver, oldest first.
