@@ -73,9 +73,16 @@ run wmctl activate "$SESSION"
 run wmctl send "$SESSION" state
 shot 2-after-restore
 
-say "A second window, and focus: one scene is active at a time"
+say "A second window beside it: both are active, the new one has the keyboard (the key scene)"
 OTHER=$(wmctl --json open notes --activity notes.edit --title "Groceries" --info noteID=groceries | field "['session']")
 run wmctl sessions
+if [ -n "${SWAY:-}" ] && command -v wtype >/dev/null; then
+  say "Type with the keyboard: the text lands in the focused window; ctrl+u is the app's Uppercase"
+  sleep 0.3
+  wtype -s 300 "milk, eggs"; wtype -s 300 -M ctrl u -m ctrl
+  sleep 0.3
+  wmctl --json send "$OTHER" state | field "['value']['text']" | sed 's/^/the focused note now says: /'
+fi
 shot 3-two-windows
 
 say "The scene opens a window itself (SDK requestActivation), prominently: the others are dimmed"
@@ -83,7 +90,7 @@ SHEET=$(wmctl --json send "$OTHER" open-in-window --arg noteID=details --arg pre
 run wmctl sessions
 echo "while it is up, activating another scene is refused:"
 wmctl activate "$SESSION" || true
-say "It closes itself (requestDestruction, a Done button); focus returns to the scene behind it"
+say "It closes itself (requestDestruction, a Done button); the scenes behind it are active again"
 run wmctl send "$SHEET" dismiss
 sleep 0.5
 run wmctl sessions
