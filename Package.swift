@@ -115,6 +115,12 @@ let package = Package(
         ),
         // make load: many control clients at once against a running broker.
         .executableTarget(name: "wb-load", dependencies: ["IPCWire"]),
+        // The window tests' pointer (a virtual pointer on the headless compositor); not installed.
+        .executableTarget(
+            name: "wb-pointer",
+            exclude: ["protocol"],
+            linkerSettings: [.linkedLibrary("wayland-client")]
+        ),
         // The benchmark's spawn baseline (see scripts/bench.sh); not installed.
         .executableTarget(name: "spawn-probe"),
         .executableTarget(

@@ -13,3 +13,9 @@ for xml in "$protocols/stable/xdg-shell/xdg-shell.xml" \
   wayland-scanner client-header "$xml" "$name-client-protocol.h"
   wayland-scanner private-code "$xml" "$name-protocol.c"
 done
+# The window tests' pointer helper: a description of wlroots' virtual pointer protocol kept in
+# the repository (Debian packages no XML for it).
+cd ../wb-pointer
+xml=protocol/wlr-virtual-pointer-unstable-v1.xml
+wayland-scanner client-header "$xml" wlr-virtual-pointer-unstable-v1-client-protocol.h
+wayland-scanner private-code "$xml" wlr-virtual-pointer-unstable-v1-protocol.c

@@ -8,6 +8,7 @@
 #include "xdg-decoration-unstable-v1-client-protocol.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pango/pangocairo.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,21 @@ struct sw_window {
     char *app_id;
     struct wl_seat *seat;
     struct wl_keyboard *keyboard;
+    struct wl_pointer *pointer;
+    double pointer_x, pointer_y;
+    uint32_t pressed_serial;  // the press of a button still down (0: none), a drag's serial
+    struct wl_data_device_manager *data_manager;
+    struct wl_data_device *data_device;
+    // The offer being dragged over the window, and whether it is of SW_DRAG_MIME.
+    struct wl_data_offer *offer, *announced;
+    int offer_ours, announced_ours;
+    uint32_t offer_action;
+    double drop_x, drop_y;
+    // The drag this window started: its source and data, and whether a window took it.
+    struct wl_data_source *drag_source;
+    uint8_t *drag_data;
+    int32_t drag_length;
+    int drag_dropped;
     struct xkb_context *xkb;
     struct xkb_keymap *keymap;
     struct xkb_state *xkb_state;
@@ -65,6 +81,8 @@ static void registry_global(void *data, struct wl_registry *registry, uint32_t n
         w->activation = wl_registry_bind(registry, name, &xdg_activation_v1_interface, 1);
     } else if (strcmp(interface, zxdg_decoration_manager_v1_interface.name) == 0) {
         w->decorations = wl_registry_bind(registry, name, &zxdg_decoration_manager_v1_interface, 1);
+    } else if (strcmp(interface, wl_data_device_manager_interface.name) == 0) {
+        w->data_manager = wl_registry_bind(registry, name, &wl_data_device_manager_interface, version < 3 ? version : 3);
     } else if (strcmp(interface, wl_seat_interface.name) == 0 && !w->seat) {
         w->seat = wl_registry_bind(registry, name, &wl_seat_interface, version < 5 ? version : 5);
         wl_seat_add_listener(w->seat, &seat_listener, w);
@@ -149,8 +167,224 @@ static const struct wl_keyboard_listener keyboard_listener = {
     keyboard_keymap, keyboard_enter, keyboard_leave, keyboard_key, keyboard_modifiers, keyboard_repeat_info,
 };
 
+// ---------------------------------------------------------------- the pointer
+
+static void pointer_enter(void *data, struct wl_pointer *pointer, uint32_t serial, struct wl_surface *surface, wl_fixed_t x, wl_fixed_t y) {
+    struct sw_window *w = data;
+    w->pointer_x = wl_fixed_to_double(x);
+    w->pointer_y = wl_fixed_to_double(y);
+}
+
+static void pointer_leave(void *data, struct wl_pointer *pointer, uint32_t serial, struct wl_surface *surface) {
+    struct sw_window *w = data;
+    w->pressed_serial = 0;
+}
+
+static void pointer_motion(void *data, struct wl_pointer *pointer, uint32_t time, wl_fixed_t x, wl_fixed_t y) {
+    struct sw_window *w = data;
+    w->pointer_x = wl_fixed_to_double(x);
+    w->pointer_y = wl_fixed_to_double(y);
+    if (w->callbacks.pointer) w->callbacks.pointer(w->callbacks.context, SW_POINTER_MOVED, w->pointer_x, w->pointer_y, 0);
+}
+
+static void pointer_button(void *data, struct wl_pointer *pointer, uint32_t serial, uint32_t time, uint32_t button, uint32_t state) {
+    struct sw_window *w = data;
+    int down = state == WL_POINTER_BUTTON_STATE_PRESSED;
+    w->pressed_serial = down ? serial : 0;
+    if (w->callbacks.pointer) w->callbacks.pointer(w->callbacks.context, down ? SW_POINTER_DOWN : SW_POINTER_UP, w->pointer_x, w->pointer_y, button);
+}
+
+static void pointer_axis(void *data, struct wl_pointer *pointer, uint32_t time, uint32_t axis, wl_fixed_t value) {}
+static void pointer_frame(void *data, struct wl_pointer *pointer) {}
+static void pointer_axis_source(void *data, struct wl_pointer *pointer, uint32_t source) {}
+static void pointer_axis_stop(void *data, struct wl_pointer *pointer, uint32_t time, uint32_t axis) {}
+static void pointer_axis_discrete(void *data, struct wl_pointer *pointer, uint32_t axis, int32_t discrete) {}
+
+static const struct wl_pointer_listener pointer_listener = {
+    pointer_enter, pointer_leave, pointer_motion, pointer_button, pointer_axis,
+    pointer_frame, pointer_axis_source, pointer_axis_stop, pointer_axis_discrete,
+};
+
+// ---------------------------------------------------------------- drag and drop
+// A scene drags a user activity out of its window (the source); a window of a scene under the
+// pointer takes it when it is of SW_DRAG_MIME (the target). A drop on no window, or on one that
+// does not take it, cancels the drag: the source's scene then opens a window for the activity.
+
+static void forget_offer(struct sw_window *w) {
+    if (w->offer) wl_data_offer_destroy(w->offer);
+    if (w->announced == w->offer) w->announced = NULL;
+    w->offer = NULL;
+    w->offer_ours = 0;
+    w->offer_action = 0;
+}
+
+static void offer_offer(void *data, struct wl_data_offer *offer, const char *mime) {
+    struct sw_window *w = data;
+    if (strcmp(mime, SW_DRAG_MIME) != 0) return;
+    if (offer == w->announced) w->announced_ours = 1;
+    if (offer == w->offer) w->offer_ours = 1;
+}
+
+static void offer_source_actions(void *data, struct wl_data_offer *offer, uint32_t actions) {}
+
+static void offer_action(void *data, struct wl_data_offer *offer, uint32_t action) {
+    struct sw_window *w = data;
+    if (offer == w->offer) w->offer_action = action;
+}
+
+static const struct wl_data_offer_listener offer_listener = { offer_offer, offer_source_actions, offer_action };
+
+static void device_data_offer(void *data, struct wl_data_device *device, struct wl_data_offer *offer) {
+    struct sw_window *w = data;
+    if (w->announced && w->announced != w->offer) wl_data_offer_destroy(w->announced);
+    w->announced = offer;
+    w->announced_ours = 0;
+    wl_data_offer_add_listener(offer, &offer_listener, w);
+}
+
+static void device_enter(void *data, struct wl_data_device *device, uint32_t serial, struct wl_surface *surface,
+                         wl_fixed_t x, wl_fixed_t y, struct wl_data_offer *offer) {
+    struct sw_window *w = data;
+    if (w->offer && w->offer != offer) forget_offer(w);
+    w->offer = offer;
+    w->offer_ours = offer && offer == w->announced && w->announced_ours;
+    w->drop_x = wl_fixed_to_double(x);
+    w->drop_y = wl_fixed_to_double(y);
+    if (!offer) return;
+    wl_data_offer_accept(offer, serial, w->offer_ours ? SW_DRAG_MIME : NULL);
+    if (wl_data_offer_get_version(offer) >= 3) {
+        uint32_t copy = WL_DATA_DEVICE_MANAGER_DND_ACTION_COPY;
+        wl_data_offer_set_actions(offer, w->offer_ours ? copy : 0, w->offer_ours ? copy : 0);
+    }
+}
+
+static void device_leave(void *data, struct wl_data_device *device) {
+    forget_offer(data);
+}
+
+static void device_motion(void *data, struct wl_data_device *device, uint32_t time, wl_fixed_t x, wl_fixed_t y) {
+    struct sw_window *w = data;
+    w->drop_x = wl_fixed_to_double(x);
+    w->drop_y = wl_fixed_to_double(y);
+}
+
+/// What the source sends for the offer, read to its end (the source is another process; a
+/// drop on this window's own drag takes the data without the round trip).
+static uint8_t *receive_offer(struct sw_window *w, int32_t *length) {
+    if (w->drag_source) {
+        *length = w->drag_length;
+        uint8_t *copy = malloc(w->drag_length > 0 ? (size_t)w->drag_length : 1);
+        if (w->drag_length > 0) memcpy(copy, w->drag_data, (size_t)w->drag_length);
+        return copy;
+    }
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) < 0) return NULL;
+    wl_data_offer_receive(w->offer, SW_DRAG_MIME, fds[1]);
+    close(fds[1]);
+    wl_display_flush(w->display);
+    size_t capacity = 4096, used = 0;
+    uint8_t *bytes = malloc(capacity);
+    for (;;) {
+        if (used == capacity) {
+            if (capacity >= (1u << 22)) break;  // an activity is far smaller: stop at 4 MiB
+            capacity *= 2;
+            bytes = realloc(bytes, capacity);
+        }
+        ssize_t n = read(fds[0], bytes + used, capacity - used);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        used += (size_t)n;
+    }
+    close(fds[0]);
+    *length = (int32_t)used;
+    return bytes;
+}
+
+static void device_drop(void *data, struct wl_data_device *device) {
+    struct sw_window *w = data;
+    if (!w->offer) return;
+    int taken = 0;
+    if (w->offer_ours && w->callbacks.drop) {
+        int32_t length = 0;
+        uint8_t *bytes = receive_offer(w, &length);
+        if (bytes) {
+            taken = w->callbacks.drop(w->callbacks.context, bytes, length, w->drop_x, w->drop_y) != 0;
+            free(bytes);
+        }
+    }
+    // finish is valid only for an accepted offer with an action agreed on.
+    if (taken && w->offer_action && wl_data_offer_get_version(w->offer) >= 3) wl_data_offer_finish(w->offer);
+    forget_offer(w);
+}
+
+static void device_selection(void *data, struct wl_data_device *device, struct wl_data_offer *offer) {
+    struct sw_window *w = data;
+    // The clipboard is not ours to use: an offer announced for it is dropped.
+    if (offer && offer != w->offer) {
+        if (offer == w->announced) w->announced = NULL;
+        wl_data_offer_destroy(offer);
+    }
+}
+
+static const struct wl_data_device_listener device_listener = {
+    device_data_offer, device_enter, device_leave, device_motion, device_drop, device_selection,
+};
+
+static void end_drag(struct sw_window *w, int dropped) {
+    if (!w->drag_source) return;
+    wl_data_source_destroy(w->drag_source);
+    w->drag_source = NULL;
+    free(w->drag_data);
+    w->drag_data = NULL;
+    w->drag_length = 0;
+    if (w->callbacks.drag_ended) w->callbacks.drag_ended(w->callbacks.context, dropped);
+}
+
+static void source_target(void *data, struct wl_data_source *source, const char *mime) {}
+
+static void source_send(void *data, struct wl_data_source *source, const char *mime, int32_t fd) {
+    struct sw_window *w = data;
+    int32_t written = 0;
+    while (written < w->drag_length) {
+        ssize_t n = write(fd, w->drag_data + written, (size_t)(w->drag_length - written));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        written += (int32_t)n;
+    }
+    close(fd);
+}
+
+static void source_cancelled(void *data, struct wl_data_source *source) {
+    struct sw_window *w = data;
+    end_drag(w, w->drag_dropped);
+}
+
+static void source_dnd_drop_performed(void *data, struct wl_data_source *source) {
+    struct sw_window *w = data;
+    w->drag_dropped = 1;
+}
+
+static void source_dnd_finished(void *data, struct wl_data_source *source) {
+    end_drag(data, 1);
+}
+
+static void source_action(void *data, struct wl_data_source *source, uint32_t action) {}
+
+static const struct wl_data_source_listener source_listener = {
+    source_target, source_send, source_cancelled, source_dnd_drop_performed, source_dnd_finished, source_action,
+};
+
 static void seat_capabilities(void *data, struct wl_seat *seat, uint32_t capabilities) {
     struct sw_window *w = data;
+    int has_pointer = (capabilities & WL_SEAT_CAPABILITY_POINTER) != 0;
+    if (has_pointer && !w->pointer) {
+        w->pointer = wl_seat_get_pointer(seat);
+        wl_pointer_add_listener(w->pointer, &pointer_listener, w);
+    } else if (!has_pointer && w->pointer) {
+        wl_pointer_destroy(w->pointer);
+        w->pointer = NULL;
+        w->pressed_serial = 0;
+    }
     int has_keyboard = (capabilities & WL_SEAT_CAPABILITY_KEYBOARD) != 0;
     if (has_keyboard && !w->keyboard) {
         w->keyboard = wl_seat_get_keyboard(seat);
@@ -246,6 +480,30 @@ static PangoLayout *layout(cairo_t *cr, const char *font, const char *text, int 
     return layout;
 }
 
+int32_t sw_text_index_at(sw_window *w, double x, double y) {
+    if (!w->configured || w->width <= 0) return -1;
+    cairo_surface_t *scratch = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 1, 1);
+    cairo_t *cr = cairo_create(scratch);
+    int text_width = w->width - 2 * MARGIN;
+    PangoLayout *body = layout(cr, "Sans 13", w->text, text_width < 1 ? 1 : text_width);
+    int index = -1, trailing = 0;
+    double lx = x - MARGIN, ly = y - (HEADING_HEIGHT + MARGIN);
+    int inside = ly >= 0 && pango_layout_xy_to_index(body, (int)(lx * PANGO_SCALE), (int)(ly * PANGO_SCALE), &index, &trailing);
+    if (!inside && ly >= 0) {
+        // Beside a line (past its end): that line still counts.
+        PangoRectangle logical;
+        pango_layout_get_pixel_extents(body, NULL, &logical);
+        if (ly < logical.height) pango_layout_xy_to_index(body, (int)(lx * PANGO_SCALE), (int)(ly * PANGO_SCALE), &index, &trailing);
+        else index = -1;
+    }
+    // Past the middle of a character is after it (pango says so with `trailing`).
+    if (index >= 0 && trailing > 0 && w->text) index = (int)(g_utf8_offset_to_pointer(w->text + index, trailing) - w->text);
+    g_object_unref(body);
+    cairo_destroy(cr);
+    cairo_surface_destroy(scratch);
+    return index;
+}
+
 static void draw(struct sw_window *w) {
     if (!w->configured || w->width <= 0 || w->height <= 0) return;
     void *pixels;
@@ -315,6 +573,10 @@ sw_window *sw_open(const char *app_id, const char *title, sw_callbacks callbacks
         return NULL;
     }
     xdg_wm_base_add_listener(w->wm_base, &wm_base_listener, w);
+    if (w->data_manager && w->seat) {
+        w->data_device = wl_data_device_manager_get_data_device(w->data_manager, w->seat);
+        wl_data_device_add_listener(w->data_device, &device_listener, w);
+    }
     w->surface = wl_compositor_create_surface(w->compositor);
     w->xdg_surface = xdg_wm_base_get_xdg_surface(w->wm_base, w->surface);
     xdg_surface_add_listener(w->xdg_surface, &xdg_surface_listener, w);
@@ -364,6 +626,23 @@ int sw_activate(sw_window *w, const char *token) {
     return 1;
 }
 
+int sw_start_drag(sw_window *w, const uint8_t *data, int32_t length) {
+    if (!w->data_manager || !w->data_device || !w->pressed_serial || w->drag_source || length < 0) return 0;
+    w->drag_data = malloc(length > 0 ? (size_t)length : 1);
+    if (length > 0) memcpy(w->drag_data, data, (size_t)length);
+    w->drag_length = length;
+    w->drag_dropped = 0;
+    w->drag_source = wl_data_device_manager_create_data_source(w->data_manager);
+    wl_data_source_add_listener(w->drag_source, &source_listener, w);
+    wl_data_source_offer(w->drag_source, SW_DRAG_MIME);
+    if (wl_data_source_get_version(w->drag_source) >= 3) {
+        wl_data_source_set_actions(w->drag_source, WL_DATA_DEVICE_MANAGER_DND_ACTION_COPY | WL_DATA_DEVICE_MANAGER_DND_ACTION_MOVE);
+    }
+    wl_data_device_start_drag(w->data_device, w->drag_source, w->surface, NULL, w->pressed_serial);
+    wl_display_flush(w->display);
+    return 1;
+}
+
 int sw_fd(sw_window *w) {
     return wl_display_get_fd(w->display);
 }
@@ -396,6 +675,13 @@ void sw_close(sw_window *w) {
     if (w->seat) wl_seat_destroy(w->seat);
     drop_keymap(w);
     if (w->xkb) xkb_context_unref(w->xkb);
+    if (w->drag_source) wl_data_source_destroy(w->drag_source);
+    free(w->drag_data);
+    if (w->offer) wl_data_offer_destroy(w->offer);
+    if (w->announced && w->announced != w->offer) wl_data_offer_destroy(w->announced);
+    if (w->data_device) wl_data_device_destroy(w->data_device);
+    if (w->data_manager) wl_data_device_manager_destroy(w->data_manager);
+    if (w->pointer) wl_pointer_destroy(w->pointer);
     if (w->decoration) zxdg_toplevel_decoration_v1_destroy(w->decoration);
     if (w->decorations) zxdg_decoration_manager_v1_destroy(w->decorations);
     if (w->activation) xdg_activation_v1_destroy(w->activation);

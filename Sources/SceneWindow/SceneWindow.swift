@@ -48,6 +48,39 @@ public final class DrawingContext {
     }
 }
 
+/// A point in a window, in surface pixels from its top left corner.
+public struct Point: Sendable, Equatable, CustomStringConvertible {
+    public var x: Double
+    public var y: Double
+
+    public init(x: Double, y: Double) {
+        self.x = x
+        self.y = y
+    }
+
+    public func distance(to other: Point) -> Double { ((x - other.x) * (x - other.x) + (y - other.y) * (y - other.y)).squareRoot() }
+
+    public var description: String { "(\(Int(x)), \(Int(y)))" }
+}
+
+/// The pointer over a window: pressed, released or moved, where, and which button.
+public struct PointerEvent: Sendable, Equatable {
+    public enum Kind: Sendable, Equatable {
+        case down, up, moved
+    }
+
+    public var kind: Kind
+    public var location: Point
+    /// The evdev button code (`0x110` is the left button); 0 for a move.
+    public var button: UInt32
+
+    public init(kind: Kind, location: Point, button: UInt32 = 0) {
+        self.kind = kind
+        self.location = location
+        self.button = button
+    }
+}
+
 /// A key that went down in a window: its xkb name at the base level (lower case), the
 /// modifiers held, and the text it types with them ("" for none).
 public struct KeyPress: Sendable, Equatable {
@@ -86,6 +119,14 @@ public final class ToplevelWindow {
     public var onCloseRequest: (() -> Void)?
     /// A key went down while the window has the keyboard.
     public var onKey: ((KeyPress) -> Void)?
+    /// The pointer pressed, released or moved over the window.
+    public var onPointer: ((PointerEvent) -> Void)?
+    /// Something a scene dragged was dropped on the window: its data (a serialised user
+    /// activity) and where. Return whether the window took it.
+    public var onDrop: ((Data, Point) -> Bool)?
+    /// A drag this window started is over: true when a window took it, false when it was
+    /// cancelled (dropped on no window, or on one that does not take it).
+    public var onDragEnded: ((Bool) -> Void)?
     public private(set) var size = WindowSize(width: 0, height: 0)
     public private(set) var isActivated = false
 
@@ -127,6 +168,24 @@ public final class ToplevelWindow {
             let window = Unmanaged<ToplevelWindow>.fromOpaque(context).takeUnretainedValue()
             let press = KeyPress(name: String(cString: name), modifiers: .init(rawValue: modifiers), text: text.map { String(cString: $0) } ?? "")
             MainActor.assumeIsolated { window.onKey?(press) }
+        }
+        callbacks.pointer = { context, kind, x, y, button in
+            guard let context else { return }
+            let window = Unmanaged<ToplevelWindow>.fromOpaque(context).takeUnretainedValue()
+            let kind: PointerEvent.Kind = kind == Int32(SW_POINTER_DOWN) ? .down : kind == Int32(SW_POINTER_UP) ? .up : .moved
+            let event = PointerEvent(kind: kind, location: Point(x: x, y: y), button: button)
+            MainActor.assumeIsolated { window.onPointer?(event) }
+        }
+        callbacks.drop = { context, bytes, length, x, y in
+            guard let context, let bytes else { return 0 }
+            let window = Unmanaged<ToplevelWindow>.fromOpaque(context).takeUnretainedValue()
+            let data = Data(bytes: bytes, count: Int(length))
+            return MainActor.assumeIsolated { window.onDrop?(data, Point(x: x, y: y)) ?? false } ? 1 : 0
+        }
+        callbacks.drag_ended = { context, dropped in
+            guard let context else { return }
+            let window = Unmanaged<ToplevelWindow>.fromOpaque(context).takeUnretainedValue()
+            MainActor.assumeIsolated { window.onDragEnded?(dropped != 0) }
         }
         var reason = [CChar](repeating: 0, count: 256)
         guard let opened = sw_open(appID, title, callbacks, &reason, Int32(reason.count)) else {
@@ -178,6 +237,26 @@ public final class ToplevelWindow {
     public func activate(token: String?) -> Bool {
         guard let window else { return false }
         return sw_activate(window, token) != 0
+    }
+
+    /// Starts dragging `data` out of the window (only while a pointer button is down: the press
+    /// is what the compositor ties the drag to). False when it cannot.
+    public func startDrag(_ data: Data) -> Bool {
+        guard let window else { return false }
+        return data.withUnsafeBytes { raw in
+            sw_start_drag(window, raw.bindMemory(to: UInt8.self).baseAddress, Int32(raw.count)) != 0
+        }
+    }
+
+    /// The character offset into `text` (as last drawn) at `point`, nil when the point is
+    /// not over the text.
+    public func characterIndex(at point: Point, in text: String) -> Int? {
+        guard let window else { return nil }
+        let byte = Int(sw_text_index_at(window, point.x, point.y))
+        guard byte >= 0 else { return nil }
+        let utf8 = text.utf8
+        guard let index = utf8.index(utf8.startIndex, offsetBy: byte, limitedBy: utf8.endIndex) else { return text.count }
+        return text.distance(from: text.startIndex, to: index.samePosition(in: text) ?? text.endIndex)
     }
 
     /// Unmaps the window and disconnects from the compositor.

@@ -98,12 +98,31 @@ public protocol SceneDelegate: CommandResponder {
     /// A key that types nothing and is no command (an arrow, Home, End, Delete, Escape), by its
     /// xkb name in lower case (`left`, `home`). Return whether the scene used it.
     func keyPressed(_ scene: Scene, key: String) -> Bool
+    /// The pointer pressed, released or moved over the window (a click, the start of a drag).
+    func pointer(_ scene: Scene, _ event: PointerEvent)
+    /// A scene of this app dragged `activity` onto this window and let go at `at`. Return
+    /// whether the scene took it; when none does, the dragging scene opens a scene for it.
+    func drop(_ scene: Scene, activity: UserActivity, at: Point) -> Bool
+}
+
+/// What a scene drags out of its window: an activity that describes the item (a note, a line),
+/// the same a new scene for it would be opened with.
+public struct DragItem: Sendable, Equatable {
+    public var activity: UserActivity
+
+    public init(activity: UserActivity) {
+        self.activity = activity
+    }
 }
 
 /// What a scene draws its window with (from the window layer, SceneWindow).
 public typealias DrawingContext = SceneWindow.DrawingContext
 /// A window's size in surface pixels.
 public typealias WindowSize = SceneWindow.WindowSize
+/// A point in a window, in surface pixels from its top left corner.
+public typealias Point = SceneWindow.Point
+/// The pointer over a window: pressed, released or moved, where, and which button.
+public typealias PointerEvent = SceneWindow.PointerEvent
 
 /// How short memory is when a background scene is warned.
 public enum MemoryWarningLevel: String, Sendable {
@@ -128,6 +147,10 @@ extension SceneDelegate {
     public func deleteBackward(_ scene: Scene) {}
     /// Uses no key.
     public func keyPressed(_ scene: Scene, key: String) -> Bool { false }
+    /// Does nothing.
+    public func pointer(_ scene: Scene, _ event: PointerEvent) {}
+    /// Takes nothing.
+    public func drop(_ scene: Scene, activity: UserActivity, at: Point) -> Bool { false }
     /// Does nothing.
     public func didDisconnect(_ scene: Scene) {}
     /// Does nothing.

@@ -72,6 +72,8 @@ final class SceneRuntime {
     /// The scene's window while it is in the foreground and the process has a display.
     private var window: ToplevelWindow?
     private var redrawScheduled = false
+    /// What the window is dragging out, until the drag ends.
+    private var dragging: DragItem?
     /// Keys typed into the window, handled in order by `handleKeys`.
     private let keyStream: AsyncStream<KeyPress>
     private let keys: AsyncStream<KeyPress>.Continuation
@@ -505,6 +507,34 @@ final class SceneRuntime {
             opened.onKey = { [weak self] press in
                 self?.keys.yield(press)
             }
+            opened.onPointer = { [weak self, weak scene] event in
+                guard let scene, let delegate = self?.delegate else { return }
+                delegate.pointer(scene, event)
+            }
+            opened.onDrop = { [weak self, weak scene] data, point in
+                guard let scene, let delegate = self?.delegate,
+                      let wire = try? Windowbroker_V1_UserActivity(serializedBytes: data),
+                      let activity = try? UserActivity(wire: wire, maxBytes: 1 << 20) else { return false }
+                return delegate.drop(scene, activity: activity, at: point)
+            }
+            scene.dragRequested = { [weak self, weak opened, weak scene] item in
+                guard let opened, let data = try? item.activity.wire.serializedData() else { return false }
+                guard opened.startDrag(data) else { return false }
+                self?.dragging = item
+                scene?.isDragging = true
+                return true
+            }
+            opened.onDragEnded = { [weak self, weak scene] dropped in
+                guard let self, let scene, let item = self.dragging else { return }
+                self.dragging = nil
+                scene.isDragging = false
+                // Dropped on no window (or one that did not take it): a scene for the item, as a
+                // tab dragged out of a browser becomes a window.
+                if !dropped { Task { _ = try? await scene.requestActivation(activity: item.activity) } }
+            }
+            scene.hitTester = { [weak opened] point, text in
+                opened?.characterIndex(at: point, in: text)
+            }
             window = opened
             scene.windowTitleChanged = { [weak self, weak scene] title in
                 self?.window?.setTitle(title)
@@ -524,6 +554,10 @@ final class SceneRuntime {
         self.window = nil
         scene.windowTitleChanged = nil
         scene.displayRequested = nil
+        scene.dragRequested = nil
+        scene.hitTester = nil
+        scene.isDragging = false
+        dragging = nil
         scene.windowSize = nil
         if scene.isKey, let delegate {
             scene.isKey = false

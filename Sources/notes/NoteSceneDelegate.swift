@@ -41,6 +41,9 @@ final class NoteSceneDelegate: SceneDelegate {
     /// didBecomeKey / didResignKey in the order they came, and the window sizes it was given.
     private var keyChanges: [String] = []
     private var sizes: [String] = []
+    /// Lines this window started dragging, and lines dropped on it.
+    private var drags: [String] = []
+    private var drops: [String] = []
     /// Memory the scene holds on purpose (`allocate`): like user data, kept on a warning.
     private var ballast: [UnsafeMutableRawBufferPointer] = []
     /// A cache (`fill-cache`): dropped on a memory warning.
@@ -175,6 +178,65 @@ final class NoteSceneDelegate: SceneDelegate {
         }
         publish(scene)
         return true
+    }
+
+    // MARK: The pointer: a click places the cursor; a line dragged out becomes a note of its own
+
+    /// Where the button went down, and the line under it.
+    private var press: (point: Point, line: String)?
+
+    func pointer(_ scene: Scene, _ event: PointerEvent) {
+        switch event.kind {
+        case .down:
+            guard let index = scene.characterIndex(at: event.location, in: text) else { return }
+            cursor = index
+            press = (event.location, Self.line(in: text, at: index))
+            publish(scene)
+        case .moved:
+            // A few pixels with the button down make it a drag, of the line it started on.
+            guard let press, !scene.isDragging, !press.line.isEmpty, event.location.distance(to: press.point) > 8 else { return }
+            let id = "line-" + UUID().uuidString.prefix(8).lowercased()
+            let activity = UserActivity(
+                activityType: Self.activityType, title: String(press.line.prefix(60)), targetContentIdentifier: id,
+                userInfo: ["noteID": .string(id), "text": .string(press.line)])
+            if scene.beginDrag(DragItem(activity: activity)) { drags.append(press.line) }
+            self.press = nil
+        case .up:
+            press = nil
+        }
+    }
+
+    /// A line dragged from a notes window: inserted before the line under the pointer (at the
+    /// end when it is below the text). A line let go over its own window stays where it was.
+    func drop(_ scene: Scene, activity: UserActivity, at point: Point) -> Bool {
+        guard activity.activityType == Self.activityType, let line = activity.userInfo["text"]?.stringValue else { return false }
+        if scene.isDragging { return true }
+        drops.append(line)
+        let at = scene.characterIndex(at: point, in: text).map { Self.lineStart(in: text, at: $0) }
+        edit(scene) { text, cursor in
+            if let at {
+                text.insert(contentsOf: line + "\n", at: text.index(text.startIndex, offsetBy: at))
+                cursor = at + line.count
+            } else {
+                text += (text.isEmpty || text.hasSuffix("\n") ? "" : "\n") + line
+                cursor = text.count
+            }
+        }
+        Task { await textChanged(scene) }
+        return true
+    }
+
+    /// The line that holds the character at `index` (without its newline).
+    static func line(in text: String, at index: Int) -> String {
+        let start = lineStart(in: text, at: index)
+        let rest = text.dropFirst(start)
+        return String(rest.prefix { $0 != "\n" })
+    }
+
+    static func lineStart(in text: String, at index: Int) -> Int {
+        let before = text.prefix(max(0, min(index, text.count)))
+        guard let newline = before.lastIndex(of: "\n") else { return 0 }
+        return before.distance(from: before.startIndex, to: newline) + 1
     }
 
     func didBecomeKey(_ scene: Scene) { keyChanges.append("didBecomeKey") }
@@ -661,6 +723,8 @@ final class NoteSceneDelegate: SceneDelegate {
             "isKey": .bool(scene.isKey),
             "keyChanges": .list(keyChanges.map { .string($0) }),
             "sizes": .list(sizes.map { .string($0) }),
+            "drags": .list(drags.map { .string($0) }),
+            "drops": .list(drops.map { .string($0) }),
         ])
     }
 }

@@ -202,3 +202,65 @@ final class WindowTests: XCTestCase {
     }
 }
 
+/// Drag to open (WWDC19's "drag an item out to open a window"): a line of a note dragged out
+/// of its window with a pointer. Dropped on another notes window, that scene takes it; dropped
+/// on no window, a new scene opens for it. The windows float at fixed places here, so that the
+/// output has empty space to drop on.
+final class DragAndDropTests: XCTestCase {
+    private var sway: SwayHarness!
+    private var harness: BrokerHarness!
+
+    override func setUpWithError() throws {
+        sway = try SwayHarness(configuration: [
+            "for_window [app_id=\"notes\"] floating enable",
+            "for_window [title=\"Source\"] move position 0 0",
+            "for_window [title=\"Target\"] move position 640 0",
+        ])
+        harness = try BrokerHarness()
+        harness.brokerEnvironment["WAYLAND_DISPLAY"] = sway.waylandDisplay
+        try harness.start()
+    }
+
+    override func tearDown() {
+        harness?.tearDown()
+        sway?.stop()
+    }
+
+    func testALineDraggedOntoAnotherWindowIsTakenThereAndOntoNoWindowOpensANewScene() throws {
+        let source = try harness.openNote("fruit", title: "Source")
+        try harness.type(source, "apples\npears")
+        let target = try harness.openNote("basket", title: "Target")
+        try harness.type(target, "kiwi")
+        try harness.eventually("both windows are mapped") { try sway.windows().count == 2 }
+        Thread.sleep(forTimeInterval: 0.3)  // the window rules have moved them into place
+
+        // Onto the other window: the line goes there (below its text), no scene is opened.
+        try sway.pointer("drag", "40", "64", "900", "300")
+        try harness.eventually("the target took the line") { try harness.noteState(target).text == "kiwi\napples" }
+        XCTAssertEqual(try harness.noteState(source).text, "apples\npears", "the source keeps its line (a copy)")
+        XCTAssertEqual(try harness.jsonList("sessions").count, 2, "taken by a window: nothing opened")
+
+        // Onto empty space: a new scene for the line, with its text.
+        try sway.pointer("drag", "40", "84", "300", "650")
+        try harness.eventually("a scene opened for the line") { try harness.jsonList("sessions").count == 3 }
+        let opened = try XCTUnwrap(try harness.jsonList("sessions").first { ![source, target].contains($0["id"] as? String ?? "") })
+        let id = try XCTUnwrap(opened["id"] as? String)
+        XCTAssertEqual(opened["title"] as? String, "pears")
+        try harness.eventually("the new scene shows the line") { try harness.noteState(id).text == "pears" }
+        XCTAssertEqual(try harness.session(id)["requestedBy"] as? String, source, "the dragging scene asked for it")
+        let pid = try XCTUnwrap(try harness.session(id)["pid"] as? Int)
+        try harness.eventually("it has a window") { try sway.windows().contains { $0.pid == Int32(pid) } }
+    }
+
+    /// A click places the cursor where the pointer is.
+    func testAClickPlacesTheCursor() throws {
+        let note = try harness.openNote("clicked", title: "Source")
+        try harness.type(note, "abcdefghij")
+        _ = try harness.json("send", note, "move-cursor", "--arg", "position=0")
+        try harness.eventually("the window is mapped") { try sway.windows().count == 1 }
+        Thread.sleep(forTimeInterval: 0.3)
+        try sway.pointer("click", "600", "64")  // right of the text on its line: the end
+        try harness.eventually("the cursor moved to the end") { try harness.noteState(note).cursor == 10 }
+    }
+}
+

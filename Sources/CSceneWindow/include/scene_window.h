@@ -20,7 +20,21 @@ typedef struct {
     /// base level, in lower case (`u`, `return`, `backspace`, `left`, `bracketleft`);
     /// `modifiers`: the SW_MOD_* bits held; `text`: what it types with them (UTF-8, "" for none).
     void (*key)(void *context, const char *name, uint32_t modifiers, const char *text);
+    /// The pointer pressed (SW_POINTER_DOWN), released (UP) or moved (MOVED) over the window,
+    /// at (x, y) in surface pixels; `button` is the evdev code (BTN_LEFT 0x110; 0 for a move).
+    void (*pointer)(void *context, int32_t kind, double x, double y, uint32_t button);
+    /// Something a scene dragged (SW_DRAG_MIME: a serialised user activity) was dropped on this
+    /// window at (x, y). Return 1 when the window took it.
+    int32_t (*drop)(void *context, const uint8_t *data, int32_t length, double x, double y);
+    /// A drag this window started is over: `dropped` 1 when a window took it, 0 when it was
+    /// cancelled (dropped on no window, or on one that does not take it).
+    void (*drag_ended)(void *context, int32_t dropped);
 } sw_callbacks;
+
+enum { SW_POINTER_DOWN = 0, SW_POINTER_UP = 1, SW_POINTER_MOVED = 2 };
+
+/// The data type of what scenes drag: a user activity (the wire schema's UserActivity).
+#define SW_DRAG_MIME "application/x-windowbroker-activity"
 
 enum { SW_MOD_CTRL = 1, SW_MOD_ALT = 2, SW_MOD_SHIFT = 4, SW_MOD_SUPER = 8 };
 
@@ -48,6 +62,14 @@ int32_t sw_height(sw_window *window);
 /// for the scene, e.g. XDG_ACTIVATION_TOKEN) or, when it is NULL or empty, with a token the
 /// window requests itself. 0 when the compositor has no xdg-activation.
 int sw_activate(sw_window *window, const char *token);
+
+/// Starts dragging `data` (of SW_DRAG_MIME) out of the window; only while a pointer button
+/// is down (the press is the drag's serial). 0 when it cannot (no button down, no data device).
+int sw_start_drag(sw_window *window, const uint8_t *data, int32_t length);
+
+/// The byte offset into the text last drawn of the character at (x, y), -1 when (x, y) is
+/// not over the text.
+int32_t sw_text_index_at(sw_window *window, double x, double y);
 
 /// Unmaps the window and closes the connection.
 void sw_close(sw_window *window);

@@ -16,7 +16,8 @@ final class SwayHarness {
         FileManager.default.isExecutableFile(atPath: "/usr/bin/sway") && FileManager.default.isExecutableFile(atPath: "/usr/bin/swaymsg")
     }
 
-    init() throws {
+    /// `configuration`: more lines for sway's config (window rules for a test).
+    init(configuration: [String] = []) throws {
         guard Self.available else { throw XCTSkip("sway is not installed (make test installs it)") }
         root = FileManager.default.temporaryDirectory.appendingPathComponent("wb-sway-\(UUID().uuidString.prefix(8))").path
         runtimeDirectory = root + "/run"
@@ -33,7 +34,7 @@ final class SwayHarness {
             focus_on_window_activation focus
             default_border none
             default_floating_border none
-            """.write(toFile: config, atomically: true, encoding: .utf8)
+            """.appending(configuration.map { "\n" + $0 }.joined()).write(toFile: config, atomically: true, encoding: .utf8)
         chmod(config, 0o644)
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
@@ -113,6 +114,14 @@ final class SwayHarness {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/wtype") else { throw XCTSkip("wtype is not installed") }
         let run = try runToCompletion("/usr/bin/wtype", arguments, environment: ["WAYLAND_DISPLAY": waylandDisplay, "PATH": "/usr/bin:/bin"])
         guard run.code == 0 else { throw HarnessError("wtype \(arguments) failed (\(run.code)): \(run.output)") }
+    }
+
+    /// Moves, clicks or drags with a virtual pointer (`wb-pointer`, built with the package), in
+    /// output coordinates: e.g. `["drag", "40", "64", "900", "300"]`.
+    func pointer(_ arguments: String...) throws {
+        let run = try runToCompletion(BrokerHarness.binDirectory + "/wb-pointer", arguments,
+                                      environment: ["WAYLAND_DISPLAY": waylandDisplay, "PATH": "/usr/bin:/bin"])
+        guard run.code == 0 else { throw HarnessError("wb-pointer \(arguments) failed (\(run.code)): \(run.output)") }
     }
 
     /// A screenshot of the whole output (grim), as PNG bytes.
