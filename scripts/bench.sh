@@ -9,6 +9,8 @@
 #   cold open           created -> didBecomeActive (broker side, from watch events)
 #                                              vs spawn-to-first-byte of a minimal Foundation binary
 #   prewarmed open      the same, bound from the app's pool      vs the cold open
+#   open -> first frame open request to the window's first frame on a headless sway, cold and
+#                       prewarmed                     vs spawning a minimal C client to its first frame
 #   reclaim             10 background scenes, save + stop         vs kill only (1 and 50 printed too)
 #   update fan-out      post --wait to 10 and 100 connected scenes: time until the last scene
 #                       acknowledged (broker side), p50 and p99  vs the raw Unix-socket round trip
@@ -123,6 +125,21 @@ fig "cold open p50 (broker side)" "$COLD" "ms" "spawn to first byte, Foundation 
 fig "  of which: notes binary, spawn to Hello" "$WORKER_HELLO" "ms" "spawn to first byte, Foundation binary" "$SPAWN"
 fig "cold open p50 (broker side)" "$COLD" "ms" "notes binary, spawn to Hello" "$WORKER_HELLO"
 fig "prewarmed open p50 (broker side)" "$PREWARMED" "ms" "cold open p50" "$COLD"
+
+# ---------------------------------------------------------------- open -> first frame, on a headless sway
+# From the open request to the compositor mapping the scene's window (its first committed
+# buffer): what a user waits for. The limit: spawning a minimal C client that maps one window.
+source scripts/headless-sway.sh
+start_headless_sway "$DIR/sway" "$DIR/sway.log"
+PIDS+=("$SWAY_PID")
+cc -O2 -o "$DIR/bin/first_window" bench/first_window.c Sources/CSceneWindow/xdg-shell-protocol.c -I Sources/CSceneWindow -lwayland-client
+start_broker "$DIR/frames"
+read -r FRAME_COLD FRAME_WARM FRAME_LIMIT <<<"$(/usr/bin/python3 bench/first_frame.py "$SWAYSOCK" "$SOCK" "$DIR/bin/first_window" "$N")"
+kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
+kill "$SWAY_PID"; wait "$SWAY_PID" 2>/dev/null || true
+unset WAYLAND_DISPLAY
+fig "open -> first frame p50, cold" "$FRAME_COLD" "ms" "minimal C client, spawn -> first frame" "$FRAME_LIMIT"
+fig "open -> first frame p50, prewarmed" "$FRAME_WARM" "ms" "minimal C client, spawn -> first frame" "$FRAME_LIMIT"
 
 # ---------------------------------------------------------------- reclaim: save + stop vs kill only
 reclaim_run() {  # $1 = scenes, $2 = save|skip; prints the broker-side time of the whole reclaim in ms

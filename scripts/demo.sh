@@ -28,16 +28,9 @@ field() { python3 -c "import json,sys; print(json.load(sys.stdin)$1)"; }
 # Windows: the user's compositor, or a headless sway run as an unprivileged user (it refuses root).
 shot() { :; }
 if [ -z "${WAYLAND_DISPLAY:-}" ] && command -v sway >/dev/null && command -v grim >/dev/null; then
-  SWAY=$DEMO/sway; mkdir -p "$SWAY/run" "$SWAY/home" "$SHOTS"
-  printf 'output HEADLESS-1 resolution 1280x720\nfocus_on_window_activation focus\n' >"$SWAY/config"
-  chmod 755 "$DEMO"; chmod 644 "$SWAY/config"
-  if [ "$(id -u)" = 0 ]; then chown -R 65534:65534 "$SWAY"; AS="setpriv --reuid=65534 --regid=65534 --clear-groups"; else AS=""; fi
-  chmod 700 "$SWAY/run"
-  $AS env -i HOME="$SWAY/home" XDG_RUNTIME_DIR="$SWAY/run" WLR_BACKENDS=headless WLR_LIBINPUT_NO_DEVICES=1 \
-    WLR_RENDERER=pixman sway -c "$SWAY/config" >"$DEMO/sway.log" 2>&1 &
-  SWAY_PID=$!
-  for _ in $(seq 100); do [ -S "$SWAY/run/wayland-1" ] && break; sleep 0.1; done
-  export WAYLAND_DISPLAY=$SWAY/run/wayland-1
+  SWAY=$DEMO/sway; mkdir -p "$SHOTS"
+  source scripts/headless-sway.sh
+  start_headless_sway "$SWAY" "$DEMO/sway.log"
   shot() { sleep 0.5; grim "$SHOTS/$1.png" && echo "screenshot: $SHOTS/$1.png"; }
   echo "no display given: scenes are windows on a headless sway; screenshots go to $SHOTS"
 elif [ -n "${WAYLAND_DISPLAY:-}" ]; then
@@ -84,6 +77,14 @@ if [ -n "${SWAY:-}" ] && command -v wtype >/dev/null; then
   wmctl --json send "$OTHER" state | field "['value']['text']" | sed 's/^/the focused note now says: /'
 fi
 shot 3-two-windows
+if [ -n "${SWAY:-}" ] && [ -x "$BIN/wb-pointer" ]; then
+  say "Drag a line out of the first window onto the second: that note takes it (drag to open;"
+  echo "dropped on no window it would open as a note of its own)"
+  "$BIN/wb-pointer" drag 40 64 900 300
+  sleep 0.3
+  wmctl --json send "$OTHER" state | field "['value']['text']" | sed 's/^/the second note now says: /'
+  shot 4-after-a-drag
+fi
 
 say "The scene opens a window itself (SDK requestActivation), prominently: the others are dimmed"
 SHEET=$(wmctl --json send "$OTHER" open-in-window --arg noteID=details --arg presentation=prominent | field "['value']['session']")

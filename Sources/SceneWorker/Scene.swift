@@ -24,6 +24,9 @@ public final class Scene {
     public internal(set) var windowSize: WindowSize?
     /// Whether the scene's window is the key window: it has the keyboard focus.
     public internal(set) var isKey = false
+    /// Whether the scene is presented prominently (modal, over its app's other scenes, which
+    /// are dimmed until it is dismissed): a sheet shows a Done button.
+    public internal(set) var isProminent = false
 
     /// Asks for the window to be drawn again (``SceneDelegate/draw(_:in:)``), once, soon.
     public func setNeedsDisplay() {

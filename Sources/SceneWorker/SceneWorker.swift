@@ -311,16 +311,19 @@ final class SceneRuntime {
             let (scene, delegate) = try requireScene()
             switch transition.transition {
             case .willEnterForeground:
+                scene.isProminent = transition.prominent
                 delegate.willEnterForeground(scene)
                 scene.state = .foregroundInactive
                 openWindow(scene)
             case .didBecomeActive:
+                scene.isProminent = transition.prominent
                 delegate.didBecomeActive(scene)
                 scene.state = .foregroundActive
             case .willResignActive:
                 delegate.willResignActive(scene)
                 scene.state = .foregroundInactive
             case .didEnterBackground:
+                scene.isProminent = false
                 delegate.didEnterBackground(scene)
                 scene.state = .background
                 closeWindow(scene)

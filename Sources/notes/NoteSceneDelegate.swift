@@ -721,6 +721,7 @@ final class NoteSceneDelegate: SceneDelegate {
             "scrollOffset": scene.storage["scrollOffset"] ?? .null,
             "storage": .dictionary(scene.storage.all),
             "isKey": .bool(scene.isKey),
+            "isProminent": .bool(scene.isProminent),
             "keyChanges": .list(keyChanges.map { .string($0) }),
             "sizes": .list(sizes.map { .string($0) }),
             "drags": .list(drags.map { .string($0) }),

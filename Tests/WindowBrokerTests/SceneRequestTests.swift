@@ -61,6 +61,9 @@ final class SceneRequestTests: BrokerTestCase {
         XCTAssertEqual(now[requester], "foregroundInactive", "dimmed behind the prominent scene")
         XCTAssertEqual(now[beside], "foregroundInactive", "still in the foreground, dimmed")
         XCTAssertEqual(try harness.session(sheet)["presentation"] as? String, "prominent")
+        XCTAssertEqual(try harness.json("send", sheet, "state")["value"].flatMap { ($0 as? [String: Any])?["isProminent"] as? Bool }, true,
+                       "the scene is told it is presented prominently")
+        XCTAssertEqual(try harness.json("send", requester, "state")["value"].flatMap { ($0 as? [String: Any])?["isProminent"] as? Bool }, false)
 
         let refused = try harness.refusal("activate", beside)
         XCTAssertEqual(refused.code, "requestDenied")

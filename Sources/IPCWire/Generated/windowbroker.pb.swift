@@ -3292,12 +3292,16 @@ public nonisolated struct Windowbroker_V1_RestoreInteractionState: Sendable {
   fileprivate var _activity: Windowbroker_V1_UserActivity? = nil
 }
 
+/// prominent: the scene is presented prominently (modal, over its app's other scenes) from
+/// this transition on; sent with willEnterForeground and didBecomeActive.
 public nonisolated struct Windowbroker_V1_LifecycleTransition: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   public var transition: Windowbroker_V1_Transition = .unspecified
+
+  public var prominent: Bool = false
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -9317,7 +9321,7 @@ nonisolated extension Windowbroker_V1_RestoreInteractionState: SwiftProtobuf.Mes
 
 nonisolated extension Windowbroker_V1_LifecycleTransition: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LifecycleTransition"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}transition\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}transition\0\u{1}prominent\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -9326,6 +9330,7 @@ nonisolated extension Windowbroker_V1_LifecycleTransition: SwiftProtobuf.Message
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularEnumField(value: &self.transition) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.prominent) }()
       default: break
       }
     }
@@ -9335,11 +9340,15 @@ nonisolated extension Windowbroker_V1_LifecycleTransition: SwiftProtobuf.Message
     if self.transition != .unspecified {
       try visitor.visitSingularEnumField(value: self.transition, fieldNumber: 1)
     }
+    if self.prominent != false {
+      try visitor.visitSingularBoolField(value: self.prominent, fieldNumber: 2)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Windowbroker_V1_LifecycleTransition, rhs: Windowbroker_V1_LifecycleTransition) -> Bool {
     if lhs.transition != rhs.transition {return false}
+    if lhs.prominent != rhs.prominent {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

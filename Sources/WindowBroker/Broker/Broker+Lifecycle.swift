@@ -101,7 +101,10 @@ extension Broker {
                 guard let restoration = options.restoration else { break }
                 _ = try await request(id, .restoreInteractionState(.with { $0.activity = restoration.wire }), timeout: timeout, doing: step)
             case .willEnterForeground, .didBecomeActive, .willResignActive, .didEnterBackground:
-                _ = try await request(id, .transition(.with { $0.transition = Self.transition(step) }), timeout: timeout, doing: step)
+                _ = try await request(id, .transition(.with {
+                    $0.transition = Self.transition(step)
+                    $0.prominent = focus.prominent == id
+                }), timeout: timeout, doing: step)
             case .saveRestorationActivity:
                 return try await saveRestorationActivity(id, attempt: attempt)
             case .disconnect:

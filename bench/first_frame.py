@@ -1,0 +1,96 @@
+"""Open -> first frame: from the moment a client asks for a scene (the open request on the
+control socket) to the compositor's "new window" event for it (sway maps a toplevel at its
+first committed buffer). Cold (spawned) and prewarmed; and the limit: spawning a minimal C
+client that maps one window, to the same event. Prints "cold_p50 warm_p50 baseline_p50" in ms.
+
+    first_frame.py SWAYSOCK CONTROL_SOCKET FIRST_WINDOW_BINARY N
+"""
+import json
+import os
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Examples", "python"))
+import wbwire  # noqa: E402
+from wbwire import pb  # noqa: E402
+
+sway_socket, control_socket, first_window, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+MAGIC = b"i3-ipc"
+new_windows = []  # (monotonic time, app_id)
+seen = threading.Condition()
+
+
+def listen():
+    ipc = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    ipc.connect(sway_socket)
+    payload = json.dumps(["window"]).encode()
+    ipc.sendall(MAGIC + struct.pack("<II", len(payload), 2) + payload)  # SUBSCRIBE
+
+    def exactly(count):
+        data = b""
+        while len(data) < count:
+            chunk = ipc.recv(count - len(data))
+            if not chunk:
+                raise SystemExit
+            data += chunk
+        return data
+
+    while True:
+        length, kind = struct.unpack("<II", exactly(14)[6:])
+        body = json.loads(exactly(length))
+        if kind == 0x80000003 and body.get("change") == "new":
+            with seen:
+                new_windows.append((time.monotonic(), body["container"].get("app_id")))
+                seen.notify_all()
+
+
+threading.Thread(target=listen, daemon=True).start()
+time.sleep(0.3)
+
+
+def wait_for_window(app_id, after):
+    with seen:
+        while True:
+            for at, app in new_windows:
+                if app == app_id and at >= after:
+                    new_windows.remove((at, app))
+                    return at
+            if not seen.wait(timeout=10):
+                raise SystemExit(f"no window of {app_id} appeared")
+
+
+def p50(values):
+    values = sorted(values)
+    return values[len(values) // 2]
+
+
+connection = wbwire.Connection.control(control_socket, "first-frame-bench")
+
+
+def open_scene(app):
+    for _ in range(200):  # a prewarmed open needs a worker in the pool
+        _, status = connection.control_request(status=pb.StatusRequest())
+        if app != "warm" or status.prewarmed.get("warm", 0) >= 1:
+            break
+        time.sleep(0.05)
+    started = time.monotonic()
+    _, reply = connection.control_request(open=pb.OpenRequest(app_id=app, force_new=True))
+    framed = wait_for_window(app, started)
+    connection.control_request(close=pb.CloseRequest(session_id=reply.session_id))
+    return (framed - started) * 1000
+
+
+cold = [open_scene("notes") for _ in range(n)]
+warm = [open_scene("warm") for _ in range(n)]
+limit = []
+for _ in range(n):
+    started = time.monotonic()
+    client = subprocess.Popen([first_window])
+    limit.append((wait_for_window("first-window", started) - started) * 1000)
+    client.kill()
+    client.wait()
+print(f"{p50(cold):.2f} {p50(warm):.2f} {p50(limit):.2f}")
