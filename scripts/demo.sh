@@ -80,7 +80,7 @@ shot 3-two-windows
 if [ -n "${SWAY:-}" ] && [ -x "$BIN/wb-pointer" ]; then
   say "Drag a line out of the first window onto the second: that note takes it (drag to open;"
   echo "dropped on no window it would open as a note of its own)"
-  "$BIN/wb-pointer" drag 40 64 900 300
+  "$BIN/wb-pointer" drag 40 92 900 300  # from the first line of the left note (below the title bar and heading)
   sleep 0.3
   wmctl --json send "$OTHER" state | field "['value']['text']" | sed 's/^/the second note now says: /'
   shot 4-after-a-drag
