@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <spawn.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -106,4 +107,8 @@ long wb_recv_with_pid(int fd, void *buffer, unsigned long length, pid_t *pid) {
 int wb_is_procfs(const char *path) {
     struct statfs fs;
     return statfs(path, &fs) == 0 && fs.f_type == 0x9fa0 /* PROC_SUPER_MAGIC */;
+}
+
+void wb_line_buffer_stdout(void) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
 }

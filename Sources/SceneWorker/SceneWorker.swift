@@ -36,6 +36,9 @@ public enum SceneWorker {
     /// Runs the scene until the broker disconnects it, then exits the process.
     @MainActor
     public static func run(_ app: some AppDelegate) async -> Never {
+        // stdout is a pipe to the broker: line-buffered, a print() reaches `wmctl logs` and
+        // the journal as it happens, not when a 4 KiB buffer fills or the process ends.
+        wb_line_buffer_stdout()
         do {
             try await SceneRuntime(app: app).run()
             exit(0)

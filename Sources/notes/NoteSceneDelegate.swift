@@ -570,9 +570,10 @@ final class NoteSceneDelegate: SceneDelegate {
                 return .string(id)
             }
         case "print":
-            // Writes a line to stdout and one to stderr: the broker logs both under this session.
+            // Writes a line to stdout (with print, as an app would) and one to stderr: the broker
+            // logs both under this session.
             let text = action["text"]?.stringValue ?? "hello"
-            FileHandle.standardOutput.write(Data("stdout: \(text)\n".utf8))
+            print("stdout: \(text)")
             FileHandle.standardError.write(Data("stderr: \(text)\n".utf8))
             return .performed(.string(text))
         case "focus":

@@ -118,7 +118,11 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
             throw ValidationError("unknown log level '\(logLevel)'")
         }
         let environment = ProcessInfo.processInfo.environment
-        let destination = log ?? (environment["JOURNAL_STREAM"] != nil ? "journald" : "stderr")
+        var destination = log ?? (environment["JOURNAL_STREAM"] != nil ? "journald" : "stderr")
+        // Entries sent to a journal that is not there are lost without a word: say so, and use stderr.
+        let journalSocket = "/run/systemd/journal/socket"
+        let noJournal = destination == "journald" && !FileManager.default.fileExists(atPath: journalSocket)
+        if noJournal { destination = "stderr" }
         switch destination {
         case "journald":
             LoggingSystem.bootstrap { label in
@@ -136,6 +140,7 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
             throw ValidationError("--log takes stderr or journald, not '\(destination)'")
         }
         let logger = Logger(label: "windowbrokerd")
+        if noJournal { logger.warning("no journal to log to (\(journalSocket) does not exist); logging to stderr instead") }
         // Restoration data is user data: every file the broker creates is private to the user.
         umask(0o077)
 

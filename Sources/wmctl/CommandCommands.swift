@@ -141,6 +141,8 @@ struct Key: AsyncParsableCommand {
                     + (reply.handledBy.isEmpty ? "" : " by \(reply.handledBy)\(reply.element.isEmpty ? "" : " \(reply.element)")")
                     + (reply.detail.isEmpty ? "" : " (\(reply.detail))")
             }
+            // Declined or unhandled: nobody performed the command.
+            if reply.result != "performed" { throw CLIExit(code: 1) }
         }
     }
 }

@@ -51,9 +51,15 @@ struct Apps: AsyncParsableCommand {
                     "commandErrors": .list($0.commandErrors.map { .string($0) }),
                 ])
             })) {
-                Output.table(["ID", "NAME", "MULTIPLE", "ACTIVITY TYPES"], reply.apps.map {
+                (reply.apps.isEmpty ? "(no apps are installed)" : Output.table(["ID", "NAME", "MULTIPLE", "ACTIVITY TYPES"], reply.apps.map {
                     [$0.id, $0.name, $0.supportsMultipleScenes ? "yes" : "no", $0.activityTypes.joined(separator: ",")]
-                })
+                })) + reply.broken.map { "\nskipped \($0.file): field '\($0.field)': \($0.reason)" }.joined()
+            }
+            // With --json the skipped ones go to stderr: the list keeps its shape (apps.schema.json).
+            if global.json {
+                for broken in reply.broken {
+                    FileHandle.standardError.write(Data("wmctl: skipped \(broken.file): field '\(broken.field)': \(broken.reason)\n".utf8))
+                }
             }
         }
     }
@@ -124,7 +130,7 @@ struct Logs: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "The last lines a scene's processes printed (stdout and stderr), with times and pids.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The session id (or a unique prefix).", completion: LiveCompletion.sessions) var session: String
-    @Option(name: [.short, .long], help: "How many lines (at most 500 are kept per session).") var lines = 50
+    @Option(name: [.customShort("n"), .short, .long], help: "How many lines (at most 500 are kept per session); -n as tail and journalctl spell it.") var lines = 50
 
     func run() async throws {
         let global = self.global

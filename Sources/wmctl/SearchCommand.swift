@@ -69,6 +69,8 @@ struct Search: AsyncParsableCommand {
                     ["\(index + 1)", String(hit.sessionID.prefix(8)), hit.appID, Output.truncate(hit.title, toWidth: 30), hit.snippet.replacingOccurrences(of: "\n", with: " ")]
                 }, flexible: 4)
             }
+            // No match is status 1, as grep's.
+            if reply.hits.isEmpty { throw CLIExit(code: 1) }
         }
     }
 }

@@ -215,6 +215,8 @@ struct Send: AsyncParsableCommand {
             global.emit(.dictionary(object)) {
                 result.performed ? "performed: \(Output.describe(value))" : "declined: \(result.declineReason)"
             }
+            // A script learns that the scene said no from the status, as from grep's.
+            if !result.performed { throw CLIExit(code: 1) }
         }
     }
 }

@@ -115,11 +115,14 @@ struct GlobalOptions: ParsableArguments {
     @Option(help: "The broker's control socket (default: $WINDOWBROKER_SOCKET, else $XDG_RUNTIME_DIR/windowbroker/control.sock).")
     var socket: String?
 
-    @Flag(help: "Print JSON instead of text.")
-    var json = false
+    @Flag(name: .customLong("json"), help: "Print JSON instead of text.")
+    var jsonFlag = false
 
-    @Flag(help: "With --json: indented, one key per line.")
+    @Flag(help: "Indented JSON, one key per line (implies --json).")
     var pretty = false
+
+    /// JSON out: --json, or --pretty (which only makes sense for JSON).
+    var json: Bool { jsonFlag || pretty }
 
     var socketPath: String { Self.socketPath(given: socket) }
 

@@ -66,13 +66,13 @@ final class JSONSchemaTests: BrokerTestCase {
         try check("sessions", ["sessions"])
         try check("show", ["show", session])
         try check("send", ["send", session, "state"])
-        try check("send", ["send", session, "no-such-action"])
+        try check("send", ["send", session, "no-such-action"], expectExit: 1)
         try check("post", ["post", "notes", "ping", "--wait"])
         try check("post", ["post", "notes", "ping"])
         try harness.eventually("indexed") { !(try harness.jsonList("search", "schema")).isEmpty }
         try check("search", ["search", "schema"])
-        try check("key", ["key", "ctrl+u"])
-        try check("key", ["key", "ctrl+q"])
+        try check("key", ["key", "ctrl+u"], expectExit: 1)  // the key scene (Second) has no text to uppercase
+        try check("key", ["key", "ctrl+q"], expectExit: 1)
         try harness.eventually("logged") { !(try harness.jsonList("logs", session)).isEmpty }
         try check("logs", ["logs", session])
         try check("ping", ["ping", "--count", "3"])

@@ -142,7 +142,7 @@ final class SearchTests: BrokerTestCase {
         kill(harness.brokerPID, SIGHUP)
         try harness.eventually("the app is gone") { try !harness.jsonList("apps").contains { $0["id"] as? String == "scratch" } }
         let result = harness.wmctl("--json", "search", "ephemeral")
-        XCTAssertEqual(result.code, 0)
+        XCTAssertEqual(result.code, 1, "nothing that can be opened: no match")
         XCTAssertEqual((try result.json() as? [Any])?.count, 0, "not offered")
         XCTAssertTrue(result.stderr.contains("no longer installed"), result.stderr)
     }

@@ -160,7 +160,7 @@ final class UsabilityTests: BrokerTestCase {
         // A crash's backtrace is the scene's too.
         _ = harness.wmctl("send", session, "crash")
         try harness.eventually("the backtrace is in the session's lines") {
-            try harness.jsonList("logs", session, "--lines", "500").contains { ($0["text"] as? String ?? "").contains("crashed") }
+            try harness.jsonList("logs", session, "-n", "500").contains { ($0["text"] as? String ?? "").contains("crashed") }
         }
         XCTAssertEqual(try harness.refusal("logs", UUID().uuidString).code, "unknownSession")
     }
@@ -185,6 +185,27 @@ final class UsabilityTests: BrokerTestCase {
         let bad = try harness.runDaemon(["--config", harness.root + "/bad.conf", "--state-dir", harness.root + "/other-state"])
         XCTAssertNotEqual(bad.code, 0)
         XCTAssertTrue(bad.output.contains("bad.conf:2"), bad.output)
+    }
+
+    /// The shipped example, every setting in it uncommented, is a configuration the broker
+    /// runs with (issue 22: it named a flag that does not exist, and the daemon refused to start).
+    func testTheExampleConfigurationWithEverySettingUncommentedStarts() throws {
+        harness.stop(signal: SIGTERM)
+        let example = try String(contentsOfFile: BrokerHarness.repository.appendingPathComponent("config/windowbrokerd.conf.example").path, encoding: .utf8)
+        var settings = 0
+        let uncommented = example.split(separator: "\n", omittingEmptySubsequences: false).map { line -> String in
+            // "# key = value": a setting; "# words ...": a comment that stays.
+            guard line.hasPrefix("# "), let equals = line.firstIndex(of: "="),
+                  line[line.index(line.startIndex, offsetBy: 2)..<equals].trimmingCharacters(in: .whitespaces).allSatisfy({ $0.isLowercase || $0 == "-" })
+            else { return String(line) }
+            settings += 1
+            return String(line.dropFirst(2))
+        }.joined(separator: "\n")
+        XCTAssertGreaterThan(settings, 8, "the example's settings were found")
+        try uncommented.write(toFile: harness.root + "/example.conf", atomically: true, encoding: .utf8)
+        harness.extraArguments += ["--config", harness.root + "/example.conf"]
+        try harness.start()
+        XCTAssertEqual(try harness.json("status")["pid"] as? Int, Int(harness.brokerPID))
     }
 
     func testBashCompletesLiveSessionIdsAndAppIds() throws {
@@ -248,5 +269,55 @@ final class UsabilityTests: BrokerTestCase {
         }
         done.wait()
         if let failure { throw failure }
+    }
+}
+
+/// What a newcomer tripped on (issue 22, "things that fail or go missing without a word"):
+/// every one of these now says what went wrong, with a non-zero exit.
+final class SilentFailureTests: BrokerTestCase {
+    func testNoAppsAndSkippedManifestsAreSaidInStatusAndApps() throws {
+        try "{ \"id\": \"half\", \"name\": ".write(toFile: harness.appsDirectory + "/half.json", atomically: true, encoding: .utf8)
+        kill(harness.brokerPID, SIGHUP)
+        try harness.eventually("status counts the skipped manifest") {
+            (try harness.json("status")["warnings"] as? [String] ?? []).contains { $0.contains("1 app manifest was skipped") }
+        }
+        let apps = harness.wmctl("apps")
+        XCTAssertTrue(apps.stdout.contains("skipped \(harness.appsDirectory)/half.json"), apps.stdout)
+        let json = harness.wmctl("--json", "apps")
+        XCTAssertNoThrow(try json.json() as? [[String: Any]], "the list keeps its shape")
+        XCTAssertTrue(json.stderr.contains("half.json"), json.stderr)
+
+        // No app at all: said in the log and in status.
+        for name in ["notes.json", "notes-single.json", "half.json"] { try FileManager.default.removeItem(atPath: harness.appsDirectory + "/" + name) }
+        kill(harness.brokerPID, SIGHUP)
+        try harness.eventually("status says there is no app") {
+            (try harness.json("status")["warnings"] as? [String] ?? []).contains { $0.contains("no apps are installed") }
+        }
+        XCTAssertTrue(harness.brokerLog.contains("no apps are installed"))
+        XCTAssertTrue(harness.wmctl("apps").stdout.contains("(no apps are installed)"))
+    }
+
+    func testAnUnknownAppInAFilterIsAnError() throws {
+        XCTAssertEqual(try harness.refusal("sessions", "--app", "nosuch").code, "unknownApp")
+        XCTAssertEqual(try harness.refusal("watch", "--app", "nosuch", "--count", "1").code, "unknownApp")
+        XCTAssertEqual(harness.wmctl("sessions", "--app", "notes").code, 0, "an installed app with no sessions is fine")
+    }
+
+    func testDeclinedUnhandledAndNoMatchExitNonZero() throws {
+        let session = try harness.openNote("exits")
+        let declined = harness.wmctl("send", session, "no-such-action")
+        XCTAssertEqual(declined.code, 1, declined.stdout)
+        XCTAssertTrue(declined.stdout.hasPrefix("declined:"), declined.stdout)
+        XCTAssertEqual(harness.wmctl("send", session, "state").code, 0)
+        XCTAssertEqual(harness.wmctl("key", "ctrl+alt+f12").code, 1, "no command has it: unhandled")
+        XCTAssertEqual(harness.wmctl("search", "zzzqqqnothing").code, 1, "no match, as grep")
+    }
+
+    func testPrettyMeansJSON() throws {
+        let pretty = harness.wmctl("--pretty", "status")
+        XCTAssertEqual(pretty.code, 0)
+        let object = try XCTUnwrap(try pretty.json() as? [String: Any], pretty.stdout)
+        XCTAssertNotNil(object["pid"])
+        XCTAssertTrue(pretty.stdout.contains("\n  \""), "indented")
     }
 }

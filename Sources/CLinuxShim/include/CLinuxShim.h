@@ -45,4 +45,8 @@ long wb_recv_with_pid(int fd, void *buffer, unsigned long length, pid_t *pid);
 /// 1 when `path` lives on procfs (where PSI triggers can be written), 0 otherwise.
 int wb_is_procfs(const char *path);
 
+/// Makes stdout line-buffered (setvbuf): a scene's print() reaches the broker as it happens.
+/// Swift 6 cannot name C's `stdout` global from concurrent code.
+void wb_line_buffer_stdout(void);
+
 #endif

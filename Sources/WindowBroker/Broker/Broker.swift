@@ -137,6 +137,11 @@ public actor Broker {
             }
         }
         apps = loaded
+        brokenManifests = problems.filter { !$0.isWarning }
+        if apps.isEmpty {
+            let searched = loader.directories.joined(separator: ", ")
+            logger.warning("no apps are installed: no manifest was found in \(searched.isEmpty ? "no directory" : searched); give one with --apps-dir")
+        }
         reapplyRuntimeMenus()
         refillPools()
         return problems
@@ -183,8 +188,28 @@ public actor Broker {
     }
 
     /// What an operator must know about (a damaged store moved aside at start, damaged values
-    /// kept aside, ...).
-    public nonisolated var warnings: [String] { store.warnings + damageWarnings + searchWarnings }
+    /// kept aside, manifests skipped, no app at all, ...).
+    public var warnings: [String] {
+        var manifests: [String] = []
+        if apps.isEmpty {
+            manifests.append("no apps are installed (no manifest in \(configuration.appsDirectories.joined(separator: ", "))); start the broker with --apps-dir DIR")
+        }
+        if !brokenManifests.isEmpty {
+            manifests.append("\(brokenManifests.count) app manifest\(brokenManifests.count == 1 ? " was" : "s were") skipped; `wmctl apps` says why")
+        }
+        return store.warnings + damageWarnings + searchWarnings + manifests
+    }
+
+    /// Manifests skipped at the last (re)load, with why.
+    public private(set) var brokenManifests: [ManifestProblem] = []
+
+    /// An app filter names an app: installed, or one that still has sessions (its manifest
+    /// went away). Anything else is a typo that would silently match nothing.
+    func checkKnownApp(_ id: String) throws(BrokerError) {
+        guard apps[id] == nil, !sessions.values.contains(where: { $0.appID == id }) else { return }
+        let known = apps.keys.sorted().joined(separator: ", ")
+        throw BrokerError(.unknownApp, "no app '\(id)' is installed (known: \(known.isEmpty ? "none" : known)); `wmctl apps` lists them")
+    }
     /// Write transactions of the store since start.
     public nonisolated var storeWrites: Int { store.writeCount }
 
@@ -312,9 +337,17 @@ public actor Broker {
     func emit(_ sessionID: UUID?, app: String = "", _ event: BrokerEvent) {
         var record = event.record(session: sessionID, app: app)
         record.title = sessionID.flatMap { sessions[$0]?.title } ?? ""
-        logger.debug("lifecycle", metadata: ["session": "\(record.sessionID)", "app": "\(app)", "event": "\(record.event)", "detail": "\(record.detail)"])
+        // The steps an operator follows a scene by (open, spawn, background, restore, reclaim,
+        // close, crash) at info, once each; every other event at debug.
+        logger.log(
+            level: Self.operatorEvents.contains(record.event) ? .info : .debug, "\(record.event) \(record.detail)",
+            metadata: ["SESSION_ID": "\(record.sessionID)", "APP_ID": "\(app)", "EVENT": "\(record.event)"])
         events.publish(record)
     }
+
+    static let operatorEvents: Set<String> = [
+        "created", "launched", "didEnterBackground", "restoreInteractionState", "reclaimed", "exited", "crashed", "discarded",
+    ]
 
     func persist(_ id: UUID) async {
         guard let session = sessions[id] else { return }

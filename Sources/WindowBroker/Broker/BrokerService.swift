@@ -30,7 +30,7 @@ public struct BrokerService: Service {
                 group.addTask {
                     try await server.run {
                         let status = await broker.statusLine
-                        logger.info("ready", metadata: ["status": "\(status)", "pid": "\(getpid())"])
+                        logger.info("ready", metadata: ["status": "\(status)", "BROKER_PID": "\(getpid())"])
                         notifier.ready(status: status)
                         if broker.configuration.restoreWorkspace {
                             Task { await broker.restoreWorkspace() }

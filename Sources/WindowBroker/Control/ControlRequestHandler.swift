@@ -68,6 +68,7 @@ struct ControlRequestHandler: Sendable {
                     }
                     let filter: EventFilter
                     do {
+                        for app in watch.appIds { try await broker.checkKnownApp(app) }
                         var resolved = watch
                         resolved.sessionIds = []
                         for text in watch.sessionIds {
@@ -227,6 +228,7 @@ struct ControlRequestHandler: Sendable {
             let status = await broker.status()
             let report = await broker.pressureReport()
             let prewarmed = await broker.prewarmedCounts()
+            let warnings = await broker.warnings
             return .status(.with {
                 $0.pressureLevel = report.level
                 $0.reclaimedCount = report.reclaimedCount
@@ -236,14 +238,22 @@ struct ControlRequestHandler: Sendable {
                 $0.sessions = UInt32(status.sessions)
                 $0.workers = UInt32(status.workers)
                 $0.prewarmed = prewarmed.mapValues { UInt32($0) }
-                $0.warnings = broker.warnings
+                $0.warnings = warnings
                 $0.storeWrites = UInt64(broker.storeWrites)
                 $0.updatesPosted = status.updatesPosted
                 $0.updatesDropped = status.updatesDropped
             })
         case .apps:
             let apps = await broker.appList()
+            let broken = await broker.brokenManifests
             return .apps(.with {
+                $0.broken = broken.map { problem in
+                    .with {
+                        $0.file = problem.file
+                        $0.field = problem.field
+                        $0.reason = problem.reason
+                    }
+                }
                 $0.apps = apps.map { app in
                     .with {
                         $0.id = app.id
@@ -284,6 +294,7 @@ struct ControlRequestHandler: Sendable {
         case .refresh(let command):
             return stateReply(try await broker.refresh(try await sessionID(command.sessionID, for: requester), requestedBy: requester))
         case .sessions(let list):
+            if !list.appID.isEmpty { try await broker.checkKnownApp(list.appID) }
             let sessions = await broker.sessionList(appID: list.appID.isEmpty ? nil : list.appID)
             // A page at most 500 long: with titles capped at 256 characters it fits a frame.
             let limit = Int(list.limit == 0 ? 500 : min(list.limit, 500))

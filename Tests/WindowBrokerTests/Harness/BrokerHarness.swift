@@ -244,10 +244,14 @@ final class BrokerHarness {
 
     func jsonList(_ arguments: [String]) throws -> [[String: Any]] { try decoded(arguments) }
 
-    /// wmctl --json ... that must succeed, decoded as `T`.
+    /// wmctl --json ... that must be answered, decoded as `T`. An answer that is a no (`send`
+    /// declined, `key` unhandled, `search` without hits) exits 1 but is an answer all the same;
+    /// a refusal (`{"error": ...}`) is not.
     private func decoded<T>(_ arguments: [String]) throws -> T {
         let result = wmctl(["--json"] + arguments)
-        guard result.code == 0, let value = try result.json() as? T else {
+        let value = try? result.json()
+        let refused = (value as? [String: Any])?["error"] != nil
+        guard result.code == 0 || (result.code == 1 && !refused), let value = value as? T else {
             throw HarnessError("wmctl \(arguments.joined(separator: " ")) exited \(result.code): \(result.stdout) \(result.stderr)")
         }
         return value
