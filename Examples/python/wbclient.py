@@ -43,6 +43,7 @@ def session_object(info):
         "createdAt": iso(info.created_at),
         "lastActiveAt": iso(info.last_active_at),
         "hasRestoration": info.restoration_saved,
+        "hasSnapshot": info.snapshot_kept,
         "lastDisconnect": info.last_disconnect or None,
         "launchCount": info.launch_count,
         "pss": info.pss_bytes if live else None,

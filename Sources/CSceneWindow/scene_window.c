@@ -504,6 +504,39 @@ int32_t sw_text_index_at(sw_window *w, double x, double y) {
     return index;
 }
 
+/// Paints a frame of the scene: the heading on a band, the text wrapped, the cursor as a bar
+/// before the character at `cursor` (a byte offset; negative: none). The window and its
+/// snapshots draw with this one function, so a snapshot is what the window showed.
+static void paint(cairo_t *cr, int width, int height, const char *heading_text, const char *text, int32_t cursor) {
+    cairo_set_source_rgb(cr, 0.99, 0.99, 0.98);
+    cairo_paint(cr);
+    cairo_set_source_rgb(cr, 0.91, 0.91, 0.89);
+    cairo_rectangle(cr, 0, 0, width, HEADING_HEIGHT);
+    cairo_fill(cr);
+    int text_width = width - 2 * MARGIN;
+    if (text_width < 1) text_width = 1;
+    PangoLayout *heading = layout(cr, "Sans Bold 13", heading_text, text_width);
+    pango_layout_set_ellipsize(heading, PANGO_ELLIPSIZE_END);
+    cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+    cairo_move_to(cr, MARGIN, 10);
+    pango_cairo_show_layout(cr, heading);
+    g_object_unref(heading);
+    PangoLayout *body = layout(cr, "Sans 13", text, text_width);
+    cairo_set_source_rgb(cr, 0.13, 0.13, 0.13);
+    cairo_move_to(cr, MARGIN, HEADING_HEIGHT + MARGIN);
+    pango_cairo_show_layout(cr, body);
+    if (cursor >= 0) {
+        int length = text ? (int)strlen(text) : 0;
+        PangoRectangle at;
+        pango_layout_index_to_pos(body, cursor < length ? cursor : length, &at);
+        cairo_set_source_rgb(cr, 0.1, 0.35, 0.85);
+        cairo_rectangle(cr, MARGIN + at.x / PANGO_SCALE, HEADING_HEIGHT + MARGIN + at.y / PANGO_SCALE, 2,
+                        at.height > 0 ? at.height / PANGO_SCALE : 18);
+        cairo_fill(cr);
+    }
+    g_object_unref(body);
+}
+
 static void draw(struct sw_window *w) {
     if (!w->configured || w->width <= 0 || w->height <= 0) return;
     void *pixels;
@@ -512,35 +545,7 @@ static void draw(struct sw_window *w) {
     if (!buffer) return;
     cairo_surface_t *target = cairo_image_surface_create_for_data(pixels, CAIRO_FORMAT_ARGB32, w->width, w->height, w->width * 4);
     cairo_t *cr = cairo_create(target);
-    cairo_set_source_rgb(cr, 0.99, 0.99, 0.98);
-    cairo_paint(cr);
-    // The heading: the scene's title on a band.
-    cairo_set_source_rgb(cr, 0.91, 0.91, 0.89);
-    cairo_rectangle(cr, 0, 0, w->width, HEADING_HEIGHT);
-    cairo_fill(cr);
-    int text_width = w->width - 2 * MARGIN;
-    if (text_width < 1) text_width = 1;
-    PangoLayout *heading = layout(cr, "Sans Bold 13", w->heading, text_width);
-    pango_layout_set_ellipsize(heading, PANGO_ELLIPSIZE_END);
-    cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-    cairo_move_to(cr, MARGIN, 10);
-    pango_cairo_show_layout(cr, heading);
-    g_object_unref(heading);
-    // The text, wrapped, with the cursor as a bar before the character it stands at.
-    PangoLayout *body = layout(cr, "Sans 13", w->text, text_width);
-    cairo_set_source_rgb(cr, 0.13, 0.13, 0.13);
-    cairo_move_to(cr, MARGIN, HEADING_HEIGHT + MARGIN);
-    pango_cairo_show_layout(cr, body);
-    if (w->cursor >= 0) {
-        int length = w->text ? (int)strlen(w->text) : 0;
-        PangoRectangle at;
-        pango_layout_index_to_pos(body, w->cursor < length ? w->cursor : length, &at);
-        cairo_set_source_rgb(cr, 0.1, 0.35, 0.85);
-        cairo_rectangle(cr, MARGIN + at.x / PANGO_SCALE, HEADING_HEIGHT + MARGIN + at.y / PANGO_SCALE, 2,
-                        at.height > 0 ? at.height / PANGO_SCALE : 18);
-        cairo_fill(cr);
-    }
-    g_object_unref(body);
+    paint(cr, w->width, w->height, w->heading, w->text, w->cursor);
     cairo_destroy(cr);
     cairo_surface_flush(target);
     cairo_surface_destroy(target);
@@ -550,6 +555,48 @@ static void draw(struct sw_window *w) {
     wl_surface_commit(w->surface);
     wl_display_flush(w->display);
 }
+
+// ---------------------------------------------------------------- snapshots
+
+struct png_buffer {
+    unsigned char *bytes;
+    size_t length, capacity;
+};
+
+static cairo_status_t append_png(void *closure, const unsigned char *data, unsigned int length) {
+    struct png_buffer *out = closure;
+    if (out->length + length > out->capacity) {
+        size_t capacity = out->capacity ? out->capacity : 65536;
+        while (capacity < out->length + length) capacity *= 2;
+        unsigned char *grown = realloc(out->bytes, capacity);
+        if (!grown) return CAIRO_STATUS_NO_MEMORY;
+        out->bytes = grown;
+        out->capacity = capacity;
+    }
+    memcpy(out->bytes + out->length, data, length);
+    out->length += length;
+    return CAIRO_STATUS_SUCCESS;
+}
+
+unsigned char *sw_snapshot_png(int32_t width, int32_t height, const char *heading, const char *text, int32_t cursor, size_t *length) {
+    *length = 0;
+    if (width <= 0 || height <= 0) return NULL;
+    cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, width, height);
+    cairo_t *cr = cairo_create(surface);
+    paint(cr, width, height, heading, text, cursor);
+    cairo_destroy(cr);
+    struct png_buffer out = { NULL, 0, 0 };
+    cairo_status_t status = cairo_surface_write_to_png_stream(surface, append_png, &out);
+    cairo_surface_destroy(surface);
+    if (status != CAIRO_STATUS_SUCCESS) {
+        free(out.bytes);
+        return NULL;
+    }
+    *length = out.length;
+    return out.bytes;
+}
+
+void sw_free(void *bytes) { free(bytes); }
 
 // ---------------------------------------------------------------- the API
 

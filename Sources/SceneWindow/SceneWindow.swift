@@ -48,6 +48,37 @@ public final class DrawingContext {
     }
 }
 
+/// A picture of a scene as its window draws it (the same drawing code), made without a
+/// compositor: what the app switcher shows for a session whose window is gone.
+public struct Snapshot: Sendable, Equatable {
+    public var size: WindowSize
+    public var png: Data
+    /// What was drawn (size, heading, text, cursor), to reuse a snapshot of the same picture.
+    let content: Int
+
+    /// Draws a frame of `size` with `draw` (the scene's `draw(_:in:)`) and encodes it as PNG;
+    /// `previous` when it shows the same picture (encoding is the costly part).
+    @MainActor
+    public static func render(size: WindowSize, heading: String, reusing previous: Snapshot? = nil, draw: (DrawingContext) -> Void) -> Snapshot? {
+        let context = DrawingContext(size: size, heading: heading)
+        draw(context)
+        var hasher = Hasher()
+        hasher.combine(size.width)
+        hasher.combine(size.height)
+        hasher.combine(context.heading)
+        hasher.combine(context.text)
+        hasher.combine(context.cursor)
+        let content = hasher.finalize()
+        if let previous, previous.content == content { return previous }
+        var length = 0
+        guard let bytes = sw_snapshot_png(Int32(size.width), Int32(size.height), context.heading, context.text, context.cursorByteOffset, &length) else {
+            return nil
+        }
+        defer { sw_free(bytes) }
+        return Snapshot(size: size, png: Data(bytes: bytes, count: length), content: content)
+    }
+}
+
 /// A point in a window, in surface pixels from its top left corner.
 public struct Point: Sendable, Equatable, CustomStringConvertible {
     public var x: Double

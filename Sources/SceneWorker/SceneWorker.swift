@@ -75,6 +75,9 @@ final class SceneRuntime {
     /// The scene's window while it is in the foreground and the process has a display.
     private var window: ToplevelWindow?
     private var redrawScheduled = false
+    /// The window's size when it was last open (a snapshot keeps it), and the last snapshot.
+    private var lastWindowSize: WindowSize?
+    private var lastSnapshot: Snapshot?
     /// What the window is dragging out, until the drag ends.
     private var dragging: DragItem?
     /// Keys typed into the window, handled in order by `handleKeys`.
@@ -337,7 +340,11 @@ final class SceneRuntime {
         case .restorationActivityRequest:
             let (scene, delegate) = try requireScene()
             let activity = delegate.stateRestorationActivity(for: scene)
-            return .restorationActivity(.with { if let activity { $0.activity = activity.wire } })
+            let snapshot = takeSnapshot(scene, delegate)
+            return .restorationActivity(.with {
+                if let activity { $0.activity = activity.wire }
+                if let snapshot { $0.snapshotPng = snapshot.png }
+            })
         case .refresh:
             let (scene, delegate) = try requireScene()
             delegate.refresh(scene)
@@ -619,6 +626,7 @@ final class SceneRuntime {
         guard let delegate else { return }
         if scene.windowSize != size {
             scene.windowSize = size
+            lastWindowSize = size
             delegate.sizeDidChange(scene, to: size)
         }
         if activated != scene.isKey {
@@ -628,6 +636,18 @@ final class SceneRuntime {
             enqueue(.message(.keyboardFocus(.with { $0.focused = activated })))
         }
         redraw(scene)
+    }
+
+    /// A picture of the scene as its window last showed it (its size, its drawing), for the
+    /// switcher. Only with a display: headless there is no switcher to show it. The same
+    /// picture is encoded once.
+    private func takeSnapshot(_ scene: Scene, _ delegate: any SceneDelegate) -> Snapshot? {
+        guard ToplevelWindow.displayAvailable else { return nil }
+        let size = scene.windowSize ?? lastWindowSize ?? WindowSize(width: 640, height: 480)
+        lastSnapshot = Snapshot.render(size: size, heading: scene.title, reusing: lastSnapshot) { context in
+            delegate.draw(scene, in: context)
+        }
+        return lastSnapshot
     }
 
     private func scheduleRedraw(_ scene: Scene) {

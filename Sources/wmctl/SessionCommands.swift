@@ -153,7 +153,7 @@ struct Sessions: AsyncParsableCommand {
                     ["ID", "APP", "STATE", "PID", "PSS", "SAVED", "ACTIVE", "TITLE"],
                     sessions.map {
                         [noTrunc ? $0.id : String($0.id.prefix(8)), $0.appID, Output.stateName($0.state) + ($0.key ? " (key)" : ""), $0.pid == 0 ? "-" : "\($0.pid)",
-                         $0.pid == 0 ? "-" : Output.size($0.pssBytes), $0.restorationSaved ? "yes" : "no", Output.ago($0.lastActiveAt), $0.title]
+                         $0.pid == 0 ? "-" : Output.size($0.pssBytes), ($0.restorationSaved ? "yes" : "no") + ($0.snapshotKept ? "+pic" : ""), Output.ago($0.lastActiveAt), $0.title]
                     }, flexible: noTrunc ? nil : 7)
             }
         }
@@ -164,9 +164,12 @@ struct Show: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "One session, with its saved restoration activity.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The session id (or a unique prefix of 4+ characters).", completion: LiveCompletion.sessions) var session: String
+    @Option(help: "Also write the session's snapshot (a picture of its window, PNG) to this file.", completion: .file(extensions: ["png"]))
+    var snapshot: String?
 
     func run() async throws {
         let global = self.global
+        let snapshotPath = self.snapshot
         let request = ControlRequest.show(.with { $0.sessionID = session })
         try await global.withBroker { client in
             guard case .session(let info) = try await client.request(request) else { throw BrokerError.unexpectedReply }
@@ -187,7 +190,23 @@ struct Show: AsyncParsableCommand {
             object["currentActivity"] = describe(info.currentActivity, present: info.hasCurrentActivity)
             object["quarantinedRestoration"] = describe(info.quarantinedRestoration, present: info.hasQuarantinedRestoration)
             object["storage"] = .dictionary((try? PlistValue.dictionary(wire: info.storage, path: "storage")) ?? [:])
+            // Asked before anything is printed: a session without a picture is a refusal alone.
+            var picture: Windowbroker_V1_SnapshotReply?
+            if snapshotPath != nil {
+                guard case .snapshot(let reply) = try await client.request(.snapshot(.with { $0.sessionID = info.id })) else {
+                    throw BrokerError.unexpectedReply
+                }
+                picture = reply
+            }
             global.emit(.dictionary(object)) { SessionDetail.render(info) }
+            if let snapshotPath, let picture {
+                do {
+                    try picture.png.write(to: URL(fileURLWithPath: snapshotPath))
+                } catch {
+                    throw BrokerError(.invalidRequest, "cannot write the snapshot to \(snapshotPath): \(error.localizedDescription)")
+                }
+                FileHandle.standardError.write(Data("snapshot: \(picture.width)x\(picture.height), \(Output.size(UInt64(picture.png.count))), written to \(snapshotPath)\n".utf8))
+            }
         }
     }
 }

@@ -27,6 +27,7 @@ enum SessionDetail {
             field("crash loop", "launches refused for \(Output.duration(info.crashLoopRetryAfterSeconds)) more")
         }
         field("restoration", info.restorationSaved ? "saved" : "none saved")
+        field("snapshot", info.snapshotKept ? "kept (`wmctl show \(info.id.prefix(8)) --snapshot FILE.png` writes it)" : "none")
 
         func activity(_ heading: String, _ wire: Windowbroker_V1_UserActivity, present: Bool) {
             guard present else { return }

@@ -303,6 +303,7 @@ enum Output {
             "lastActiveAt": .string(iso(info.lastActiveAt)),
             "createdAt": .string(iso(info.createdAt)),
             "hasRestoration": .bool(info.restorationSaved),
+            "hasSnapshot": .bool(info.snapshotKept),
             "lastDisconnect": info.lastDisconnect.isEmpty ? .null : .string(info.lastDisconnect),
             "launchCount": .integer(Int64(info.launchCount)),
             "pss": info.pid == 0 ? .null : .integer(Int64(info.pssBytes)),

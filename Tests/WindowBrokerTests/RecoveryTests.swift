@@ -127,7 +127,7 @@ final class DeadlineTests: BrokerTestCase {
         _ = try harness.json("reclaim", session)
         XCTAssertEqual(try harness.json("activate", session)["state"] as? String, "foregroundActive")
         XCTAssertEqual(try harness.noteState(session).text, "text")
-        XCTAssertTrue(harness.brokerLog.contains("event=restorationExtended"), "the extension reached the broker")
+        XCTAssertTrue(harness.brokerLog.contains("EVENT=restorationExtended"), "the extension reached the broker")
     }
 
     func testRestorationPastTheDeadlineFailsClearlyAndKeepsTheSavedState() throws {

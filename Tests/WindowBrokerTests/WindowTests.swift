@@ -264,3 +264,76 @@ final class DragAndDropTests: XCTestCase {
     }
 }
 
+/// Snapshots (issue 21): a scene renders its window when it goes to the background and hands
+/// the picture over with its restoration activity; the broker keeps the newest per session,
+/// deletes it with the session, and `wmctl show --snapshot` writes it out. A small output here,
+/// so that the pixel comparison is quick.
+final class SnapshotTests: XCTestCase {
+    private var sway: SwayHarness!
+    private var harness: BrokerHarness!
+
+    override func setUpWithError() throws {
+        sway = try SwayHarness(configuration: ["output HEADLESS-1 resolution 640x480"])
+        harness = try BrokerHarness()
+        harness.brokerEnvironment["WAYLAND_DISPLAY"] = sway.waylandDisplay
+        try harness.start()
+    }
+
+    override func tearDown() {
+        harness?.tearDown()
+        sway?.stop()
+    }
+
+    private func pixels(_ path: String) throws -> String {
+        let script = BrokerHarness.repository.appendingPathComponent("scripts/png-pixels.py").path
+        let run = try runToCompletion("/usr/bin/python3", [script, path])
+        guard run.code == 0 else { throw HarnessError("png-pixels \(path): \(run.output)") }
+        return run.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func testASnapshotEqualsAScreenshotOfTheWindowAndGoesWithItsSession() throws {
+        let note = try harness.openNote("pictured", title: "Pictured")
+        try harness.type(note, "a picture of me")
+        _ = try harness.json("send", note, "move-cursor", "--arg", "position=3")
+        var screenshot = Data()
+        try harness.eventually("the window is drawn and settled") {
+            guard try sway.windows().count == 1 else { return false }
+            let first = try sway.screenshot()
+            Thread.sleep(forTimeInterval: 0.2)
+            screenshot = try sway.screenshot()
+            return first == screenshot
+        }
+        let shotPath = harness.root + "/screenshot.png"
+        try screenshot.write(to: URL(fileURLWithPath: shotPath))
+        XCTAssertEqual(try harness.session(note)["hasSnapshot"] as? Bool, false)
+
+        _ = try harness.json("background", note)
+        XCTAssertEqual(try harness.session(note)["hasSnapshot"] as? Bool, true)
+        let snapPath = harness.root + "/snapshot.png"
+        let written = harness.wmctl("show", note, "--snapshot", snapPath)
+        XCTAssertEqual(written.code, 0, written.stderr)
+        XCTAssertTrue(written.stderr.contains("640x480"), written.stderr)
+        XCTAssertEqual(try pixels(snapPath), try pixels(shotPath), "the snapshot is what the window showed, pixel for pixel")
+
+        // Kept across a reclaim (no process, no window: the picture is what the switcher has).
+        _ = try harness.json("reclaim", note)
+        XCTAssertEqual(try harness.session(note)["hasSnapshot"] as? Bool, true)
+        XCTAssertTrue(harness.wmctl("sessions").stdout.contains("yes+pic"))
+
+        // A discard deletes it with the session's other data.
+        let file = harness.stateDirectory + "/snapshots/\(note).png"
+        XCTAssertTrue(FileManager.default.fileExists(atPath: file))
+        _ = try harness.json("close", note)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: file), "a closed session's snapshot is in no file")
+        XCTAssertEqual(try harness.refusal("show", note, "--snapshot", snapPath).code, "sessionDiscarded")
+    }
+
+    func testASceneThatNeverWentToTheBackgroundHasNoSnapshotAndSaysSo() throws {
+        let note = try harness.openNote("fresh", title: "Fresh")
+        let refused = try harness.refusal("show", note, "--snapshot", harness.root + "/none.png")
+        XCTAssertEqual(refused.code, "invalidState")
+        XCTAssertTrue(refused.message.contains("no snapshot"), refused.message)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: harness.root + "/none.png"))
+    }
+}
+

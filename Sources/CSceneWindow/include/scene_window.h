@@ -5,6 +5,7 @@
 #ifndef SCENE_WINDOW_H
 #define SCENE_WINDOW_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct sw_window sw_window;
@@ -70,6 +71,12 @@ int sw_start_drag(sw_window *window, const uint8_t *data, int32_t length);
 /// The byte offset into the text last drawn of the character at (x, y), -1 when (x, y) is
 /// not over the text.
 int32_t sw_text_index_at(sw_window *window, double x, double y);
+
+/// A picture of a scene as its window draws it, at `width` x `height`, as PNG bytes (NULL when
+/// it cannot be made); free it with `sw_free`. Needs no compositor.
+unsigned char *sw_snapshot_png(int32_t width, int32_t height, const char *heading, const char *text, int32_t cursor, size_t *length);
+
+void sw_free(void *bytes);
 
 /// Unmaps the window and closes the connection.
 void sw_close(sw_window *window);

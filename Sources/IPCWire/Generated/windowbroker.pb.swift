@@ -969,6 +969,12 @@ public nonisolated struct Windowbroker_V1_SessionInfo: @unchecked Sendable {
     set {_uniqueStorage()._key = newValue}
   }
 
+  /// A snapshot of its window is kept (`wmctl show --snapshot`).
+  public var snapshotKept: Bool {
+    get {_storage._snapshotKept}
+    set {_uniqueStorage()._snapshotKept = newValue}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
@@ -1525,6 +1531,16 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     set {kind = .logs(newValue)}
   }
 
+  /// The latest snapshot of a session's window (a PNG the scene rendered when it last went
+  /// to the background).
+  public var snapshot: Windowbroker_V1_SessionCommand {
+    get {
+      if case .snapshot(let v)? = kind {return v}
+      return Windowbroker_V1_SessionCommand()
+    }
+    set {kind = .snapshot(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -1557,6 +1573,9 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     case menuChange(Windowbroker_V1_MenuChangeRequest)
     /// The last lines a session's scene processes printed (stdout and stderr).
     case logs(Windowbroker_V1_LogsRequest)
+    /// The latest snapshot of a session's window (a PNG the scene rendered when it last went
+    /// to the background).
+    case snapshot(Windowbroker_V1_SessionCommand)
 
   }
 
@@ -2016,6 +2035,14 @@ public nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     set {kind = .logs(newValue)}
   }
 
+  public var snapshot: Windowbroker_V1_SnapshotReply {
+    get {
+      if case .snapshot(let v)? = kind {return v}
+      return Windowbroker_V1_SnapshotReply()
+    }
+    set {kind = .snapshot(newValue)}
+  }
+
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -2036,8 +2063,30 @@ public nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     case commands(Windowbroker_V1_CommandsReply)
     case key(Windowbroker_V1_KeyReply)
     case logs(Windowbroker_V1_LogsReply)
+    case snapshot(Windowbroker_V1_SnapshotReply)
 
   }
+
+  public init() {}
+}
+
+/// saved_at: seconds since 1970 when the broker stored it.
+public nonisolated struct Windowbroker_V1_SnapshotReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  public var sessionID: String = String()
+
+  public var png: Data = Data()
+
+  public var savedAt: Double = 0
+
+  public var width: UInt32 = 0
+
+  public var height: UInt32 = 0
+
+  public var unknownFields = SwiftProtobuf.UnknownStorage()
 
   public init() {}
 }
@@ -3689,7 +3738,8 @@ public nonisolated struct Windowbroker_V1_SceneConnected: Sendable {
   public init() {}
 }
 
-/// No activity set: the scene has nothing to restore.
+/// No activity set: the scene has nothing to restore. snapshot_png: a picture of the scene's
+/// window as it was (PNG), from a scene with a display; the switcher shows it.
 public nonisolated struct Windowbroker_V1_RestorationActivityReply: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -3703,6 +3753,8 @@ public nonisolated struct Windowbroker_V1_RestorationActivityReply: Sendable {
   public var hasActivity: Bool {self._activity != nil}
   /// Clears the value of `activity`. Subsequent reads from it will return its default value.
   public mutating func clearActivity() {self._activity = nil}
+
+  public var snapshotPng: Data = Data()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -4440,7 +4492,7 @@ nonisolated extension Windowbroker_V1_ActivationConditions: SwiftProtobuf.Messag
 
 nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".SessionInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}app_id\0\u{1}configuration\0\u{1}role\0\u{1}title\0\u{1}state\0\u{1}pid\0\u{3}created_at\0\u{3}last_active_at\0\u{3}last_disconnect\0\u{3}launch_count\0\u{3}restoration_saved\0\u{3}restoration_activity\0\u{3}pss_bytes\0\u{3}current_activity\0\u{1}presentation\0\u{3}requested_by\0\u{3}crash_loop_retry_after_seconds\0\u{3}quarantined_restoration\0\u{1}storage\0\u{1}key\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}app_id\0\u{1}configuration\0\u{1}role\0\u{1}title\0\u{1}state\0\u{1}pid\0\u{3}created_at\0\u{3}last_active_at\0\u{3}last_disconnect\0\u{3}launch_count\0\u{3}restoration_saved\0\u{3}restoration_activity\0\u{3}pss_bytes\0\u{3}current_activity\0\u{1}presentation\0\u{3}requested_by\0\u{3}crash_loop_retry_after_seconds\0\u{3}quarantined_restoration\0\u{1}storage\0\u{1}key\0\u{3}snapshot_kept\0")
 
   fileprivate class _StorageClass {
     var _id: String = String()
@@ -4464,6 +4516,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
     var _quarantinedRestoration: Windowbroker_V1_UserActivity? = nil
     var _storage: Windowbroker_V1_PlistDictionary? = nil
     var _key: Bool = false
+    var _snapshotKept: Bool = false
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -4495,6 +4548,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
       _quarantinedRestoration = source._quarantinedRestoration
       _storage = source._storage
       _key = source._key
+      _snapshotKept = source._snapshotKept
     }
   }
 
@@ -4534,6 +4588,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
         case 19: try { try decoder.decodeSingularMessageField(value: &_storage._quarantinedRestoration) }()
         case 20: try { try decoder.decodeSingularMessageField(value: &_storage._storage) }()
         case 21: try { try decoder.decodeSingularBoolField(value: &_storage._key) }()
+        case 22: try { try decoder.decodeSingularBoolField(value: &_storage._snapshotKept) }()
         default: break
         }
       }
@@ -4609,6 +4664,9 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
       if _storage._key != false {
         try visitor.visitSingularBoolField(value: _storage._key, fieldNumber: 21)
       }
+      if _storage._snapshotKept != false {
+        try visitor.visitSingularBoolField(value: _storage._snapshotKept, fieldNumber: 22)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -4639,6 +4697,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
         if _storage._quarantinedRestoration != rhs_storage._quarantinedRestoration {return false}
         if _storage._storage != rhs_storage._storage {return false}
         if _storage._key != rhs_storage._key {return false}
+        if _storage._snapshotKept != rhs_storage._snapshotKept {return false}
         return true
       }
       if !storagesAreEqual {return false}
@@ -5402,7 +5461,7 @@ nonisolated extension Windowbroker_V1_KeyReply: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ControlRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{1}open\0\u{1}activate\0\u{1}background\0\u{1}reclaim\0\u{1}close\0\u{1}sessions\0\u{1}show\0\u{1}send\0\u{1}watch\0\u{1}ping\0\u{1}pressure\0\u{3}simulate_pressure\0\u{1}refresh\0\u{1}post\0\u{1}defaults\0\u{1}search\0\u{1}menu\0\u{1}commands\0\u{1}key\0\u{3}menu_change\0\u{1}logs\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{1}open\0\u{1}activate\0\u{1}background\0\u{1}reclaim\0\u{1}close\0\u{1}sessions\0\u{1}show\0\u{1}send\0\u{1}watch\0\u{1}ping\0\u{1}pressure\0\u{3}simulate_pressure\0\u{1}refresh\0\u{1}post\0\u{1}defaults\0\u{1}search\0\u{1}menu\0\u{1}commands\0\u{1}key\0\u{3}menu_change\0\u{1}logs\0\u{1}snapshot\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5709,6 +5768,19 @@ nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, Swi
           self.kind = .logs(v)
         }
       }()
+      case 24: try {
+        var v: Windowbroker_V1_SessionCommand?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .snapshot(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .snapshot(v)
+        }
+      }()
       default: break
       }
     }
@@ -5811,6 +5883,10 @@ nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, Swi
     case .logs?: try {
       guard case .logs(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 23)
+    }()
+    case .snapshot?: try {
+      guard case .snapshot(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 24)
     }()
     case nil: break
     }
@@ -6460,7 +6536,7 @@ nonisolated extension Windowbroker_V1_SendRequest: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".ControlReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{3}session_state\0\u{1}sessions\0\u{1}session\0\u{3}action_result\0\u{3}watch_started\0\u{1}ping\0\u{1}pressure\0\u{3}pressure_response\0\u{1}post\0\u{1}defaults\0\u{1}search\0\u{1}menu\0\u{1}commands\0\u{1}key\0\u{1}logs\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{3}session_state\0\u{1}sessions\0\u{1}session\0\u{3}action_result\0\u{3}watch_started\0\u{1}ping\0\u{1}pressure\0\u{3}pressure_response\0\u{1}post\0\u{1}defaults\0\u{1}search\0\u{1}menu\0\u{1}commands\0\u{1}key\0\u{1}logs\0\u{1}snapshot\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -6689,6 +6765,19 @@ nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, Swift
           self.kind = .logs(v)
         }
       }()
+      case 18: try {
+        var v: Windowbroker_V1_SnapshotReply?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .snapshot(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .snapshot(v)
+        }
+      }()
       default: break
       }
     }
@@ -6768,6 +6857,10 @@ nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, Swift
       guard case .logs(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 17)
     }()
+    case .snapshot?: try {
+      guard case .snapshot(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 18)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -6775,6 +6868,56 @@ nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, Swift
 
   public static func ==(lhs: Windowbroker_V1_ControlReply, rhs: Windowbroker_V1_ControlReply) -> Bool {
     if lhs.kind != rhs.kind {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_SnapshotReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  public static let protoMessageName: String = _protobuf_package + ".SnapshotReply"
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}png\0\u{3}saved_at\0\u{1}width\0\u{1}height\0")
+
+  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.sessionID) }()
+      case 2: try { try decoder.decodeSingularBytesField(value: &self.png) }()
+      case 3: try { try decoder.decodeSingularDoubleField(value: &self.savedAt) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.width) }()
+      case 5: try { try decoder.decodeSingularUInt32Field(value: &self.height) }()
+      default: break
+      }
+    }
+  }
+
+  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.sessionID.isEmpty {
+      try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 1)
+    }
+    if !self.png.isEmpty {
+      try visitor.visitSingularBytesField(value: self.png, fieldNumber: 2)
+    }
+    if self.savedAt.bitPattern != 0 {
+      try visitor.visitSingularDoubleField(value: self.savedAt, fieldNumber: 3)
+    }
+    if self.width != 0 {
+      try visitor.visitSingularUInt32Field(value: self.width, fieldNumber: 4)
+    }
+    if self.height != 0 {
+      try visitor.visitSingularUInt32Field(value: self.height, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  public static func ==(lhs: Windowbroker_V1_SnapshotReply, rhs: Windowbroker_V1_SnapshotReply) -> Bool {
+    if lhs.sessionID != rhs.sessionID {return false}
+    if lhs.png != rhs.png {return false}
+    if lhs.savedAt != rhs.savedAt {return false}
+    if lhs.width != rhs.width {return false}
+    if lhs.height != rhs.height {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -10112,7 +10255,7 @@ nonisolated extension Windowbroker_V1_SceneConnected: SwiftProtobuf.Message, Swi
 
 nonisolated extension Windowbroker_V1_RestorationActivityReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".RestorationActivityReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}activity\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}activity\0\u{3}snapshot_png\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -10121,6 +10264,7 @@ nonisolated extension Windowbroker_V1_RestorationActivityReply: SwiftProtobuf.Me
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularMessageField(value: &self._activity) }()
+      case 2: try { try decoder.decodeSingularBytesField(value: &self.snapshotPng) }()
       default: break
       }
     }
@@ -10134,11 +10278,15 @@ nonisolated extension Windowbroker_V1_RestorationActivityReply: SwiftProtobuf.Me
     try { if let v = self._activity {
       try visitor.visitSingularMessageField(value: v, fieldNumber: 1)
     } }()
+    if !self.snapshotPng.isEmpty {
+      try visitor.visitSingularBytesField(value: self.snapshotPng, fieldNumber: 2)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Windowbroker_V1_RestorationActivityReply, rhs: Windowbroker_V1_RestorationActivityReply) -> Bool {
     if lhs._activity != rhs._activity {return false}
+    if lhs.snapshotPng != rhs.snapshotPng {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -334,6 +334,10 @@ extension Broker {
             }
             sessions[id] = nil
             discarded.insert(id)
+            // Its picture goes with its other data.
+            snapshotInfo[id] = nil
+            let snapshots = self.snapshots
+            _ = try? await OffLoop.run { snapshots.delete(id) }
             // After the session is gone: nothing re-adds it once it is out of the index.
             await unindex(id)
             workerOutput.forget(id)

@@ -280,6 +280,7 @@ extension Broker {
             try await store.saveRestoration(activity, for: id, at: now)
             sessions[id]?.restoration = activity
             sessions[id]?.restorationSavedAt = now
+            if !answer.snapshotPng.isEmpty { await keepSnapshot(answer.snapshotPng, for: id) }
             return .restorationCommitted(attempt: attempt)
         } catch let error as BrokerError {
             return .restorationNotSaved(attempt: attempt, BrokerError(error.code, "the scene's restoration activity was refused: \(error.message)"))
@@ -373,5 +374,44 @@ extension Broker {
             emit(id, app: appID, .crashed(reason, pid: worker.pid))
         }
         await persist(id)
+    }
+
+    /// Keeps the picture a scene sent with its restoration activity (in the session's turn, so
+    /// a discard cannot come between). A picture that is refused or cannot be written costs the
+    /// switcher its picture, never the save.
+    func keepSnapshot(_ png: Data, for id: UUID) async {
+        do {
+            let info = try SnapshotStore.validated(png)
+            let snapshots = self.snapshots
+            try await OffLoop.run { try snapshots.save(png, for: id) }
+            snapshotInfo[id] = info
+        } catch {
+            logger.warning("a scene's snapshot was not kept", metadata: [
+                "SESSION_ID": "\(id.uuidString.lowercased())", "error": "\((error as? BrokerError)?.message ?? "\(error)")",
+            ])
+        }
+    }
+
+    /// The newest picture of a session's window.
+    public func snapshot(_ id: UUID) async throws -> Windowbroker_V1_SnapshotReply {
+        _ = try existingSession(id)
+        guard let info = snapshotInfo[id] else {
+            throw BrokerError(.invalidState, "session \(id.uuidString.lowercased()) has no snapshot: a scene leaves one when it goes to the background with a display")
+        }
+        let snapshots = self.snapshots
+        let png: Data
+        do {
+            png = try await OffLoop.run { try snapshots.load(id) }
+        } catch {
+            snapshotInfo[id] = nil
+            throw BrokerError(.invalidState, "the snapshot of session \(id.uuidString.lowercased()) cannot be read any more: \(error)")
+        }
+        return .with {
+            $0.sessionID = id.uuidString.lowercased()
+            $0.png = png
+            $0.savedAt = info.savedAt.timeIntervalSince1970
+            $0.width = UInt32(info.width)
+            $0.height = UInt32(info.height)
+        }
     }
 }

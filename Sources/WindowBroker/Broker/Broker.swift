@@ -15,6 +15,9 @@ public actor Broker {
     public let configuration: BrokerConfiguration
     public let memoryConfiguration: MemoryConfiguration
     let store: SessionStore
+    /// Pictures of the sessions' windows (`Sessions/SnapshotStore`), and what is known of each.
+    let snapshots: SnapshotStore
+    var snapshotInfo: [UUID: SnapshotStore.Info] = [:]
     /// What the scene processes print, per session (`wmctl logs`).
     public let workerOutput: WorkerOutput
     /// Searchable activities; nil when the index cannot be opened at all (search is then refused).
@@ -78,6 +81,7 @@ public actor Broker {
         self.focus = FocusCoordinator(maxForeground: configuration.maxForegroundScenes)
         self.startLimit = StartLimit(burst: configuration.startLimitBurst, interval: configuration.startLimitInterval)
         self.store = try SessionStore(directory: configuration.stateDirectory)
+        self.snapshots = SnapshotStore(stateDirectory: configuration.stateDirectory)
         self.workerOutput = WorkerOutput(logger: logger)
         self.launcher = launcher ?? WorkerSpawner(environment: configuration.environment, output: workerOutput)
         let loaded = try await store.loadAll()
@@ -85,6 +89,7 @@ public actor Broker {
             sessions[session.id] = session
         }
         damageWarnings = loaded.damage
+        snapshotInfo = snapshots.reconcile(with: Set(sessions.keys))
         pendingDiscards = try await store.pendingDiscards()
         for warning in loaded.damage {
             logger.warning("session store: damaged value kept aside", metadata: ["warning": "\(warning)"])
@@ -249,6 +254,7 @@ public actor Broker {
             $0.presentation = session.presentation.wire
             $0.requestedBy = session.requestedBy?.uuidString.lowercased() ?? ""
             $0.key = keyTold.contains(session.id)
+            $0.snapshotKept = snapshotInfo[session.id] != nil
             if let wait = startLimit.retryAfter(session.appID) {
                 $0.crashLoopRetryAfterSeconds = wait.seconds
             }

@@ -307,6 +307,8 @@ struct ControlRequestHandler: Sendable {
             })
         case .show(let command):
             return .session(try await broker.sessionInfo(try await sessionID(command.sessionID)))
+        case .snapshot(let command):
+            return .snapshot(try await broker.snapshot(try await sessionID(command.sessionID)))
         case .send(let send):
             let arguments = try PlistValue.dictionary(wire: send.arguments, path: "arguments")
             return .actionResult(try await broker.perform(try await sessionID(send.sessionID), action: send.action, arguments: arguments))

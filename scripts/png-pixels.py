@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Prints WIDTHxHEIGHT and the SHA-256 of a PNG's pixels as RGB, whatever the file's encoding
+(cairo writes RGBA, grim RGB; the compression differs): two pictures of the same pixels print
+the same line. 8-bit, non-interlaced PNGs of colour type 2 (RGB) or 6 (RGBA) only.
+
+    png-pixels.py FILE.png [x y width height]   # optionally a crop
+"""
+import hashlib
+import struct
+import sys
+import zlib
+
+
+def pixels(path):
+    data = open(path, "rb").read()
+    if data[:8] != b"\x89PNG\r\n\x1a\n":
+        raise SystemExit(f"{path}: not a PNG")
+    at, idat, header = 8, b"", None
+    while at < len(data):
+        length, kind = struct.unpack(">I4s", data[at:at + 8])
+        body = data[at + 8:at + 8 + length]
+        if kind == b"IHDR":
+            header = struct.unpack(">IIBBBBB", body)
+        elif kind == b"IDAT":
+            idat += body
+        at += 12 + length
+    width, height, depth, colour, _, _, interlace = header
+    if depth != 8 or colour not in (2, 6) or interlace:
+        raise SystemExit(f"{path}: depth {depth}, colour type {colour}, interlace {interlace}: not supported")
+    channels = 3 if colour == 2 else 4
+    stride = width * channels
+    raw = zlib.decompress(idat)
+    rows, previous = [], bytearray(stride)
+    for y in range(height):
+        kind = raw[y * (stride + 1)]
+        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            left = line[i - channels] if i >= channels else 0
+            up = previous[i]
+            corner = previous[i - channels] if i >= channels else 0
+            if kind == 1:
+                line[i] = (line[i] + left) & 0xFF
+            elif kind == 2:
+                line[i] = (line[i] + up) & 0xFF
+            elif kind == 3:
+                line[i] = (line[i] + (left + up) // 2) & 0xFF
+            elif kind == 4:
+                p = left + up - corner
+                pa, pb, pc = abs(p - left), abs(p - up), abs(p - corner)
+                line[i] = (line[i] + (left if pa <= pb and pa <= pc else up if pb <= pc else corner)) & 0xFF
+        rows.append(bytes(line))
+        previous = line
+    return width, height, channels, rows
+
+
+width, height, channels, rows = pixels(sys.argv[1])
+x, y, w, h = (int(v) for v in sys.argv[2:6]) if len(sys.argv) >= 6 else (0, 0, width, height)
+digest = hashlib.sha256()
+for row in rows[y:y + h]:
+    for i in range(x, x + w):
+        digest.update(row[i * channels:i * channels + 3])
+print(f"{w}x{h} {digest.hexdigest()}")
