@@ -108,8 +108,10 @@ public protocol SceneDelegate: CommandResponder {
 /// What a scene drags out of its window: an activity that describes the item (a note, a line),
 /// the same a new scene for it would be opened with.
 public struct DragItem: Sendable, Equatable {
+    /// The item: a new scene for it is opened with this activity, a window it is dropped on gets it.
     public var activity: UserActivity
 
+    /// An item described by `activity`.
     public init(activity: UserActivity) {
         self.activity = activity
     }
