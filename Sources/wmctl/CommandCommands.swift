@@ -32,9 +32,16 @@ private func describe(_ menu: Windowbroker_V1_Menu, validated: Bool) -> PlistVal
     ])
 }
 
-struct MenuTree: AsyncParsableCommand {
+struct Menu: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "menu",
+        abstract: "The main menu of a scene's app (show, the default) or one of its commands performed (invoke).",
+        subcommands: [MenuTree.self, MenuInvoke.self], defaultSubcommand: MenuTree.self)
+}
+
+struct MenuTree: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "show",
         abstract: "The main menu of a scene's app, as that scene sees it (validated by its responders).")
     @OptionGroup var global: GlobalOptions
     @Option(help: "The session (default: the active scene).", completion: LiveCompletion.sessions) var session: String?
@@ -113,22 +120,25 @@ struct Commands: AsyncParsableCommand {
 
 struct Key: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Press a shortcut in a scene (default: the active one): its responder chain, then the system, performs it.")
+        abstract: "Press a shortcut in a scene (default: the key scene): its responder chain, then the system, performs it.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The shortcut as key symbols, e.g. ctrl+shift+u, alt+grave.") var shortcut: String
-    @Option(help: "The session (default: the active scene).", completion: LiveCompletion.sessions) var session: String?
+    @Option(help: "The session (default: the key scene).", completion: LiveCompletion.sessions) var session: String?
 
     func run() async throws {
-        let global = self.global
-        let request = ControlRequest.key(.with {
+        try await Self.dispatch(.with {
             $0.shortcut = shortcut
             $0.sessionID = session ?? ""
-        })
+        }, global: global)
+    }
+
+    /// Sends a key or a command chosen by id, prints who performed it; a no is exit 1.
+    static func dispatch(_ request: Windowbroker_V1_KeyRequest, global: GlobalOptions) async throws {
         try await global.withBroker { client in
-            guard case .key(let reply) = try await client.request(request, timeout: .seconds(60)) else { throw BrokerError.unexpectedReply }
+            guard case .key(let reply) = try await client.request(.key(request), timeout: .seconds(60)) else { throw BrokerError.unexpectedReply }
             let value = reply.hasValue ? ((try? PlistValue(wire: reply.value, path: "value")) ?? .null) : .null
             global.emit(.dictionary([
-                "shortcut": .string(reply.shortcut),
+                "shortcut": reply.shortcut.isEmpty ? .null : .string(reply.shortcut),
                 "command": reply.command.isEmpty ? .null : .string(reply.command),
                 "session": reply.sessionID.isEmpty ? .null : .string(reply.sessionID),
                 "handledBy": reply.handledBy.isEmpty ? .null : .string(reply.handledBy),
@@ -137,12 +147,29 @@ struct Key: AsyncParsableCommand {
                 "value": value,
                 "detail": .string(reply.detail),
             ])) {
-                "\(reply.shortcut): \(reply.result)" + (reply.command.isEmpty ? "" : " \(reply.command)")
+                "\(reply.shortcut.isEmpty ? request.command : reply.shortcut): \(reply.result)"
+                    + (reply.command.isEmpty || reply.shortcut.isEmpty ? "" : " \(reply.command)")
                     + (reply.handledBy.isEmpty ? "" : " by \(reply.handledBy)\(reply.element.isEmpty ? "" : " \(reply.element)")")
                     + (reply.detail.isEmpty ? "" : " (\(reply.detail))")
             }
             // Declined or unhandled: nobody performed the command.
             if reply.result != "performed" { throw CLIExit(code: 1) }
         }
+    }
+}
+
+struct MenuInvoke: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "invoke",
+        abstract: "Perform a menu command by its id, as choosing it in the menu would (keyless commands too).")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The command's id, e.g. notes.insertDate (`wmctl menu` lists them).") var command: String
+    @Option(help: "The session (default: the key scene).", completion: LiveCompletion.sessions) var session: String?
+
+    func run() async throws {
+        try await Key.dispatch(.with {
+            $0.command = command
+            $0.sessionID = session ?? ""
+        }, global: global)
     }
 }

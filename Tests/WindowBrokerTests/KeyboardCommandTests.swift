@@ -205,4 +205,22 @@ final class KeyboardCommandTests: BrokerTestCase {
         XCTAssertEqual(try harness.json("send", first, "remove-command", "--arg", "id=edit.copy")["result"] as? String, "declined",
                        "the system's commands stay")
     }
+
+    /// Issue 21: `wmctl menu invoke` performs any command of the menu through the same
+    /// dispatch as a key, keyless ones too (notes' Insert Date has no shortcut).
+    func testAMenuCommandIsInvokedByItsIdKeylessOnesToo() throws {
+        let note = try harness.openNote("dated")
+        XCTAssertEqual(try harness.noteState(note).text, "")
+        let reply = try harness.json("menu", "invoke", "notes.insertDate")
+        XCTAssertEqual(reply["result"] as? String, "performed", "\(reply)")
+        XCTAssertEqual(reply["command"] as? String, "notes.insertDate")
+        XCTAssertEqual(reply["session"] as? String, note, "the key scene")
+        XCTAssertTrue(reply["shortcut"] is NSNull)
+        XCTAssertFalse(try harness.noteState(note).text.isEmpty, "the date went in")
+        let missing = harness.wmctl("menu", "invoke", "notes.nosuch")
+        XCTAssertEqual(missing.code, 1)
+        XCTAssertTrue(missing.stdout.contains("has no command 'notes.nosuch'"), missing.stdout)
+        XCTAssertEqual(harness.wmctl("menu").code, 0, "menu alone still shows the menu")
+    }
 }
+

@@ -1287,8 +1287,11 @@ public nonisolated struct Windowbroker_V1_KeyRequest: Sendable {
 
   public var shortcut: String = String()
 
-  /// Empty: the active scene.
+  /// Empty: the key scene.
   public var sessionID: String = String()
+
+  /// Instead of a shortcut: the command with this id (`wmctl menu invoke`; keyless ones too).
+  public var command: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -5357,7 +5360,7 @@ nonisolated extension Windowbroker_V1_LogsReply: SwiftProtobuf.Message, SwiftPro
 
 nonisolated extension Windowbroker_V1_KeyRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".KeyRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}shortcut\0\u{3}session_id\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}shortcut\0\u{3}session_id\0\u{1}command\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5367,6 +5370,7 @@ nonisolated extension Windowbroker_V1_KeyRequest: SwiftProtobuf.Message, SwiftPr
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.shortcut) }()
       case 2: try { try decoder.decodeSingularStringField(value: &self.sessionID) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.command) }()
       default: break
       }
     }
@@ -5379,12 +5383,16 @@ nonisolated extension Windowbroker_V1_KeyRequest: SwiftProtobuf.Message, SwiftPr
     if !self.sessionID.isEmpty {
       try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 2)
     }
+    if !self.command.isEmpty {
+      try visitor.visitSingularStringField(value: self.command, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   public static func ==(lhs: Windowbroker_V1_KeyRequest, rhs: Windowbroker_V1_KeyRequest) -> Bool {
     if lhs.shortcut != rhs.shortcut {return false}
     if lhs.sessionID != rhs.sessionID {return false}
+    if lhs.command != rhs.command {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -22,7 +22,8 @@ extension Broker {
     }
 
     public struct KeyOutcome: Sendable {
-        public var shortcut: KeyShortcut
+        /// nil when a command was invoked by its id.
+        public var shortcut: KeyShortcut?
         public var command: String?
         public var session: UUID?
         public var handledBy: String?
@@ -81,21 +82,43 @@ extension Broker {
         return states
     }
 
+    /// What reaches the command dispatch: a key, or a command chosen by its id (a menu, the
+    /// command overlay, `wmctl menu invoke`), keyless ones included.
+    public enum CommandInput: Sendable {
+        case shortcut(KeyShortcut)
+        case command(id: String)
+    }
+
     /// Dispatches a shortcut: to the command it belongs to in the target scene's app, through
     /// the scene's responder chain, then the system.
     public func key(_ shortcut: KeyShortcut, session requested: UUID?) async throws -> KeyOutcome {
+        try await dispatch(.shortcut(shortcut), session: requested)
+    }
+
+    /// The one dispatch of keys and menu choices.
+    public func dispatch(_ input: CommandInput, session requested: UUID?) async throws -> KeyOutcome {
+        let shortcut: KeyShortcut? = if case .shortcut(let key) = input { key } else { nil }
         var outcome = KeyOutcome(shortcut: shortcut, session: nil, result: "unhandled", detail: "")
         guard let target = try commandTarget(requested), let app = sessions[target]?.appID else {
-            outcome.detail = "no scene is the key scene: the key went nowhere"
+            outcome.detail = "no scene is the key scene: the \(shortcut == nil ? "command" : "key") went nowhere"
             return outcome
         }
         outcome.session = target
-        guard let command = try mainMenu(app).command(for: shortcut) else {
-            outcome.detail = "no command of '\(app)' has \(shortcut)"
+        let menu = try mainMenu(app)
+        let found: MenuCommand? = switch input {
+        case .shortcut(let key): menu.command(for: key)
+        case .command(let id): menu.command(id: id)
+        }
+        guard let command = found else {
+            switch input {
+            case .shortcut(let key): outcome.detail = "no command of '\(app)' has \(key)"
+            case .command(let id): outcome.detail = "'\(app)' has no command '\(id)' (`wmctl menu` lists them)"
+            }
             return outcome
         }
         outcome.command = command.id
-        defer { emit(target, app: app, .commandPerformed(command: command.id, shortcut: shortcut.description, handledBy: outcome.handledBy ?? "", result: outcome.result)) }
+        let shortcutText = shortcut?.description ?? ""
+        defer { emit(target, app: app, .commandPerformed(command: command.id, shortcut: shortcutText, handledBy: outcome.handledBy ?? "", result: outcome.result)) }
         if command.attributes.contains(.disabled) {
             outcome.detail = "'\(command.id)' is disabled"
             return outcome
@@ -103,7 +126,7 @@ extension Broker {
         if hasConnectedScene(target) {
             let reply = try await self.command(target, .performCommand(.with {
                 $0.command = command.id
-                $0.shortcut = shortcut.description
+                $0.shortcut = shortcutText
             }), timeout: configuration.workerTimeout, doing: "performing \(command.id)")
             if case .commandResult(let result) = reply, !result.handledBy.isEmpty {
                 outcome.handledBy = result.handledBy

@@ -400,10 +400,10 @@ struct ControlRequestHandler: Sendable {
                 $0.commands = commands
             })
         case .key(let request):
-            let shortcut = try KeyShortcut(parsing: request.shortcut)
-            let outcome = try await broker.key(shortcut, session: try await optionalSessionID(request.sessionID))
+            let input: Broker.CommandInput = request.command.isEmpty ? .shortcut(try KeyShortcut(parsing: request.shortcut)) : .command(id: request.command)
+            let outcome = try await broker.dispatch(input, session: try await optionalSessionID(request.sessionID))
             return .key(.with {
-                $0.shortcut = outcome.shortcut.description
+                $0.shortcut = outcome.shortcut?.description ?? ""
                 $0.command = outcome.command ?? ""
                 $0.sessionID = outcome.session?.uuidString.lowercased() ?? ""
                 $0.handledBy = outcome.handledBy ?? ""

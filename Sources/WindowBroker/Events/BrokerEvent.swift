@@ -109,7 +109,7 @@ public enum BrokerEvent: Sendable, Equatable {
         case .defaultsChanged(let key, let removed, let sequence): "\(key) \(removed ? "removed" : "set") #\(sequence)"
         case .updatesDropped(let from, let to): "#\(from)...#\(to)"
         case .commandPerformed(let command, let shortcut, let handledBy, let result):
-            "\(command) (\(shortcut)) \(result)\(handledBy.isEmpty ? "" : " by \(handledBy)")"
+            "\(command) (\(shortcut.isEmpty ? "menu" : shortcut)) \(result)\(handledBy.isEmpty ? "" : " by \(handledBy)")"
         case .keyChanged(_, let source): source
         }
     }
