@@ -173,6 +173,12 @@ public final class ToplevelWindow {
         }
     }
 
+    /// Loads what the first frame needs (fontconfig, the fonts) ahead of it: a prewarmed
+    /// scene process does this while it waits in its pool.
+    public static func warmUp() {
+        sw_warm_up()
+    }
+
     /// Whether this process was given a display to open windows on.
     public nonisolated static var displayAvailable: Bool {
         guard let display = ProcessInfo.processInfo.environment["WAYLAND_DISPLAY"] else { return false }

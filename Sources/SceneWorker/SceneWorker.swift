@@ -150,6 +150,9 @@ final class SceneRuntime {
                 // process has done it by the time it is bound to a session.
                 self.finishLaunchingIfNeeded()
                 Task { @MainActor in await self.handleKeys() }
+                // A window's first frame would load the fonts; a process with a display loads
+                // them now, between its Hello and its first scene (in a prewarm pool: while idle).
+                if ToplevelWindow.displayAvailable { Task { @MainActor in ToplevelWindow.warmUp() } }
                 // The connection ends when the broker closes it or after didDisconnect; leaving
                 // executeThenClose closes the channel after the last reply has been written.
                 _ = try await group.next()

@@ -78,6 +78,9 @@ unsigned char *sw_snapshot_png(int32_t width, int32_t height, const char *headin
 
 void sw_free(void *bytes);
 
+/// Draws once off-screen, so that the fonts are loaded before the first window needs them.
+void sw_warm_up(void);
+
 /// Unmaps the window and closes the connection.
 void sw_close(sw_window *window);
 
