@@ -140,6 +140,8 @@ final class SceneRuntime {
                         await self.send(item, on: connection)
                     }
                 }
+                // A prewarmed process joins its pool ready to draw: its Hello waits for the fonts.
+                if ToplevelWindow.displayAvailable, sessionID.isEmpty { ToplevelWindow.warmUp() }
                 let welcome = try await connection.request(
                     .hello(.current(.worker, clientName: ProcessInfo.processInfo.processName, sessionID: sessionID)),
                     timeout: .seconds(30), what: "the broker")
@@ -151,8 +153,8 @@ final class SceneRuntime {
                 self.finishLaunchingIfNeeded()
                 Task { @MainActor in await self.handleKeys() }
                 // A window's first frame would load the fonts; a process with a display loads
-                // them now, between its Hello and its first scene (in a prewarm pool: while idle).
-                if ToplevelWindow.displayAvailable { Task { @MainActor in ToplevelWindow.warmUp() } }
+                // them before its first scene (a prewarmed one did already, before its Hello).
+                if ToplevelWindow.displayAvailable, !sessionID.isEmpty { Task { @MainActor in ToplevelWindow.warmUp() } }
                 // The connection ends when the broker closes it or after didDisconnect; leaving
                 // executeThenClose closes the channel after the last reply has been written.
                 _ = try await group.next()
