@@ -17,7 +17,7 @@
 #define P_PIDFD 3
 #endif
 
-int wb_spawn_worker(const char *path, char *const argv[], char *const envp[], int child_fd, int output_fd, pid_t *pid) {
+int wb_spawn_worker(const char *path, char *const argv[], char *const envp[], int child_fd, int output_fd, int error_fd, pid_t *pid) {
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attr;
     int rc = posix_spawn_file_actions_init(&actions);
@@ -29,12 +29,13 @@ int wb_spawn_worker(const char *path, char *const argv[], char *const envp[], in
     // broker always hands a descriptor above 3 (socketpair fds are CLOEXEC).
     if (child_fd == 3) { rc = EINVAL; goto out; }
     if ((rc = posix_spawn_file_actions_adddup2(&actions, child_fd, 3)) != 0) goto out;
-    if (output_fd >= 0) {
-        // The worker's output goes to the broker, which logs it under the scene's session.
-        if (output_fd <= 3) { rc = EINVAL; goto out; }
+    if (output_fd >= 0 && error_fd >= 0) {
+        // The worker's output goes to the broker, which logs it under the scene's session,
+        // each stream at its own priority.
+        if (output_fd <= 3 || error_fd <= 3) { rc = EINVAL; goto out; }
         if ((rc = posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)) != 0) goto out;
         if ((rc = posix_spawn_file_actions_adddup2(&actions, output_fd, 1)) != 0) goto out;
-        if ((rc = posix_spawn_file_actions_adddup2(&actions, output_fd, 2)) != 0) goto out;
+        if ((rc = posix_spawn_file_actions_adddup2(&actions, error_fd, 2)) != 0) goto out;
     }
     if ((rc = posix_spawn_file_actions_addclosefrom_np(&actions, 4)) != 0) goto out;
 

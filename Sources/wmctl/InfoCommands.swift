@@ -127,26 +127,51 @@ struct Watch: AsyncParsableCommand {
 }
 
 struct Logs: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "The last lines a scene's processes printed (stdout and stderr), with times and pids.")
+    static let configuration = CommandConfiguration(abstract: "The last lines a scene's processes printed (stdout and stderr), with times and pids; -f follows.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The session id (or a unique prefix).", completion: LiveCompletion.sessions) var session: String
     @Option(name: [.customShort("n"), .short, .long], help: "How many lines (at most 500 are kept per session); -n as tail and journalctl spell it.") var lines = 50
+    @Flag(name: [.customShort("f"), .long], help: "Keep printing new lines as they come (ctrl-c stops), as tail -f; with --json one object per line.")
+    var follow = false
 
     func run() async throws {
         let global = self.global
-        let request = ControlRequest.logs(.with {
-            $0.sessionID = session
-            $0.lines = UInt32(max(1, lines))
-        })
+        let (session, count, follow) = (self.session, self.lines, self.follow)
         try await global.withBroker { client in
-            guard case .logs(let reply) = try await client.request(request) else { throw BrokerError.unexpectedReply }
-            if global.json {
-                global.emit(.list(reply.lines.map {
-                    .dictionary(["time": .string(Output.iso($0.time)), "pid": .integer(Int64($0.pid)), "text": .string($0.text)])
-                })) { "" }
-            } else {
-                if reply.lines.isEmpty { Output.line("(no output from this session's scene processes)") }
-                for line in reply.lines { Output.line("\(Output.iso(line.time))  [\(line.pid)]  \(line.text)") }
+            func fetch(_ count: Int) async throws -> [Windowbroker_V1_LogLine] {
+                guard case .logs(let reply) = try await client.request(.logs(.with {
+                    $0.sessionID = session
+                    $0.lines = UInt32(max(1, count))
+                })) else { throw BrokerError.unexpectedReply }
+                return reply.lines
+            }
+            func object(_ line: Windowbroker_V1_LogLine) -> PlistValue {
+                .dictionary(["time": .string(Output.iso(line.time)), "pid": .integer(Int64(line.pid)), "text": .string(line.text),
+                             "stream": .string(line.stream)])
+            }
+            func human(_ line: Windowbroker_V1_LogLine) -> String {
+                "\(Output.iso(line.time))  [\(line.pid)\(line.stream == "stderr" ? " stderr" : "")]  \(line.text)"
+            }
+            var shown = try await fetch(count)
+            if global.json, !follow {
+                global.emit(.list(shown.map(object))) { "" }
+                return
+            }
+            if shown.isEmpty, !follow { Output.line("(no output from this session's scene processes)") }
+            for line in shown { global.json ? Output.printJSON(object(line)) : Output.line(human(line)) }
+            guard follow else { return }
+            // Follows by asking again: what came after the last line shown is new.
+            while true {
+                try await Task.sleep(for: .milliseconds(300))
+                let recent = try await fetch(500)  // all the broker keeps per session
+                let fresh: ArraySlice<Windowbroker_V1_LogLine>
+                if let last = shown.last, let at = recent.lastIndex(of: last) {
+                    fresh = recent[(at + 1)...]
+                } else {
+                    fresh = recent[...].drop { line in shown.last.map { line.time <= $0.time } ?? false }
+                }
+                for line in fresh { global.json ? Output.printJSON(object(line)) : Output.line(human(line)) }
+                if let last = fresh.last { shown = [last] }
             }
         }
     }

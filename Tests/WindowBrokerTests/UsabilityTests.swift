@@ -154,8 +154,20 @@ final class UsabilityTests: BrokerTestCase {
             let texts = try harness.jsonList("logs", String(session.prefix(8))).compactMap { $0["text"] as? String }
             return texts.contains("stdout: \(marker)") && texts.contains("stderr: \(marker)")
         }
+        let kept = try harness.jsonList("logs", session)
+        XCTAssertEqual(kept.first { $0["text"] as? String == "stdout: \(marker)" }?["stream"] as? String, "stdout")
+        XCTAssertEqual(kept.first { $0["text"] as? String == "stderr: \(marker)" }?["stream"] as? String, "stderr")
         let logged = harness.brokerLog.split(separator: "\n").filter { $0.contains("stderr: \(marker)") }
         XCTAssertEqual(logged.count, 1)
+        XCTAssertTrue(logged.first?.contains(" warning ") == true && logged.first?.contains("STREAM=stderr") == true,
+                      "stderr ranks above stdout: \(logged)")
+        XCTAssertTrue(harness.brokerLog.split(separator: "\n").contains { $0.contains("stdout: \(marker)") && $0.contains(" info ") })
+
+        // -f follows: a line printed after it started shows up, as with tail -f.
+        let follower = try harness.start(wmctl: ["logs", session, "-n", "1", "-f"])
+        defer { follower.stop() }
+        _ = try harness.json("send", session, "print", "--arg", "text=later-\(marker)")
+        try harness.eventually("the follower prints the new line") { follower.output.contains("stdout: later-\(marker)") }
         XCTAssertTrue(logged.first?.contains("session=\(session)") == true && logged.first?.contains("app=notes") == true, "\(logged)")
         // A crash's backtrace is the scene's too.
         _ = harness.wmctl("send", session, "crash")

@@ -8,8 +8,9 @@
 /// Spawns `path` with `argv`/`envp`; `child_fd` becomes fd 3 in the child and every other
 /// descriptor above 3 is closed. The child gets an empty signal mask, default signal
 /// dispositions and its own process group. Returns 0 and sets *pid, or an errno value.
-/// output_fd >= 0 becomes the child's stdout and stderr (stdin is /dev/null); -1 inherits them.
-int wb_spawn_worker(const char *path, char *const argv[], char *const envp[], int child_fd, int output_fd, pid_t *pid);
+/// output_fd >= 0 becomes the child's stdout, error_fd >= 0 its stderr (stdin is then
+/// /dev/null); -1 inherits them.
+int wb_spawn_worker(const char *path, char *const argv[], char *const envp[], int child_fd, int output_fd, int error_fd, pid_t *pid);
 
 /// pidfd_open(2); -1 and errno on failure.
 int wb_pidfd_open(pid_t pid);

@@ -1250,6 +1250,7 @@ public nonisolated struct Windowbroker_V1_LogsRequest: Sendable {
   public init() {}
 }
 
+/// stream: "stdout" or "stderr".
 public nonisolated struct Windowbroker_V1_LogLine: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -1260,6 +1261,8 @@ public nonisolated struct Windowbroker_V1_LogLine: Sendable {
   public var pid: Int32 = 0
 
   public var text: String = String()
+
+  public var stream: String = String()
 
   public var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -5285,7 +5288,7 @@ nonisolated extension Windowbroker_V1_LogsRequest: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Windowbroker_V1_LogLine: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   public static let protoMessageName: String = _protobuf_package + ".LogLine"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}time\0\u{1}pid\0\u{1}text\0")
+  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}time\0\u{1}pid\0\u{1}text\0\u{1}stream\0")
 
   public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5296,6 +5299,7 @@ nonisolated extension Windowbroker_V1_LogLine: SwiftProtobuf.Message, SwiftProto
       case 1: try { try decoder.decodeSingularDoubleField(value: &self.time) }()
       case 2: try { try decoder.decodeSingularInt32Field(value: &self.pid) }()
       case 3: try { try decoder.decodeSingularStringField(value: &self.text) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.stream) }()
       default: break
       }
     }
@@ -5311,6 +5315,9 @@ nonisolated extension Windowbroker_V1_LogLine: SwiftProtobuf.Message, SwiftProto
     if !self.text.isEmpty {
       try visitor.visitSingularStringField(value: self.text, fieldNumber: 3)
     }
+    if !self.stream.isEmpty {
+      try visitor.visitSingularStringField(value: self.stream, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -5318,6 +5325,7 @@ nonisolated extension Windowbroker_V1_LogLine: SwiftProtobuf.Message, SwiftProto
     if lhs.time != rhs.time {return false}
     if lhs.pid != rhs.pid {return false}
     if lhs.text != rhs.text {return false}
+    if lhs.stream != rhs.stream {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

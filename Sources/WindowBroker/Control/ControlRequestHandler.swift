@@ -435,6 +435,7 @@ struct ControlRequestHandler: Sendable {
                         $0.time = line.time.timeIntervalSince1970
                         $0.pid = line.pid
                         $0.text = line.text
+                        $0.stream = line.stream.rawValue
                     }
                 }
             })

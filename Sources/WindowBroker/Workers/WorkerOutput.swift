@@ -15,6 +15,12 @@ public final class WorkerOutput: Sendable {
         public var time: Date
         public var pid: Int32
         public var text: String
+        public var stream: Stream
+    }
+
+    /// Which of the worker's outputs a line came from: stderr is logged at a higher priority.
+    public enum Stream: String, Sendable {
+        case stdout, stderr
     }
 
     /// Lines kept per session, and the longest line kept whole.
@@ -22,7 +28,7 @@ public final class WorkerOutput: Sendable {
     public static let maxLineBytes = 4096
 
     private struct State {
-        var sessionOfPID: [Int32: (session: UUID?, app: String)] = [:]
+        var sessionOfPID: [Int32: (session: UUID?, app: String, readers: Int)] = [:]
         /// A ring per session: the oldest line goes in O(1) when a new one comes.
         var lines: [UUID: CircularBuffer<Line>] = [:]
     }
@@ -55,9 +61,13 @@ public final class WorkerOutput: Sendable {
         return (fds[0], fds[1])
     }
 
-    /// Starts reading a worker's output.
-    func follow(_ fd: Int32, pid: Int32, session: UUID?, app: String) {
-        state.withLock { $0.sessionOfPID[pid] = (session, app) }
+    /// Starts reading one of a worker's outputs (each has a pipe: a worker has two readers,
+    /// and its pid's owner stays known until both have ended).
+    func follow(_ fd: Int32, stream: Stream, pid: Int32, session: UUID?, app: String) {
+        state.withLock { state in
+            if state.sessionOfPID[pid] == nil { state.sessionOfPID[pid] = (session, app, 0) }
+            state.sessionOfPID[pid]?.readers += 1
+        }
         let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: Self.queue)
         // Touched only on `Self.queue`, one event at a time.
         nonisolated(unsafe) var pending = Data()
@@ -68,22 +78,25 @@ public final class WorkerOutput: Sendable {
                 if count > 0 {
                     pending.append(contentsOf: buffer[0..<count])
                     while let newline = pending.firstIndex(of: 0x0A) {
-                        self?.record(pid: pid, Data(pending[pending.startIndex..<newline]))
+                        self?.record(pid: pid, stream, Data(pending[pending.startIndex..<newline]))
                         pending.removeSubrange(pending.startIndex...newline)
                     }
                     if pending.count > Self.maxLineBytes {
-                        self?.record(pid: pid, pending)
+                        self?.record(pid: pid, stream, pending)
                         pending.removeAll()
                     }
                     continue
                 }
                 if count < 0, errno == EAGAIN || errno == EINTR { return }
                 // End of file: every writer is gone.
-                if !pending.isEmpty { self?.record(pid: pid, pending) }
+                if !pending.isEmpty { self?.record(pid: pid, stream, pending) }
                 pending.removeAll()
                 source.cancel()
                 source.setEventHandler(handler: nil)
-                self?.state.withLock { _ = $0.sessionOfPID.removeValue(forKey: pid) }
+                self?.state.withLock { state in
+                    state.sessionOfPID[pid]?.readers -= 1
+                    if state.sessionOfPID[pid]?.readers ?? 0 <= 0 { state.sessionOfPID[pid] = nil }
+                }
                 return
             }
         }
@@ -96,20 +109,22 @@ public final class WorkerOutput: Sendable {
         state.withLock { $0.sessionOfPID[pid]?.session = session }
     }
 
-    private func record(pid: Int32, _ data: Data) {
+    private func record(pid: Int32, _ stream: Stream, _ data: Data) {
         var text = String(decoding: data.prefix(Self.maxLineBytes), as: UTF8.self)
         if text.hasSuffix("\r") { text.removeLast() }
-        let line = Line(time: Date(), pid: pid, text: text)
+        let line = Line(time: Date(), pid: pid, text: text, stream: stream)
         let owner = state.withLock { state -> (UUID?, String) in
-            let owner = state.sessionOfPID[pid] ?? (nil, "")
-            if let session = owner.session {
+            let owner = state.sessionOfPID[pid].map { ($0.session, $0.app) } ?? (nil, "")
+            if let session = owner.0 {
                 state.lines[session, default: CircularBuffer(initialCapacity: 16)].append(line)
                 if state.lines[session]!.count > Self.linesPerSession { state.lines[session]!.removeFirst() }
             }
             return owner
         }
-        logger.notice("\(text)", metadata: [
+        // stdout is what the scene tells, stderr what went wrong: the journal ranks them apart.
+        logger.log(level: stream == .stderr ? .warning : .info, "\(text)", metadata: [
             "session": "\(owner.0?.uuidString.lowercased() ?? "")", "app": "\(owner.1)", "pid": "\(pid)", "event": "workerOutput",
+            "STREAM": "\(stream.rawValue)",
         ])
     }
 

@@ -61,35 +61,38 @@ public struct WorkerSpawner: WorkerLauncher {
         let envp = env.map { "\($0.key)=\($0.value)" }.sorted()
 
         var outputPipe: (read: Int32, write: Int32)?
+        var errorPipe: (read: Int32, write: Int32)?
         if let output {
             do {
                 outputPipe = try output.pipe()
+                errorPipe = try output.pipe()
             } catch {
-                close(brokerEnd)
-                close(workerEnd)
+                for fd in [outputPipe?.read, outputPipe?.write, brokerEnd, workerEnd].compactMap({ $0 }) { close(fd) }
                 throw error
             }
         }
         let writeEnd = outputPipe?.write ?? -1
+        let errorEnd = errorPipe?.write ?? -1
         let executable = app.executable
         let (rc, pid) = try await OffLoop.run { [workerEnd] () -> (Int32, pid_t) in
             var pid: pid_t = 0
             let rc = withCStrings(argv) { cArgv in
                 withCStrings(envp) { cEnvp in
-                    wb_spawn_worker(executable, cArgv, cEnvp, workerEnd, writeEnd, &pid)
+                    wb_spawn_worker(executable, cArgv, cEnvp, workerEnd, writeEnd, errorEnd, &pid)
                 }
             }
             return (rc, pid)
         }
         close(workerEnd)
-        if let outputPipe { close(outputPipe.write) }
+        for pipe in [outputPipe, errorPipe].compactMap({ $0 }) { close(pipe.write) }
         guard rc == 0 else {
             close(brokerEnd)
-            if let outputPipe { close(outputPipe.read) }
+            for pipe in [outputPipe, errorPipe].compactMap({ $0 }) { close(pipe.read) }
             throw BrokerError(.workerFailed, "cannot start \(app.executable): \(String(cString: strerror(rc)))")
         }
-        if let output, let outputPipe {
-            output.follow(outputPipe.read, pid: pid, session: sessionID, app: app.id)
+        if let output, let outputPipe, let errorPipe {
+            output.follow(outputPipe.read, stream: .stdout, pid: pid, session: sessionID, app: app.id)
+            output.follow(errorPipe.read, stream: .stderr, pid: pid, session: sessionID, app: app.id)
         }
 
         let childPID = pid
