@@ -1,16 +1,15 @@
 import Foundation
 import XCTest
 
-/// Scenes are windows (issue 20, first part): on a real compositor (a headless sway the test
-/// starts), every scene in the foreground is an xdg_toplevel with the app's id, the scene's
-/// title and the worker's pid; a scene in the background or reclaimed has no window; one that
-/// comes back has its window back.
-final class WindowTests: XCTestCase {
-    private var sway: SwayHarness!
-    private var harness: BrokerHarness!
+/// A broker whose scenes are windows on a headless sway of the test's own; `swayConfiguration`
+/// adds lines to sway's config (window rules, the output's size).
+class WindowTestCase: XCTestCase {
+    var sway: SwayHarness!
+    var harness: BrokerHarness!
+    var swayConfiguration: [String] { [] }
 
     override func setUpWithError() throws {
-        sway = try SwayHarness()
+        sway = try SwayHarness(configuration: swayConfiguration)
         harness = try BrokerHarness()
         harness.brokerEnvironment["WAYLAND_DISPLAY"] = sway.waylandDisplay
         try harness.start()
@@ -21,10 +20,18 @@ final class WindowTests: XCTestCase {
         sway?.stop()
     }
 
-    private func window(of session: String) throws -> SwayHarness.Window? {
+    /// The window of a session's scene, found by the worker's pid.
+    func window(of session: String) throws -> SwayHarness.Window? {
         let pid = try harness.session(session)["pid"] as? Int ?? -1
         return try sway.windows().first { $0.pid == Int32(pid) }
     }
+}
+
+/// Scenes are windows (issue 20): on a real compositor (a headless sway the test starts),
+/// every scene in the foreground is an xdg_toplevel with the app's id, the scene's title and
+/// the worker's pid; a scene in the background or reclaimed has no window; one that comes back
+/// has its window back; focus, keys, closing, resizing and restarts as a user meets them.
+final class WindowTests: WindowTestCase {
 
     func testWindowsMatchTheSessionsInTheForeground() throws {
         let packing = try harness.openNote("packing", title: "Packing list")
@@ -206,24 +213,13 @@ final class WindowTests: XCTestCase {
 /// of its window with a pointer. Dropped on another notes window, that scene takes it; dropped
 /// on no window, a new scene opens for it. The windows float at fixed places here, so that the
 /// output has empty space to drop on.
-final class DragAndDropTests: XCTestCase {
-    private var sway: SwayHarness!
-    private var harness: BrokerHarness!
-
-    override func setUpWithError() throws {
-        sway = try SwayHarness(configuration: [
+final class DragAndDropTests: WindowTestCase {
+    override var swayConfiguration: [String] {
+        [
             "for_window [app_id=\"notes\"] floating enable",
             "for_window [title=\"Source\"] move position 0 0",
             "for_window [title=\"Target\"] move position 640 0",
-        ])
-        harness = try BrokerHarness()
-        harness.brokerEnvironment["WAYLAND_DISPLAY"] = sway.waylandDisplay
-        try harness.start()
-    }
-
-    override func tearDown() {
-        harness?.tearDown()
-        sway?.stop()
+        ]
     }
 
     func testALineDraggedOntoAnotherWindowIsTakenThereAndOntoNoWindowOpensANewScene() throws {
@@ -248,8 +244,7 @@ final class DragAndDropTests: XCTestCase {
         XCTAssertEqual(opened["title"] as? String, "pears")
         try harness.eventually("the new scene shows the line") { try harness.noteState(id).text == "pears" }
         XCTAssertEqual(try harness.session(id)["requestedBy"] as? String, source, "the dragging scene asked for it")
-        let pid = try XCTUnwrap(try harness.session(id)["pid"] as? Int)
-        try harness.eventually("it has a window") { try sway.windows().contains { $0.pid == Int32(pid) } }
+        try harness.eventually("it has a window") { try window(of: id) != nil }
     }
 
     /// A click places the cursor where the pointer is.
@@ -268,21 +263,8 @@ final class DragAndDropTests: XCTestCase {
 /// the picture over with its restoration activity; the broker keeps the newest per session,
 /// deletes it with the session, and `wmctl show --snapshot` writes it out. A small output here,
 /// so that the pixel comparison is quick.
-final class SnapshotTests: XCTestCase {
-    private var sway: SwayHarness!
-    private var harness: BrokerHarness!
-
-    override func setUpWithError() throws {
-        sway = try SwayHarness(configuration: ["output HEADLESS-1 resolution 640x480"])
-        harness = try BrokerHarness()
-        harness.brokerEnvironment["WAYLAND_DISPLAY"] = sway.waylandDisplay
-        try harness.start()
-    }
-
-    override func tearDown() {
-        harness?.tearDown()
-        sway?.stop()
-    }
+final class SnapshotTests: WindowTestCase {
+    override var swayConfiguration: [String] { ["output HEADLESS-1 resolution 640x480"] }
 
     private func pixels(_ path: String) throws -> String {
         let script = BrokerHarness.repository.appendingPathComponent("scripts/png-pixels.py").path
