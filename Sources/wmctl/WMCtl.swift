@@ -99,6 +99,15 @@ struct WMCtl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "wmctl",
         abstract: "Drive the windowbroker: open scenes, move them between foreground and background, reclaim and restore them.",
+        discussion: """
+            Every command also takes these options, before or after its name:
+              --socket PATH  the control socket (default: $WINDOWBROKER_SOCKET,
+                             else $XDG_RUNTIME_DIR/windowbroker/control.sock)
+              --json         JSON instead of text (schemas: docs/schema)
+              --pretty       indented JSON (implies --json)
+            Exit status: 0 done; 1 refused, declined, unhandled or no match;
+            2 usage; 3 the broker cannot be reached.
+            """,
         version: WireProtocol.versionLine,
         subcommands: [
             Status.self, Apps.self, Open.self, Activate.self, Background.self, Reclaim.self, Close.self, Refresh.self,
