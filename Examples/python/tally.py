@@ -114,6 +114,9 @@ class TallyScene:
             return ack()
         if kind == "discard_sessions":
             return ack()
+        if kind == "key_status":
+            # didBecomeKey / didResignKey: tally takes no keys.
+            return ack()
         raise wbwire.BrokerError("invalidRequest", f"tally does not know the command {kind}")
 
     def perform(self, action):

@@ -219,7 +219,13 @@ final class SceneRuntime {
     }
 
     private func handle(_ envelope: Envelope, connection: WireConnection) async {
-        guard case .workerCommand(let command) = envelope.body, let kind = command.kind else { return }
+        guard case .workerCommand(let command) = envelope.body else { return }
+        guard let kind = command.kind else {
+            // A command this SDK does not know (a newer broker): answered, so the broker does
+            // not wait for it until its deadline and stop the scene.
+            await connection.reply(to: envelope, error: BrokerError(.invalidRequest, "this scene's SDK does not know that command; it is older than the broker"))
+            return
+        }
         do {
             let reply = try await perform(kind)
             await flushOutgoing()
