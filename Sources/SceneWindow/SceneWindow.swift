@@ -133,12 +133,6 @@ public struct KeyPress: Sendable, Equatable {
         self.modifiers = modifiers
         self.text = text
     }
-
-    /// The key as a shortcut's text (`ctrl+shift+n`): modifiers in a fixed order, then the name.
-    public var shortcut: String {
-        let names: [(Modifiers, String)] = [(.ctrl, "ctrl"), (.alt, "alt"), (.shift, "shift"), (.super, "super")]
-        return (names.filter { modifiers.contains($0.0) }.map(\.1) + [name]).joined(separator: "+")
-    }
 }
 
 /// An open window: an xdg_toplevel with the app's id and the scene's title.

@@ -594,12 +594,16 @@ final class SceneRuntime {
     private func handleKeys() async {
         for await press in keyStream {
             guard let scene, let delegate else { continue }
-            let commandModifiers = press.modifiers.intersection([.ctrl, .alt, .super])
-            let couldBeCommand = !commandModifiers.isEmpty || (press.text.isEmpty && Self.commandKeys(press.name))
-            if couldBeCommand {
-                // A shortcut goes through the app's main menu at the broker, back to this
-                // scene's responder chain (or the system), as `wmctl key` would.
-                if await performShortcut(press) == false { _ = delegate.keyPressed(scene, key: press.name) }
+            // A key that a shortcut can name (the rules of KeyShortcut: a modifier, or F1-F24,
+            // Escape; shift alone on a typing key types) goes through the app's main menu at the
+            // broker, back to this scene's responder chain (or the system), as `wmctl key` would.
+            if let shortcut = Self.shortcut(for: press) {
+                if await performShortcut(shortcut) == false { _ = delegate.keyPressed(scene, key: press.name) }
+                continue
+            }
+            // A chord no shortcut can name (ctrl with a key that has no xkb name we accept) types nothing.
+            guard press.modifiers.isDisjoint(with: [.ctrl, .alt, .super]) else {
+                _ = delegate.keyPressed(scene, key: press.name)
                 continue
             }
             switch press.name {
@@ -615,17 +619,19 @@ final class SceneRuntime {
         }
     }
 
-    /// Keys that may be shortcuts without a modifier (KeyShortcut allows f1 to f24 and Escape).
-    private static func commandKeys(_ name: String) -> Bool {
-        name == "escape" || (name.count >= 2 && name.first == "f" && Int(name.dropFirst()) != nil)
+    /// The shortcut a key press is, when it can be one.
+    private static func shortcut(for press: KeyPress) -> KeyShortcut? {
+        let names: [(KeyPress.Modifiers, KeyShortcut.Modifier)] = [(.ctrl, .ctrl), (.alt, .alt), (.shift, .shift), (.super, .super)]
+        let held = Set(names.filter { press.modifiers.contains($0.0) }.map(\.1))
+        return try? KeyShortcut(modifiers: held, key: press.name)
     }
 
     /// Whether a command of the app has this shortcut (performed or declined by someone).
-    private func performShortcut(_ press: KeyPress) async -> Bool {
+    private func performShortcut(_ shortcut: KeyShortcut) async -> Bool {
         guard let connection else { return false }
         do {
             let reply = try await connection.request(
-                .workerMessage(.with { $0.keyInput = .with { $0.shortcut = press.shortcut } }), timeout: .seconds(30), what: "the broker")
+                .workerMessage(.with { $0.keyInput = .with { $0.shortcut = shortcut.description } }), timeout: .seconds(30), what: "the broker")
             guard case .workerMessage(let message) = reply.body, case .commandResult(let result) = message.kind else { return false }
             return !result.handledBy.isEmpty
         } catch {

@@ -36,10 +36,10 @@ struct Menu: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "menu",
         abstract: "The main menu of a scene's app (show, the default) or one of its commands performed (invoke).",
-        subcommands: [MenuTree.self, MenuInvoke.self], defaultSubcommand: MenuTree.self)
+        subcommands: [MenuShow.self, MenuInvoke.self], defaultSubcommand: MenuShow.self)
 }
 
-struct MenuTree: AsyncParsableCommand {
+struct MenuShow: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "show",
         abstract: "The main menu of a scene's app, as that scene sees it (validated by its responders).")

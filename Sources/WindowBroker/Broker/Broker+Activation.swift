@@ -452,12 +452,7 @@ extension Broker {
             return try await onSession(id) { () async -> String? in
                 var failure: String?
                 do {
-                    if sessions[id]?.state.isForeground == true {
-                        try await drive(id, to: .background, reportSaveFailure: true)
-                    }
-                    if sessions[id]?.state == .background {
-                        try await drive(id, to: .reclaimed, reason: .brokerStopped, reportSaveFailure: true)
-                    }
+                    try await saveAndDisconnect(id, reason: .brokerStopped, reportSaveFailure: true)
                 } catch {
                     failure = (error as? BrokerError)?.message ?? "\(error)"
                 }

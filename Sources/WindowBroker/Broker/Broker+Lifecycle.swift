@@ -376,12 +376,25 @@ extension Broker {
         await persist(id)
     }
 
+    /// Saves the scene's state and takes its process away; the session stays. What a graceful
+    /// stop and a user closing the window both do. In the session's turn.
+    func saveAndDisconnect(_ id: UUID, reason: DisconnectReason, reportSaveFailure: Bool = false) async throws {
+        if sessions[id]?.state.isForeground == true {
+            try await drive(id, to: .background, reportSaveFailure: reportSaveFailure)
+        }
+        if sessions[id]?.state == .background {
+            try await drive(id, to: .reclaimed, reason: reason, reportSaveFailure: reportSaveFailure)
+        }
+    }
+
     /// Keeps the picture a scene sent with its restoration activity (in the session's turn, so
     /// a discard cannot come between). A picture that is refused or cannot be written costs the
     /// switcher its picture, never the save.
     func keepSnapshot(_ png: Data, for id: UUID) async {
         do {
-            let info = try SnapshotStore.validated(png)
+            var info = try SnapshotStore.validated(png)
+            info.digest = SnapshotStore.digest(png)
+            if snapshotInfo[id]?.digest == info.digest { return }
             let snapshots = self.snapshots
             try await OffLoop.run { try snapshots.save(png, for: id) }
             snapshotInfo[id] = info

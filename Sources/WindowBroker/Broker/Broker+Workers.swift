@@ -143,11 +143,7 @@ extension Broker {
         guard hasConnectedScene(id) else { return }
         let returning = leaveFocus(id)
         do {
-            try await onSession(id) {
-                guard sessions[id]?.state.isConnected == true else { return }
-                if sessions[id]?.state.isForeground == true { try await drive(id, to: .background) }
-                try await drive(id, to: .reclaimed, reason: .closedByUser)
-            }
+            try await onSession(id) { try await saveAndDisconnect(id, reason: .closedByUser) }
         } catch {
             logger.warning("a scene whose window was closed did not disconnect cleanly", metadata: [
                 "SESSION_ID": "\(id.uuidString.lowercased())", "error": "\(error)",

@@ -18,6 +18,15 @@ struct SnapshotStore: Sendable {
         var width: Int
         var height: Int
         var bytes: Int
+        /// A hash of the whole picture (this run only; 0: not known), so the same picture handed
+        /// over again (a reclaim right after a background) is not written again.
+        var digest = 0
+    }
+
+    static func digest(_ png: Data) -> Int {
+        var hasher = Hasher()
+        png.withUnsafeBytes { hasher.combine(bytes: $0) }
+        return hasher.finalize()
     }
 
     init(stateDirectory: String) {
