@@ -51,7 +51,7 @@ extension Broker {
         }
         let order = saved.visible.filter { $0 != saved.key } + (saved.key.map { [$0] } ?? [])
         var restored = 0
-        for id in order where sessions[id] != nil && !hasConnectedScene(id) {
+        for id in order where drivers[id] != nil && !hasConnectedScene(id) {
             do {
                 _ = try await activate(id)
                 restored += 1
@@ -70,8 +70,7 @@ extension Broker {
     }
 
     func syncKeyLater(_ id: UUID, source: KeySource) {
-        let ticket = sessionQueues.take(id)
-        Task { try? await self.onSession(id, ticket: ticket) { await self.syncKey(id, source: source) } }
+        laterOnSession(id, orElse: ()) { await self.syncKey(id, source: source) }
     }
 
     /// Tells the scene whether it is the key scene, when that differs from what it was told
@@ -81,11 +80,11 @@ extension Broker {
     /// broker may think a scene key whose window the compositor has not focused.
     func syncKey(_ id: UUID, source: KeySource = .broker, activationToken: String? = nil) async {
         let connected = hasConnectedScene(id)
-        let wanted = focus.key == id && connected && sessions[id]?.state.isForeground == true
-        guard wanted != keyTold.contains(id) || (wanted && activationToken != nil) else { return }
-        let changed = wanted != keyTold.contains(id)
-        if wanted { keyTold.insert(id) } else { keyTold.remove(id) }
-        if changed, let appID = sessions[id]?.appID { emit(id, app: appID, .keyChanged(isKey: wanted, source: source.rawValue)) }
+        let wanted = focus.key == id && connected && drivers[id]?.session.state.isForeground == true
+        guard wanted != (drivers[id]?.toldKey == true) || (wanted && activationToken != nil) else { return }
+        let changed = wanted != (drivers[id]?.toldKey == true)
+        drivers[id]?.toldKey = wanted
+        if changed, let appID = drivers[id]?.session.appID { emit(id, app: appID, .keyChanged(isKey: wanted, source: source.rawValue)) }
         guard connected else { return }
         // A scene with a window hears it from its compositor and only acknowledges this.
         do {
@@ -106,7 +105,7 @@ extension Broker {
     func keyboardFocus(_ id: UUID, focused: Bool) {
         if focused {
             let moved = changeFocus(source: .compositor) { $0.focused(id) }
-            if moved { sessions[id]?.lastActiveAt = Date() }
+            if moved { drivers[id]?.session.lastActiveAt = Date() }
         } else {
             changeFocus(source: .compositor) { $0.unfocused(id) }
         }
@@ -114,6 +113,6 @@ extension Broker {
 
     /// Records `state` as the session's.
     func setState(_ id: UUID, _ state: SceneState) {
-        sessions[id]?.state = state
+        drivers[id]?.session.state = state
     }
 }

@@ -17,8 +17,8 @@ extension Broker {
 
     /// The reply for a request about `id`, with the session's state as it is now.
     private func outcome(_ id: UUID, created: Bool = false, notes: [String], launch: LaunchKind? = nil) -> Outcome {
-        Outcome(sessionID: id, state: sessions[id]?.state ?? .unattached, created: created, notes: notes, launch: launch,
-                presentation: launch == nil ? nil : sessions[id]?.presentation)
+        Outcome(sessionID: id, state: drivers[id]?.session.state ?? .unattached, created: created, notes: notes, launch: launch,
+                presentation: launch == nil ? nil : drivers[id]?.session.presentation)
     }
 
     /// A scene may activate, close and refresh only sessions of its own app.
@@ -26,7 +26,7 @@ extension Broker {
     /// as one that does not exist, so a scene cannot even learn that it exists.
     func visibleSession(_ id: UUID, to requester: UUID?) throws(BrokerError) -> SceneSession {
         let session = try existingSession(id)
-        guard let requester, let mine = sessions[requester]?.appID, mine != session.appID else {
+        guard let requester, let mine = drivers[requester]?.session.appID, mine != session.appID else {
             if let requester { try checkRequester(requester, mayReach: session.appID) }
             return session
         }
@@ -39,7 +39,7 @@ extension Broker {
 
     func checkRequester(_ requester: UUID?, mayReach appID: String) throws(BrokerError) {
         guard let requester else { return }
-        guard let mine = sessions[requester]?.appID else {
+        guard let mine = drivers[requester]?.session.appID else {
             throw BrokerError(.permissionDenied, "the requesting scene \(requester.uuidString.lowercased()) has no session any more")
         }
         guard mine == appID else {
@@ -63,13 +63,13 @@ extension Broker {
 
     public func open(_ request: ActivationRequest) async throws -> Outcome {
         if let id = request.sessionID { _ = try visibleSession(id, to: request.requestedBy) }
-        let appID = request.appID ?? request.sessionID.flatMap { sessions[$0]?.appID } ?? ""
+        let appID = request.appID ?? request.sessionID.flatMap { drivers[$0]?.session.appID } ?? ""
         try checkRequester(request.requestedBy, mayReach: appID)
         guard let app = apps[appID] else {
             let known = apps.keys.sorted().joined(separator: ", ")
             throw BrokerError(.unknownApp, "no app '\(appID)' is installed (known: \(known.isEmpty ? "none" : known))")
         }
-        let route = try ActivationRouter.route(request, app: app, sessions: Array(sessions.values))
+        let route = try ActivationRouter.route(request, app: app, sessions: Array(allSessions))
         if let requester = request.requestedBy {
             let target: UUID? = if case .existing(let id, _) = route { id } else { nil }
             emit(requester, app: app.id, .activationRequested(target: target, activityType: request.activity?.activityType ?? "", presentation: request.presentation))
@@ -83,7 +83,7 @@ extension Broker {
         case .create(let configurationName, let role):
             let presentation = try presentation(request.presentation, target: nil, app: app.id)
             try checkRoomForLaunch()
-            let count = sessions.values.filter { $0.appID == app.id }.count
+            let count = allSessions.filter { $0.appID == app.id }.count
             guard count < self.configuration.maxSessionsPerApp else {
                 throw BrokerError(.resourceExhausted, "app '\(app.id)' already has \(count) sessions (limit \(self.configuration.maxSessionsPerApp)); close some first")
             }
@@ -93,11 +93,11 @@ extension Broker {
             session.presentation = presentation
             session.requestedBy = request.requestedBy
             // Known before the insert is awaited, so a concurrent request routes with it.
-            sessions[session.id] = session
+            drivers[session.id] = SessionDriver(session)
             do {
                 try await store.insert(session)
             } catch {
-                sessions[session.id] = nil
+                drivers[session.id] = nil
                 throw SessionStore.brokerError(error, doing: "create a session of '\(app.id)'", path: store.path)
             }
             emit(session.id, app: app.id, .created(configuration: configurationName))
@@ -107,13 +107,13 @@ extension Broker {
                     activationToken: request.activationToken)
                 return outcome(session.id, created: true, notes: notes, launch: launch)
             } catch let error as BrokerError {
-                guard sessions[session.id]?.hasConnected == false else {
+                guard drivers[session.id]?.session.hasConnected == false else {
                     throw BrokerError(error.code, "\(error.message) (session \(session.id.uuidString.lowercased()) was created and is kept, unattached)", retryAfterSeconds: error.retryAfterSeconds)
                 }
                 // Its first launch failed: a session that never ran is not kept (no empty switcher entries).
                 try? await onSession(session.id) {
                     try await store.discard(session.id, appID: app.id, remember: false)
-                    sessions[session.id] = nil
+                    drivers[session.id] = nil
                     await unindex(session.id)
                 }
                 throw BrokerError(error.code, "\(error.message) (no session was kept)", retryAfterSeconds: error.retryAfterSeconds)
@@ -140,7 +140,7 @@ extension Broker {
     /// scene committed something after the quarantine (it ran on without it), that is newer and
     /// wins; the quarantined one stays listed. Otherwise it becomes the restoration activity again.
     private func retryQuarantined(_ id: UUID) async throws -> String? {
-        guard let session = sessions[id], session.quarantined != nil else { return nil }
+        guard let session = drivers[id]?.session, session.quarantined != nil else { return nil }
         let short = id.uuidString.lowercased()
         if let newest = session.newestSaveAt, newest > session.quarantinedAt ?? .distantPast {
             return "not retried: session \(short) saved newer state after its restoration activity was set aside, and the newest state wins; the set-aside activity stays listed in `wmctl show \(short)`"
@@ -150,11 +150,11 @@ extension Broker {
         }
         let now = Date()
         try await store.restoreQuarantined(id, at: now)
-        sessions[id]?.restoration = session.quarantined
-        sessions[id]?.restorationSavedAt = now
-        sessions[id]?.quarantined = nil
-        sessions[id]?.quarantinedAt = nil
-        sessions[id]?.restorationFailures = 0
+        drivers[id]?.session.restoration = session.quarantined
+        drivers[id]?.session.restorationSavedAt = now
+        drivers[id]?.session.quarantined = nil
+        drivers[id]?.session.quarantinedAt = nil
+        drivers[id]?.session.restorationFailures = 0
         return nil
     }
 
@@ -167,20 +167,20 @@ extension Broker {
     private func bringForward(
         _ id: UUID, activity: UserActivity?, presentation: Presentation, requestedBy: UUID?, activationToken: String? = nil
     ) async throws -> (notes: [String], launch: LaunchKind) {
-        if workers[id] == nil { try checkRoomForLaunch() }
-        let app = sessions[id]?.appID ?? ""
+        if drivers[id]?.worker == nil { try checkRoomForLaunch() }
+        let app = drivers[id]?.session.appID ?? ""
         let decision = changeFocus {
             presentation == .prominent ? $0.present(id, app: app) : $0.bringForward(id, app: app, beside: requestedBy)
         }
-        sessions[id]?.presentation = decision.presentation
-        sessions[id]?.requestedBy = requestedBy
+        drivers[id]?.session.presentation = decision.presentation
+        drivers[id]?.session.requestedBy = requestedBy
         defer { refillPools() }  // after the launch, if it took a prewarmed worker
         let others = decision.changes.map { change in refocusLater(change) }
         var notes: [String]
         let launch: LaunchKind
         do {
             (notes, launch) = try await onSession(id) { () async throws -> ([String], LaunchKind) in
-                let wasConnected = sessions[id]?.state.isConnected ?? false
+                let wasConnected = drivers[id]?.session.state.isConnected ?? false
                 let quarantineNote = wasConnected ? nil : try await quarantineIfPoisoned(id)
                 let notes = try await drive(id, to: .foregroundActive, options: .init(activities: activity.map { [$0] } ?? []))
                 // didBecomeKey comes after didBecomeActive, and before a continued activity.
@@ -188,9 +188,9 @@ extension Broker {
                 if wasConnected, let activity {
                     _ = try await command(id, .continueActivity(.with { $0.activity = activity.wire }),
                                           timeout: configuration.workerTimeout, doing: "continue")
-                    emit(id, app: sessions[id]?.appID ?? "", .continued(activityType: activity.activityType))
+                    emit(id, app: drivers[id]?.session.appID ?? "", .continued(activityType: activity.activityType))
                 }
-                return (quarantineNote.map { [$0] + notes } ?? notes, wasConnected ? .existing : workers[id]?.launchKind ?? .spawned)
+                return (quarantineNote.map { [$0] + notes } ?? notes, wasConnected ? .existing : drivers[id]?.worker?.launchKind ?? .spawned)
             }
         } catch {
             for change in changeFocus({ $0.bringForwardFailed(decision) }) {
@@ -207,14 +207,14 @@ extension Broker {
     /// the scene starts without it instead of failing for good. Kept, shown by `show`, and put
     /// back by `activate --retry-restore`.
     private func quarantineIfPoisoned(_ id: UUID) async throws -> String? {
-        guard let session = sessions[id], session.restorationFailures >= 2, let (poisoned, source) = session.activityToRestore else { return nil }
+        guard let session = drivers[id]?.session, session.restorationFailures >= 2, let (poisoned, source) = session.activityToRestore else { return nil }
         let now = Date()
         try await store.quarantine(id, from: source, at: now)
-        sessions[id]?.quarantined = poisoned
-        sessions[id]?.quarantinedAt = now
-        sessions[id]?.restoration = nil
-        sessions[id]?.currentActivity = nil
-        sessions[id]?.restorationFailures = 0
+        drivers[id]?.session.quarantined = poisoned
+        drivers[id]?.session.quarantinedAt = now
+        drivers[id]?.session.restoration = nil
+        drivers[id]?.session.currentActivity = nil
+        drivers[id]?.session.restorationFailures = 0
         logger.warning("restoration activity quarantined", metadata: ["session": "\(id)"])
         return "its restoration activity failed twice in a row; it is set aside (see `wmctl show`) and the scene starts without it; `wmctl activate \(id.uuidString.lowercased()) --retry-restore` tries it again"
     }
@@ -222,21 +222,20 @@ extension Broker {
     /// A focus change the coordinator decided for another scene, placed in that scene's queue
     /// now (the moment it is decided) and run in its turn by a task of its own.
     func refocusLater(_ change: FocusCoordinator.Change) -> Task<[String], Never> {
-        let ticket = sessionQueues.take(change.id)
-        return Task { await self.refocus(change, ticket: ticket) }
+        laterOnSession(change.id, orElse: []) { await self.refocusInTurn(change) }
     }
 
     /// A focus change run in the scene's turn. It never launches a scene (one whose process is
     /// gone has left the foreground anyway), and it does nothing when focus has moved on since
     /// it was decided: a later decision about the scene wins over an older one still queued.
-    func refocus(_ change: FocusCoordinator.Change, ticket: UInt64? = nil) async -> [String] {
+    func refocus(_ change: FocusCoordinator.Change) async -> [String] {
+        (try? await onSession(change.id) { await refocusInTurn(change) }) ?? []
+    }
+
+    private func refocusInTurn(_ change: FocusCoordinator.Change) async -> [String] {
         do {
-            let body = { () async throws -> [String] in
-                guard self.sessions[change.id]?.state.isConnected == true, self.focus.stillWants(change) else { return [] }
-                return try await self.drive(change.id, to: change.target)
-            }
-            if let ticket { return try await onSession(change.id, ticket: ticket, body) }
-            return try await onSession(change.id, body)
+            guard drivers[change.id]?.session.state.isConnected == true, focus.stillWants(change) else { return [] }
+            return try await drive(change.id, to: change.target)
         } catch {
             return ["scene \(change.id.uuidString.lowercased()) could not change: \(error)"]
         }
@@ -303,7 +302,7 @@ extension Broker {
             } catch {
                 throw SessionStore.brokerError(error, doing: "discard session \(id.uuidString.lowercased())", path: store.path)
             }
-            if workers[id] != nil {
+            if drivers[id]?.worker != nil {
                 // Foreground scenes leave the foreground first; nothing is saved: the data goes.
                 do {
                     notes += try await drive(id, to: .discarded, reason: .discarded)
@@ -315,7 +314,7 @@ extension Broker {
             }
             // Exactly once: the scene's own process was told above; otherwise one running
             // process of the app (most recently active first) is, else the next launch is.
-            let others = workers.keys.compactMap { sessions[$0] }
+            let others = workers.values.compactMap { drivers[$0]?.session }
                 .filter { $0.id != id && $0.appID == session.appID && $0.state.isConnected }
                 .sorted { $0.lastActiveAt > $1.lastActiveAt }
             for other in others where !delivered {
@@ -332,10 +331,10 @@ extension Broker {
             } else {
                 pendingDiscards[session.appID, default: []].append(id)
             }
-            sessions[id] = nil
+            drivers[id] = nil
             discarded.insert(id)
             // Its picture goes with its other data.
-            snapshotInfo[id] = nil
+            drivers[id]?.snapshot = nil
             let snapshots = self.snapshots
             _ = try? await OffLoop.run { snapshots.delete(id) }
             // After the session is gone: nothing re-adds it once it is out of the index.
@@ -362,7 +361,7 @@ extension Broker {
             throw BrokerError(.workerFailed, "the scene answered refresh with an unexpected message")
         }
         try await apply(update, to: id)
-        return outcome(id, notes: ["refreshed: \(sessions[id]?.title ?? "")"])
+        return outcome(id, notes: ["refreshed: \(drivers[id]?.session.title ?? "")"])
     }
 
     /// Sends an action to a connected scene (`wmctl send`). Not in the session's turn: an
@@ -432,7 +431,7 @@ extension Broker {
         if phase == .running { phase = .draining }
         pools.closed = true
         await drainPools(reason: .brokerStopped)
-        let failures = await concurrently(Array(workers.keys), limit: configuration.reclaimConcurrency) { id in
+        let failures = await concurrently(Array(workers.values), limit: configuration.reclaimConcurrency) { id in
             await self.stopForShutdown(id)
         }
         await store.checkpoint()
@@ -441,7 +440,7 @@ extension Broker {
         var report = ShutdownReport()
         for (id, failure) in failures.sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
             guard let failure else { continue }
-            report.unsaved.append((id, sessions[id]?.title ?? "", failure))
+            report.unsaved.append((id, drivers[id]?.session.title ?? "", failure))
         }
         return report
     }

@@ -34,7 +34,7 @@ extension Broker {
         while !effects.isEmpty {
             switch effects.removeFirst() {
             case .perform(let step, let attempt):
-                if step != .launch, workers[id] == nil {
+                if step != .launch, drivers[id]?.worker == nil {
                     effects += machine.handle(.processEnded)
                     continue
                 }
@@ -46,7 +46,7 @@ extension Broker {
                                           reason: reason ?? .reclaimed, discarding: target == .discarded)
                 if case .restorationCommitted = event { committed = true }
                 if step == .restoreInteractionState {
-                    if case .stepSucceeded = event { sessions[id]?.restorationFailures = 0 } else { sessions[id]?.restorationFailures += 1 }
+                    if case .stepSucceeded = event { drivers[id]?.session.restorationFailures = 0 } else { drivers[id]?.session.restorationFailures += 1 }
                 }
                 effects += machine.handle(event)
             case .kill(let why):
@@ -54,21 +54,21 @@ extension Broker {
             case .reap:
                 await reap(id)
             case .emit(let step, let state):
-                guard let appID = sessions[id]?.appID else { continue }
-                setState(id, workers[id] == nil ? .unattached : state)
+                guard let appID = drivers[id]?.session.appID else { continue }
+                setState(id, drivers[id]?.worker == nil ? .unattached : state)
                 if step == .connect {
-                    sessions[id]?.hasConnected = true
+                    drivers[id]?.session.hasConnected = true
                     startLimit.recordSuccess(appID)
                 }
-                if step == .didBecomeActive { sessions[id]?.lastActiveAt = Date() }
-                emit(id, app: appID, event(for: step, id: id, state: sessions[id]?.state ?? .unattached, committed: committed))
+                if step == .didBecomeActive { drivers[id]?.session.lastActiveAt = Date() }
+                emit(id, app: appID, event(for: step, id: id, state: drivers[id]?.session.state ?? .unattached, committed: committed))
             case .persist:
                 await persist(id)
             case .finish(let result):
-                if machine.state == .unattached, sessions[id] != nil { setState(id, .unattached) }
+                if machine.state == .unattached, drivers[id] != nil { setState(id, .unattached) }
                 let notes = try result.get()
                 if reportSaveFailure, let failure = machine.saveFailure {
-                    let now = sessions[id]?.state.rawValue ?? "unattached"
+                    let now = drivers[id]?.session.state.rawValue ?? "unattached"
                     throw BrokerError(failure.code, "the scene's state was not saved: \(failure.message) (the scene is \(now))")
                 }
                 return notes
@@ -79,7 +79,7 @@ extension Broker {
 
     private func event(for step: LifecycleStep, id: UUID, state: SceneState, committed: Bool) -> BrokerEvent {
         switch step {
-        case .launch: .launched(pid: workers[id]?.pid ?? 0, launch: workers[id]?.launchKind ?? .spawned)
+        case .launch: .launched(pid: drivers[id]?.worker?.pid ?? 0, launch: drivers[id]?.worker?.launchKind ?? .spawned)
         case .saveRestorationActivity: .restorationSaved(committed: committed)
         default: .callback(step, state)
         }
@@ -132,7 +132,7 @@ extension Broker {
     /// Sends a lifecycle command and waits for the answer; the reducer decides what a missed
     /// deadline or a closed connection means.
     private func request(_ id: UUID, _ command: Windowbroker_V1_WorkerCommand.OneOf_Kind, timeout: Duration, doing: String) async throws -> Windowbroker_V1_WorkerMessage.OneOf_Kind? {
-        guard let worker = workers[id] else {
+        guard let worker = drivers[id]?.worker else {
             throw BrokerError(.connectionClosed, "the scene has no process")
         }
         let reply = try await worker.connection.request(
@@ -150,7 +150,7 @@ extension Broker {
     /// Sends a command outside a lifecycle plan (actions, continue, warnings). On a missed
     /// deadline the worker is killed; on a dead connection the exit path records why.
     func command(_ id: UUID, _ command: Windowbroker_V1_WorkerCommand.OneOf_Kind, timeout: Duration, doing: String) async throws -> Windowbroker_V1_WorkerMessage.OneOf_Kind? {
-        guard workers[id] != nil else {
+        guard drivers[id]?.worker != nil else {
             throw BrokerError(.sessionNotConnected, "session \(id.uuidString.lowercased()) has no running process")
         }
         do {
@@ -164,7 +164,8 @@ extension Broker {
     }
 
     private func launchWorker(for id: UUID) async throws {
-        guard let session = sessions[id] else { throw BrokerError(.sessionDiscarded, "session \(id.uuidString.lowercased()) went away") }
+        guard let driver = drivers[id] else { throw BrokerError(.sessionDiscarded, "session \(id.uuidString.lowercased()) went away") }
+        let session = driver.session
         guard let app = apps[session.appID] else {
             throw BrokerError(.unknownApp, "app '\(session.appID)' is not installed any more (no manifest); the session is kept")
         }
@@ -181,15 +182,15 @@ extension Broker {
         guard workers.count + launchesInFlight < configuration.maxLiveWorkers else {
             throw BrokerError(.resourceExhausted, "\(workers.count) scene processes are running (limit \(configuration.maxLiveWorkers)); close or reclaim one first")
         }
-        sessions[id]?.state = .launching
+        drivers[id]?.session.state = .launching
         // The slot is taken in the same step as the check: a launch that suspends (taking a
         // prewarmed worker, spawning) cannot let another one past the limit meanwhile.
         launchesInFlight += 1
         if let prewarmed = await takePrewarmed(app.id) {
             launchesInFlight -= 1
-            workers[id] = prewarmed
+            bind(prewarmed, to: driver)
             workerOutput.bind(pid: prewarmed.pid, session: id)
-            sessions[id]?.launchCount += 1
+            drivers[id]?.session.launchCount += 1
             return
         }
         let handle: WorkerHandle
@@ -201,9 +202,9 @@ extension Broker {
             startLimit.recordFailure(app.id)
             throw error
         }
-        workers[id] = handle
+        bind(handle, to: driver)
         supervise(handle)
-        sessions[id]?.launchCount += 1
+        drivers[id]?.session.launchCount += 1
         // A new process changes what workers use: sample now rather than at the next tick.
         defer { memory.wake?() }
         do {
@@ -219,13 +220,13 @@ extension Broker {
     }
 
     private func connect(_ id: UUID, options: ConnectionOptions) async throws {
-        guard let session = sessions[id], let app = apps[session.appID], let worker = workers[id] else { return }
+        guard let session = drivers[id]?.session, let app = apps[session.appID], let worker = drivers[id]?.worker else { return }
         // Claimed before anything suspends: another scene of the app connecting meanwhile
         // finds none. They go back if this connection fails.
         let discards = pendingDiscards.removeValue(forKey: session.appID) ?? []
         // The defaults snapshot and the scene's place in the app's updates, taken together.
         let (defaults, sequence) = openOutlet(id, app: app.id, connection: worker.connection)
-        let storage = sessions[id]?.storage ?? [:]
+        let storage = drivers[id]?.session.storage ?? [:]
         let command = Windowbroker_V1_WorkerCommand.OneOf_Kind.connect(.with {
             $0.session = info(session, includeRestoration: false)
             $0.newSession = session.launchCount == 1
@@ -256,8 +257,8 @@ extension Broker {
         if case .connected(let connected) = reply, session.launchCount == 1, !connected.configuration.isEmpty,
            connected.configuration != session.configuration {
             if let chosen = app.configuration(named: connected.configuration) {
-                sessions[id]?.configuration = chosen.name
-                sessions[id]?.role = chosen.role
+                drivers[id]?.session.configuration = chosen.name
+                drivers[id]?.session.role = chosen.role
             } else {
                 logger.warning("scene chose an undeclared configuration; keeping the default",
                                metadata: ["session": "\(id)", "configuration": "\(connected.configuration)"])
@@ -273,13 +274,13 @@ extension Broker {
         }
         do {
             let activity = try UserActivity(wire: answer.activity, maxBytes: configuration.maxActivityBytes)
-            if let app = sessions[id].flatMap({ apps[$0.appID] }), !app.declares(activityType: activity.activityType) {
+            if let app = drivers[id].flatMap({ apps[$0.appID] }), !app.declares(activityType: activity.activityType) {
                 throw BrokerError(.undeclaredActivityType, "app '\(app.id)' does not declare activity type '\(activity.activityType)'")
             }
             let now = Date()
             try await store.saveRestoration(activity, for: id, at: now)
-            sessions[id]?.restoration = activity
-            sessions[id]?.restorationSavedAt = now
+            drivers[id]?.session.restoration = activity
+            drivers[id]?.session.restorationSavedAt = now
             if !answer.snapshotPng.isEmpty { await keepSnapshot(answer.snapshotPng, for: id) }
             return .restorationCommitted(attempt: attempt)
         } catch let error as BrokerError {
@@ -292,7 +293,7 @@ extension Broker {
     /// didDisconnect (and didDiscardSceneSessions when discarded), then the process exits;
     /// SIGKILL after the exit deadline.
     func disconnect(_ id: UUID, reason: DisconnectReason, discarded: Bool) async {
-        guard let worker = workers[id] else { return }
+        guard let worker = drivers[id]?.worker else { return }
         closeOutlet(id)
         await worker.markIntendedEnd(reason)
         do {
@@ -312,7 +313,7 @@ extension Broker {
     /// Ends the session's worker now: SIGKILL (nothing when it already exited), wait for the
     /// exit, record it. Every path that ends a worker on purpose comes here.
     func terminate(_ id: UUID, reason: DisconnectReason) async {
-        guard let worker = workers[id] else { return }
+        guard let worker = drivers[id]?.worker else { return }
         if await worker.exit == nil {
             await worker.markIntendedEnd(reason)
             worker.kill()
@@ -324,7 +325,7 @@ extension Broker {
     /// The worker's connection is gone: a process that exits by itself gets its own reason
     /// (a crash is a crash); one that runs on without its connection is stopped.
     func reap(_ id: UUID) async {
-        guard let worker = workers[id] else { return }
+        guard let worker = drivers[id]?.worker else { return }
         if await worker.waitForExit(timeout: .milliseconds(500)) == nil {
             logger.warning("scene closed its connection but kept running; stopping it", metadata: ["session": "\(id)", "pid": "\(worker.pid)"])
         }
@@ -349,11 +350,12 @@ extension Broker {
         // waits) finds it gone, and `exited` always comes before the step that follows it.
         let intended = await worker.intendedEnd != nil
         let saidHello = await worker.saidHello
-        guard let id = workers.first(where: { $0.value === worker })?.key else {
+        guard let driver = sessionShown(by: worker) else {
             removeFromPool(worker)
             return
         }
-        workers[id] = nil
+        let id = driver.id
+        unbind(driver)
         closeOutlet(id)
         leaveFocus(id)
         if reason == .memoryPressure {
@@ -362,9 +364,9 @@ extension Broker {
             memory.reclaimedCount += 1
             memory.reclaimedBytes += memory.pss[id] ?? 0
         }
-        guard let appID = sessions[id]?.appID else { return }
+        guard let appID = drivers[id]?.session.appID else { return }
         setState(id, .unattached)
-        sessions[id]?.lastDisconnect = reason
+        drivers[id]?.session.lastDisconnect = reason
         if intended && reason != .connectionLost || reason == .exited(code: 0) {
             emit(id, app: appID, .exited(reason, pid: worker.pid))
         } else {
@@ -379,10 +381,10 @@ extension Broker {
     /// Saves the scene's state and takes its process away; the session stays. What a graceful
     /// stop and a user closing the window both do. In the session's turn.
     func saveAndDisconnect(_ id: UUID, reason: DisconnectReason, reportSaveFailure: Bool = false) async throws {
-        if sessions[id]?.state.isForeground == true {
+        if drivers[id]?.session.state.isForeground == true {
             try await drive(id, to: .background, reportSaveFailure: reportSaveFailure)
         }
-        if sessions[id]?.state == .background {
+        if drivers[id]?.session.state == .background {
             try await drive(id, to: .reclaimed, reason: reason, reportSaveFailure: reportSaveFailure)
         }
     }
@@ -394,10 +396,10 @@ extension Broker {
         do {
             var info = try SnapshotStore.validated(png)
             info.digest = SnapshotStore.digest(png)
-            if snapshotInfo[id]?.digest == info.digest { return }
+            if drivers[id]?.snapshot?.digest == info.digest { return }
             let snapshots = self.snapshots
             try await OffLoop.run { try snapshots.save(png, for: id) }
-            snapshotInfo[id] = info
+            drivers[id]?.snapshot = info
         } catch {
             logger.warning("a scene's snapshot was not kept", metadata: [
                 "SESSION_ID": "\(id.uuidString.lowercased())", "error": "\((error as? BrokerError)?.message ?? "\(error)")",
@@ -408,7 +410,7 @@ extension Broker {
     /// The newest picture of a session's window.
     public func snapshot(_ id: UUID) async throws -> Windowbroker_V1_SnapshotReply {
         _ = try existingSession(id)
-        guard let info = snapshotInfo[id] else {
+        guard let info = drivers[id]?.snapshot else {
             throw BrokerError(.invalidState, "session \(id.uuidString.lowercased()) has no snapshot: a scene leaves one when it goes to the background with a display")
         }
         let snapshots = self.snapshots
@@ -416,7 +418,7 @@ extension Broker {
         do {
             png = try await OffLoop.run { try snapshots.load(id) }
         } catch {
-            snapshotInfo[id] = nil
+            drivers[id]?.snapshot = nil
             throw BrokerError(.invalidState, "the snapshot of session \(id.uuidString.lowercased()) cannot be read any more: \(error)")
         }
         return .with {

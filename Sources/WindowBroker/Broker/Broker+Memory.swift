@@ -38,12 +38,12 @@ extension Broker {
     }
 
     func workerPIDs() -> [UUID: pid_t] {
-        workers.mapValues(\.pid)
+        Dictionary(uniqueKeysWithValues: drivers.values.compactMap { driver in driver.worker.map { (driver.id, $0.pid) } })
     }
 
     /// What the live workers use, from their last samples.
     private var liveWorkersPSS: UInt64 {
-        memory.pss.filter { workers[$0.key] != nil }.values.reduce(0, +)
+        memory.pss.filter { drivers[$0.key]?.worker != nil }.values.reduce(0, +)
     }
 
     public func pressureReport() -> Windowbroker_V1_PressureReply {
@@ -99,8 +99,8 @@ extension Broker {
         var outcome = PressureOutcome(level: level)
         // Idle prewarmed processes go before any scene is disturbed.
         await drainPools(reason: .memoryPressure)
-        let background = sessions.values
-            .filter { $0.state == .background && workers[$0.id] != nil }
+        let background = allSessions
+            .filter { $0.state == .background && drivers[$0.id]?.worker != nil }
             .sorted { $0.lastActiveAt < $1.lastActiveAt }
         if level == .warning {
             let freed = await concurrently(background.map(\.id), limit: background.count) { id in
@@ -143,7 +143,7 @@ extension Broker {
                                           timeout: configuration.workerTimeout, doing: "didReceiveMemoryWarning")
             var freed: UInt64 = 0
             if case .memoryWarning(let answer)? = reply { freed = answer.freedBytes }
-            emit(id, app: sessions[id]?.appID ?? "", .memoryWarning(level, freedBytes: freed))
+            emit(id, app: drivers[id]?.session.appID ?? "", .memoryWarning(level, freedBytes: freed))
             return freed
         } catch {
             logger.warning("memory warning not delivered", metadata: ["session": "\(id)", "error": "\(error)"])
@@ -163,7 +163,7 @@ extension Broker {
                 notes = try await reclaim(id, reason: .memoryPressure).notes
             } else {
                 notes = try await onSession(id) {
-                    guard workers[id] != nil, sessions[id]?.state == .background else { return [] }
+                    guard drivers[id]?.worker != nil, drivers[id]?.session.state == .background else { return [] }
                     await terminate(id, reason: .memoryPressure)  // records and persists the end
                     return ["killed without saving"]
                 }
@@ -171,7 +171,7 @@ extension Broker {
             let seconds = (ContinuousClock.now - started).seconds
             let event = BrokerEvent.reclaimed(level, freedBytes: freed, seconds: seconds, notes: notes)
             let detail = event.detail
-            emit(id, app: sessions[id]?.appID ?? "", event)
+            emit(id, app: drivers[id]?.session.appID ?? "", event)
             return ReclaimRecord(id: id, freed: freed, seconds: seconds, startedAt: startedAt, detail: detail)
         } catch {
             logger.warning("reclaim failed", metadata: ["session": "\(id)", "error": "\(error)"])
@@ -183,7 +183,7 @@ extension Broker {
     /// else is killed to make room for it.
     func checkRoomForLaunch() throws {
         guard let budget = memoryConfiguration.budget else { return }
-        let foreground = sessions.values.filter { $0.state.isForeground }.compactMap { memory.pss[$0.id] }.reduce(0, +)
+        let foreground = allSessions.filter { $0.state.isForeground }.compactMap { memory.pss[$0.id] }.reduce(0, +)
         if foreground > budget {
             throw BrokerError(.resourceExhausted, "not enough memory for another scene: the foreground scenes use \(foreground.mebibytes) of the \(budget.mebibytes) budget; close or background one first")
         }

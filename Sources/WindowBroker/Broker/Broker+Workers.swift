@@ -16,7 +16,7 @@ extension Broker {
     }
 
     private func workerEvent(_ event: WorkerEvent, from worker: WorkerHandle) async {
-        let id = workers.first(where: { $0.value === worker })?.key
+        let id = sessionShown(by: worker)?.id
         switch event {
         case .message(let envelope):
             guard let id else {
@@ -48,7 +48,7 @@ extension Broker {
             case .sceneUpdate(let update)?:
                 await apply(update, to: id, envelope: envelope, connection: connection)
             case .restorationExtended?:
-                emit(id, app: sessions[id]?.appID ?? "", .restorationExtended)
+                emit(id, app: drivers[id]?.session.appID ?? "", .restorationExtended)
                 if envelope.id != 0 { await connection.reply(to: envelope, with: .workerMessage(.with { $0.ack = .init() })) }
             case .keyboardFocus(let change)?:
                 keyboardFocus(id, focused: change.focused)
@@ -96,10 +96,11 @@ extension Broker {
     private func startSceneRequest(
         _ envelope: Envelope, from id: UUID, connection: WireConnection, _ answer: @escaping @Sendable () async -> Envelope.OneOf_Body
     ) {
-        let inFlight = sceneRequestsInFlight[id, default: 0]
+        guard let driver = drivers[id] else { return }
+        let inFlight = driver.requestsInFlight
         guard inFlight < configuration.maxSceneRequestsInFlight else {
-            if !sceneRequestsRefusing.contains(id) {
-                sceneRequestsRefusing.insert(id)
+            if !driver.refusingRequests {
+                driver.refusingRequests = true
                 logger.warning("a scene sends requests without waiting for answers; refusing the excess with resourceExhausted", metadata: [
                     "SESSION_ID": "\(id.uuidString.lowercased())", "inFlight": "\(inFlight)",
                 ])
@@ -110,10 +111,10 @@ extension Broker {
             }
             return
         }
-        sceneRequestsInFlight[id] = inFlight + 1
+        driver.requestsInFlight += 1
         Task {
             await connection.reply(to: envelope, with: await answer())
-            self.sceneRequestFinished(id)
+            self.sceneRequestFinished(driver)
         }
     }
 
@@ -152,10 +153,9 @@ extension Broker {
         for task in returning { _ = await task.value }
     }
 
-    private func sceneRequestFinished(_ id: UUID) {
-        let left = (sceneRequestsInFlight[id] ?? 1) - 1
-        sceneRequestsInFlight[id] = left > 0 ? left : nil
-        if left == 0 { sceneRequestsRefusing.remove(id) }
+    private func sceneRequestFinished(_ driver: SessionDriver) {
+        driver.requestsInFlight -= 1
+        if driver.requestsInFlight == 0 { driver.refusingRequests = false }
     }
 
     private func apply(_ update: Windowbroker_V1_SceneUpdate, to id: UUID, envelope: Envelope, connection: WireConnection) async {
@@ -176,7 +176,7 @@ extension Broker {
     /// acknowledged. An activity of a type its app never declared is refused and the last one
     /// stays; a write that fails is refused and what was committed before stays.
     func apply(_ update: Windowbroker_V1_SceneUpdate, to id: UUID) async throws {
-        guard let session = sessions[id] else { return }
+        guard let session = drivers[id]?.session else { return }
         var activity: UserActivity?
         if update.hasUserActivity {
             let reported = try UserActivity(wire: update.userActivity, maxBytes: configuration.maxActivityBytes)
@@ -205,19 +205,19 @@ extension Broker {
     /// store's next group commit. On failure the fields the change touched go back to what is
     /// on disk, and the error says why.
     func commit(_ id: UUID, changing change: (inout SceneSession) -> Void, activity: UserActivity? = nil) async throws {
-        guard let before = sessions[id] else { return }
-        change(&sessions[id]!)
-        guard let session = sessions[id] else { return }
+        guard let before = drivers[id]?.session else { return }
+        change(&drivers[id]!.session)
+        guard let session = drivers[id]?.session else { return }
         let now = Date()
         do {
-            try await store.commitSceneState(session, attached: workers[id] != nil, current: activity, at: now)
+            try await store.commitSceneState(session, attached: drivers[id]?.worker != nil, current: activity, at: now)
         } catch {
             // Only what this change wrote goes back: a later change may have landed meanwhile.
-            if let activity, sessions[id]?.currentActivity == activity { sessions[id]?.currentActivity = before.currentActivity }
-            if sessions[id]?.storage == session.storage { sessions[id]?.storage = before.storage }
+            if let activity, drivers[id]?.session.currentActivity == activity { drivers[id]?.session.currentActivity = before.currentActivity }
+            if drivers[id]?.session.storage == session.storage { drivers[id]?.session.storage = before.storage }
             throw SessionStore.brokerError(error, doing: "save the scene's change", path: store.path)
         }
-        if let activity, sessions[id]?.currentActivity == activity { sessions[id]?.currentSavedAt = now }
+        if let activity, drivers[id]?.session.currentActivity == activity { drivers[id]?.session.currentSavedAt = now }
         await reindex(id)
     }
 }

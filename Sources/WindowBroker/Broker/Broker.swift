@@ -17,7 +17,6 @@ public actor Broker {
     let store: SessionStore
     /// Pictures of the sessions' windows (`Sessions/SnapshotStore`), and what is known of each.
     let snapshots: SnapshotStore
-    var snapshotInfo: [UUID: SnapshotStore.Info] = [:]
     /// What the scene processes print, per session (`wmctl logs`).
     public let workerOutput: WorkerOutput
     /// Searchable activities; nil when the index cannot be opened at all (search is then refused).
@@ -30,14 +29,13 @@ public actor Broker {
     let startedAt = Date()
 
     var apps: [String: AppManifest] = [:]
-    var sessions: [UUID: SceneSession] = [:]
-    var workers: [UUID: WorkerHandle] = [:]
+    /// One driver per session (`Sessions/SessionDriver`): the session, its process, its mailbox.
+    var drivers: [UUID: SessionDriver] = [:]
+    /// The session each live scene process shows, found by the process (its frames and its end).
+    var workers: [ObjectIdentifier: UUID] = [:]
     /// Spawns under way: counted against the worker limit before they are in `workers`.
     var launchesInFlight = 0
-    var sessionQueues = SessionQueues()
     var focus: FocusCoordinator
-    /// Scenes told they are the key scene (didBecomeKey) and not told otherwise since.
-    var keyTold: Set<UUID> = []
     /// The workspace as last recorded in the store, the next one to write, and whether a write is under way.
     var workspace: (recorded: SessionStore.Workspace?, pending: SessionStore.Workspace?, writing: Bool) = (nil, nil, false)
     /// Sessions discarded during this run, so a late request gets "discarded" rather than "unknown".
@@ -62,12 +60,6 @@ public actor Broker {
     /// Discards waiting for their app's next connecting scene, per app: claimed in one step
     /// by the scene that connects first, so two scenes connecting at once never both get one.
     var pendingDiscards: [String: [UUID]] = [:]
-    /// Requests each scene has in flight (answered in tasks of their own), and the scenes
-    /// whose excess is being refused (logged once per burst).
-    var sceneRequestsInFlight: [UUID: Int] = [:]
-    var sceneRequestsRefusing: Set<UUID> = []
-    /// What the search index holds per session, so an unchanged activity is not written again.
-    var indexed: [UUID: UserActivity?] = [:]
 
     /// `launcher` starts workers; nil means real processes (`WorkerSpawner`).
     public init(
@@ -86,15 +78,15 @@ public actor Broker {
         self.launcher = launcher ?? WorkerSpawner(environment: configuration.environment, output: workerOutput)
         let loaded = try await store.loadAll()
         for session in loaded.sessions {
-            sessions[session.id] = session
+            drivers[session.id] = SessionDriver(session)
         }
         damageWarnings = loaded.damage
-        snapshotInfo = snapshots.reconcile(with: Set(sessions.keys))
+        for (id, info) in snapshots.reconcile(with: Set(drivers.keys)) { drivers[id]?.snapshot = info }
         pendingDiscards = try await store.pendingDiscards()
         for warning in loaded.damage {
             logger.warning("session store: damaged value kept aside", metadata: ["warning": "\(warning)"])
         }
-        (searchIndex, searchWarnings) = Self.openSearchIndex(configuration: configuration, sessions: sessions, logger: logger)
+        (searchIndex, searchWarnings) = Self.openSearchIndex(configuration: configuration, sessions: loaded.sessions, logger: logger)
         do {
             sync.defaults = try await store.loadDefaults()
         } catch {
@@ -104,7 +96,7 @@ public actor Broker {
             logger.error("session store recovered", metadata: ["warning": "\(warning)"])
         }
         await reloadManifests()
-        logger.info("broker state loaded", metadata: ["sessions": "\(sessions.count)", "apps": "\(apps.count)", "store": "\(store.path)"])
+        logger.info("broker state loaded", metadata: ["sessions": "\(drivers.count)", "apps": "\(apps.count)", "store": "\(store.path)"])
     }
 
     /// Re-reads the app manifests; bad ones are logged with file, field and reason, and skipped.
@@ -180,14 +172,14 @@ public actor Broker {
     }
 
     public func status() -> Status {
-        Status(uptime: Date().timeIntervalSince(startedAt), sessions: sessions.count, workers: workers.count,
+        Status(uptime: Date().timeIntervalSince(startedAt), sessions: drivers.count, workers: workers.count,
                updatesPosted: sync.postedCount, updatesDropped: sync.droppedNotices)
     }
 
     /// "Ready: 3 sessions, 1 worker".
     public var statusLine: String {
         func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
-        let line = "Ready: \(count(sessions.count, "session")), \(count(workers.count, "worker")), pressure \(memory.policy.level)"
+        let line = "Ready: \(count(drivers.count, "session")), \(count(workers.count, "worker")), pressure \(memory.policy.level)"
         let warnings = store.warnings + damageWarnings
         return warnings.isEmpty ? line : line + "; WARNING: \(warnings.joined(separator: "; "))"
     }
@@ -211,7 +203,7 @@ public actor Broker {
     /// An app filter names an app: installed, or one that still has sessions (its manifest
     /// went away). Anything else is a typo that would silently match nothing.
     func checkKnownApp(_ id: String) throws(BrokerError) {
-        guard apps[id] == nil, !sessions.values.contains(where: { $0.appID == id }) else { return }
+        guard apps[id] == nil, !allSessions.contains(where: { $0.appID == id }) else { return }
         let known = apps.keys.sorted().joined(separator: ", ")
         throw BrokerError(.unknownApp, "no app '\(id)' is installed (known: \(known.isEmpty ? "none" : known)); `wmctl apps` lists them")
     }
@@ -226,7 +218,7 @@ public actor Broker {
     }
 
     public func sessionList(appID: String?) -> [Windowbroker_V1_SessionInfo] {
-        sessions.values
+        allSessions
             .filter { appID == nil || $0.appID == appID }
             .sorted { $0.createdAt < $1.createdAt }
             .map { info($0, includeRestoration: false) }
@@ -244,8 +236,9 @@ public actor Broker {
             $0.role = session.role
             $0.title = session.title
             $0.state = session.state.wire
-            $0.pid = workers[session.id]?.pid ?? 0
-            $0.pssBytes = workers[session.id] != nil ? memory.pss[session.id] ?? 0 : 0
+            let driver = drivers[session.id]
+            $0.pid = driver?.worker?.pid ?? 0
+            $0.pssBytes = driver?.worker != nil ? memory.pss[session.id] ?? 0 : 0
             $0.createdAt = session.createdAt.timeIntervalSince1970
             $0.lastActiveAt = session.lastActiveAt.timeIntervalSince1970
             $0.lastDisconnect = session.lastDisconnect?.description ?? ""
@@ -253,8 +246,8 @@ public actor Broker {
             $0.restorationSaved = session.restoration != nil
             $0.presentation = session.presentation.wire
             $0.requestedBy = session.requestedBy?.uuidString.lowercased() ?? ""
-            $0.key = keyTold.contains(session.id)
-            $0.snapshotKept = snapshotInfo[session.id] != nil
+            $0.key = driver?.toldKey == true
+            $0.snapshotKept = driver?.snapshot != nil
             if let wait = startLimit.retryAfter(session.appID) {
                 $0.crashLoopRetryAfterSeconds = wait.seconds
             }
@@ -283,7 +276,7 @@ public actor Broker {
 
     /// The activity type an activation without one gets: the app's first declared type.
     public func defaultActivityType(app appID: String, session: String) throws(BrokerError) -> String {
-        let id = appID.isEmpty ? UUID(uuidString: session).flatMap { sessions[$0]?.appID } ?? "" : appID
+        let id = appID.isEmpty ? UUID(uuidString: session).flatMap { drivers[$0]?.session.appID } ?? "" : appID
         let app = try installedApp(id)
         guard let type = app.activityTypes.first else {
             throw BrokerError(.invalidRequest, "app '\(id)' declares no activity types; an activation cannot carry an activity")
@@ -298,11 +291,11 @@ public actor Broker {
         if let id = UUID(uuidString: typed) { return id }
         // A scene resolves prefixes among its own app's sessions only: candidates of other apps
         // are neither matched nor listed.
-        let app = requester.flatMap { sessions[$0]?.appID }
+        let app = requester.flatMap { drivers[$0]?.session.appID }
         guard typed.count >= 4, typed.allSatisfy({ $0.isHexDigit || $0 == "-" }) else {
             throw BrokerError(.unknownSession, "'\(text)' is not a session id nor a prefix of at least 4 characters of one; `wmctl sessions` lists them")
         }
-        let matches = sessions.values.filter { (app == nil || $0.appID == app) && $0.id.uuidString.lowercased().hasPrefix(typed) }
+        let matches = allSessions.filter { (app == nil || $0.appID == app) && $0.id.uuidString.lowercased().hasPrefix(typed) }
             .sorted { $0.createdAt < $1.createdAt }
         switch matches.count {
         case 1: return matches[0].id
@@ -317,15 +310,32 @@ public actor Broker {
 
     /// The session has a running process that finished connecting: it can take commands.
     func hasConnectedScene(_ id: UUID) -> Bool {
-        workers[id] != nil && sessions[id]?.state.isConnected == true
+        drivers[id]?.isConnected == true
     }
 
     func existingSession(_ id: UUID) throws(BrokerError) -> SceneSession {
-        if let session = sessions[id] { return session }
-        if discarded.contains(id) {
-            throw BrokerError(.sessionDiscarded, "session \(id.uuidString.lowercased()) was discarded (closed); open a new scene instead")
-        }
-        throw Self.noSuchSession(id)
+        try driver(id).session
+    }
+
+    /// Every session, in no particular order.
+    var allSessions: some Collection<SceneSession> { drivers.values.lazy.map(\.session) }
+
+    /// The session a live process shows; nil for a prewarmed one not bound yet (or one gone).
+    func sessionShown(by worker: WorkerHandle) -> SessionDriver? {
+        workers[ObjectIdentifier(worker)].flatMap { drivers[$0] }
+    }
+
+    /// The process now shows the session: its frames and its end are the session's.
+    func bind(_ worker: WorkerHandle, to driver: SessionDriver) {
+        driver.worker = worker
+        workers[ObjectIdentifier(worker)] = driver.id
+    }
+
+    /// The session's process is gone (or going): nothing it sends is the session's any more.
+    func unbind(_ driver: SessionDriver) {
+        guard let worker = driver.worker else { return }
+        workers[ObjectIdentifier(worker)] = nil
+        driver.worker = nil
     }
 
     // MARK: - Events
@@ -342,7 +352,7 @@ public actor Broker {
     /// Publishes an event about a session (or, with nil, about the broker as a whole).
     func emit(_ sessionID: UUID?, app: String = "", _ event: BrokerEvent) {
         var record = event.record(session: sessionID, app: app)
-        record.title = sessionID.flatMap { sessions[$0]?.title } ?? ""
+        record.title = sessionID.flatMap { drivers[$0]?.session.title } ?? ""
         // The steps an operator follows a scene by (open, spawn, background, restore, reclaim,
         // close, crash) at info, once each; every other event at debug.
         logger.log(
@@ -356,9 +366,9 @@ public actor Broker {
     ]
 
     func persist(_ id: UUID) async {
-        guard let session = sessions[id] else { return }
+        guard let session = drivers[id]?.session else { return }
         do {
-            try await store.update(session, attached: workers[id] != nil)
+            try await store.update(session, attached: drivers[id]?.worker != nil)
         } catch {
             logger.error("cannot persist session", metadata: ["session": "\(id)", "error": "\(error)"])
         }

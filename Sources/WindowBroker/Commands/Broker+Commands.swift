@@ -45,17 +45,17 @@ extension Broker {
             _ = try existingSession(session)
             return session
         }
-        return focus.key.flatMap { sessions[$0]?.state.isForeground == true ? $0 : nil }
+        return focus.key.flatMap { drivers[$0]?.session.state.isForeground == true ? $0 : nil }
     }
 
     /// The menu of the target scene's app, validated by that scene when it runs.
     public func menuView(session requested: UUID?, app requestedApp: String?) async throws -> MenuView {
         let target = try commandTarget(requested)
-        guard let app = target.flatMap({ sessions[$0]?.appID }) ?? requestedApp else {
+        guard let app = target.flatMap({ drivers[$0]?.session.appID }) ?? requestedApp else {
             throw BrokerError(.invalidState, "no scene is the key scene; name a session (--session) or an app (--app)")
         }
         let menu = try mainMenu(app)
-        guard let target, sessions[target]?.appID == app, hasConnectedScene(target) else {
+        guard let target, drivers[target]?.session.appID == app, hasConnectedScene(target) else {
             return MenuView(app: app, session: target, menu: menu, states: nil)
         }
         return MenuView(app: app, session: target, menu: menu, states: try await validate(menu, in: target))
@@ -99,7 +99,7 @@ extension Broker {
     public func dispatch(_ input: CommandInput, session requested: UUID?) async throws -> KeyOutcome {
         let shortcut: KeyShortcut? = if case .shortcut(let key) = input { key } else { nil }
         var outcome = KeyOutcome(shortcut: shortcut, session: nil, result: "unhandled", detail: "")
-        guard let target = try commandTarget(requested), let app = sessions[target]?.appID else {
+        guard let target = try commandTarget(requested), let app = drivers[target]?.session.appID else {
             outcome.detail = "no scene is the key scene: the \(shortcut == nil ? "command" : "key") went nowhere"
             return outcome
         }
@@ -156,13 +156,13 @@ extension Broker {
             _ = try await close(id)
             return .string(id.uuidString.lowercased())
         case .nextWindow, .previousWindow:
-            let ordered = sessions.values.filter { $0.appID == app }.sorted { $0.createdAt < $1.createdAt }.map(\.id)
+            let ordered = allSessions.filter { $0.appID == app }.sorted { $0.createdAt < $1.createdAt }.map(\.id)
             guard let index = ordered.firstIndex(of: id), ordered.count > 1 else { return .string(id.uuidString.lowercased()) }
             let next = ordered[(index + (action == .nextWindow ? 1 : ordered.count - 1)) % ordered.count]
             _ = try await activate(next, requestedBy: id)
             return .string(next.uuidString.lowercased())
         case .showAppSwitcher:
-            return .list(sessions.values.filter { $0.appID == app }.sorted { $0.lastActiveAt > $1.lastActiveAt }.map {
+            return .list(allSessions.filter { $0.appID == app }.sorted { $0.lastActiveAt > $1.lastActiveAt }.map {
                 .dictionary(["session": .string($0.id.uuidString.lowercased()), "title": .string($0.title), "state": .string($0.state.rawValue)])
             })
         }

@@ -8,7 +8,7 @@ extension Broker {
     /// Opens the index; when it was missing, damaged or asked to, rebuilds it from the stored
     /// restoration activities. A damaged one is a warning; an index that cannot be opened at
     /// all leaves search unavailable, never the broker.
-    static func openSearchIndex(configuration: BrokerConfiguration, sessions: [UUID: SceneSession], logger: Logger) -> (SearchIndex?, [String]) {
+    static func openSearchIndex(configuration: BrokerConfiguration, sessions: [SceneSession], logger: Logger) -> (SearchIndex?, [String]) {
         let index: SearchIndex
         do {
             index = try SearchIndex(directory: configuration.stateDirectory, rebuild: configuration.rebuildSearchIndex)
@@ -19,13 +19,13 @@ extension Broker {
         var warnings: [String] = []
         do {
             if let reason = index.rebuildReason {
-                try index.rebuild(sessions.values.map { ($0.id, $0.appID, $0.restoration) })
+                try index.rebuild(sessions.map { ($0.id, $0.appID, $0.restoration) })
                 logger.notice("search index rebuilt", metadata: ["reason": "\(reason)", "entries": "\(index.count)"])
                 if reason.hasPrefix("damaged") {
                     warnings.append("the search index was \(reason); rebuilt from \(index.count) stored activities")
                 }
             } else {
-                let pruned = try index.prune(keeping: Set(sessions.keys))
+                let pruned = try index.prune(keeping: Set(sessions.map(\.id)))
                 if pruned > 0 { logger.notice("search index: removed entries of discarded sessions", metadata: ["entries": "\(pruned)"]) }
             }
         } catch {
@@ -38,12 +38,12 @@ extension Broker {
     /// The session's latest activity, what a search finds: the current one while the scene
     /// runs, else the one it handed over for restoration.
     func reindex(_ id: UUID) async {
-        guard let searchIndex, let session = sessions[id] else { return }
-        let activity = session.currentActivity ?? session.restoration
-        if let previous = indexed[id], previous == activity { return }
+        guard let searchIndex, let driver = drivers[id] else { return }
+        let activity = driver.session.currentActivity ?? driver.session.restoration
+        if let previous = driver.indexed, previous == activity { return }
         do {
-            try await searchIndex.index(activity, session: id, app: session.appID)
-            indexed[id] = activity
+            try await searchIndex.index(activity, session: id, app: driver.appID)
+            driver.indexed = activity
         } catch {
             logger.warning("cannot update the search index", metadata: ["session": "\(id)", "error": "\(error)"])
         }
@@ -51,7 +51,6 @@ extension Broker {
 
     /// A discarded session leaves the index at once, and its words leave the file.
     func unindex(_ id: UUID) async {
-        indexed[id] = nil
         do {
             try await searchIndex?.remove(session: id)
         } catch {
@@ -78,7 +77,7 @@ extension Broker {
         }
         let hits = try await searchIndex.search(text, app: app, limit: limit)
         var outcome = SearchOutcome(hits: [], unavailable: [])
-        for hit in hits where sessions[hit.sessionID] != nil {
+        for hit in hits where drivers[hit.sessionID] != nil {
             if apps[hit.appID] == nil { outcome.unavailable.append(hit) } else { outcome.hits.append(hit) }
         }
         return outcome

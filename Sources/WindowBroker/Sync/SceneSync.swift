@@ -176,14 +176,14 @@ extension Broker {
     /// Takes a scene's storage writes; returns once they are committed (the acknowledgement
     /// the scene waits for means "on disk").
     func applyStorage(_ update: Windowbroker_V1_SceneStorageUpdate, to id: UUID) async throws {
-        guard var storage = sessions[id]?.storage else { return }
+        guard var storage = drivers[id]?.session.storage else { return }
         for key in update.removed { storage[key] = nil }
         for (key, value) in update.set.entries {
             try SyncLimits.checkKey(key, what: "the storage key")
             storage[key] = try PlistValue(wire: value, path: "storage.\(key)")
         }
         try SyncLimits.checkSize(storage, maxBytes: configuration.maxSceneStorageBytes, what: "the scene's storage")
-        guard storage != sessions[id]?.storage else { return }
+        guard storage != drivers[id]?.session.storage else { return }
         try await commit(id, changing: { $0.storage = storage })
     }
 
@@ -289,7 +289,7 @@ extension Broker {
 
     /// The app a scene's own request is about: its own (a scene may not touch another app's).
     func appForSceneRequest(_ requested: String, requester: UUID) throws(BrokerError) -> String {
-        guard let own = sessions[requester]?.appID else {
+        guard let own = drivers[requester]?.session.appID else {
             throw BrokerError(.unknownSession, "the requesting scene's session is gone")
         }
         guard requested.isEmpty || requested == own else {
