@@ -125,7 +125,7 @@ extension Broker {
         let session = try visibleSession(id, to: requestedBy)
         var retryNote: String?
         if retryRestore, session.quarantined != nil {
-            retryNote = try await onSession(id) { try await retryQuarantined(id) }
+            retryNote = try await onSession(id) { try await driver(id).retryQuarantined(in: self) }
         }
         if let requestedBy {
             emit(requestedBy, app: session.appID, .activationRequested(target: id, activityType: "", presentation: .standard))
@@ -134,28 +134,6 @@ extension Broker {
             id, activity: nil, presentation: try presentation(.standard, target: id, app: session.appID), requestedBy: requestedBy,
             activationToken: activationToken)
         return outcome(id, notes: (retryNote.map { [$0] } ?? []) + notes, launch: launch)
-    }
-
-    /// `activate --retry-restore`: the quarantined activity is offered, not forced. When the
-    /// scene committed something after the quarantine (it ran on without it), that is newer and
-    /// wins; the quarantined one stays listed. Otherwise it becomes the restoration activity again.
-    private func retryQuarantined(_ id: UUID) async throws -> String? {
-        guard let session = drivers[id]?.session, session.quarantined != nil else { return nil }
-        let short = id.uuidString.lowercased()
-        if let newest = session.newestSaveAt, newest > session.quarantinedAt ?? .distantPast {
-            return "not retried: session \(short) saved newer state after its restoration activity was set aside, and the newest state wins; the set-aside activity stays listed in `wmctl show \(short)`"
-        }
-        if session.state.isConnected {
-            return "not retried: session \(short) is running; background or reclaim it first, then activate it with --retry-restore"
-        }
-        let now = Date()
-        try await store.restoreQuarantined(id, at: now)
-        drivers[id]?.session.restoration = session.quarantined
-        drivers[id]?.session.restorationSavedAt = now
-        drivers[id]?.session.quarantined = nil
-        drivers[id]?.session.quarantinedAt = nil
-        drivers[id]?.session.restorationFailures = 0
-        return nil
     }
 
     /// Brings the session to foregroundActive (launching and restoring it when it has no
@@ -181,7 +159,7 @@ extension Broker {
         do {
             (notes, launch) = try await onSession(id) { () async throws -> ([String], LaunchKind) in
                 let wasConnected = drivers[id]?.session.state.isConnected ?? false
-                let quarantineNote = wasConnected ? nil : try await quarantineIfPoisoned(id)
+                let quarantineNote = wasConnected ? nil : try await driver(id).quarantineIfPoisoned(in: self)
                 let notes = try await drive(id, to: .foregroundActive, options: .init(activities: activity.map { [$0] } ?? []))
                 // didBecomeKey comes after didBecomeActive, and before a continued activity.
                 await syncKey(id, activationToken: activationToken)
@@ -201,22 +179,6 @@ extension Broker {
         }
         for task in others { notes += await task.value }
         return (notes, launch)
-    }
-
-    /// A restoration activity that failed twice in a row is set aside before the next launch:
-    /// the scene starts without it instead of failing for good. Kept, shown by `show`, and put
-    /// back by `activate --retry-restore`.
-    private func quarantineIfPoisoned(_ id: UUID) async throws -> String? {
-        guard let session = drivers[id]?.session, session.restorationFailures >= 2, let (poisoned, source) = session.activityToRestore else { return nil }
-        let now = Date()
-        try await store.quarantine(id, from: source, at: now)
-        drivers[id]?.session.quarantined = poisoned
-        drivers[id]?.session.quarantinedAt = now
-        drivers[id]?.session.restoration = nil
-        drivers[id]?.session.currentActivity = nil
-        drivers[id]?.session.restorationFailures = 0
-        logger.warning("restoration activity quarantined", metadata: ["session": "\(id)"])
-        return "its restoration activity failed twice in a row; it is set aside (see `wmctl show`) and the scene starts without it; `wmctl activate \(id.uuidString.lowercased()) --retry-restore` tries it again"
     }
 
     /// A focus change the coordinator decided for another scene, placed in that scene's queue
@@ -360,7 +322,7 @@ extension Broker {
         guard case .sceneUpdate(let update) = reply else {
             throw BrokerError(.workerFailed, "the scene answered refresh with an unexpected message")
         }
-        try await apply(update, to: id)
+        try await driver(id).apply(update, in: self)
         return outcome(id, notes: ["refreshed: \(drivers[id]?.session.title ?? "")"])
     }
 

@@ -64,7 +64,7 @@ extension Broker {
                 }
             case .storage(let update)?:
                 do {
-                    try await applyStorage(update, to: id)
+                    try await driver(id).applyStorage(update, in: self)
                     if envelope.id != 0 { await connection.reply(to: envelope, with: .workerMessage(.with { $0.ack = .init() })) }
                 } catch {
                     logger.warning("refused a scene's storage change", metadata: ["session": "\(id)", "error": "\(error)"])
@@ -160,7 +160,7 @@ extension Broker {
 
     private func apply(_ update: Windowbroker_V1_SceneUpdate, to id: UUID, envelope: Envelope, connection: WireConnection) async {
         do {
-            try await apply(update, to: id)
+            try await driver(id).apply(update, in: self)
             if envelope.id != 0 { await connection.reply(to: envelope, with: .workerMessage(.with { $0.ack = .init() })) }
         } catch {
             logger.warning("refused a scene update", metadata: ["session": "\(id)", "error": "\(error)"])
@@ -168,56 +168,5 @@ extension Broker {
                 await connection.reply(to: envelope, error: error as? BrokerError ?? BrokerError(.internalError, "\(error)"))
             }
         }
-    }
-
-    /// Takes a scene's title, current activity and activation conditions, and commits them
-    /// before returning: the scene is told the broker took them (the acknowledgement) only once
-    /// they are on disk, so a crash of the scene or of the broker never loses what was
-    /// acknowledged. An activity of a type its app never declared is refused and the last one
-    /// stays; a write that fails is refused and what was committed before stays.
-    func apply(_ update: Windowbroker_V1_SceneUpdate, to id: UUID) async throws {
-        guard let session = drivers[id]?.session else { return }
-        var activity: UserActivity?
-        if update.hasUserActivity {
-            let reported = try UserActivity(wire: update.userActivity, maxBytes: configuration.maxActivityBytes)
-            if let app = apps[session.appID], !app.declares(activityType: reported.activityType) {
-                throw BrokerError(.undeclaredActivityType, "app '\(app.id)' does not declare activity type '\(reported.activityType)'; the scene's last activity is kept")
-            }
-            if reported != session.currentActivity || session.currentSavedAt == nil { activity = reported }
-        }
-        var changed = session
-        if let activity { changed.currentActivity = activity }
-        if !update.title.isEmpty { changed.title = String(update.title.prefix(256)) }
-        if update.hasActivationConditions {
-            changed.activationConditions = ActivationConditions(
-                canActivate: update.activationConditions.canActivate,
-                prefersToActivate: update.activationConditions.prefersToActivate)
-        }
-        guard changed != session else { return }
-        try await commit(id, changing: { current in
-            if let activity { current.currentActivity = activity }
-            current.title = changed.title
-            current.activationConditions = changed.activationConditions
-        }, activity: activity)
-    }
-
-    /// Applies a scene's change to its session in memory (served at once) and commits it in the
-    /// store's next group commit. On failure the fields the change touched go back to what is
-    /// on disk, and the error says why.
-    func commit(_ id: UUID, changing change: (inout SceneSession) -> Void, activity: UserActivity? = nil) async throws {
-        guard let before = drivers[id]?.session else { return }
-        change(&drivers[id]!.session)
-        guard let session = drivers[id]?.session else { return }
-        let now = Date()
-        do {
-            try await store.commitSceneState(session, attached: drivers[id]?.worker != nil, current: activity, at: now)
-        } catch {
-            // Only what this change wrote goes back: a later change may have landed meanwhile.
-            if let activity, drivers[id]?.session.currentActivity == activity { drivers[id]?.session.currentActivity = before.currentActivity }
-            if drivers[id]?.session.storage == session.storage { drivers[id]?.session.storage = before.storage }
-            throw SessionStore.brokerError(error, doing: "save the scene's change", path: store.path)
-        }
-        if let activity, drivers[id]?.session.currentActivity == activity { drivers[id]?.session.currentSavedAt = now }
-        await reindex(id)
     }
 }

@@ -170,23 +170,6 @@ extension Broker {
         return sequence
     }
 
-    // MARK: - Scene storage
-
-    /// Takes a scene's storage changes; refused as a whole when a key or the total is too large.
-    /// Takes a scene's storage writes; returns once they are committed (the acknowledgement
-    /// the scene waits for means "on disk").
-    func applyStorage(_ update: Windowbroker_V1_SceneStorageUpdate, to id: UUID) async throws {
-        guard var storage = drivers[id]?.session.storage else { return }
-        for key in update.removed { storage[key] = nil }
-        for (key, value) in update.set.entries {
-            try SyncLimits.checkKey(key, what: "the storage key")
-            storage[key] = try PlistValue(wire: value, path: "storage.\(key)")
-        }
-        try SyncLimits.checkSize(storage, maxBytes: configuration.maxSceneStorageBytes, what: "the scene's storage")
-        guard storage != drivers[id]?.session.storage else { return }
-        try await commit(id, changing: { $0.storage = storage })
-    }
-
     // MARK: - Delivery
 
     /// What a connecting scene gets before willConnect, taken in the same turn as its queue

@@ -1,0 +1,329 @@
+import Foundation
+import IPCWire
+
+/// How a driver moves its session: the pure `SessionLifecycle` reducer decides each step, and
+/// the driver performs it against its own scene process. Every method runs in the session's
+/// turn (`Broker.onSession`), on the broker's executor (`broker` is isolated): the broker's
+/// services (store, focus, events, apps) are used, never another session's state.
+extension SessionDriver {
+    /// What the broker hands a scene when it connects.
+    struct ConnectionOptions: Sendable {
+        var activities: [UserActivity] = []
+        /// The activity the scene is restored from, chosen once per drive: what the scene
+        /// reports while it connects (a current activity before its cursor is back) must not
+        /// replace it between willConnect and restoreInteractionState.
+        var restoration: UserActivity?
+    }
+
+    /// Moves the session to `target`, one step at a time. Returns notes for the requester (e.g.
+    /// that a stale restoration activity was kept). A scene that focus has moved away from in
+    /// the meantime (sent to the background, dimmed behind a prominent scene) stops at
+    /// foregroundInactive instead of becoming active.
+    /// A save that could not be committed is an error of its own (`reportSaveFailure`: thrown
+    /// once the drive is over, the scene where the drive left it) or, with `requireSave`, ends
+    /// the drive before anything is taken away.
+    @discardableResult
+    func drive(
+        to target: LifecycleTarget, options: ConnectionOptions = .init(), reason: DisconnectReason? = nil,
+        requireSave: Bool = false, reportSaveFailure: Bool = false, in broker: isolated Broker
+    ) async throws -> [String] {
+        var options = options
+        options.restoration = session.activityToRestore?.activity
+        var machine = SessionLifecycle(state: session.state, hasRestoration: options.restoration != nil, requireSave: requireSave)
+        var effects = machine.handle(.requested(target))
+        var committed = false
+        while !effects.isEmpty {
+            switch effects.removeFirst() {
+            case .perform(let step, let attempt):
+                if step != .launch, worker == nil {
+                    effects += machine.handle(.processEnded)
+                    continue
+                }
+                if step == .didBecomeActive, !broker.focus.stillWants(.init(id, .foregroundActive)) {
+                    effects += machine.handle(.superseded(attempt: attempt))
+                    continue
+                }
+                let event = await perform(step, attempt: attempt, options: options, reason: reason ?? .reclaimed,
+                                          discarding: target == .discarded, in: broker)
+                if case .restorationCommitted = event { committed = true }
+                if step == .restoreInteractionState {
+                    if case .stepSucceeded = event { session.restorationFailures = 0 } else { session.restorationFailures += 1 }
+                }
+                effects += machine.handle(event)
+            case .kill(let why):
+                await broker.terminate(id, reason: why)
+            case .reap:
+                await broker.reap(id)
+            case .emit(let step, let state):
+                session.state = worker == nil ? .unattached : state
+                if step == .connect {
+                    session.hasConnected = true
+                    broker.startLimit.recordSuccess(appID)
+                }
+                if step == .didBecomeActive { session.lastActiveAt = Date() }
+                broker.emit(id, app: appID, event(for: step, committed: committed))
+            case .persist:
+                await broker.persist(id)
+            case .finish(let result):
+                if machine.state == .unattached { session.state = .unattached }
+                let notes = try result.get()
+                if reportSaveFailure, let failure = machine.saveFailure {
+                    throw BrokerError(failure.code, "the scene's state was not saved: \(failure.message) (the scene is \(session.state.rawValue))")
+                }
+                return notes
+            }
+        }
+        return machine.notes
+    }
+
+    private func event(for step: LifecycleStep, committed: Bool) -> BrokerEvent {
+        switch step {
+        case .launch: .launched(pid: worker?.pid ?? 0, launch: worker?.launchKind ?? .spawned)
+        case .saveRestorationActivity: .restorationSaved(committed: committed)
+        default: .callback(step, session.state)
+        }
+    }
+
+    /// Runs one step and says what happened, for the reducer to decide.
+    private func perform(
+        _ step: LifecycleStep, attempt: UInt64, options: ConnectionOptions, reason: DisconnectReason, discarding: Bool,
+        in broker: isolated Broker
+    ) async -> SessionLifecycle.Event {
+        let configuration = broker.configuration
+        let timeout = step == .restoreInteractionState ? configuration.restorationTimeout
+            : step == .launch ? configuration.launchTimeout : configuration.workerTimeout
+        do {
+            switch step {
+            case .launch:
+                try await launch(in: broker)
+            case .connect:
+                try await connect(options: options, in: broker)
+            case .restoreInteractionState:
+                guard let restoration = options.restoration else { break }
+                _ = try await request(.restoreInteractionState(.with { $0.activity = restoration.wire }), timeout: timeout, doing: step.callbackName, in: broker)
+            case .willEnterForeground, .didBecomeActive, .willResignActive, .didEnterBackground:
+                let prominent = broker.focus.prominent == id
+                _ = try await request(.transition(.with {
+                    $0.transition = Self.transition(step)
+                    $0.prominent = prominent
+                }), timeout: timeout, doing: step.callbackName, in: broker)
+            case .saveRestorationActivity:
+                return try await saveRestorationActivity(attempt: attempt, in: broker)
+            case .disconnect:
+                await disconnect(reason: reason, discarded: discarding, in: broker)
+            }
+            return .stepSucceeded(attempt: attempt)
+        } catch let error as BrokerError where error.code == .timedOut {
+            return .deadlineMissed(attempt: attempt, after: timeout)
+        } catch let error as BrokerError {
+            return .stepFailed(attempt: attempt, error)
+        } catch {
+            return .stepFailed(attempt: attempt, BrokerError(.internalError, "\(step.callbackName) failed: \(error)"))
+        }
+    }
+
+    private static func transition(_ step: LifecycleStep) -> Windowbroker_V1_Transition {
+        switch step {
+        case .willEnterForeground: .willEnterForeground
+        case .didBecomeActive: .didBecomeActive
+        case .willResignActive: .willResignActive
+        default: .didEnterBackground
+        }
+    }
+
+    /// Sends a command to the scene and waits for its answer; what a missed deadline or a
+    /// closed connection means is the caller's to decide (the reducer, or `Broker.command`).
+    func request(
+        _ command: Windowbroker_V1_WorkerCommand.OneOf_Kind, timeout: Duration, doing: String, in broker: isolated Broker
+    ) async throws -> Windowbroker_V1_WorkerMessage.OneOf_Kind? {
+        guard let worker else {
+            throw BrokerError(.connectionClosed, "the scene has no process")
+        }
+        let reply = try await worker.connection.request(
+            .workerCommand(.with { $0.kind = command }), timeout: timeout, what: "the scene (\(doing))")
+        guard case .workerMessage(let message) = reply.body else {
+            throw BrokerError(.workerFailed, "the scene answered \(doing) with an unexpected frame")
+        }
+        return message.kind
+    }
+
+    /// A process for the session: a prewarmed one of its app when there is one, else a new
+    /// one, which must say Hello before the launch deadline.
+    private func launch(in broker: isolated Broker) async throws {
+        guard let app = broker.apps[appID] else {
+            throw BrokerError(.unknownApp, "app '\(appID)' is not installed any more (no manifest); the session is kept")
+        }
+        let configuration = broker.configuration
+        if let wait = broker.startLimit.retryAfter(app.id) {
+            let seconds = wait.seconds
+            throw BrokerError(
+                .crashLoop,
+                "app '\(app.id)' failed to start or crashed \(broker.startLimit.burst) times within \(broker.startLimit.interval.formattedSeconds); new scenes are refused for another \(Int(seconds.rounded(.up))) s",
+                retryAfterSeconds: seconds)
+        }
+        guard broker.phase == .running else {
+            throw BrokerError(.requestDenied, "the broker is stopping; no scene is started now")
+        }
+        guard broker.workers.count + broker.launchesInFlight < configuration.maxLiveWorkers else {
+            throw BrokerError(.resourceExhausted, "\(broker.workers.count) scene processes are running (limit \(configuration.maxLiveWorkers)); close or reclaim one first")
+        }
+        session.state = .launching
+        // The slot is taken in the same step as the check: a launch that suspends (taking a
+        // prewarmed worker, spawning) cannot let another one past the limit meanwhile.
+        broker.launchesInFlight += 1
+        if let prewarmed = await broker.takePrewarmed(app.id) {
+            broker.launchesInFlight -= 1
+            broker.bind(prewarmed, to: self)
+            broker.workerOutput.bind(pid: prewarmed.pid, session: id)
+            session.launchCount += 1
+            return
+        }
+        let handle: WorkerHandle
+        do {
+            defer { broker.launchesInFlight -= 1 }
+            handle = try await broker.launcher.launch(app: app, sessionID: id)
+        } catch {
+            session.state = .unattached
+            broker.startLimit.recordFailure(app.id)
+            throw error
+        }
+        broker.bind(handle, to: self)
+        broker.supervise(handle)
+        session.launchCount += 1
+        // A new process changes what workers use: sample now rather than at the next tick.
+        defer { broker.memory.wake?() }
+        do {
+            try await handle.waitForHello(timeout: configuration.launchTimeout)
+        } catch let error as BrokerError where error.code == .timedOut {
+            broker.startLimit.recordFailure(app.id)
+            throw error
+        } catch {
+            broker.startLimit.recordFailure(app.id)
+            await broker.terminate(id, reason: .timedOut)
+            throw BrokerError(.workerFailed, "the scene process \(app.executable) did not start: \((error as? BrokerError)?.message ?? "\(error)")")
+        }
+    }
+
+    /// willConnect: everything the scene needs to start, in one command.
+    private func connect(options: ConnectionOptions, in broker: isolated Broker) async throws {
+        guard let app = broker.apps[appID], let worker else { return }
+        // Claimed before anything suspends: another scene of the app connecting meanwhile
+        // finds none. They go back if this connection fails.
+        let discards = broker.pendingDiscards.removeValue(forKey: appID) ?? []
+        // The defaults snapshot and the scene's place in the app's updates, taken together.
+        let (defaults, sequence) = broker.openOutlet(id, app: app.id, connection: worker.connection)
+        let session = self.session
+        let command = Windowbroker_V1_WorkerCommand.OneOf_Kind.connect(.with {
+            $0.session = broker.info(session, includeRestoration: false)
+            $0.newSession = session.launchCount == 1
+            $0.delegateName = app.configuration(named: session.configuration)?.delegate ?? ""
+            $0.discardedSessionIds = discards.map { $0.uuidString.lowercased() }
+            $0.userActivities = options.activities.map(\.wire)
+            if let restoration = options.restoration { $0.restorationActivity = restoration.wire }
+            $0.availableConfigurations = app.configurations.map(\.name)
+            $0.defaults = PlistValue.wire(dictionary: defaults)
+            $0.storage = PlistValue.wire(dictionary: session.storage)
+            $0.updateSequence = sequence
+        })
+        let reply: Windowbroker_V1_WorkerMessage.OneOf_Kind?
+        do {
+            reply = try await request(command, timeout: broker.configuration.workerTimeout, doing: LifecycleStep.connect.callbackName, in: broker)
+        } catch {
+            broker.closeOutlet(id)
+            if !discards.isEmpty { broker.pendingDiscards[appID] = discards + (broker.pendingDiscards[appID] ?? []) }
+            throw error
+        }
+        broker.outletReady(id)
+        if !discards.isEmpty {
+            try? await broker.store.removePendingDiscards(discards, appID: appID)
+            broker.emit(id, app: appID, .discardsDelivered(discards))
+        }
+        // The configuration is chosen once, when the session is new; a reconnecting scene
+        // keeps its session's configuration and role.
+        if case .connected(let connected) = reply, session.launchCount == 1, !connected.configuration.isEmpty,
+           connected.configuration != session.configuration {
+            if let chosen = app.configuration(named: connected.configuration) {
+                self.session.configuration = chosen.name
+                self.session.role = chosen.role
+            } else {
+                broker.logger.warning("scene chose an undeclared configuration; keeping the default",
+                                      metadata: ["session": "\(id)", "configuration": "\(connected.configuration)"])
+            }
+        }
+    }
+
+    /// Asks for a fresh restoration activity and commits it.
+    private func saveRestorationActivity(attempt: UInt64, in broker: isolated Broker) async throws -> SessionLifecycle.Event {
+        let reply = try await request(.restorationActivityRequest(.init()), timeout: broker.configuration.workerTimeout,
+                                      doing: LifecycleStep.saveRestorationActivity.callbackName, in: broker)
+        guard case .restorationActivity(let answer) = reply, answer.hasActivity else {
+            return .stepSucceeded(attempt: attempt)  // nothing to restore
+        }
+        do {
+            let activity = try UserActivity(wire: answer.activity, maxBytes: broker.configuration.maxActivityBytes)
+            if let app = broker.apps[appID], !app.declares(activityType: activity.activityType) {
+                throw BrokerError(.undeclaredActivityType, "app '\(app.id)' does not declare activity type '\(activity.activityType)'")
+            }
+            let now = Date()
+            try await broker.store.saveRestoration(activity, for: id, at: now)
+            session.restoration = activity
+            session.restorationSavedAt = now
+            if !answer.snapshotPng.isEmpty { await keepSnapshot(answer.snapshotPng, in: broker) }
+            return .restorationCommitted(attempt: attempt)
+        } catch let error as BrokerError {
+            return .restorationNotSaved(attempt: attempt, BrokerError(error.code, "the scene's restoration activity was refused: \(error.message)"))
+        } catch {
+            return .restorationNotSaved(attempt: attempt, SessionStore.brokerError(error, doing: "commit the restoration activity", path: broker.store.path))
+        }
+    }
+
+    /// didDisconnect (and didDiscardSceneSessions when discarded), then the process exits;
+    /// SIGKILL after the exit deadline.
+    func disconnect(reason: DisconnectReason, discarded: Bool, in broker: isolated Broker) async {
+        guard let worker else { return }
+        broker.closeOutlet(id)
+        await worker.markIntendedEnd(reason)
+        do {
+            _ = try await request(.disconnect(.with {
+                $0.reason = reason.description
+                $0.discarded = discarded
+            }), timeout: broker.configuration.workerTimeout, doing: LifecycleStep.disconnect.callbackName, in: broker)
+        } catch {
+            broker.logger.warning("scene did not acknowledge didDisconnect", metadata: ["session": "\(id)", "error": "\(error)"])
+        }
+        if await worker.waitForExit(timeout: broker.configuration.exitTimeout) == nil {
+            broker.logger.warning("scene did not exit after didDisconnect; killing it", metadata: ["session": "\(id)", "pid": "\(worker.pid)"])
+        }
+        await broker.terminate(id, reason: reason)
+    }
+
+    /// Saves the scene's state and takes its process away; the session stays. What a graceful
+    /// stop and a user closing the window both do.
+    func saveAndDisconnect(reason: DisconnectReason, reportSaveFailure: Bool = false, in broker: isolated Broker) async throws {
+        if session.state.isForeground {
+            try await drive(to: .background, reportSaveFailure: reportSaveFailure, in: broker)
+        }
+        if session.state == .background {
+            try await drive(to: .reclaimed, reason: reason, reportSaveFailure: reportSaveFailure, in: broker)
+        }
+    }
+
+    /// Keeps the picture a scene sent with its restoration activity (in the session's turn, so
+    /// a discard cannot come between). A picture that is refused or cannot be written costs the
+    /// switcher its picture, never the save.
+    private func keepSnapshot(_ png: Data, in broker: isolated Broker) async {
+        do {
+            var info = try SnapshotStore.validated(png)
+            info.digest = SnapshotStore.digest(png)
+            if snapshot?.digest == info.digest { return }
+            let snapshots = broker.snapshots
+            let id = self.id
+            try await OffLoop.run { try snapshots.save(png, for: id) }
+            snapshot = info
+        } catch {
+            broker.logger.warning("a scene's snapshot was not kept", metadata: [
+                "SESSION_ID": "\(id.uuidString.lowercased())", "error": "\((error as? BrokerError)?.message ?? "\(error)")",
+            ])
+        }
+    }
+}
