@@ -166,6 +166,9 @@ final class UsabilityTests: BrokerTestCase {
         // -f follows: a line printed after it started shows up, as with tail -f.
         let follower = try harness.start(wmctl: ["logs", session, "-n", "1", "-f"])
         defer { follower.stop() }
+        // Printed after the follower showed what was there: a line printed before its first
+        // answer is not "new", and -n 1 would show only the last of the two.
+        try harness.eventually("the follower shows the last line kept") { follower.output.contains(marker) }
         _ = try harness.json("send", session, "print", "--arg", "text=later-\(marker)")
         try harness.eventually("the follower prints the new line") { follower.output.contains("stdout: later-\(marker)") }
         XCTAssertTrue(logged.first?.contains("session=\(session)") == true && logged.first?.contains("app=notes") == true, "\(logged)")
