@@ -774,3 +774,20 @@ final class OffLoopTests: XCTestCase {
         XCTAssertFalse(ranOnLoop)
     }
 }
+
+final class ErrorCodeTests: XCTestCase {
+    /// Every code keeps its name through text (wmctl --json) and through the wire; the three
+    /// that exist only on one side (a closed connection, no broker, an internal fault) travel
+    /// as `internal`.
+    func testEveryCodeRoundTripsByNameAndOverTheWire() {
+        let localOnly: Set<BrokerError.Code> = [.connectionClosed, .brokerUnreachable, .internalError]
+        XCTAssertEqual(BrokerError.Code.allCases.count, 23)
+        for code in BrokerError.Code.allCases {
+            XCTAssertEqual(BrokerError.Code(rawValue: code.rawValue), code)
+            let error = BrokerError(code, "m")
+            XCTAssertEqual(BrokerError(wire: error.wire).code, localOnly.contains(code) ? .internalError : code, "\(code)")
+        }
+        XCTAssertNil(BrokerError.Code(rawValue: "someCodeOfALaterVersion"))
+        XCTAssertEqual("\(BrokerError.Code.unknownSession)", "unknownSession")
+    }
+}
