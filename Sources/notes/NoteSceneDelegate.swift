@@ -543,6 +543,8 @@ final class NoteSceneDelegate: SceneDelegate {
             // exists (or `seconds` pass, at most 60). Nothing else runs in this scene meanwhile.
             let until = action["until"]?.stringValue
             let deadline = Date().addingTimeInterval(Double(min(60, action["seconds"]?.integerValue ?? 60)))
+            // Said before it holds: a test knows the scene is stuck from here on.
+            FileHandle.standardError.write(Data("hang: holding the main thread\n".utf8))
             while Date() < deadline, !(until.map { FileManager.default.fileExists(atPath: $0) } ?? false) {
                 usleep(20_000)
             }

@@ -213,7 +213,13 @@ final class WatchFilterTests: BrokerTestCase {
         _ = try harness.json("background", a)
         _ = try harness.json("activate", a)
         let single = try harness.openNote("s", app: "notes-single")
-        Thread.sleep(forTimeInterval: 0.5)
+        // The last event each watcher is owed has arrived: a session's events come in order.
+        try harness.eventually("each watcher has what it asked for") {
+            func has(_ watcher: BrokerHarness.Running, _ event: String, _ session: String) -> Bool {
+                watcher.jsonLines.contains { $0["event"] as? String == event && $0["session"] as? String == session }
+            }
+            return has(byEvent, "didBecomeActive", single) && has(byApp, "didBecomeActive", single) && has(bySession, "didBecomeActive", a)
+        }
 
         for watcher in [bySession, byApp, byEvent] { watcher.stop() }
         let sessionEvents = bySession.jsonLines

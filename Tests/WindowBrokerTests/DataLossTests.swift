@@ -213,7 +213,7 @@ final class SceneFloodTests: BrokerTestCase {
         }
         XCTAssertEqual(harness.wmctl("status").code, 0, "others are served during the flood")
         try harness.eventually("the slow session came forward", timeout: 30) { try harness.state(slow) == "foregroundActive" }
-        Thread.sleep(forTimeInterval: 0.5)
+        try harness.eventually("the watcher saw the requests that were taken") { !watch.jsonLines.isEmpty }
         watch.stop()
         let accepted = watch.jsonLines.count
         XCTAssertGreaterThan(accepted, 0)

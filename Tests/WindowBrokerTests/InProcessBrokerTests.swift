@@ -131,6 +131,49 @@ final class InProcessBrokerTests: XCTestCase {
         XCTAssertEqual(live, 3)
     }
 
+    /// The crash loop's wait, on a clock the test moves: refused until the wait is over, to the
+    /// instant, then launched; a second loop in a row waits twice as long. Nothing sleeps.
+    func testACrashLoopEndsExactlyWhenItsWaitIsOver() async throws {
+        let clock = ManualClock()
+        running = try await InProcessBroker.start(apps: [.init("alpha")]) {
+            $0.clock = clock
+            $0.startLimitBurst = 3
+            $0.startLimitInterval = .seconds(10)
+        }
+        let broker = running.broker
+        func refusal() async -> BrokerError? {
+            do { _ = try await openScene("alpha", on: broker); return nil } catch { return error as? BrokerError }
+        }
+        func loop() async throws {
+            await running.workers.failLaunches(with: BrokerError(.workerFailed, "the executable is missing"))
+            for _ in 0..<3 {
+                let code = await refusal()?.code
+                XCTAssertEqual(code, .workerFailed)
+            }
+            await running.workers.failLaunches(with: nil)
+        }
+        try await loop()
+        let refused = try await XCTUnwrapAsync(await refusal())
+        XCTAssertEqual(refused.code, .crashLoop)
+        XCTAssertEqual(refused.retryAfterSeconds, 10)
+        clock.advance(by: .seconds(9))
+        var wait = await refusal()?.retryAfterSeconds
+        XCTAssertEqual(wait, 1, "still refused a second before the end")
+        clock.advance(by: .seconds(1))
+        let launched = await refusal()
+        XCTAssertNil(launched, "launched once the wait is over")
+
+        // The launch that worked ended the streak; a scene that then crashes does not, and
+        // failing again at once is a second loop in a row only without a success between.
+        try await loop()
+        wait = await refusal()?.retryAfterSeconds
+        XCTAssertEqual(wait, 10, "a success in between: the first loop again")
+        clock.advance(by: .seconds(10))
+        try await loop()
+        wait = await refusal()?.retryAfterSeconds
+        XCTAssertEqual(wait, 20, "a second loop in a row waits twice as long")
+    }
+
     func testAReplyAfterItsDeadlineChangesNothing() async throws {
         let running = try await start(workerTimeout: .milliseconds(300))
         let broker = running.broker

@@ -158,21 +158,10 @@ final class LifecycleTests: BrokerTestCase {
     }
 
     func testWatchStreamsLifecycleEvents() throws {
-        let watcher = Process()
-        watcher.executableURL = URL(fileURLWithPath: BrokerHarness.binDirectory + "/wmctl")
-        watcher.arguments = ["--socket", harness.socketPath, "--json", "watch", "--count", "5", "--timeout", "30"]
-        let pipe = Pipe()
-        watcher.standardOutput = pipe
-        try watcher.run()
-        harness.remember(pid: watcher.processIdentifier)
-        Thread.sleep(forTimeInterval: 0.5)
+        let watcher = try harness.startWatch(["--count", "5", "--timeout", "30"])
         let session = try harness.openNote("watched")
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        watcher.waitUntilExit()
-        XCTAssertEqual(watcher.terminationStatus, 0)
-        let events = String(decoding: output, as: UTF8.self).split(separator: "\n").compactMap {
-            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-        }
+        XCTAssertEqual(watcher.wait().code, 0)
+        let events = watcher.jsonLines
         XCTAssertEqual(events.map { $0["event"] as? String ?? "" }, ["created", "launched", "willConnect", "willEnterForeground", "didBecomeActive"])
         XCTAssertTrue(events.allSatisfy { $0["session"] as? String == session && $0["app"] as? String == "notes" && $0["time"] is String })
     }

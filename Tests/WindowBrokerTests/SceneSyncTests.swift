@@ -94,8 +94,7 @@ final class SceneSyncTests: BrokerTestCase {
             _ = FileManager.default.createFile(atPath: release, contents: nil)
             _ = hang.wait()
         }
-        // The hang action is in the scene (its main thread is blocked) once the broker sent it.
-        Thread.sleep(forTimeInterval: 0.3)
+        try harness.eventually("the scene holds its main thread") { harness.brokerLog.contains("hang: holding the main thread") }
         for i in 0..<10 { _ = try value(writer, "type", "text=\(i)") }
         try harness.eventually("the reader has every update while the hung scene is still stuck") {
             try state(reader)["updates"] as? Int == 10

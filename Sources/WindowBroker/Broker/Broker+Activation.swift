@@ -360,7 +360,7 @@ extension Broker {
         logger.info("draining: refusing new requests, finishing those in flight", metadata: ["inFlight": "\(requestsInFlight)"])
         guard requestsInFlight > 0 else { return }
         let deadline = Task { [weak self] in
-            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            guard (try? await self?.configuration.clock.sleep(for: timeout)) != nil else { return }
             await self?.releaseDrainWaiters()
         }
         defer { deadline.cancel() }

@@ -66,7 +66,7 @@ extension Broker {
         memory.inputs = inputs
         memory.pss = pss
         let before = memory.policy.level
-        let (level, now, reasons) = memory.policy.update(inputs, now: .now)
+        let (level, now, reasons) = memory.policy.update(inputs, now: configuration.clock.now)
         memory.reasons = reasons
         if level != before {
             logger.notice("memory pressure level changed", metadata: ["from": "\(before)", "to": "\(level)", "reasons": "\(reasons.joined(separator: "; "))"])
@@ -78,7 +78,7 @@ extension Broker {
             if level == .normal { refillPools() }
             return
         }
-        let due = level > before || memory.lastAction.map { .now - $0 >= memoryConfiguration.minimumActionInterval } ?? true
+        let due = level > before || memory.lastAction.map { configuration.clock.now - $0 >= memoryConfiguration.minimumActionInterval } ?? true
         guard due else { return }
         _ = await respond(to: now, simulated: false, saving: true)
     }
@@ -95,7 +95,7 @@ extension Broker {
     /// re-read in between); all of them when simulated. LRU order decides which scenes go;
     /// they then save and stop side by side, `reclaimConcurrency` at a time.
     private func respond(to level: PressureLevel, simulated: Bool, saving: Bool) async -> PressureOutcome {
-        memory.lastAction = .now
+        memory.lastAction = configuration.clock.now
         var outcome = PressureOutcome(level: level)
         // Idle prewarmed processes go before any scene is disturbed.
         await drainPools(reason: .memoryPressure)

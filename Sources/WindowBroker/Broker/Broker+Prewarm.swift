@@ -30,7 +30,7 @@ extension Broker {
         for app in apps.values.sorted(by: { $0.id < $1.id }) where app.prewarm > 0 {
             // An app in a crash loop is not refilled either: refills count against its start
             // limit like launches, and the pool tries again once the wait is over.
-            if let wait = startLimit.retryAfter(app.id) {
+            if let wait = startLimit.retryAfter(app.id, now: configuration.clock.now) {
                 scheduleRefill(after: wait)
                 continue
             }
@@ -77,8 +77,8 @@ extension Broker {
     /// A refill that failed counts against the app's start limit; the pool is topped up again
     /// (in a moment, or when the crash loop's wait is over), never in a tight loop.
     private func prewarmFailed(_ app: AppManifest, _ error: any Error, _ what: String) {
-        startLimit.recordFailure(app.id)
-        if let wait = startLimit.retryAfter(app.id) {
+        startLimit.recordFailure(app.id, now: configuration.clock.now)
+        if let wait = startLimit.retryAfter(app.id, now: configuration.clock.now) {
             logger.warning("\(what); the app is in a crash loop, its pool waits", metadata: [
                 "app": "\(app.id)", "error": "\(error)", "retryAfter": "\(wait.formattedSeconds)",
             ])
@@ -93,7 +93,7 @@ extension Broker {
         guard !pools.refillScheduled else { return }
         pools.refillScheduled = true
         Task {
-            try? await Task.sleep(for: wait)
+            try? await self.configuration.clock.sleep(for: wait)
             await self.scheduledRefill()
         }
     }

@@ -248,7 +248,7 @@ public actor Broker {
             $0.requestedBy = session.requestedBy?.uuidString.lowercased() ?? ""
             $0.key = driver?.toldKey == true
             $0.snapshotKept = driver?.snapshot != nil
-            if let wait = startLimit.retryAfter(session.appID) {
+            if let wait = startLimit.retryAfter(session.appID, now: configuration.clock.now) {
                 $0.crashLoopRetryAfterSeconds = wait.seconds
             }
             if includeRestoration, let restoration = session.restoration {

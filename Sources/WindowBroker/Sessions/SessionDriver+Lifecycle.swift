@@ -154,7 +154,7 @@ extension SessionDriver {
             throw BrokerError(.unknownApp, "app '\(appID)' is not installed any more (no manifest); the session is kept")
         }
         let configuration = broker.configuration
-        if let wait = broker.startLimit.retryAfter(app.id) {
+        if let wait = broker.startLimit.retryAfter(app.id, now: broker.configuration.clock.now) {
             let seconds = wait.seconds
             throw BrokerError(
                 .crashLoop,
@@ -184,7 +184,7 @@ extension SessionDriver {
             handle = try await broker.launcher.launch(app: app, sessionID: id)
         } catch {
             session.state = .unattached
-            broker.startLimit.recordFailure(app.id)
+            broker.startLimit.recordFailure(app.id, now: broker.configuration.clock.now)
             throw error
         }
         broker.bind(handle, to: self)
@@ -195,10 +195,10 @@ extension SessionDriver {
         do {
             try await handle.waitForHello(timeout: configuration.launchTimeout)
         } catch let error as BrokerError where error.code == .timedOut {
-            broker.startLimit.recordFailure(app.id)
+            broker.startLimit.recordFailure(app.id, now: broker.configuration.clock.now)
             throw error
         } catch {
-            broker.startLimit.recordFailure(app.id)
+            broker.startLimit.recordFailure(app.id, now: broker.configuration.clock.now)
             await broker.terminate(id, reason: .timedOut)
             throw BrokerError(.workerFailed, "the scene process \(app.executable) did not start: \((error as? BrokerError)?.message ?? "\(error)")")
         }

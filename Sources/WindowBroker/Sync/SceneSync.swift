@@ -100,7 +100,7 @@ extension Broker {
         var outcome = PostOutcome(sequence: sequence, receivers: receivers.count)
         guard let wait else { return outcome }
         let deadline = Task {
-            guard (try? await Task.sleep(for: wait)) != nil else { return }
+            guard (try? await self.configuration.clock.sleep(for: wait)) != nil else { return }
             self.finishWait(key)
         }
         defer { deadline.cancel() }

@@ -18,13 +18,13 @@ public struct StartLimit: Sendable, Equatable {
     }
 
     /// How long until `app` may launch again; nil when it may now.
-    public func retryAfter(_ app: String, now: ContinuousClock.Instant = .now) -> Duration? {
+    public func retryAfter(_ app: String, now: ContinuousClock.Instant) -> Duration? {
         guard let until = loopUntil[app], until > now else { return nil }
         return until - now
     }
 
     /// A launch of `app` failed or one of its scenes crashed.
-    public mutating func recordFailure(_ app: String, now: ContinuousClock.Instant = .now) {
+    public mutating func recordFailure(_ app: String, now: ContinuousClock.Instant) {
         var recent = (failures[app] ?? []).filter { now - $0 < interval }
         recent.append(now)
         guard recent.count >= burst else {
