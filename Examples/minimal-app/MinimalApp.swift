@@ -30,7 +30,7 @@ import SceneWorker  // re-exports IPCWire: UserActivity, PlistValue, BrokerError
         case "open-another":
             // A scene opens a scene of its own app (requestSceneSessionActivation).
             let outcome = try? await scene.requestActivation(options: .init(presentation: .standard, alwaysNew: true))
-            return .performed(outcome.map { .string($0.session) })
+            return .performed(outcome.map { .string($0.session.description) })
         default:
             return .declined("unknown action \(action.name)")
         }

@@ -12,7 +12,7 @@ public protocol AppDelegate: CommandResponder {
     /// once, when the session first connects: a reconnecting scene keeps its configuration.
     func configurationName(forConnecting session: SceneSessionInfo, options: ConnectionOptions) -> String?
     /// Sessions the user discarded: delete data tied to them (drafts, caches).
-    func didDiscardSceneSessions(_ sessionIDs: [String])
+    func didDiscardSceneSessions(_ sessionIDs: [SessionID])
     /// The delegate for the scene this process hosts.
     func makeSceneDelegate(for session: SceneSessionInfo) -> any SceneDelegate
     /// The app's own additions to the main menu (`buildMenu(with:)`), sent when the scene
@@ -26,7 +26,7 @@ extension AppDelegate {
     /// Keeps the broker's choice.
     public func configurationName(forConnecting session: SceneSessionInfo, options: ConnectionOptions) -> String? { nil }
     /// Does nothing.
-    public func didDiscardSceneSessions(_ sessionIDs: [String]) {}
+    public func didDiscardSceneSessions(_ sessionIDs: [SessionID]) {}
     /// Adds nothing.
     public func buildMenu(with builder: inout MenuBuilder) {}
 }
@@ -187,8 +187,8 @@ extension SceneDelegate {
 
 /// What the session looks like from inside the scene.
 public struct SceneSessionInfo: Sendable, Equatable {
-    /// The session's id (a lowercase UUID), the same across reclaims and broker restarts.
-    public var id: String
+    /// The session's id, the same across reclaims and broker restarts.
+    public var id: SessionID
     /// The app's id from its manifest.
     public var appID: String
     /// The scene configuration the session uses (from the manifest's `configurations`).

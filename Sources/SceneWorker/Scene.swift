@@ -184,12 +184,12 @@ public final class Scene {
     /// invalid userInfo, a prominent scene in the way (`requestDenied`), another app's scene
     /// (`permissionDenied`), no room (`resourceExhausted`).
     public func requestActivation(
-        app: String? = nil, session: String? = nil, activity: UserActivity? = nil,
+        app: String? = nil, session: SessionID? = nil, activity: UserActivity? = nil,
         options: ActivationRequestOptions = .init()
     ) async throws -> ActivationOutcome {
         let request = Windowbroker_V1_OpenRequest.with {
             $0.appID = app ?? (session == nil ? self.session.appID : "")
-            $0.sessionID = session ?? ""
+            $0.sessionID = session?.description ?? ""
             if let activity { $0.activity = activity.wire }
             $0.presentation = options.presentation.wire
             $0.forceNew = options.alwaysNew
@@ -202,17 +202,17 @@ public final class Scene {
 
     /// Closes a session of this app (this scene's own, for a Done button): it is discarded,
     /// its app told once (`didDiscardSceneSessions`), its saved state deleted.
-    public func requestDestruction(session: String, dismissal: Dismissal = .standard) async throws {
+    public func requestDestruction(session: SessionID, dismissal: Dismissal = .standard) async throws {
         _ = try await requester(.close(.with {
-            $0.sessionID = session
+            $0.sessionID = session.description
             $0.dismissal = dismissal.wire
         }))
     }
 
     /// Asks the broker to refresh a session's switcher entry: when that scene runs, it is
     /// asked for a fresh title and activity (`SceneDelegate.refresh`).
-    public func requestRefresh(session: String) async throws {
-        _ = try await requester(.refresh(.with { $0.sessionID = session }))
+    public func requestRefresh(session: SessionID) async throws {
+        _ = try await requester(.refresh(.with { $0.sessionID = session.description }))
     }
 
     private func publish(_ update: Windowbroker_V1_SceneUpdate) {
@@ -259,7 +259,7 @@ public enum Dismissal: Sendable {
 /// What an activation request did.
 public struct ActivationOutcome: Sendable {
     /// The session that was activated.
-    public var session: String
+    public var session: SessionID
     /// A new session (false: an existing one was brought forward).
     public var created: Bool
     /// The presentation used (`automatic` resolved).
@@ -270,7 +270,7 @@ public struct ActivationOutcome: Sendable {
     public var detail: String
 
     init(_ reply: Windowbroker_V1_SessionStateReply) {
-        session = reply.sessionID
+        session = SessionID(reply.sessionID) ?? SessionID()  // the broker always names a valid one
         created = reply.created
         presentation = reply.presentation == .prominent ? .prominent : .standard
         state = SceneState(wire: reply.state)

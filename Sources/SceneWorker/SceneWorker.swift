@@ -434,7 +434,7 @@ final class SceneRuntime {
             let freed = delegate.didReceiveMemoryWarning(scene, level: warning.level == .critical ? .critical : .warning)
             return .memoryWarning(.with { $0.freedBytes = UInt64(max(0, freed)) })
         case .discardSessions(let discard):
-            app.didDiscardSceneSessions(discard.sessionIds)
+            app.didDiscardSceneSessions(discard.sessionIds.compactMap(SessionID.init))
             return .ack(.init())
         case .keyStatus(let status):
             let (scene, delegate) = try requireScene()
@@ -460,12 +460,12 @@ final class SceneRuntime {
     private func connectScene(_ connect: Windowbroker_V1_ConnectScene) -> String {
         finishLaunchingIfNeeded()
         if !connect.discardedSessionIds.isEmpty {
-            app.didDiscardSceneSessions(connect.discardedSessionIds)
+            app.didDiscardSceneSessions(connect.discardedSessionIds.compactMap(SessionID.init))
         }
         let info = connect.session
         let restoration = connect.hasRestorationActivity ? try? UserActivity(wire: connect.restorationActivity, maxBytes: .max) : nil
         var session = SceneSessionInfo(
-            id: info.id, appID: info.appID, configuration: info.configuration, role: info.role,
+            id: SessionID(info.id) ?? SessionID(), appID: info.appID, configuration: info.configuration, role: info.role,
             title: info.title, restorationActivity: restoration, delegateName: connect.delegateName,
             isNew: connect.newSession)
         let options = ConnectionOptions(userActivities: connect.userActivities.compactMap { try? UserActivity(wire: $0, maxBytes: .max) })

@@ -60,11 +60,11 @@ public actor FakeWorkers: WorkerLauncher {
         holds.values.first { ($0.app == nil || $0.app == app) && $0.matches(command) }?.sink
     }
 
-    public nonisolated func launch(app: AppManifest, sessionID: UUID?) async throws -> WorkerHandle {
+    public nonisolated func launch(app: AppManifest, sessionID: SessionID?) async throws -> WorkerHandle {
         try await launchWorker(app: app, sessionID: sessionID)
     }
 
-    private func launchWorker(app: AppManifest, sessionID: UUID?) async throws -> WorkerHandle {
+    private func launchWorker(app: AppManifest, sessionID: SessionID?) async throws -> WorkerHandle {
         if let launchFailure { throw launchFailure }
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, wb_sock_stream() | wb_sock_cloexec(), 0, &pair) == 0 else {
@@ -107,7 +107,7 @@ public struct FakeCommand: Sendable {
 public actor FakeWorker {
     public nonisolated let pid: pid_t
     public nonisolated let appID: String
-    public nonisolated let sessionID: UUID?
+    public nonisolated let sessionID: SessionID?
     private let launcher: FakeWorkers
     private var channel: (any Channel)?
     private var handle: WorkerHandle?
@@ -115,7 +115,7 @@ public actor FakeWorker {
     /// Names of the commands received, in order (`FakeCommand.name`).
     public private(set) var received: [String] = []
 
-    init(pid: pid_t, appID: String, sessionID: UUID?, launcher: FakeWorkers) {
+    init(pid: pid_t, appID: String, sessionID: SessionID?, launcher: FakeWorkers) {
         self.pid = pid
         self.appID = appID
         self.sessionID = sessionID
@@ -132,7 +132,7 @@ public actor FakeWorker {
             try? await wire.executeThenClose { inbound, outbound in
                 var hello = Envelope()
                 hello.id = 1
-                hello.body = .hello(.current(.worker, clientName: "fake-\(self.appID)", sessionID: self.sessionID?.uuidString.lowercased() ?? ""))
+                hello.body = .hello(.current(.worker, clientName: "fake-\(self.appID)", sessionID: self.sessionID?.description ?? ""))
                 try await outbound.write(hello)
                 for try await envelope in inbound {
                     guard case .workerCommand(let command) = envelope.body, let kind = command.kind else { continue }

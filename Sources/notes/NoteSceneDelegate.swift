@@ -65,7 +65,7 @@ final class NoteSceneDelegate: SceneDelegate {
             load(activity)
             if let requested = activity.interactionState.flatMap(Self.decodeCursor) { cursor = min(requested, text.count) }
         }
-        if noteID.isEmpty { noteID = scene.session.id }
+        if noteID.isEmpty { noteID = scene.session.id.description }
         app.drafts.remember(note: noteID, session: scene.session.id)
         catchUp()
         // Shared defaults are in place before willConnect: a new window starts the way the others look.
@@ -295,7 +295,7 @@ final class NoteSceneDelegate: SceneDelegate {
             keywords: tags + text.split(whereSeparator: { $0.isWhitespace }).prefix(8).map(String.init),
             isEligibleForSearch: searchable,
             interactionState: Data("{\"cursor\":\(cursor)}".utf8),
-            persistentIdentifier: scene.session.id)
+            persistentIdentifier: scene.session.id.description)
     }
 
     private func publish(_ scene: Scene) {
@@ -459,7 +459,7 @@ final class NoteSceneDelegate: SceneDelegate {
             return await request {
                 let outcome = try await scene.requestActivation(activity: activity, options: .init(presentation: presentation))
                 return .dictionary([
-                    "session": .string(outcome.session), "created": .bool(outcome.created),
+                    "session": .string(outcome.session.description), "created": .bool(outcome.created),
                     "presentation": .string(outcome.presentation.rawValue), "state": .string(outcome.state.rawValue),
                 ])
             }
@@ -478,31 +478,31 @@ final class NoteSceneDelegate: SceneDelegate {
             guard let other = action["app"]?.stringValue else { return .declined("open-other-app needs app=...") }
             return await request {
                 let outcome = try await scene.requestActivation(app: other)
-                return .string(outcome.session)
+                return .string(outcome.session.description)
             }
         case "activate-session":
-            guard let session = action["session"]?.stringValue else { return .declined("activate-session needs session=...") }
+            guard let session = action["session"]?.stringValue.flatMap(SessionID.init) else { return .declined("activate-session needs session=ID") }
             return await request {
                 let outcome = try await scene.requestActivation(session: session)
-                return .dictionary(["session": .string(outcome.session), "presentation": .string(outcome.presentation.rawValue)])
+                return .dictionary(["session": .string(outcome.session.description), "presentation": .string(outcome.presentation.rawValue)])
             }
         case "dismiss":
             // The Done button: this scene asks for its own destruction. It does not wait: the
             // answer comes after this process has been told to disconnect.
             let id = scene.session.id
             Task { try? await scene.requestDestruction(session: id) }
-            return .performed(.string(id))
+            return .performed(.string(id.description))
         case "close-session":
-            guard let session = action["session"]?.stringValue else { return .declined("close-session needs session=...") }
+            guard let session = action["session"]?.stringValue.flatMap(SessionID.init) else { return .declined("close-session needs session=ID") }
             return await request {
                 try await scene.requestDestruction(session: session, dismissal: .commit)
-                return .string(session)
+                return .string(session.description)
             }
         case "refresh":
-            guard let session = action["session"]?.stringValue else { return .declined("refresh needs session=...") }
+            guard let session = action["session"]?.stringValue.flatMap(SessionID.init) else { return .declined("refresh needs session=ID") }
             return await request {
                 try await scene.requestRefresh(session: session)
-                return .string(session)
+                return .string(session.description)
             }
         case "type":
             guard let inserted = action["text"]?.stringValue else { return .declined("type needs text=...") }

@@ -25,9 +25,9 @@ final class NotesAppDelegate: AppDelegate {
 
     /// The sessions are gone for good: their drafts go, and a note no other session shows goes
     /// too (closing a note's window in the switcher leaves none of its text behind).
-    func didDiscardSceneSessions(_ sessionIDs: [String]) {
+    func didDiscardSceneSessions(_ sessionIDs: [SessionID]) {
         callbacks.append("didDiscardSceneSessions")
-        discardedSessions += sessionIDs
+        discardedSessions += sessionIDs.map(\.description)
         for id in sessionIDs {
             drafts.delete(session: id)
             if let note = drafts.forget(session: id), !drafts.isShown(note: note) {
@@ -69,7 +69,7 @@ final class NotesAppDelegate: AppDelegate {
             let outcome = try await scene.requestActivation(
                 activity: UserActivity(activityType: NoteSceneDelegate.activityType, title: "New Note"),
                 options: .init(alwaysNew: true))
-            return .performed(.string(outcome.session))
+            return .performed(.string(outcome.session.description))
         } catch {
             return .declined("\(error)")
         }
@@ -136,26 +136,26 @@ struct NoteStore {
 struct DraftStore {
     let directory = dataDirectory + "/drafts"
 
-    func save(_ text: String, session: String) {
+    func save(_ text: String, session: SessionID) {
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try? text.write(toFile: path(session), atomically: true, encoding: .utf8)
     }
 
-    func delete(session: String) {
+    func delete(session: SessionID) {
         try? FileManager.default.removeItem(atPath: path(session))
     }
 
-    func path(_ session: String) -> String { directory + "/" + session + ".txt" }
+    func path(_ session: SessionID) -> String { directory + "/\(session).txt" }
 
     /// Which note each session shows (`<session>.note`): what a discard needs to find the note.
-    func remember(note: String, session: String) {
+    func remember(note: String, session: SessionID) {
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        try? Data(note.utf8).write(to: URL(fileURLWithPath: directory + "/" + session + ".note"), options: .atomic)
+        try? Data(note.utf8).write(to: URL(fileURLWithPath: directory + "/\(session).note"), options: .atomic)
     }
 
     /// Forgets the session's note and returns it.
-    func forget(session: String) -> String? {
-        let file = directory + "/" + session + ".note"
+    func forget(session: SessionID) -> String? {
+        let file = directory + "/\(session).note"
         defer { try? FileManager.default.removeItem(atPath: file) }
         return FileManager.default.contents(atPath: file).map { String(decoding: $0, as: UTF8.self) }
     }

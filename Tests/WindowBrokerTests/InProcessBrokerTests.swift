@@ -101,7 +101,7 @@ final class InProcessBrokerTests: XCTestCase {
         let told = connects.map { command -> [String] in
             if case .connect(let connect) = command.kind { return connect.discardedSessionIds } else { return [] }
         }
-        XCTAssertEqual(told.flatMap { $0 }, [gone.sessionID.uuidString.lowercased()], "exactly one scene is told: \(told)")
+        XCTAssertEqual(told.flatMap { $0 }, [gone.sessionID.description], "exactly one scene is told: \(told)")
         for command in connects { await command.answer() }
         _ = try await (first.value, second.value)
     }
@@ -172,6 +172,26 @@ final class InProcessBrokerTests: XCTestCase {
         try await loop()
         wait = await refusal()?.retryAfterSeconds
         XCTAssertEqual(wait, 20, "a second loop in a row waits twice as long")
+    }
+
+    /// A prefix from a scene matches only its own app's sessions, and a miss lists none of the
+    /// others (issue 24): a scene cannot even learn that another app's session exists.
+    func testAScenesPrefixMatchesOnlyItsOwnAppsSessions() async throws {
+        let running = try await start()
+        let alpha = try await openScene("alpha", on: running.broker).sessionID
+        let beta = try await openScene("beta", on: running.broker).sessionID
+        let prefix = String(alpha.description.prefix(8))
+        let resolved = try await running.broker.resolveSession(prefix)
+        XCTAssertEqual(resolved, alpha, "wmctl (no requester) matches any app's session")
+        let own = try await running.broker.resolveSession(prefix, visibleTo: alpha)
+        XCTAssertEqual(own, alpha)
+        do {
+            _ = try await running.broker.resolveSession(prefix, visibleTo: beta)
+            XCTFail("another app's session was matched by a prefix")
+        } catch {
+            XCTAssertEqual(error.code, .unknownSession)
+            XCTAssertFalse(error.message.contains(alpha.description), error.message)
+        }
     }
 
     func testAReplyAfterItsDeadlineChangesNothing() async throws {
@@ -300,7 +320,7 @@ private func eventually(_ what: String, _ condition: () async throws -> Bool) as
     XCTFail("timed out waiting until \(what)")
 }
 
-private func sceneState(_ id: UUID, _ broker: Broker) async throws -> SceneState {
+private func sceneState(_ id: SessionID, _ broker: Broker) async throws -> SceneState {
     SceneState(wire: try await broker.sessionInfo(id).state)
 }
 

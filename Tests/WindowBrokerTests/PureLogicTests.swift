@@ -63,7 +63,7 @@ final class FocusCoordinatorTests: XCTestCase {
     /// decision. Before, `refocus` only checked that the scene was connected.
     func testAChangeDecidedBeforeALaterDecisionIsNoLongerWanted() {
         var focus = FocusCoordinator(maxForeground: 1)
-        let (a, b) = (UUID(), UUID())
+        let (a, b) = (SessionID(), SessionID())
         _ = focus.bringForward(a, app: "notes")
         let opening = focus.bringForward(b, app: "notes")
         let leave = FocusCoordinator.Change(a, .background)
@@ -78,7 +78,7 @@ final class FocusCoordinatorTests: XCTestCase {
     /// Every visible scene is active; bringing one forward moves only the key scene.
     func testTwoScenesSideBySideAreBothActiveAndTheNewOneIsKey() {
         var focus = FocusCoordinator(maxForeground: 2)
-        let a = UUID(), b = UUID()
+        let a = SessionID(), b = SessionID()
         XCTAssertEqual(focus.bringForward(a, app: "notes").changes, [])
         let decision = focus.bringForward(b, app: "notes")
         XCTAssertEqual(decision.changes, [], "a stays foregroundActive beside b")
@@ -90,7 +90,7 @@ final class FocusCoordinatorTests: XCTestCase {
 
     func testAStandardRequestKeepsTheRequesterBesideTheNewScene() {
         var focus = FocusCoordinator(maxForeground: 2)
-        let requester = UUID(), other = UUID(), new = UUID()
+        let requester = SessionID(), other = SessionID(), new = SessionID()
         _ = focus.bringForward(requester, app: "notes")
         _ = focus.bringForward(other, app: "notes")  // requester is now the least recently used
         let decision = focus.bringForward(new, app: "notes", beside: requester)
@@ -104,7 +104,7 @@ final class FocusCoordinatorTests: XCTestCase {
     /// A prominent scene dims and blocks only its own app's other scenes.
     func testAProminentSceneDimsItsAppsScenesRefusesTheirActivationAndGivesKeyBack() {
         var focus = FocusCoordinator(maxForeground: 3)
-        let a = UUID(), b = UUID(), other = UUID(), sheet = UUID()
+        let a = SessionID(), b = SessionID(), other = SessionID(), sheet = SessionID()
         _ = focus.bringForward(a, app: "notes")
         _ = focus.bringForward(other, app: "tally")
         _ = focus.bringForward(b, app: "notes")
@@ -126,7 +126,7 @@ final class FocusCoordinatorTests: XCTestCase {
 
     func testAFailedProminentLaunchGivesEverythingBack() {
         var focus = FocusCoordinator(maxForeground: 2)
-        let a = UUID(), sheet = UUID()
+        let a = SessionID(), sheet = SessionID()
         _ = focus.bringForward(a, app: "notes")
         let decision = focus.present(sheet, app: "notes")
         XCTAssertEqual(focus.bringForwardFailed(decision), [.init(a, .foregroundActive)])
@@ -136,7 +136,7 @@ final class FocusCoordinatorTests: XCTestCase {
 
     func testTheLeastRecentlyUsedForegroundSceneGoesToTheBackground() {
         var focus = FocusCoordinator(maxForeground: 2)
-        let old = UUID(), recent = UUID(), new = UUID()
+        let old = SessionID(), recent = SessionID(), new = SessionID()
         _ = focus.bringForward(old, app: "notes")
         _ = focus.bringForward(recent, app: "notes")
         let decision = focus.bringForward(new, app: "notes")
@@ -148,7 +148,7 @@ final class FocusCoordinatorTests: XCTestCase {
     /// the one that makes room next.
     func testTheCompositorsFocusMakesASceneKeyAndRecentlyUsed() {
         var focus = FocusCoordinator(maxForeground: 2)
-        let a = UUID(), b = UUID(), c = UUID()
+        let a = SessionID(), b = SessionID(), c = SessionID()
         _ = focus.bringForward(a, app: "notes")
         _ = focus.bringForward(b, app: "notes")
         XCTAssertTrue(focus.focused(a))
@@ -161,7 +161,7 @@ final class FocusCoordinatorTests: XCTestCase {
 
     func testWhenTheKeySceneLeavesTheMostRecentlyUsedOneIsKey() {
         var focus = FocusCoordinator(maxForeground: 3)
-        let a = UUID(), b = UUID(), c = UUID()
+        let a = SessionID(), b = SessionID(), c = SessionID()
         for id in [a, b, c] { _ = focus.bringForward(id, app: "notes") }
         XCTAssertEqual(focus.remove(c), [])
         XCTAssertEqual(focus.key, b)
@@ -171,7 +171,7 @@ final class FocusCoordinatorTests: XCTestCase {
 
     func testDecisionsFollowEarlierIntentionsNotCurrentStates() {
         var focus = FocusCoordinator(maxForeground: 1)
-        let a = UUID(), b = UUID()
+        let a = SessionID(), b = SessionID()
         _ = focus.bringForward(a, app: "notes")
         focus.remove(a)  // `background a` was requested; its save may still be running
         XCTAssertEqual(focus.bringForward(b, app: "notes").changes, [], "a is not sent to the background twice")
@@ -179,7 +179,7 @@ final class FocusCoordinatorTests: XCTestCase {
 
     func testAFailedLaunchMakesThePreviousSceneKeyAgain() {
         var focus = FocusCoordinator(maxForeground: 2)
-        let a = UUID(), b = UUID()
+        let a = SessionID(), b = SessionID()
         _ = focus.bringForward(a, app: "notes")
         let decision = focus.bringForward(b, app: "notes")
         XCTAssertEqual(focus.bringForwardFailed(decision), [])
@@ -189,7 +189,7 @@ final class FocusCoordinatorTests: XCTestCase {
 
     func testAFailedLaunchWhoseProcessAlreadyEndedStillRestoresFocus() {
         var focus = FocusCoordinator(maxForeground: 1)
-        let a = UUID(), b = UUID()
+        let a = SessionID(), b = SessionID()
         _ = focus.bringForward(a, app: "notes")
         let decision = focus.bringForward(b, app: "notes")
         focus.remove(b)  // the new scene's process exited before it said hello
@@ -200,7 +200,7 @@ final class FocusCoordinatorTests: XCTestCase {
 
     func testAFailedLaunchDoesNotUndoALaterDecision() {
         var focus = FocusCoordinator(maxForeground: 2)
-        let a = UUID(), b = UUID(), c = UUID()
+        let a = SessionID(), b = SessionID(), c = SessionID()
         _ = focus.bringForward(a, app: "notes")
         let failing = focus.bringForward(b, app: "notes")
         _ = focus.bringForward(c, app: "notes")
@@ -213,7 +213,7 @@ final class FocusCoordinatorTests: XCTestCase {
     /// scene is one the prominent scene's app owns.
     func testTheInvariantsHoldForAnyOrderOfDecisions() {
         var focus = FocusCoordinator(maxForeground: 2)
-        let ids = (0..<5).map { _ in UUID() }
+        let ids = (0..<5).map { _ in SessionID() }
         let apps = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, $0 % 2 == 0 ? "notes" : "tally") })
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<1000 {
@@ -409,7 +409,7 @@ final class ActivationRouterTests: XCTestCase {
         return session
     }
 
-    private func request(target: String? = nil, type: String = "notes.edit", session: UUID? = nil, new: Bool = false) -> ActivationRequest {
+    private func request(target: String? = nil, type: String = "notes.edit", session: SessionID? = nil, new: Bool = false) -> ActivationRequest {
         ActivationRequest(appID: "notes", sessionID: session,
                           activity: UserActivity(activityType: type, targetContentIdentifier: target), forceNew: new)
     }
@@ -483,7 +483,7 @@ final class ActivationRouterTests: XCTestCase {
     }
 
     func testAnExplicitSessionMustBelongToTheApp() {
-        XCTAssertThrowsError(try ActivationRouter.route(request(session: UUID()), app: app(), sessions: [session()])) {
+        XCTAssertThrowsError(try ActivationRouter.route(request(session: SessionID()), app: app(), sessions: [session()])) {
             XCTAssertEqual(($0 as? BrokerError)?.code, .unknownSession)
         }
     }

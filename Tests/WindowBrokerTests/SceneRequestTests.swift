@@ -162,10 +162,8 @@ final class SceneRequestTests: BrokerTestCase {
         XCTAssertTrue((refresh["reason"] as? String ?? "").hasPrefix("unknownSession"), "\(refresh)")
         let activate = try ask(note, "activate-session", "session=\(single)")
         XCTAssertTrue((activate["reason"] as? String ?? "").hasPrefix("unknownSession"), "\(activate)")
-        // Nor by a prefix: other apps' sessions are neither matched nor listed.
-        let byPrefix = try ask(note, "activate-session", "session=\(single.prefix(8))")
-        XCTAssertTrue((byPrefix["reason"] as? String ?? "").hasPrefix("unknownSession"), "\(byPrefix)")
-        XCTAssertFalse((byPrefix["reason"] as? String ?? "").contains("solo"), "\(byPrefix)")
+        // Nor by a prefix: `InProcessBrokerTests.testAScenesPrefixMatchesOnlyItsOwnAppsSessions`
+        // (the SDK takes only whole ids, so a scene's prefix comes from a raw client).
         XCTAssertEqual(try harness.jsonList("sessions").count, count, "nothing changed")
         XCTAssertEqual(try harness.state(single), "foregroundActive", "another app's scene beside it")
     }

@@ -1,4 +1,5 @@
 import Foundation
+import IPCWire
 import XCTest
 
 @testable import WindowBroker
@@ -80,7 +81,7 @@ final class UsabilityTests: BrokerTestCase {
             // Closed (and its lock released) at the end of this block, before the broker starts.
             let store = try SessionStore(directory: harness.root + "/state")
             for (id, title) in [("abcdef12-0000-4000-8000-000000000001", "First"), ("abcdef12-0000-4000-8000-000000000002", "Second")] {
-                let session = SceneSession(id: UUID(uuidString: id)!, appID: "notes", configuration: "Editor", role: "windowApplication", title: title)
+                let session = SceneSession(id: SessionID(id)!, appID: "notes", configuration: "Editor", role: "windowApplication", title: title)
                 try awaitResult { try await store.insert(session) }
             }
         }

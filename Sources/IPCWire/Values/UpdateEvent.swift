@@ -13,7 +13,7 @@ public struct UpdateEvent: Sendable, Hashable {
     /// Set on delivery: when the broker took it, and the posting scene's session (nil: from outside).
     public var postedAt: Date?
     /// The posting scene's session; nil when posted from outside (`wmctl post`).
-    public var postedBy: String?
+    public var postedBy: SessionID?
 
     /// An event to post with `Scene.post(_:)`.
     public init(name: String, payload: [String: PlistValue] = [:]) {
@@ -26,7 +26,7 @@ public struct UpdateEvent: Sendable, Hashable {
         self.init(name: wire.name, payload: try PlistValue.dictionary(wire: wire.payload, path: "payload"))
         self.sequence = sequence
         postedAt = wire.postedAt > 0 ? Date(timeIntervalSince1970: wire.postedAt) : nil
-        postedBy = wire.postedBy.isEmpty ? nil : wire.postedBy
+        postedBy = SessionID(wire.postedBy)
     }
 }
 

@@ -6,22 +6,22 @@ import IPCWire
 /// wmctl or from a scene (`requestedBy`).
 public struct ActivationRequest: Sendable {
     public var appID: String?
-    public var sessionID: UUID?
+    public var sessionID: SessionID?
     public var activity: UserActivity?
     /// Always create a new scene (`wmctl open --new`).
     public var forceNew: Bool
     /// Asked for; `automatic` is resolved by the broker (`Broker.presentation(for:target:)`).
     public var presentation: Presentation
     /// The scene that asked; nil for wmctl.
-    public var requestedBy: UUID?
+    public var requestedBy: SessionID?
     /// The configuration a new session must use (`wmctl open --configuration`).
     public var configuration: String?
     /// The requester's xdg-activation token: the scene's window asks for focus with it.
     public var activationToken: String?
 
     public init(
-        appID: String?, sessionID: UUID?, activity: UserActivity?, forceNew: Bool,
-        presentation: Presentation = .standard, requestedBy: UUID? = nil
+        appID: String?, sessionID: SessionID?, activity: UserActivity?, forceNew: Bool,
+        presentation: Presentation = .standard, requestedBy: SessionID? = nil
     ) {
         self.appID = appID
         self.sessionID = sessionID
@@ -36,7 +36,7 @@ public struct ActivationRequest: Sendable {
 /// Where an activation goes.
 public enum ActivationDecision: Sendable, Equatable {
     /// Bring this existing session forward and deliver the activity to it.
-    case existing(UUID, reason: String)
+    case existing(SessionID, reason: String)
     /// Create a new session with this configuration.
     case create(configuration: String, role: String)
 }
@@ -58,7 +58,7 @@ public enum ActivationRouter {
         let ofApp = sessions.filter { $0.appID == app.id }.sorted { $0.lastActiveAt > $1.lastActiveAt }
         if let sessionID = request.sessionID {
             guard ofApp.contains(where: { $0.id == sessionID }) else {
-                throw BrokerError(.unknownSession, "no session \(sessionID.uuidString.lowercased()) of app '\(app.id)'")
+                throw BrokerError(.unknownSession, "no session \(sessionID) of app '\(app.id)'")
             }
             return .existing(sessionID, reason: "brought forward as requested")
         }
@@ -66,7 +66,7 @@ public enum ActivationRouter {
             if request.forceNew {
                 throw BrokerError(
                     .multipleScenesUnsupported,
-                    "app '\(app.id)' does not support multiple scenes; its scene \(only.id.uuidString.lowercased()) is unchanged (omit --new to activate it instead)")
+                    "app '\(app.id)' does not support multiple scenes; its scene \(only.id) is unchanged (omit --new to activate it instead)")
             }
             return .existing(only.id, reason: "app supports a single scene")
         }

@@ -57,7 +57,7 @@ extension Broker {
                 restored += 1
             } catch {
                 logger.warning("a scene of the workspace could not be put back", metadata: [
-                    "SESSION_ID": "\(id.uuidString.lowercased())", "error": "\(error)",
+                    "SESSION_ID": "\(id)", "error": "\(error)",
                 ])
             }
         }
@@ -69,7 +69,7 @@ extension Broker {
         case broker, compositor
     }
 
-    func syncKeyLater(_ id: UUID, source: KeySource) {
+    func syncKeyLater(_ id: SessionID, source: KeySource) {
         laterOnSession(id, orElse: ()) { await self.syncKey(id, source: source) }
     }
 
@@ -78,7 +78,7 @@ extension Broker {
     /// forward is told at the end of its drive, one whose process ended just loses it. An
     /// activation token (from the request that brought it forward) is always handed over: the
     /// broker may think a scene key whose window the compositor has not focused.
-    func syncKey(_ id: UUID, source: KeySource = .broker, activationToken: String? = nil) async {
+    func syncKey(_ id: SessionID, source: KeySource = .broker, activationToken: String? = nil) async {
         let connected = hasConnectedScene(id)
         let wanted = focus.key == id && connected && drivers[id]?.session.state.isForeground == true
         guard wanted != (drivers[id]?.toldKey == true) || (wanted && activationToken != nil) else { return }
@@ -95,14 +95,14 @@ extension Broker {
                                   doing: wanted ? "didBecomeKey" : "didResignKey")
         } catch {
             logger.warning("scene was not told it is \(wanted ? "" : "no longer ")the key scene", metadata: [
-                "SESSION_ID": "\(id.uuidString.lowercased())", "error": "\(error)",
+                "SESSION_ID": "\(id)", "error": "\(error)",
             ])
         }
     }
 
     /// The scene's window got or lost the keyboard (the compositor decided: the user clicked
     /// it, alt-tabbed, or focused another program). The broker's key scene follows.
-    func keyboardFocus(_ id: UUID, focused: Bool) {
+    func keyboardFocus(_ id: SessionID, focused: Bool) {
         if focused {
             let moved = changeFocus(source: .compositor) { $0.focused(id) }
             if moved { drivers[id]?.session.lastActiveAt = Date() }
@@ -112,7 +112,7 @@ extension Broker {
     }
 
     /// Records `state` as the session's.
-    func setState(_ id: UUID, _ state: SceneState) {
+    func setState(_ id: SessionID, _ state: SceneState) {
         drivers[id]?.session.state = state
     }
 }

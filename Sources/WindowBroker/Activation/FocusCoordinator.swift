@@ -13,18 +13,18 @@ public struct FocusCoordinator: Sendable, Equatable {
     public let maxForeground: Int
     /// Scenes meant to be visible, least recently brought forward first. A prominent scene is
     /// not among them: it is presented over them.
-    public private(set) var foreground: [UUID] = []
+    public private(set) var foreground: [SessionID] = []
     /// The key scene: keyboard focus and key commands go to it. At most one.
-    public private(set) var key: UUID?
+    public private(set) var key: SessionID?
     /// The scene presented prominently (modal): while it is up, its app's other scenes are
     /// dimmed (foregroundInactive) and cannot be activated; other apps go on as before.
-    public private(set) var prominent: UUID?
+    public private(set) var prominent: SessionID?
     /// The foreground scenes the prominent one dims: those of its own app.
-    public private(set) var dimmed: [UUID] = []
+    public private(set) var dimmed: [SessionID] = []
     /// The key scene when the prominent one came up; key again when it goes.
-    public private(set) var returnTo: UUID?
+    public private(set) var returnTo: SessionID?
     /// Which app each visible scene belongs to: a prominent scene dims only its own app.
-    private var apps: [UUID: String] = [:]
+    private var apps: [SessionID: String] = [:]
     /// Counts decisions, so a failure can tell whether a later decision superseded its own.
     private var generation: UInt64 = 0
 
@@ -33,10 +33,10 @@ public struct FocusCoordinator: Sendable, Equatable {
     }
 
     public struct Change: Sendable, Equatable {
-        public var id: UUID
+        public var id: SessionID
         public var target: LifecycleTarget
 
-        public init(_ id: UUID, _ target: LifecycleTarget) {
+        public init(_ id: SessionID, _ target: LifecycleTarget) {
             self.id = id
             self.target = target
         }
@@ -44,12 +44,12 @@ public struct FocusCoordinator: Sendable, Equatable {
 
     /// What bringing one scene forward asks of the others.
     public struct Decision: Sendable, Equatable {
-        public var scene: UUID
+        public var scene: SessionID
         /// For other scenes, in order: the least recently used foreground scenes beyond the
         /// bound go to the background; a prominent scene dims its app's other scenes.
         public var changes: [Change]
         /// The key scene before; key again if this one fails.
-        public var previousKey: UUID?
+        public var previousKey: SessionID?
         public var presentation: Presentation = .standard
         fileprivate var generation: UInt64 = 0
         fileprivate var previousKeyApp: String?
@@ -57,22 +57,22 @@ public struct FocusCoordinator: Sendable, Equatable {
 
     /// The prominent scene that keeps `id` (of `app`) from being activated, if any: a modal
     /// scene blocks only its own app's other scenes.
-    public func blockingProminent(for id: UUID?, app: String) -> UUID? {
+    public func blockingProminent(for id: SessionID?, app: String) -> SessionID? {
         guard let prominent, prominent != id, apps[prominent] == app else { return nil }
         return prominent
     }
 
     /// Whether bringing `id` (nil: a new scene) forward the standard way would push another
     /// scene out of the foreground: the rule `automatic` presentation decides by.
-    public func standardPlacementEvicts(adding id: UUID?) -> Bool {
+    public func standardPlacementEvicts(adding id: SessionID?) -> Bool {
         foreground.filter { $0 != id }.count >= maxForeground
     }
 
     /// The scenes meant to be on screen, least recently used first (a prominent one last).
-    public var visible: [UUID] { foreground + (prominent.map { [$0] } ?? []) }
+    public var visible: [SessionID] { foreground + (prominent.map { [$0] } ?? []) }
 
     /// Whether `id` is meant to be visible and receiving events.
-    public func wantsActive(_ id: UUID) -> Bool {
+    public func wantsActive(_ id: SessionID) -> Bool {
         prominent == id || (foreground.contains(id) && !dimmed.contains(id))
     }
 
@@ -95,7 +95,7 @@ public struct FocusCoordinator: Sendable, Equatable {
     /// `id` (a scene of `app`) comes forward and becomes the key scene. With `requester` (a
     /// scene asked for it), the requester stays in the foreground beside it; the least
     /// recently used scenes beyond the bound go to the background.
-    public mutating func bringForward(_ id: UUID, app: String, beside requester: UUID? = nil) -> Decision {
+    public mutating func bringForward(_ id: SessionID, app: String, beside requester: SessionID? = nil) -> Decision {
         if prominent == id { return present(id, app: app) }
         let previous = key
         let previousApp = previous.flatMap { apps[$0] }
@@ -117,7 +117,7 @@ public struct FocusCoordinator: Sendable, Equatable {
 
     /// `id` is presented prominently: it becomes the key scene over its app's foreground
     /// scenes, which stay visible, dimmed (foregroundInactive), until it is dismissed.
-    public mutating func present(_ id: UUID, app: String) -> Decision {
+    public mutating func present(_ id: SessionID, app: String) -> Decision {
         let previous = key
         generation += 1
         if prominent == nil { returnTo = previous == id ? nil : previous }
@@ -133,7 +133,7 @@ public struct FocusCoordinator: Sendable, Equatable {
 
     /// The user focused `id`'s window (the compositor says so): it is the key scene and the
     /// most recently used. False when it is not a visible scene.
-    public mutating func focused(_ id: UUID) -> Bool {
+    public mutating func focused(_ id: SessionID) -> Bool {
         guard wantsActive(id) else { return false }
         if foreground.contains(id) {
             foreground.removeAll { $0 == id }
@@ -144,7 +144,7 @@ public struct FocusCoordinator: Sendable, Equatable {
     }
 
     /// `id`'s window lost the keyboard (to a window that is not a scene, or to none).
-    public mutating func unfocused(_ id: UUID) {
+    public mutating func unfocused(_ id: SessionID) {
         if key == id { key = nil }
     }
 
@@ -154,7 +154,7 @@ public struct FocusCoordinator: Sendable, Equatable {
     /// the scenes it dimmed are active again (returned as changes) and the scene that was key
     /// before it is key again.
     @discardableResult
-    public mutating func remove(_ id: UUID) -> [Change] {
+    public mutating func remove(_ id: SessionID) -> [Change] {
         let wasKey = key == id
         forget(id)
         if returnTo == id { returnTo = nil }
@@ -191,7 +191,7 @@ public struct FocusCoordinator: Sendable, Equatable {
         return changes
     }
 
-    private mutating func forget(_ id: UUID) {
+    private mutating func forget(_ id: SessionID) {
         foreground.removeAll { $0 == id }
         dimmed.removeAll { $0 == id }
         if key == id { key = nil }

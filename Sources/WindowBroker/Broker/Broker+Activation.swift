@@ -5,7 +5,7 @@ import IPCWire
 /// background, reclaim, close (discard), and actions sent to a scene.
 extension Broker {
     public struct Outcome: Sendable {
-        public var sessionID: UUID
+        public var sessionID: SessionID
         public var state: SceneState
         public var created: Bool
         public var notes: [String]
@@ -16,7 +16,7 @@ extension Broker {
     }
 
     /// The reply for a request about `id`, with the session's state as it is now.
-    private func outcome(_ id: UUID, created: Bool = false, notes: [String], launch: LaunchKind? = nil) -> Outcome {
+    private func outcome(_ id: SessionID, created: Bool = false, notes: [String], launch: LaunchKind? = nil) -> Outcome {
         Outcome(sessionID: id, state: drivers[id]?.session.state ?? .unattached, created: created, notes: notes, launch: launch,
                 presentation: launch == nil ? nil : drivers[id]?.session.presentation)
     }
@@ -24,7 +24,7 @@ extension Broker {
     /// A scene may activate, close and refresh only sessions of its own app.
     /// A session as a requesting scene may see it: another app's session is answered exactly
     /// as one that does not exist, so a scene cannot even learn that it exists.
-    func visibleSession(_ id: UUID, to requester: UUID?) throws(BrokerError) -> SceneSession {
+    func visibleSession(_ id: SessionID, to requester: SessionID?) throws(BrokerError) -> SceneSession {
         let session = try existingSession(id)
         guard let requester, let mine = drivers[requester]?.session.appID, mine != session.appID else {
             if let requester { try checkRequester(requester, mayReach: session.appID) }
@@ -33,14 +33,14 @@ extension Broker {
         throw Self.noSuchSession(id)
     }
 
-    static func noSuchSession(_ id: UUID) -> BrokerError {
-        BrokerError(.unknownSession, "no session \(id.uuidString.lowercased()); `wmctl sessions` lists them")
+    static func noSuchSession(_ id: SessionID) -> BrokerError {
+        BrokerError(.unknownSession, "no session \(id); `wmctl sessions` lists them")
     }
 
-    func checkRequester(_ requester: UUID?, mayReach appID: String) throws(BrokerError) {
+    func checkRequester(_ requester: SessionID?, mayReach appID: String) throws(BrokerError) {
         guard let requester else { return }
         guard let mine = drivers[requester]?.session.appID else {
-            throw BrokerError(.permissionDenied, "the requesting scene \(requester.uuidString.lowercased()) has no session any more")
+            throw BrokerError(.permissionDenied, "the requesting scene \(requester) has no session any more")
         }
         guard mine == appID else {
             throw BrokerError(.permissionDenied, "a scene of '\(mine)' may only activate, close or refresh scenes of '\(mine)', not of '\(appID)'")
@@ -51,11 +51,11 @@ extension Broker {
     /// activations of its own app (other apps go on), and there is one prominent scene at a
     /// time. `automatic` is prominent exactly when the standard placement would push a scene
     /// out of the foreground (the split is full), standard otherwise.
-    func presentation(_ requested: Presentation, target: UUID?, app: String) throws(BrokerError) -> Presentation {
+    func presentation(_ requested: Presentation, target: SessionID?, app: String) throws(BrokerError) -> Presentation {
         let blocking = focus.blockingProminent(for: target, app: app)
             ?? (requested == .prominent && focus.prominent != target ? focus.prominent : nil)
         if let blocking {
-            throw BrokerError(.requestDenied, "session \(blocking.uuidString.lowercased()) is presented prominently; dismiss it first (`wmctl close` or `wmctl background`)")
+            throw BrokerError(.requestDenied, "session \(blocking) is presented prominently; dismiss it first (`wmctl close` or `wmctl background`)")
         }
         guard requested == .automatic else { return requested }
         return focus.standardPlacementEvicts(adding: target) ? .prominent : .standard
@@ -71,7 +71,7 @@ extension Broker {
         }
         let route = try ActivationRouter.route(request, app: app, sessions: Array(allSessions))
         if let requester = request.requestedBy {
-            let target: UUID? = if case .existing(let id, _) = route { id } else { nil }
+            let target: SessionID? = if case .existing(let id, _) = route { id } else { nil }
             emit(requester, app: app.id, .activationRequested(target: target, activityType: request.activity?.activityType ?? "", presentation: request.presentation))
         }
         switch route {
@@ -79,7 +79,7 @@ extension Broker {
             let presentation = try presentation(request.presentation, target: id, app: app.id)
             let (notes, launch) = try await bringForward(
                 id, activity: request.activity, presentation: presentation, requestedBy: request.requestedBy, activationToken: request.activationToken)
-            return outcome(id, notes: ["\(reason): session \(id.uuidString.lowercased())"] + notes, launch: launch)
+            return outcome(id, notes: ["\(reason): session \(id)"] + notes, launch: launch)
         case .create(let configurationName, let role):
             let presentation = try presentation(request.presentation, target: nil, app: app.id)
             try checkRoomForLaunch()
@@ -108,7 +108,7 @@ extension Broker {
                 return outcome(session.id, created: true, notes: notes, launch: launch)
             } catch let error as BrokerError {
                 guard drivers[session.id]?.session.hasConnected == false else {
-                    throw BrokerError(error.code, "\(error.message) (session \(session.id.uuidString.lowercased()) was created and is kept, unattached)", retryAfterSeconds: error.retryAfterSeconds)
+                    throw BrokerError(error.code, "\(error.message) (session \(session.id) was created and is kept, unattached)", retryAfterSeconds: error.retryAfterSeconds)
                 }
                 // Its first launch failed: a session that never ran is not kept (no empty switcher entries).
                 try? await onSession(session.id) {
@@ -121,7 +121,7 @@ extension Broker {
         }
     }
 
-    public func activate(_ id: UUID, requestedBy: UUID? = nil, retryRestore: Bool = false, activationToken: String? = nil) async throws -> Outcome {
+    public func activate(_ id: SessionID, requestedBy: SessionID? = nil, retryRestore: Bool = false, activationToken: String? = nil) async throws -> Outcome {
         let session = try visibleSession(id, to: requestedBy)
         var retryNote: String?
         if retryRestore, session.quarantined != nil {
@@ -143,7 +143,7 @@ extension Broker {
     /// background; a prominent scene dims its app's others); they do it on their own queues,
     /// side by side with this launch. If this scene fails, the key scene before it is key again.
     private func bringForward(
-        _ id: UUID, activity: UserActivity?, presentation: Presentation, requestedBy: UUID?, activationToken: String? = nil
+        _ id: SessionID, activity: UserActivity?, presentation: Presentation, requestedBy: SessionID?, activationToken: String? = nil
     ) async throws -> (notes: [String], launch: LaunchKind) {
         if drivers[id]?.worker == nil { try checkRoomForLaunch() }
         let app = drivers[id]?.session.appID ?? ""
@@ -199,24 +199,24 @@ extension Broker {
             guard drivers[change.id]?.session.state.isConnected == true, focus.stillWants(change) else { return [] }
             return try await drive(change.id, to: change.target)
         } catch {
-            return ["scene \(change.id.uuidString.lowercased()) could not change: \(error)"]
+            return ["scene \(change.id) could not change: \(error)"]
         }
     }
 
     /// `id` leaves the foreground. When it was presented prominently, the scene it covered is
     /// active again: that change runs on its own queue; the returned tasks finish with it.
     @discardableResult
-    func leaveFocus(_ id: UUID) -> [Task<[String], Never>] {
+    func leaveFocus(_ id: SessionID) -> [Task<[String], Never>] {
         changeFocus { $0.remove(id) }.map { change in refocusLater(change) }
     }
 
-    public func background(_ id: UUID) async throws -> Outcome {
+    public func background(_ id: SessionID) async throws -> Outcome {
         _ = try existingSession(id)
         let returning = leaveFocus(id)
         var result = try await onSession(id) {
             let session = try existingSession(id)
             guard session.state.isConnected else {
-                throw BrokerError(.sessionNotConnected, "session \(id.uuidString.lowercased()) has no running process (\(session.state.rawValue)); activate it first")
+                throw BrokerError(.sessionNotConnected, "session \(id) has no running process (\(session.state.rawValue)); activate it first")
             }
             let notes = try await drive(id, to: .background, reportSaveFailure: true)
             return outcome(id, notes: notes)
@@ -228,15 +228,15 @@ extension Broker {
     /// Takes a background scene's process away after saving its state; the session stays. An
     /// explicit reclaim whose save fails is refused (the scene runs on) unless `force`; the
     /// memory-pressure policy decides for itself (`reason: .memoryPressure`).
-    public func reclaim(_ id: UUID, reason: DisconnectReason = .reclaimed, force: Bool = false) async throws -> Outcome {
+    public func reclaim(_ id: SessionID, reason: DisconnectReason = .reclaimed, force: Bool = false) async throws -> Outcome {
         try await onSession(id) {
             let session = try existingSession(id)
             switch session.state {
             case .background: break
             case .unattached, .launching:
-                throw BrokerError(.sessionNotConnected, "session \(id.uuidString.lowercased()) has no running process to reclaim")
+                throw BrokerError(.sessionNotConnected, "session \(id) has no running process to reclaim")
             case .foregroundActive, .foregroundInactive:
-                throw BrokerError(.invalidState, "session \(id.uuidString.lowercased()) is \(session.state.rawValue); only background scenes can be reclaimed (send it to the background first)")
+                throw BrokerError(.invalidState, "session \(id) is \(session.state.rawValue); only background scenes can be reclaimed (send it to the background first)")
             }
             let explicit = reason == .reclaimed && !force
             let notes = try await drive(id, to: .reclaimed, reason: reason, requireSave: explicit)
@@ -248,7 +248,7 @@ extension Broker {
     /// didDisconnect then didDiscardSceneSessions; otherwise running scenes of the app are told,
     /// or, with none running, the discard waits for the app's next launch. Its restoration
     /// data is deleted.
-    public func close(_ id: UUID, requestedBy: UUID? = nil, dismissal: Windowbroker_V1_Dismissal = .standard) async throws -> Outcome {
+    public func close(_ id: SessionID, requestedBy: SessionID? = nil, dismissal: Windowbroker_V1_Dismissal = .standard) async throws -> Outcome {
         let target = try visibleSession(id, to: requestedBy)
         if let requestedBy { emit(requestedBy, app: target.appID, .destructionRequested(target: id, dismissal: dismissal)) }
         let returning = leaveFocus(id)
@@ -262,7 +262,7 @@ extension Broker {
             do {
                 try await store.discard(id, appID: session.appID, remember: true)
             } catch {
-                throw SessionStore.brokerError(error, doing: "discard session \(id.uuidString.lowercased())", path: store.path)
+                throw SessionStore.brokerError(error, doing: "discard session \(id)", path: store.path)
             }
             if drivers[id]?.worker != nil {
                 // Foreground scenes leave the foreground first; nothing is saved: the data goes.
@@ -281,11 +281,11 @@ extension Broker {
                 .sorted { $0.lastActiveAt > $1.lastActiveAt }
             for other in others where !delivered {
                 do {
-                    _ = try await command(other.id, .discardSessions(.with { $0.sessionIds = [id.uuidString.lowercased()] }),
+                    _ = try await command(other.id, .discardSessions(.with { $0.sessionIds = [id.description] }),
                                           timeout: configuration.workerTimeout, doing: "didDiscardSceneSessions")
                     delivered = true
                 } catch {
-                    notes.append("scene \(other.id.uuidString.lowercased()) was not told: \(error)")
+                    notes.append("scene \(other.id) was not told: \(error)")
                 }
             }
             if delivered {
@@ -312,11 +312,11 @@ extension Broker {
 
     /// requestSceneSessionRefresh: a connected scene is asked for a fresh title and activity
     /// (its switcher entry); an unattached one keeps showing its last saved state.
-    public func refresh(_ id: UUID, requestedBy: UUID? = nil) async throws -> Outcome {
+    public func refresh(_ id: SessionID, requestedBy: SessionID? = nil) async throws -> Outcome {
         let session = try visibleSession(id, to: requestedBy)
         if let requestedBy { emit(requestedBy, app: session.appID, .refreshRequested(target: id)) }
         guard hasConnectedScene(id) else {
-            return outcome(id, notes: ["session \(id.uuidString.lowercased()) has no running process; its switcher entry shows its last saved state"])
+            return outcome(id, notes: ["session \(id) has no running process; its switcher entry shows its last saved state"])
         }
         let reply = try await command(id, .refresh(.init()), timeout: configuration.workerTimeout, doing: "refresh")
         guard case .sceneUpdate(let update) = reply else {
@@ -329,10 +329,10 @@ extension Broker {
     /// Sends an action to a connected scene (`wmctl send`). Not in the session's turn: an
     /// action may make the scene ask for things (open a window, close itself) that need its
     /// turn, and the lifecycle never waits behind an action.
-    public func perform(_ id: UUID, action: String, arguments: [String: PlistValue]) async throws -> Windowbroker_V1_ActionResult {
+    public func perform(_ id: SessionID, action: String, arguments: [String: PlistValue]) async throws -> Windowbroker_V1_ActionResult {
         let session = try existingSession(id)
         guard hasConnectedScene(id) else {
-            throw BrokerError(.sessionNotConnected, "session \(id.uuidString.lowercased()) has no running process (\(session.state.rawValue)); activate it first")
+            throw BrokerError(.sessionNotConnected, "session \(id) has no running process (\(session.state.rawValue)); activate it first")
         }
         let reply = try await command(id, .performAction(.with {
             $0.action = action
@@ -347,7 +347,7 @@ extension Broker {
     /// What a graceful stop could not do: each scene whose state was not saved, and why. Such a
     /// scene keeps its newest committed state; the operator is told (log, STATUS=, exit status).
     public struct ShutdownReport: Sendable {
-        public var unsaved: [(session: UUID, title: String, reason: String)] = []
+        public var unsaved: [(session: SessionID, title: String, reason: String)] = []
     }
 
     /// The first step of a graceful stop: new requests and launches are refused from now on
@@ -400,7 +400,7 @@ extension Broker {
         phase = .stopped
         events.finishAll()
         var report = ShutdownReport()
-        for (id, failure) in failures.sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
+        for (id, failure) in failures.sorted(by: { $0.key < $1.key }) {
             guard let failure else { continue }
             report.unsaved.append((id, drivers[id]?.session.title ?? "", failure))
         }
@@ -408,7 +408,7 @@ extension Broker {
     }
 
     /// Saves and stops one scene; says why its state could not be saved, if it could not.
-    private func stopForShutdown(_ id: UUID) async -> String? {
+    private func stopForShutdown(_ id: SessionID) async -> String? {
         do {
             return try await onSession(id) { () async -> String? in
                 var failure: String?

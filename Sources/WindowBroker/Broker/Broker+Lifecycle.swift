@@ -8,7 +8,7 @@ extension Broker {
     /// Moves the session to `target` through its driver (`SessionDriver.drive`).
     @discardableResult
     func drive(
-        _ id: UUID, to target: LifecycleTarget, options: SessionDriver.ConnectionOptions = .init(), reason: DisconnectReason? = nil,
+        _ id: SessionID, to target: LifecycleTarget, options: SessionDriver.ConnectionOptions = .init(), reason: DisconnectReason? = nil,
         requireSave: Bool = false, reportSaveFailure: Bool = false
     ) async throws -> [String] {
         try await driver(id).drive(
@@ -16,15 +16,15 @@ extension Broker {
     }
 
     /// Saves the scene's state and takes its process away; the session stays.
-    func saveAndDisconnect(_ id: UUID, reason: DisconnectReason, reportSaveFailure: Bool = false) async throws {
+    func saveAndDisconnect(_ id: SessionID, reason: DisconnectReason, reportSaveFailure: Bool = false) async throws {
         try await driver(id).saveAndDisconnect(reason: reason, reportSaveFailure: reportSaveFailure, in: self)
     }
 
     /// Sends a command outside a lifecycle plan (actions, continue, warnings). On a missed
     /// deadline the worker is killed; on a dead connection the exit path records why.
-    func command(_ id: UUID, _ command: Windowbroker_V1_WorkerCommand.OneOf_Kind, timeout: Duration, doing: String) async throws -> Windowbroker_V1_WorkerMessage.OneOf_Kind? {
+    func command(_ id: SessionID, _ command: Windowbroker_V1_WorkerCommand.OneOf_Kind, timeout: Duration, doing: String) async throws -> Windowbroker_V1_WorkerMessage.OneOf_Kind? {
         guard let driver = drivers[id], driver.worker != nil else {
-            throw BrokerError(.sessionNotConnected, "session \(id.uuidString.lowercased()) has no running process")
+            throw BrokerError(.sessionNotConnected, "session \(id) has no running process")
         }
         do {
             return try await driver.request(command, timeout: timeout, doing: doing, in: self)
@@ -38,7 +38,7 @@ extension Broker {
 
     /// Ends the session's worker now: SIGKILL (nothing when it already exited), wait for the
     /// exit, record it. Every path that ends a worker on purpose comes here.
-    func terminate(_ id: UUID, reason: DisconnectReason) async {
+    func terminate(_ id: SessionID, reason: DisconnectReason) async {
         guard let worker = drivers[id]?.worker else { return }
         if await worker.exit == nil {
             await worker.markIntendedEnd(reason)
@@ -50,7 +50,7 @@ extension Broker {
 
     /// The worker's connection is gone: a process that exits by itself gets its own reason
     /// (a crash is a crash); one that runs on without its connection is stopped.
-    func reap(_ id: UUID) async {
+    func reap(_ id: SessionID) async {
         guard let worker = drivers[id]?.worker else { return }
         if await worker.waitForExit(timeout: .milliseconds(500)) == nil {
             logger.warning("scene closed its connection but kept running; stopping it", metadata: ["session": "\(id)", "pid": "\(worker.pid)"])
@@ -105,10 +105,10 @@ extension Broker {
     }
 
     /// The newest picture of a session's window.
-    public func snapshot(_ id: UUID) async throws -> Windowbroker_V1_SnapshotReply {
+    public func snapshot(_ id: SessionID) async throws -> Windowbroker_V1_SnapshotReply {
         _ = try existingSession(id)
         guard let info = drivers[id]?.snapshot else {
-            throw BrokerError(.invalidState, "session \(id.uuidString.lowercased()) has no snapshot: a scene leaves one when it goes to the background with a display")
+            throw BrokerError(.invalidState, "session \(id) has no snapshot: a scene leaves one when it goes to the background with a display")
         }
         let snapshots = self.snapshots
         let png: Data
@@ -116,10 +116,10 @@ extension Broker {
             png = try await OffLoop.run { try snapshots.load(id) }
         } catch {
             drivers[id]?.snapshot = nil
-            throw BrokerError(.invalidState, "the snapshot of session \(id.uuidString.lowercased()) cannot be read any more: \(error)")
+            throw BrokerError(.invalidState, "the snapshot of session \(id) cannot be read any more: \(error)")
         }
         return .with {
-            $0.sessionID = id.uuidString.lowercased()
+            $0.sessionID = id.description
             $0.png = png
             $0.savedAt = info.savedAt.timeIntervalSince1970
             $0.width = UInt32(info.width)

@@ -7,7 +7,7 @@ struct MemoryState: Sendable {
     var policy: PressurePolicy
     var inputs = PressureInputs(psi: nil, memInfo: nil, workersPSS: 0, budget: nil)
     var reasons: [String] = []
-    var pss: [UUID: UInt64] = [:]
+    var pss: [SessionID: UInt64] = [:]
     var psiSource = "not sampled yet"
     var lastAction: ContinuousClock.Instant?
     var reclaimedCount = 0
@@ -20,12 +20,12 @@ struct MemoryState: Sendable {
 extension Broker {
     public struct PressureOutcome: Sendable {
         public var level: PressureLevel
-        public var warned: [(UUID, UInt64)] = []
+        public var warned: [(SessionID, UInt64)] = []
         public var reclaimed: [ReclaimRecord] = []
     }
 
     public struct ReclaimRecord: Sendable {
-        public var id: UUID
+        public var id: SessionID
         public var freed: UInt64
         public var seconds: Double
         public var startedAt: Date
@@ -37,7 +37,7 @@ extension Broker {
         memory.wake = wake
     }
 
-    func workerPIDs() -> [UUID: pid_t] {
+    func workerPIDs() -> [SessionID: pid_t] {
         Dictionary(uniqueKeysWithValues: drivers.values.compactMap { driver in driver.worker.map { (driver.id, $0.pid) } })
     }
 
@@ -62,7 +62,7 @@ extension Broker {
     }
 
     /// New readings from the monitor: update the level and respond when it calls for it.
-    func applyPressure(_ inputs: PressureInputs, pss: [UUID: UInt64]) async {
+    func applyPressure(_ inputs: PressureInputs, pss: [SessionID: UInt64]) async {
         memory.inputs = inputs
         memory.pss = pss
         let before = memory.policy.level
@@ -111,7 +111,7 @@ extension Broker {
         }
         let used = liveWorkersPSS
         let target = memoryConfiguration.budget.map { UInt64(Double($0) * (1 - memoryConfiguration.budgetMargin)) }
-        var victims: [UUID] = []
+        var victims: [SessionID] = []
         if simulated {
             victims = background.map(\.id)
         } else if let target, used > target {
@@ -137,7 +137,7 @@ extension Broker {
         return outcome
     }
 
-    private func warn(_ id: UUID, level: PressureLevel) async -> UInt64? {
+    private func warn(_ id: SessionID, level: PressureLevel) async -> UInt64? {
         do {
             let reply = try await command(id, .memoryWarning(.with { $0.level = level.wire }),
                                           timeout: configuration.workerTimeout, doing: "didReceiveMemoryWarning")
@@ -153,7 +153,7 @@ extension Broker {
 
     /// The reclaim path with reason `memoryPressure`; without saving (benchmark baseline
     /// only), the process is simply killed, as systemd-oomd or earlyoom would.
-    private func reclaimForMemory(_ id: UUID, level: PressureLevel, saving: Bool) async -> ReclaimRecord? {
+    private func reclaimForMemory(_ id: SessionID, level: PressureLevel, saving: Bool) async -> ReclaimRecord? {
         let freed = memory.pss[id] ?? 0
         let startedAt = Date()
         let started = ContinuousClock.now

@@ -41,7 +41,7 @@ extension Broker {
         }
     }
 
-    private func workerMessage(_ envelope: Envelope, from id: UUID, connection: WireConnection) async {
+    private func workerMessage(_ envelope: Envelope, from id: SessionID, connection: WireConnection) async {
         switch envelope.body {
         case .workerMessage(let message):
             switch message.kind {
@@ -94,7 +94,7 @@ extension Broker {
     /// one in flight, so only a misbehaving scene meets the limit, and it gets an answer, not
     /// a growing broker.
     private func startSceneRequest(
-        _ envelope: Envelope, from id: UUID, connection: WireConnection, _ answer: @escaping @Sendable () async -> Envelope.OneOf_Body
+        _ envelope: Envelope, from id: SessionID, connection: WireConnection, _ answer: @escaping @Sendable () async -> Envelope.OneOf_Body
     ) {
         guard let driver = drivers[id] else { return }
         let inFlight = driver.requestsInFlight
@@ -102,7 +102,7 @@ extension Broker {
             if !driver.refusingRequests {
                 driver.refusingRequests = true
                 logger.warning("a scene sends requests without waiting for answers; refusing the excess with resourceExhausted", metadata: [
-                    "SESSION_ID": "\(id.uuidString.lowercased())", "inFlight": "\(inFlight)",
+                    "SESSION_ID": "\(id)", "inFlight": "\(inFlight)",
                 ])
             }
             Task {
@@ -120,7 +120,7 @@ extension Broker {
 
     /// A key with a command modifier from the scene's window: dispatched as `wmctl key` would,
     /// to this scene (the one whose window has the keyboard).
-    private func keyInput(_ input: Windowbroker_V1_KeyInput, from id: UUID) async -> Envelope.OneOf_Body {
+    private func keyInput(_ input: Windowbroker_V1_KeyInput, from id: SessionID) async -> Envelope.OneOf_Body {
         do {
             let shortcut = try KeyShortcut(parsing: input.shortcut)
             let outcome = try await key(shortcut, session: id)
@@ -140,14 +140,14 @@ extension Broker {
     /// The user closed the scene's window: the scene disconnects as on iPadOS (its state saved
     /// first, its process ends) and its session stays in the switcher. Closing a window is not
     /// discarding it: that is the switcher's (`wmctl close`).
-    func windowClosed(_ id: UUID) async {
+    func windowClosed(_ id: SessionID) async {
         guard hasConnectedScene(id) else { return }
         let returning = leaveFocus(id)
         do {
             try await onSession(id) { try await saveAndDisconnect(id, reason: .closedByUser) }
         } catch {
             logger.warning("a scene whose window was closed did not disconnect cleanly", metadata: [
-                "SESSION_ID": "\(id.uuidString.lowercased())", "error": "\(error)",
+                "SESSION_ID": "\(id)", "error": "\(error)",
             ])
         }
         for task in returning { _ = await task.value }
@@ -158,7 +158,7 @@ extension Broker {
         if driver.requestsInFlight == 0 { driver.refusingRequests = false }
     }
 
-    private func apply(_ update: Windowbroker_V1_SceneUpdate, to id: UUID, envelope: Envelope, connection: WireConnection) async {
+    private func apply(_ update: Windowbroker_V1_SceneUpdate, to id: SessionID, envelope: Envelope, connection: WireConnection) async {
         do {
             try await driver(id).apply(update, in: self)
             if envelope.id != 0 { await connection.reply(to: envelope, with: .workerMessage(.with { $0.ack = .init() })) }

@@ -30,16 +30,16 @@ public actor Broker {
 
     var apps: [String: AppManifest] = [:]
     /// One driver per session (`Sessions/SessionDriver`): the session, its process, its mailbox.
-    var drivers: [UUID: SessionDriver] = [:]
+    var drivers: [SessionID: SessionDriver] = [:]
     /// The session each live scene process shows, found by the process (its frames and its end).
-    var workers: [ObjectIdentifier: UUID] = [:]
+    var workers: [ObjectIdentifier: SessionID] = [:]
     /// Spawns under way: counted against the worker limit before they are in `workers`.
     var launchesInFlight = 0
     var focus: FocusCoordinator
     /// The workspace as last recorded in the store, the next one to write, and whether a write is under way.
     var workspace: (recorded: SessionStore.Workspace?, pending: SessionStore.Workspace?, writing: Bool) = (nil, nil, false)
     /// Sessions discarded during this run, so a late request gets "discarded" rather than "unknown".
-    var discarded: Set<UUID> = []
+    var discarded: Set<SessionID> = []
     var events = EventHub()
     var memory: MemoryState
     var pools = PrewarmPools()
@@ -59,7 +59,7 @@ public actor Broker {
     var requestsDrained: [CheckedContinuation<Void, Never>] = []
     /// Discards waiting for their app's next connecting scene, per app: claimed in one step
     /// by the scene that connects first, so two scenes connecting at once never both get one.
-    var pendingDiscards: [String: [UUID]] = [:]
+    var pendingDiscards: [String: [SessionID]] = [:]
 
     /// `launcher` starts workers; nil means real processes (`WorkerSpawner`).
     public init(
@@ -145,9 +145,9 @@ public actor Broker {
     }
 
     /// Runs `body` for each id, at most `limit` at a time; results keyed by id.
-    func concurrently<T: Sendable>(_ ids: [UUID], limit: Int, _ body: @escaping @Sendable (UUID) async -> T) async -> [UUID: T] {
-        await withTaskGroup(of: (UUID, T).self) { group in
-            var results: [UUID: T] = [:]
+    func concurrently<T: Sendable>(_ ids: [SessionID], limit: Int, _ body: @escaping @Sendable (SessionID) async -> T) async -> [SessionID: T] {
+        await withTaskGroup(of: (SessionID, T).self) { group in
+            var results: [SessionID: T] = [:]
             var pending = ids[...]
             for _ in 0..<max(1, limit) {
                 guard let id = pending.popFirst() else { break }
@@ -224,13 +224,13 @@ public actor Broker {
             .map { info($0, includeRestoration: false) }
     }
 
-    public func sessionInfo(_ id: UUID) throws -> Windowbroker_V1_SessionInfo {
+    public func sessionInfo(_ id: SessionID) throws -> Windowbroker_V1_SessionInfo {
         info(try existingSession(id), includeRestoration: true)
     }
 
     func info(_ session: SceneSession, includeRestoration: Bool) -> Windowbroker_V1_SessionInfo {
         .with {
-            $0.id = session.id.uuidString.lowercased()
+            $0.id = session.id.description
             $0.appID = session.appID
             $0.configuration = session.configuration
             $0.role = session.role
@@ -245,7 +245,7 @@ public actor Broker {
             $0.launchCount = UInt32(session.launchCount)
             $0.restorationSaved = session.restoration != nil
             $0.presentation = session.presentation.wire
-            $0.requestedBy = session.requestedBy?.uuidString.lowercased() ?? ""
+            $0.requestedBy = session.requestedBy?.description ?? ""
             $0.key = driver?.toldKey == true
             $0.snapshotKept = driver?.snapshot != nil
             if let wait = startLimit.retryAfter(session.appID, now: configuration.clock.now) {
@@ -276,7 +276,7 @@ public actor Broker {
 
     /// The activity type an activation without one gets: the app's first declared type.
     public func defaultActivityType(app appID: String, session: String) throws(BrokerError) -> String {
-        let id = appID.isEmpty ? UUID(uuidString: session).flatMap { drivers[$0]?.session.appID } ?? "" : appID
+        let id = appID.isEmpty ? SessionID(session).flatMap { drivers[$0]?.session.appID } ?? "" : appID
         let app = try installedApp(id)
         guard let type = app.activityTypes.first else {
             throw BrokerError(.invalidRequest, "app '\(id)' declares no activity types; an activation cannot carry an activity")
@@ -286,34 +286,34 @@ public actor Broker {
 
     /// The session a person means: a full id, or a prefix of at least 4 characters that only
     /// one session's id starts with (an ambiguous prefix lists the candidates).
-    public func resolveSession(_ text: String, visibleTo requester: UUID? = nil) throws(BrokerError) -> UUID {
+    public func resolveSession(_ text: String, visibleTo requester: SessionID? = nil) throws(BrokerError) -> SessionID {
         let typed = text.lowercased()
-        if let id = UUID(uuidString: typed) { return id }
+        if let id = SessionID(typed) { return id }
         // A scene resolves prefixes among its own app's sessions only: candidates of other apps
         // are neither matched nor listed.
         let app = requester.flatMap { drivers[$0]?.session.appID }
         guard typed.count >= 4, typed.allSatisfy({ $0.isHexDigit || $0 == "-" }) else {
             throw BrokerError(.unknownSession, "'\(text)' is not a session id nor a prefix of at least 4 characters of one; `wmctl sessions` lists them")
         }
-        let matches = allSessions.filter { (app == nil || $0.appID == app) && $0.id.uuidString.lowercased().hasPrefix(typed) }
+        let matches = allSessions.filter { (app == nil || $0.appID == app) && $0.id.description.hasPrefix(typed) }
             .sorted { $0.createdAt < $1.createdAt }
         switch matches.count {
         case 1: return matches[0].id
         case 0:
-            if let gone = discarded.first(where: { $0.uuidString.lowercased().hasPrefix(typed) }) { return gone }
+            if let gone = discarded.first(where: { $0.description.hasPrefix(typed) }) { return gone }
             throw BrokerError(.unknownSession, "no session starts with '\(text)'; `wmctl sessions` lists them")
         default:
-            let listed = matches.prefix(10).map { "\($0.id.uuidString.lowercased()) (\($0.title.isEmpty ? $0.appID : $0.title))" }
+            let listed = matches.prefix(10).map { "\($0.id) (\($0.title.isEmpty ? $0.appID : $0.title))" }
             throw BrokerError(.invalidRequest, "'\(text)' matches \(matches.count) sessions; type more of the id: \(listed.joined(separator: ", "))")
         }
     }
 
     /// The session has a running process that finished connecting: it can take commands.
-    func hasConnectedScene(_ id: UUID) -> Bool {
+    func hasConnectedScene(_ id: SessionID) -> Bool {
         drivers[id]?.isConnected == true
     }
 
-    func existingSession(_ id: UUID) throws(BrokerError) -> SceneSession {
+    func existingSession(_ id: SessionID) throws(BrokerError) -> SceneSession {
         try driver(id).session
     }
 
@@ -350,7 +350,7 @@ public actor Broker {
     }
 
     /// Publishes an event about a session (or, with nil, about the broker as a whole).
-    func emit(_ sessionID: UUID?, app: String = "", _ event: BrokerEvent) {
+    func emit(_ sessionID: SessionID?, app: String = "", _ event: BrokerEvent) {
         var record = event.record(session: sessionID, app: app)
         record.title = sessionID.flatMap { drivers[$0]?.session.title } ?? ""
         // The steps an operator follows a scene by (open, spawn, background, restore, reclaim,
@@ -365,7 +365,7 @@ public actor Broker {
         "created", "launched", "didEnterBackground", "restoreInteractionState", "reclaimed", "exited", "crashed", "discarded",
     ]
 
-    func persist(_ id: UUID) async {
+    func persist(_ id: SessionID) async {
         guard let session = drivers[id]?.session else { return }
         do {
             try await store.update(session, attached: drivers[id]?.worker != nil)

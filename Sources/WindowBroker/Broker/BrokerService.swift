@@ -88,7 +88,7 @@ public struct BrokerService: Service {
         guard report.unsaved.isEmpty else {
             for scene in report.unsaved {
                 logger.error("scene state not saved at shutdown; its last committed state is kept", metadata: [
-                    "SESSION_ID": "\(scene.session.uuidString.lowercased())", "title": "\(scene.title)", "reason": "\(scene.reason)",
+                    "SESSION_ID": "\(scene.session)", "title": "\(scene.title)", "reason": "\(scene.reason)",
                 ])
             }
             let line = "Stopped: \(report.unsaved.count) scene\(report.unsaved.count == 1 ? "" : "s") could not save \(report.unsaved.count == 1 ? "its" : "their") state (the last committed state is kept)"

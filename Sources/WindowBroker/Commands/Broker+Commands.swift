@@ -15,7 +15,7 @@ extension Broker {
 
     public struct MenuView: Sendable {
         public var app: String
-        public var session: UUID?
+        public var session: SessionID?
         public var menu: MainMenu
         /// nil: no scene to ask (the menu as declared).
         public var states: [String: CommandState]?
@@ -25,7 +25,7 @@ extension Broker {
         /// nil when a command was invoked by its id.
         public var shortcut: KeyShortcut?
         public var command: String?
-        public var session: UUID?
+        public var session: SessionID?
         public var handledBy: String?
         public var result: String
         public var value: PlistValue?
@@ -40,7 +40,7 @@ extension Broker {
     }
 
     /// The session a key or a menu query goes to: the one named, else the key scene.
-    private func commandTarget(_ session: UUID?) throws(BrokerError) -> UUID? {
+    private func commandTarget(_ session: SessionID?) throws(BrokerError) -> SessionID? {
         if let session {
             _ = try existingSession(session)
             return session
@@ -49,7 +49,7 @@ extension Broker {
     }
 
     /// The menu of the target scene's app, validated by that scene when it runs.
-    public func menuView(session requested: UUID?, app requestedApp: String?) async throws -> MenuView {
+    public func menuView(session requested: SessionID?, app requestedApp: String?) async throws -> MenuView {
         let target = try commandTarget(requested)
         guard let app = target.flatMap({ drivers[$0]?.session.appID }) ?? requestedApp else {
             throw BrokerError(.invalidState, "no scene is the key scene; name a session (--session) or an app (--app)")
@@ -61,7 +61,7 @@ extension Broker {
         return MenuView(app: app, session: target, menu: menu, states: try await validate(menu, in: target))
     }
 
-    private func validate(_ menu: MainMenu, in id: UUID) async throws -> [String: CommandState] {
+    private func validate(_ menu: MainMenu, in id: SessionID) async throws -> [String: CommandState] {
         let reply = try await command(id, .validateCommands(.with { $0.commands = menu.commands.map(\.wire) }),
                                       timeout: configuration.workerTimeout, doing: "validating commands")
         guard case .commandStates(let answered) = reply else {
@@ -91,12 +91,12 @@ extension Broker {
 
     /// Dispatches a shortcut: to the command it belongs to in the target scene's app, through
     /// the scene's responder chain, then the system.
-    public func key(_ shortcut: KeyShortcut, session requested: UUID?) async throws -> KeyOutcome {
+    public func key(_ shortcut: KeyShortcut, session requested: SessionID?) async throws -> KeyOutcome {
         try await dispatch(.shortcut(shortcut), session: requested)
     }
 
     /// The one dispatch of keys and menu choices.
-    public func dispatch(_ input: CommandInput, session requested: UUID?) async throws -> KeyOutcome {
+    public func dispatch(_ input: CommandInput, session requested: SessionID?) async throws -> KeyOutcome {
         let shortcut: KeyShortcut? = if case .shortcut(let key) = input { key } else { nil }
         var outcome = KeyOutcome(shortcut: shortcut, session: nil, result: "unhandled", detail: "")
         guard let target = try commandTarget(requested), let app = drivers[target]?.session.appID else {
@@ -147,23 +147,23 @@ extension Broker {
         return outcome
     }
 
-    private func perform(_ action: SystemAction, from id: UUID, app: String) async throws -> PlistValue? {
+    private func perform(_ action: SystemAction, from id: SessionID, app: String) async throws -> PlistValue? {
         switch action {
         case .newWindow:
             let opened = try await open(ActivationRequest(appID: app, sessionID: nil, activity: nil, forceNew: true, requestedBy: id))
-            return .string(opened.sessionID.uuidString.lowercased())
+            return .string(opened.sessionID.description)
         case .closeWindow:
             _ = try await close(id)
-            return .string(id.uuidString.lowercased())
+            return .string(id.description)
         case .nextWindow, .previousWindow:
             let ordered = allSessions.filter { $0.appID == app }.sorted { $0.createdAt < $1.createdAt }.map(\.id)
-            guard let index = ordered.firstIndex(of: id), ordered.count > 1 else { return .string(id.uuidString.lowercased()) }
+            guard let index = ordered.firstIndex(of: id), ordered.count > 1 else { return .string(id.description) }
             let next = ordered[(index + (action == .nextWindow ? 1 : ordered.count - 1)) % ordered.count]
             _ = try await activate(next, requestedBy: id)
-            return .string(next.uuidString.lowercased())
+            return .string(next.description)
         case .showAppSwitcher:
             return .list(allSessions.filter { $0.appID == app }.sorted { $0.lastActiveAt > $1.lastActiveAt }.map {
-                .dictionary(["session": .string($0.id.uuidString.lowercased()), "title": .string($0.title), "state": .string($0.state.rawValue)])
+                .dictionary(["session": .string($0.id.description), "title": .string($0.title), "state": .string($0.state.rawValue)])
             })
         }
     }

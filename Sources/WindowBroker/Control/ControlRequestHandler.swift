@@ -72,7 +72,7 @@ struct ControlRequestHandler: Sendable {
                         var resolved = watch
                         resolved.sessionIds = []
                         for text in watch.sessionIds {
-                            resolved.sessionIds.append(try await broker.resolveSession(text).uuidString.lowercased())
+                            resolved.sessionIds.append(try await broker.resolveSession(text).description)
                         }
                         filter = try EventFilter(resolved)
                     } catch {
@@ -108,14 +108,14 @@ struct ControlRequestHandler: Sendable {
 
     /// The reply to a control request, or the error, as the body to send back. `requester` is
     /// the scene that asked when the request came over a worker connection.
-    func answer(_ request: Windowbroker_V1_ControlRequest, from requester: UUID?) async -> Envelope.OneOf_Body {
+    func answer(_ request: Windowbroker_V1_ControlRequest, from requester: SessionID?) async -> Envelope.OneOf_Body {
         guard let kind = request.kind else {
             return .error(BrokerError(.invalidRequest, "expected a control request").wire)
         }
         return await answer(kind, from: requester)
     }
 
-    func answer(_ kind: ControlRequest, from requester: UUID?) async -> Envelope.OneOf_Body {
+    func answer(_ kind: ControlRequest, from requester: SessionID?) async -> Envelope.OneOf_Body {
         do {
             if let requester { try Self.checkSceneMay(kind, requester: requester) }
             try await broker.admitRequest(changesState: Self.changesState(kind))
@@ -133,7 +133,7 @@ struct ControlRequestHandler: Sendable {
     /// Scenes may ask for what UIKit lets an app ask for: activation, destruction, refresh,
     /// and what one process of a UIKit app shares with its other windows: posts and defaults.
     /// Everything else on the control protocol is for wmctl.
-    static func checkSceneMay(_ kind: ControlRequest, requester: UUID) throws(BrokerError) {
+    static func checkSceneMay(_ kind: ControlRequest, requester: SessionID) throws(BrokerError) {
         switch kind {
         case .open, .activate, .close, .refresh, .post, .defaults, .menuChange: return
         default:
@@ -190,14 +190,14 @@ struct ControlRequestHandler: Sendable {
     }
 
     /// The app a post or defaults request is about; a scene's is always its own.
-    private func app(_ requested: String, requester: UUID?) async throws -> String {
+    private func app(_ requested: String, requester: SessionID?) async throws -> String {
         if let requester { return try await broker.appForSceneRequest(requested, requester: requester) }
         guard !requested.isEmpty else { throw BrokerError(.invalidRequest, "name the app") }
         return requested
     }
 
     /// A full session id, or a unique prefix of at least 4 characters.
-    private func sessionID(_ text: String, for requester: UUID? = nil) async throws -> UUID {
+    private func sessionID(_ text: String, for requester: SessionID? = nil) async throws -> SessionID {
         try await broker.resolveSession(text, visibleTo: requester)
     }
 
@@ -207,13 +207,13 @@ struct ControlRequestHandler: Sendable {
     }
 
     /// The same, where a session is optional (empty: none).
-    private func optionalSessionID(_ text: String) async throws -> UUID? {
+    private func optionalSessionID(_ text: String) async throws -> SessionID? {
         text.isEmpty ? nil : try await sessionID(text)
     }
 
     private func stateReply(_ outcome: Broker.Outcome) -> ControlReply {
         .sessionState(.with {
-            $0.sessionID = outcome.sessionID.uuidString.lowercased()
+            $0.sessionID = outcome.sessionID.description
             $0.state = outcome.state.wire
             $0.created = outcome.created
             $0.detail = outcome.notes.joined(separator: "; ")
@@ -222,7 +222,7 @@ struct ControlRequestHandler: Sendable {
         })
     }
 
-    private func handle(_ request: ControlRequest, from requester: UUID?) async throws -> ControlReply {
+    private func handle(_ request: ControlRequest, from requester: SessionID?) async throws -> ControlReply {
         switch request {
         case .status:
             let status = await broker.status()
@@ -329,8 +329,8 @@ struct ControlRequestHandler: Sendable {
                     $0.p50Micros = UInt64(times[(times.count - 1) / 2].microseconds)
                     $0.maxMicros = UInt64(times[times.count - 1].microseconds)
                 }
-                $0.unacknowledged = outcome.unacknowledged.map { $0.uuidString.lowercased() }.sorted()
-                $0.dropped = outcome.dropped.map { $0.uuidString.lowercased() }.sorted()
+                $0.unacknowledged = outcome.unacknowledged.map { $0.description }.sorted()
+                $0.dropped = outcome.dropped.map { $0.description }.sorted()
             })
         case .defaults(let request):
             let app = try await app(request.appID, requester: requester)
@@ -361,7 +361,7 @@ struct ControlRequestHandler: Sendable {
                                                   limit: search.limit == 0 ? 20 : Int(search.limit))
             func wire(_ hit: SearchIndex.Hit) -> Windowbroker_V1_SearchHit {
                 .with {
-                    $0.sessionID = hit.sessionID.uuidString.lowercased()
+                    $0.sessionID = hit.sessionID.description
                     $0.appID = hit.appID
                     $0.title = hit.title
                     $0.snippet = hit.snippet
@@ -378,7 +378,7 @@ struct ControlRequestHandler: Sendable {
             let view = try await menuView(session: request.sessionID, app: request.appID)
             return .menu(.with {
                 $0.appID = view.app
-                $0.sessionID = view.session?.uuidString.lowercased() ?? ""
+                $0.sessionID = view.session?.description ?? ""
                 $0.menus = view.menu.menus.map { Self.wire($0, states: view.states) }
             })
         case .commands(let request):
@@ -396,7 +396,7 @@ struct ControlRequestHandler: Sendable {
             }
             return .commands(.with {
                 $0.appID = view.app
-                $0.sessionID = view.session?.uuidString.lowercased() ?? ""
+                $0.sessionID = view.session?.description ?? ""
                 $0.commands = commands
             })
         case .key(let request):
@@ -405,7 +405,7 @@ struct ControlRequestHandler: Sendable {
             return .key(.with {
                 $0.shortcut = outcome.shortcut?.description ?? ""
                 $0.command = outcome.command ?? ""
-                $0.sessionID = outcome.session?.uuidString.lowercased() ?? ""
+                $0.sessionID = outcome.session?.description ?? ""
                 $0.handledBy = outcome.handledBy ?? ""
                 $0.result = outcome.result
                 if let value = outcome.value { $0.value = value.wire }
@@ -429,7 +429,7 @@ struct ControlRequestHandler: Sendable {
             let lines = broker.workerOutput.lines(of: id, last: Int(min(max(request.lines, 1), UInt32(WorkerOutput.linesPerSession))),
                                                   maxBytes: broker.configuration.maxFrameBytes / 2)
             return .logs(.with {
-                $0.sessionID = id.uuidString.lowercased()
+                $0.sessionID = id.description
                 $0.lines = lines.map { line in
                     .with {
                         $0.time = line.time.timeIntervalSince1970
@@ -456,13 +456,13 @@ struct ControlRequestHandler: Sendable {
                 $0.level = outcome.level.wire
                 $0.warned = outcome.warned.map { record in
                     .with {
-                        $0.sessionID = record.0.uuidString.lowercased()
+                        $0.sessionID = record.0.description
                         $0.freedBytes = record.1
                     }
                 }
                 $0.reclaimed = outcome.reclaimed.map { record in
                     .with {
-                        $0.sessionID = record.id.uuidString.lowercased()
+                        $0.sessionID = record.id.description
                         $0.freedBytes = record.freed
                         $0.seconds = record.seconds
                         $0.startedAt = record.startedAt.timeIntervalSince1970

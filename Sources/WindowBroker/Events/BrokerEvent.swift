@@ -24,7 +24,7 @@ public enum BrokerEvent: Sendable, Equatable {
     case restorationSaved(committed: Bool)
     case restorationExtended
     case continued(activityType: String)
-    case discardsDelivered([UUID])
+    case discardsDelivered([SessionID])
     /// The process ended because the broker ended it.
     case exited(DisconnectReason, pid: Int32)
     /// The process ended on its own, or lost its connection.
@@ -34,9 +34,9 @@ public enum BrokerEvent: Sendable, Equatable {
     case reclaimed(PressureLevel, freedBytes: UInt64, seconds: Double, notes: [String])
     case pressureChanged(from: PressureLevel, to: PressureLevel, reasons: [String], simulated: Bool)
     /// A scene asked for a scene (the event's session is the requester); nil target: a new one.
-    case activationRequested(target: UUID?, activityType: String, presentation: Presentation)
-    case destructionRequested(target: UUID, dismissal: Windowbroker_V1_Dismissal)
-    case refreshRequested(target: UUID)
+    case activationRequested(target: SessionID?, activityType: String, presentation: Presentation)
+    case destructionRequested(target: SessionID, dismissal: Windowbroker_V1_Dismissal)
+    case refreshRequested(target: SessionID)
     /// An update event was posted to the app's connected scenes (the session: the poster, if a scene).
     case updatePosted(name: String, sequence: UInt64, receivers: Int)
     case defaultsChanged(key: String, removed: Bool, sequence: UInt64)
@@ -92,7 +92,7 @@ public enum BrokerEvent: Sendable, Equatable {
         case .restorationSaved(let committed): committed ? "committed" : "nothing new committed"
         case .restorationExtended: ""
         case .continued(let type): type
-        case .discardsDelivered(let ids): ids.map { $0.uuidString.lowercased() }.joined(separator: ",")
+        case .discardsDelivered(let ids): ids.map { $0.description }.joined(separator: ",")
         case .exited(let reason, _), .crashed(let reason, _): reason.description
         case .discarded(let delivered): delivered ? "delivered" : "pending"
         case .memoryWarning(let level, let freed): "level=\(level) freed=\(freed) bytes"
@@ -101,10 +101,10 @@ public enum BrokerEvent: Sendable, Equatable {
         case .pressureChanged(let from, let to, let reasons, let simulated):
             simulated ? "simulated \(to)" : "\(from) -> \(to): \(reasons.joined(separator: "; "))"
         case .activationRequested(let target, let type, let presentation):
-            "\(target?.uuidString.lowercased() ?? "new") \(type.isEmpty ? "" : type + " ")\(presentation.rawValue)"
+            "\(target?.description ?? "new") \(type.isEmpty ? "" : type + " ")\(presentation.rawValue)"
         case .destructionRequested(let target, let dismissal):
-            "\(target.uuidString.lowercased()) \(dismissal == .commit ? "commit" : dismissal == .decline ? "decline" : "standard")"
-        case .refreshRequested(let target): target.uuidString.lowercased()
+            "\(target) \(dismissal == .commit ? "commit" : dismissal == .decline ? "decline" : "standard")"
+        case .refreshRequested(let target): target.description
         case .updatePosted(let name, let sequence, let receivers): "\(name) #\(sequence) to \(receivers) scene\(receivers == 1 ? "" : "s")"
         case .defaultsChanged(let key, let removed, let sequence): "\(key) \(removed ? "removed" : "set") #\(sequence)"
         case .updatesDropped(let from, let to): "#\(from)...#\(to)"
@@ -115,10 +115,10 @@ public enum BrokerEvent: Sendable, Equatable {
     }
 
     /// The wire record, stamped now.
-    func record(session: UUID?, app: String) -> LifecycleEvent {
+    func record(session: SessionID?, app: String) -> LifecycleEvent {
         .with {
             $0.time = Date().timeIntervalSince1970
-            $0.sessionID = session?.uuidString.lowercased() ?? ""
+            $0.sessionID = session?.description ?? ""
             $0.appID = app
             $0.event = name
             $0.detail = detail
@@ -147,7 +147,7 @@ public enum BrokerEvent: Sendable, Equatable {
         case .continued(let type):
             .continued(.with { $0.activityType = type })
         case .discardsDelivered(let ids):
-            .discardsDelivered(.with { $0.sessionIds = ids.map { $0.uuidString.lowercased() } })
+            .discardsDelivered(.with { $0.sessionIds = ids.map { $0.description } })
         case .exited(let reason, let pid):
             .exited(.with {
                 $0.reason = reason.description
@@ -181,17 +181,17 @@ public enum BrokerEvent: Sendable, Equatable {
             })
         case .activationRequested(let target, let type, let presentation):
             .activationRequested(.with {
-                $0.targetSessionID = target?.uuidString.lowercased() ?? ""
+                $0.targetSessionID = target?.description ?? ""
                 $0.activityType = type
                 $0.presentation = presentation.wire
             })
         case .destructionRequested(let target, let dismissal):
             .destructionRequested(.with {
-                $0.targetSessionID = target.uuidString.lowercased()
+                $0.targetSessionID = target.description
                 $0.dismissal = dismissal
             })
         case .refreshRequested(let target):
-            .refreshRequested(.with { $0.targetSessionID = target.uuidString.lowercased() })
+            .refreshRequested(.with { $0.targetSessionID = target.description })
         case .updatePosted(let name, let sequence, let receivers):
             .updatePosted(.with {
                 $0.name = name

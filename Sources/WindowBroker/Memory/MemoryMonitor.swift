@@ -1,4 +1,5 @@
 import Foundation
+import IPCWire
 import Logging
 
 /// Where the memory inputs come from and how often they are read.
@@ -67,8 +68,8 @@ public struct MemoryMonitor: Sendable {
         }
     }
 
-    func sample(_ pids: [UUID: pid_t]) -> (inputs: PressureInputs, pss: [UUID: UInt64]) {
-        var pss: [UUID: UInt64] = [:]
+    func sample(_ pids: [SessionID: pid_t]) -> (inputs: PressureInputs, pss: [SessionID: UInt64]) {
+        var pss: [SessionID: UInt64] = [:]
         for (session, pid) in pids {
             if let bytes = ProcessMemory.pss(of: pid) { pss[session] = bytes }
         }

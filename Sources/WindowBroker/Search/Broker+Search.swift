@@ -37,7 +37,7 @@ extension Broker {
 
     /// The session's latest activity, what a search finds: the current one while the scene
     /// runs, else the one it handed over for restoration.
-    func reindex(_ id: UUID) async {
+    func reindex(_ id: SessionID) async {
         guard let searchIndex, let driver = drivers[id] else { return }
         let activity = driver.session.currentActivity ?? driver.session.restoration
         if let previous = driver.indexed, previous == activity { return }
@@ -50,7 +50,7 @@ extension Broker {
     }
 
     /// A discarded session leaves the index at once, and its words leave the file.
-    func unindex(_ id: UUID) async {
+    func unindex(_ id: SessionID) async {
         do {
             try await searchIndex?.remove(session: id)
         } catch {

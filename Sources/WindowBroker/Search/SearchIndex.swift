@@ -18,7 +18,7 @@ public final class SearchIndex: Sendable {
     public let rebuildReason: String?
 
     public struct Hit: Sendable, Equatable {
-        public var sessionID: UUID
+        public var sessionID: SessionID
         public var appID: String
         public var activityType: String
         public var title: String
@@ -85,8 +85,8 @@ public final class SearchIndex: Sendable {
 
     /// Puts the session's entry in place of the old one; an activity not marked eligible
     /// removes it (such activities are never indexed).
-    public func index(_ activity: UserActivity?, session: UUID, app: String) async throws {
-        let key = session.uuidString.lowercased()
+    public func index(_ activity: UserActivity?, session: SessionID, app: String) async throws {
+        let key = session.description
         try await queue.write { db in
             try db.execute(sql: "DELETE FROM activitySearch WHERE sessionID = ?", arguments: [key])
             try Self.insert(activity, session: key, app: app, into: db)
@@ -113,8 +113,8 @@ public final class SearchIndex: Sendable {
 
     /// Removes a discarded session's entry, then merges the index and empties the WAL: the
     /// deleted words must not survive in old index segments or log frames.
-    public func remove(session: UUID) async throws {
-        let key = session.uuidString.lowercased()
+    public func remove(session: SessionID) async throws {
+        let key = session.description
         try await queue.write { db in
             try db.execute(sql: "DELETE FROM activitySearch WHERE sessionID = ?", arguments: [key])
             try Self.merge(db)
@@ -124,11 +124,11 @@ public final class SearchIndex: Sendable {
 
     /// Rebuilds every entry from `activities` (each session's latest stored activity) and
     /// drops entries of sessions that no longer exist.
-    public func rebuild(_ activities: [(session: UUID, app: String, activity: UserActivity?)]) throws {
+    public func rebuild(_ activities: [(session: SessionID, app: String, activity: UserActivity?)]) throws {
         try queue.write { db in
             try db.execute(sql: "DELETE FROM activitySearch")
             for entry in activities {
-                try Self.insert(entry.activity, session: entry.session.uuidString.lowercased(), app: entry.app, into: db)
+                try Self.insert(entry.activity, session: entry.session.description, app: entry.app, into: db)
             }
             try Self.merge(db)
         }
@@ -136,9 +136,9 @@ public final class SearchIndex: Sendable {
     }
 
     /// Entries of sessions not in `existing` (a discard interrupted by a crash) are removed.
-    public func prune(keeping existing: Set<UUID>) throws -> Int {
+    public func prune(keeping existing: Set<SessionID>) throws -> Int {
         let indexed = try queue.read { db in try String.fetchAll(db, sql: "SELECT sessionID FROM activitySearch") }
-        let stale = indexed.filter { UUID(uuidString: $0).map { !existing.contains($0) } ?? true }
+        let stale = indexed.filter { SessionID($0).map { !existing.contains($0) } ?? true }
         guard !stale.isEmpty else { return 0 }
         try queue.write { db in
             for key in stale { try db.execute(sql: "DELETE FROM activitySearch WHERE sessionID = ?", arguments: [key]) }
@@ -164,7 +164,7 @@ public final class SearchIndex: Sendable {
                     ORDER BY rank LIMIT ?
                     """, arguments: app == nil ? [match, limit] : [match, app, limit])
                 return rows.compactMap { row in
-                    guard let id = UUID(uuidString: row["sessionID"]) else { return nil }
+                    guard let id = SessionID(row["sessionID"]) else { return nil }
                     return Hit(sessionID: id, appID: row["appID"], activityType: row["activityType"], title: row["title"],
                                targetContentIdentifier: row["target"], snippet: row["snippet"], score: -(row["rank"] as Double))
                 }

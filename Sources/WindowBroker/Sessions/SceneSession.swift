@@ -82,7 +82,7 @@ public struct ActivationConditions: Sendable, Equatable, Codable {
 
 /// One entry in the switcher: outlives its worker process and broker restarts, ends only when discarded.
 public struct SceneSession: Sendable, Equatable {
-    public let id: UUID
+    public let id: SessionID
     public let appID: String
     public var configuration: String
     public var role: String
@@ -104,7 +104,7 @@ public struct SceneSession: Sendable, Equatable {
     public var activationConditions: ActivationConditions
     /// How the scene was last brought forward, and the scene that asked for it (nil: wmctl).
     public var presentation: Presentation = .standard
-    public var requestedBy: UUID?
+    public var requestedBy: SessionID?
     /// The scene connected at least once during this run (a new session that never did is
     /// removed when its launch fails).
     public var hasConnected = false
@@ -118,7 +118,7 @@ public struct SceneSession: Sendable, Equatable {
     /// connection, deleted with the session.
     public var storage: [String: PlistValue] = [:]
 
-    public init(id: UUID = UUID(), appID: String, configuration: String, role: String, title: String, now: Date = Date()) {
+    public init(id: SessionID = SessionID(), appID: String, configuration: String, role: String, title: String, now: Date = Date()) {
         self.id = id
         self.appID = appID
         self.configuration = configuration

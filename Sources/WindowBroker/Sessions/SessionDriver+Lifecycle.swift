@@ -217,7 +217,7 @@ extension SessionDriver {
             $0.session = broker.info(session, includeRestoration: false)
             $0.newSession = session.launchCount == 1
             $0.delegateName = app.configuration(named: session.configuration)?.delegate ?? ""
-            $0.discardedSessionIds = discards.map { $0.uuidString.lowercased() }
+            $0.discardedSessionIds = discards.map { $0.description }
             $0.userActivities = options.activities.map(\.wire)
             if let restoration = options.restoration { $0.restorationActivity = restoration.wire }
             $0.availableConfigurations = app.configurations.map(\.name)
@@ -322,7 +322,7 @@ extension SessionDriver {
             snapshot = info
         } catch {
             broker.logger.warning("a scene's snapshot was not kept", metadata: [
-                "SESSION_ID": "\(id.uuidString.lowercased())", "error": "\((error as? BrokerError)?.message ?? "\(error)")",
+                "SESSION_ID": "\(id)", "error": "\((error as? BrokerError)?.message ?? "\(error)")",
             ])
         }
     }

@@ -17,7 +17,7 @@ extension SessionDriver {
         session.currentActivity = nil
         session.restorationFailures = 0
         broker.logger.warning("restoration activity quarantined", metadata: ["session": "\(id)"])
-        return "its restoration activity failed twice in a row; it is set aside (see `wmctl show`) and the scene starts without it; `wmctl activate \(id.uuidString.lowercased()) --retry-restore` tries it again"
+        return "its restoration activity failed twice in a row; it is set aside (see `wmctl show`) and the scene starts without it; `wmctl activate \(id) --retry-restore` tries it again"
     }
 
     /// `activate --retry-restore`: the quarantined activity is offered, not forced. When the
@@ -25,7 +25,7 @@ extension SessionDriver {
     /// wins; the quarantined one stays listed. Otherwise it becomes the restoration activity again.
     func retryQuarantined(in broker: isolated Broker) async throws -> String? {
         guard let quarantined = session.quarantined else { return nil }
-        let short = id.uuidString.lowercased()
+        let short = id.description
         if let newest = session.newestSaveAt, newest > session.quarantinedAt ?? .distantPast {
             return "not retried: session \(short) saved newer state after its restoration activity was set aside, and the newest state wins; the set-aside activity stays listed in `wmctl show \(short)`"
         }

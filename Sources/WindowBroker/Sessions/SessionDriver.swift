@@ -13,7 +13,7 @@ import IPCWire
 /// A driver lives in the broker's isolation (it is not `Sendable`): the broker holds one per
 /// session and reaches a session's state only through it.
 final class SessionDriver {
-    let id: UUID
+    let id: SessionID
     var session: SceneSession
     /// The scene's process; nil while the session is unattached.
     var worker: WorkerHandle?
@@ -108,7 +108,7 @@ struct SerialQueues<Key: Hashable> {
 extension Broker {
     /// Runs `body` in the session's turn: after every operation on it that took its place
     /// earlier. A session that does not exist (any more) is an error.
-    func onSession<T: Sendable>(_ id: UUID, _ body: () async throws -> T) async throws -> T {
+    func onSession<T: Sendable>(_ id: SessionID, _ body: () async throws -> T) async throws -> T {
         let driver = try driver(id)
         return try await inTurn(of: driver, ticket: driver.mailbox.take(), body)
     }
@@ -125,7 +125,7 @@ extension Broker {
     /// Work decided now for a session, run in its turn by a task of its own (a focus change
     /// for another scene, telling a scene it lost the key). Nothing when the session is gone.
     @discardableResult
-    func laterOnSession<T: Sendable>(_ id: UUID, orElse fallback: T, _ body: @escaping @Sendable () async -> T) -> Task<T, Never> {
+    func laterOnSession<T: Sendable>(_ id: SessionID, orElse fallback: T, _ body: @escaping @Sendable () async -> T) -> Task<T, Never> {
         guard let driver = drivers[id] else { return Task { fallback } }
         let ticket = driver.mailbox.take()
         return Task {
@@ -134,10 +134,10 @@ extension Broker {
     }
 
     /// The session's driver, or the error a request about it gets.
-    func driver(_ id: UUID) throws(BrokerError) -> SessionDriver {
+    func driver(_ id: SessionID) throws(BrokerError) -> SessionDriver {
         if let driver = drivers[id] { return driver }
         if discarded.contains(id) {
-            throw BrokerError(.sessionDiscarded, "session \(id.uuidString.lowercased()) was discarded (closed); open a new scene instead")
+            throw BrokerError(.sessionDiscarded, "session \(id) was discarded (closed); open a new scene instead")
         }
         throw Self.noSuchSession(id)
     }

@@ -235,8 +235,8 @@ public final class SessionStore: Sendable {
     /// Sets the activity a scene failed to restore twice aside (taken from `source`, the
     /// newest); the scene then starts without saved state. An older activity in the other slot
     /// goes: it is superseded by the one kept, and it usually carries the same poison.
-    public func quarantine(_ id: UUID, from source: RestorationSource, at date: Date) async throws {
-        let key = id.uuidString
+    public func quarantine(_ id: SessionID, from source: RestorationSource, at date: Date) async throws {
+        let key = id.uuid.uuidString
         let table = source == .current ? "currentActivity" : "restorationActivity"
         try await write { db in
             guard let activity = try Data.fetchOne(db, sql: "SELECT activity FROM \(table) WHERE sessionID = ?", arguments: [key]) else { return }
@@ -248,8 +248,8 @@ public final class SessionStore: Sendable {
     }
 
     /// Puts the quarantined activity back as the restoration activity, saved at `date`.
-    public func restoreQuarantined(_ id: UUID, at date: Date) async throws {
-        let key = id.uuidString
+    public func restoreQuarantined(_ id: SessionID, at date: Date) async throws {
+        let key = id.uuid.uuidString
         try await write { db in
             guard let activity = try Data.fetchOne(db, sql: "SELECT activity FROM quarantinedRestoration WHERE sessionID = ?", arguments: [key]) else { return }
             try db.execute(sql: "INSERT OR REPLACE INTO restorationActivity (sessionID, activity, savedAt) VALUES (?, ?, ?)",
@@ -306,7 +306,7 @@ public final class SessionStore: Sendable {
             }
             var sessions: [SceneSession] = []
             for row in rows {
-                guard let id = UUID(uuidString: row["id"]) else {
+                guard let id = SessionID(row["id"]) else {
                     damage.append("a stored session has an unreadable id '\(row["id"] as String? ?? "?")'; it is left in the store, unused")
                     continue
                 }
@@ -317,7 +317,7 @@ public final class SessionStore: Sendable {
                 session.lastDisconnect = (row["lastDisconnect"] as String?).flatMap(DisconnectReason.init(stored:))
                 session.launchCount = row["launchCount"]
                 session.presentation = (row["presentation"] as String?).flatMap(Presentation.init(rawValue:)) ?? .standard
-                session.requestedBy = (row["requestedBy"] as String?).flatMap(UUID.init(uuidString:))
+                session.requestedBy = (row["requestedBy"] as String?).flatMap(SessionID.init)
                 if let data = row["activationConditions"] as Data?,
                    let conditions = try? JSONDecoder().decode(ActivationConditions.self, from: data) {
                     session.activationConditions = conditions
@@ -367,9 +367,9 @@ public final class SessionStore: Sendable {
         """
 
     /// Commits a restoration activity; when this returns, it is on disk.
-    public func saveRestoration(_ activity: UserActivity, for id: UUID, at date: Date) async throws {
+    public func saveRestoration(_ activity: UserActivity, for id: SessionID, at date: Date) async throws {
         let blob = activity.serialized()
-        let key = id.uuidString
+        let key = id.uuid.uuidString
         try await write { db in
             try db.execute(sql: """
                 INSERT INTO restorationActivity (sessionID, activity, savedAt) VALUES (?, ?, ?)
@@ -385,7 +385,7 @@ public final class SessionStore: Sendable {
     public func commitSceneState(_ session: SceneSession, attached: Bool, current: UserActivity?, at date: Date) async throws {
         let arguments = Self.arguments(session, attached: attached)
         let blob = current?.serialized()
-        let key = session.id.uuidString
+        let key = session.id.uuid.uuidString
         try await groupCommit.submit { db in
             try db.execute(sql: Self.updateSQL, arguments: arguments)
             if let blob {
@@ -399,8 +399,8 @@ public final class SessionStore: Sendable {
 
     /// Deletes the session and its restoration data; when `remember` is set, keeps the
     /// discard to deliver at the app's next launch. One transaction.
-    public func discard(_ id: UUID, appID: String, remember: Bool) async throws {
-        let key = id.uuidString
+    public func discard(_ id: SessionID, appID: String, remember: Bool) async throws {
+        let key = id.uuid.uuidString
         try await write { db in
             try db.execute(sql: "DELETE FROM session WHERE id = ?", arguments: [key])
             if remember {
@@ -420,17 +420,17 @@ public final class SessionStore: Sendable {
 
     /// The scenes on screen, least recently used first, and the key one: what a restart puts back.
     public struct Workspace: Sendable, Equatable {
-        public var visible: [UUID]
-        public var key: UUID?
+        public var visible: [SessionID]
+        public var key: SessionID?
 
-        public init(visible: [UUID], key: UUID?) {
+        public init(visible: [SessionID], key: SessionID?) {
             self.visible = visible
             self.key = key
         }
     }
 
     public func saveWorkspace(_ workspace: Workspace) async throws {
-        let rows = workspace.visible.enumerated().map { ($0.offset, $0.element.uuidString, $0.element == workspace.key) }
+        let rows = workspace.visible.enumerated().map { ($0.offset, $0.element.uuid.uuidString, $0.element == workspace.key) }
         try await write { db in
             try db.execute(sql: "DELETE FROM workspace")
             for (position, id, isKey) in rows {
@@ -445,7 +445,7 @@ public final class SessionStore: Sendable {
         try await pool.read { db in
             var workspace = Workspace(visible: [], key: nil)
             for row in try Row.fetchAll(db, sql: "SELECT sessionID, isKey FROM workspace ORDER BY position") {
-                guard let id = UUID(uuidString: row["sessionID"]) else { continue }
+                guard let id = SessionID(row["sessionID"]) else { continue }
                 workspace.visible.append(id)
                 if row["isKey"] as Bool { workspace.key = id }
             }
@@ -454,19 +454,19 @@ public final class SessionStore: Sendable {
     }
 
     /// Every app's discards still to deliver, oldest first.
-    public func pendingDiscards() async throws -> [String: [UUID]] {
+    public func pendingDiscards() async throws -> [String: [SessionID]] {
         try await pool.read { db in
-            var out: [String: [UUID]] = [:]
+            var out: [String: [SessionID]] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT appID, sessionID FROM pendingDiscard ORDER BY discardedAt") {
-                if let id = UUID(uuidString: row["sessionID"]) { out[row["appID"], default: []].append(id) }
+                if let id = SessionID(row["sessionID"]) { out[row["appID"], default: []].append(id) }
             }
             return out
         }
     }
 
-    public func removePendingDiscards(_ ids: [UUID], appID: String) async throws {
+    public func removePendingDiscards(_ ids: [SessionID], appID: String) async throws {
         guard !ids.isEmpty else { return }
-        let keys = ids.map(\.uuidString)
+        let keys = ids.map(\.uuid.uuidString)
         try await write { db in
             for key in keys {
                 try db.execute(sql: "DELETE FROM pendingDiscard WHERE appID = ? AND sessionID = ?", arguments: [appID, key])
@@ -523,7 +523,7 @@ public final class SessionStore: Sendable {
 
     private static func arguments(_ session: SceneSession, attached: Bool) -> StatementArguments {
         [
-            "id": session.id.uuidString,
+            "id": session.id.uuid.uuidString,
             "appID": session.appID,
             "configuration": session.configuration,
             "role": session.role,
@@ -535,7 +535,7 @@ public final class SessionStore: Sendable {
             "attached": attached,
             "activationConditions": try? JSONEncoder().encode(session.activationConditions),
             "presentation": session.presentation.rawValue,
-            "requestedBy": session.requestedBy?.uuidString,
+            "requestedBy": session.requestedBy?.uuid.uuidString,
             "storage": session.storage.isEmpty ? nil : try? PlistValue.wire(dictionary: session.storage).serializedData(),
         ]
     }

@@ -33,7 +33,7 @@ struct SnapshotStore: Sendable {
         directory = stateDirectory + "/snapshots"
     }
 
-    func path(_ id: UUID) -> String { directory + "/\(id.uuidString.lowercased()).png" }
+    func path(_ id: SessionID) -> String { directory + "/\(id).png" }
 
     /// A picture a scene sent, checked: a PNG of a sane size, else a clear error and nothing kept.
     static func validated(_ png: Data) throws(BrokerError) -> Info {
@@ -54,26 +54,26 @@ struct SnapshotStore: Sendable {
     }
 
     /// Writes the picture atomically (a reader never sees half of it).
-    func save(_ png: Data, for id: UUID) throws {
+    func save(_ png: Data, for id: SessionID) throws {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try png.write(to: URL(fileURLWithPath: path(id)), options: .atomic)
     }
 
-    func load(_ id: UUID) throws -> Data {
+    func load(_ id: SessionID) throws -> Data {
         try Data(contentsOf: URL(fileURLWithPath: path(id)))
     }
 
-    func delete(_ id: UUID) {
+    func delete(_ id: SessionID) {
         try? FileManager.default.removeItem(atPath: path(id))
     }
 
     /// The pictures kept, for the sessions that exist; those of sessions that do not (a
     /// discard cut short by a crash) are deleted.
-    func reconcile(with sessions: Set<UUID>) -> [UUID: Info] {
+    func reconcile(with sessions: Set<SessionID>) -> [SessionID: Info] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        var kept: [UUID: Info] = [:]
+        var kept: [SessionID: Info] = [:]
         for name in names where name.hasSuffix(".png") {
-            guard let id = UUID(uuidString: String(name.dropLast(4))), sessions.contains(id) else {
+            guard let id = SessionID(String(name.dropLast(4))), sessions.contains(id) else {
                 try? FileManager.default.removeItem(atPath: directory + "/" + name)
                 continue
             }

@@ -15,7 +15,7 @@ struct SyncState {
     /// Each app's shared defaults, as committed to the store.
     var defaults: [String: [String: PlistValue]] = [:]
     /// Connected scenes and what is queued for them.
-    var outlets: [UUID: UpdateOutlet] = [:]
+    var outlets: [SessionID: UpdateOutlet] = [:]
     /// `post --wait` callers, until every receiver acknowledged.
     var waits: [PostKey: PostWait] = [:]
     /// Writes of an app's defaults, one at a time, so the store and memory agree on the last.
@@ -56,10 +56,10 @@ struct PostKey: Hashable {
 
 struct PostWait {
     let start: ContinuousClock.Instant
-    var expected: Set<UUID>
-    var acknowledged: [UUID: Duration] = [:]
-    var dropped: Set<UUID> = []
-    var gone: Set<UUID> = []
+    var expected: Set<SessionID>
+    var acknowledged: [SessionID: Duration] = [:]
+    var dropped: Set<SessionID> = []
+    var gone: Set<SessionID> = []
     var continuation: CheckedContinuation<Void, Never>?
 }
 
@@ -67,9 +67,9 @@ struct PostWait {
 public struct PostOutcome: Sendable {
     public var sequence: UInt64
     public var receivers: Int
-    public var acknowledged: [UUID: Duration] = [:]
-    public var unacknowledged: [UUID] = []
-    public var dropped: [UUID] = []
+    public var acknowledged: [SessionID: Duration] = [:]
+    public var unacknowledged: [SessionID] = []
+    public var dropped: [SessionID] = []
 }
 
 extension Broker {
@@ -78,7 +78,7 @@ extension Broker {
     /// Posts an event to every connected scene of `app`, the poster's own scene included.
     /// With `wait`, returns once each of them acknowledged it, dropped it in an overflow or
     /// went away, or when `wait` has passed.
-    public func post(app: String, name: String, payload: [String: PlistValue], from poster: UUID?, wait: Duration?) async throws(BrokerError) -> PostOutcome {
+    public func post(app: String, name: String, payload: [String: PlistValue], from poster: SessionID?, wait: Duration?) async throws(BrokerError) -> PostOutcome {
         _ = try installedApp(app)
         try SyncLimits.checkKey(name, what: "the update's name")
         try SyncLimits.checkSize(payload, maxBytes: configuration.maxUpdatePayloadBytes, what: "the update's payload")
@@ -87,7 +87,7 @@ extension Broker {
             $0.name = name
             $0.payload = PlistValue.wire(dictionary: payload)
             $0.postedAt = Date().timeIntervalSince1970
-            $0.postedBy = poster?.uuidString.lowercased() ?? ""
+            $0.postedBy = poster?.description ?? ""
         }
         let receivers = sync.outlets.filter { $0.value.appID == app }.map(\.key)
         let key = PostKey(app: app, sequence: sequence)
@@ -121,7 +121,7 @@ extension Broker {
     }
 
     /// A receiver is done with a waited-for post, one way or another.
-    private func settle(_ key: PostKey, _ id: UUID, _ outcome: (inout PostWait) -> Void) {
+    private func settle(_ key: PostKey, _ id: SessionID, _ outcome: (inout PostWait) -> Void) {
         guard var wait = sync.waits[key], wait.expected.remove(id) != nil else { return }
         outcome(&wait)
         sync.waits[key] = wait
@@ -138,7 +138,7 @@ extension Broker {
     /// Writes (or with nil, deletes) one default of `app`: committed to the store first, then
     /// delivered to every connected scene of the app, the writer's included. Returns the
     /// change's sequence (0: nothing changed).
-    public func setDefault(app: String, key: String, value: PlistValue?, from writer: UUID?) async throws(BrokerError) -> UInt64 {
+    public func setDefault(app: String, key: String, value: PlistValue?, from writer: SessionID?) async throws(BrokerError) -> UInt64 {
         _ = try installedApp(app)
         try SyncLimits.checkKey(key, what: "the default's key")
         let ticket = sync.defaultsTurns.take(app)
@@ -174,20 +174,20 @@ extension Broker {
 
     /// What a connecting scene gets before willConnect, taken in the same turn as its queue
     /// opens: nothing posted after the snapshot is missed, nothing in it is delivered twice.
-    func openOutlet(_ id: UUID, app: String, connection: WireConnection) -> (defaults: [String: PlistValue], sequence: UInt64) {
+    func openOutlet(_ id: SessionID, app: String, connection: WireConnection) -> (defaults: [String: PlistValue], sequence: UInt64) {
         sync.outlets[id] = UpdateOutlet(appID: app, connection: connection, queue: UpdateQueue(capacity: configuration.updateQueueLimit))
         return (sync.defaults[app] ?? [:], sync.sequences[app] ?? 0)
     }
 
     /// willConnect returned: what queued up meanwhile goes out.
-    func outletReady(_ id: UUID) {
+    func outletReady(_ id: SessionID) {
         sync.outlets[id]?.ready = true
         pump(id)
     }
 
     /// The scene is going away: nothing more is queued for it, and waiting posts stop waiting
     /// for it. With `token`, only if it is still that connection's outlet.
-    func closeOutlet(_ id: UUID, token: UUID? = nil) {
+    func closeOutlet(_ id: SessionID, token: UUID? = nil) {
         guard let outlet = sync.outlets[id], token == nil || outlet.token == token else { return }
         sync.outlets[id] = nil
         for key in sync.waits.keys where key.app == outlet.appID {
@@ -195,7 +195,7 @@ extension Broker {
         }
     }
 
-    private func enqueue(_ update: QueuedUpdate, sequence: UInt64, for id: UUID) {
+    private func enqueue(_ update: QueuedUpdate, sequence: UInt64, for id: SessionID) {
         guard let overflow = sync.outlets[id]?.queue.enqueue(sequence, update) else {
             pump(id)
             return
@@ -213,14 +213,14 @@ extension Broker {
         emit(id, app: app, .updatesDropped(from: overflow.range.lowerBound, to: overflow.range.upperBound))
     }
 
-    private func pump(_ id: UUID) {
+    private func pump(_ id: SessionID) {
         guard let outlet = sync.outlets[id], outlet.ready, !outlet.sending, !outlet.queue.isEmpty else { return }
         sync.outlets[id]?.sending = true
         Task { await self.deliver(to: id, token: outlet.token) }
     }
 
     /// The scene's delivery task: one update at a time, each acknowledged before the next.
-    private func deliver(to id: UUID, token: UUID) async {
+    private func deliver(to id: SessionID, token: UUID) async {
         while let outlet = sync.outlets[id], outlet.token == token {
             guard let next = sync.outlets[id]?.queue.next() else {
                 sync.outlets[id]?.sending = false
@@ -271,7 +271,7 @@ extension Broker {
     }
 
     /// The app a scene's own request is about: its own (a scene may not touch another app's).
-    func appForSceneRequest(_ requested: String, requester: UUID) throws(BrokerError) -> String {
+    func appForSceneRequest(_ requested: String, requester: SessionID) throws(BrokerError) -> String {
         guard let own = drivers[requester]?.session.appID else {
             throw BrokerError(.unknownSession, "the requesting scene's session is gone")
         }

@@ -32,7 +32,7 @@ public actor WorkerHandle {
     public nonisolated let events: AsyncStream<WorkerEvent>
     private let sink: AsyncStream<WorkerEvent>.Continuation
     /// The session the worker was spawned for; nil for a prewarmed worker, bound later.
-    public nonisolated let spawnedFor: UUID?
+    public nonisolated let spawnedFor: SessionID?
     public nonisolated let appID: String
     /// Ends the process at once (SIGKILL for a real one); its end is still reported through `recordExit`.
     private nonisolated let stop: @Sendable () -> Void
@@ -54,7 +54,7 @@ public actor WorkerHandle {
     private var roomWaiter: CheckedContinuation<Void, Never>?
     public static let mailboxLimit = 64
 
-    init(pid: pid_t, connection: WireConnection, appID: String, spawnedFor: UUID?, stop: @escaping @Sendable () -> Void) {
+    init(pid: pid_t, connection: WireConnection, appID: String, spawnedFor: SessionID?, stop: @escaping @Sendable () -> Void) {
         self.pid = pid
         self.stop = stop
         self.connection = connection
@@ -80,7 +80,7 @@ public actor WorkerHandle {
     /// Wraps the broker's end of a connected socket pair: the returned supervisor reads the
     /// connection until it ends. The launcher reports the process's end with `recordExit`.
     public static func adopt(
-        socket: Int32, pid: pid_t, appID: String, spawnedFor: UUID?,
+        socket: Int32, pid: pid_t, appID: String, spawnedFor: SessionID?,
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         stop: @escaping @Sendable () -> Void
     ) async throws -> WorkerHandle {
@@ -121,16 +121,16 @@ public actor WorkerHandle {
         recordHello(.success(()))
     }
 
-    static func check(_ hello: Windowbroker_V1_Hello, spawnedFor: UUID?) -> BrokerError? {
+    static func check(_ hello: Windowbroker_V1_Hello, spawnedFor: SessionID?) -> BrokerError? {
         if hello.protocolVersion != WireProtocol.version {
             return BrokerError(.unsupportedVersion, "worker speaks protocol \(hello.protocolVersion); this broker speaks \(WireProtocol.version)")
         }
         if hello.peerKind != .worker {
             return BrokerError(.handshakeRequired, "a worker connection must say Hello as a worker")
         }
-        let named = hello.sessionID.isEmpty ? nil : UUID(uuidString: hello.sessionID)
+        let named = hello.sessionID.isEmpty ? nil : SessionID(hello.sessionID)
         if named != spawnedFor || (named == nil && !hello.sessionID.isEmpty) {
-            let mine = spawnedFor?.uuidString.lowercased() ?? "no session yet (prewarmed)"
+            let mine = spawnedFor?.description ?? "no session yet (prewarmed)"
             return BrokerError(.permissionDenied, "this connection belongs to \(mine), not '\(hello.sessionID)'")
         }
         return nil

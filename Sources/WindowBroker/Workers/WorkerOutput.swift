@@ -28,9 +28,9 @@ public final class WorkerOutput: Sendable {
     public static let maxLineBytes = 4096
 
     private struct State {
-        var sessionOfPID: [Int32: (session: UUID?, app: String, readers: Int)] = [:]
+        var sessionOfPID: [Int32: (session: SessionID?, app: String, readers: Int)] = [:]
         /// A ring per session: the oldest line goes in O(1) when a new one comes.
-        var lines: [UUID: CircularBuffer<Line>] = [:]
+        var lines: [SessionID: CircularBuffer<Line>] = [:]
     }
 
     private let state = Mutex(State())
@@ -63,7 +63,7 @@ public final class WorkerOutput: Sendable {
 
     /// Starts reading one of a worker's outputs (each has a pipe: a worker has two readers,
     /// and its pid's owner stays known until both have ended).
-    func follow(_ fd: Int32, stream: Stream, pid: Int32, session: UUID?, app: String) {
+    func follow(_ fd: Int32, stream: Stream, pid: Int32, session: SessionID?, app: String) {
         state.withLock { state in
             if state.sessionOfPID[pid] == nil { state.sessionOfPID[pid] = (session, app, 0) }
             state.sessionOfPID[pid]?.readers += 1
@@ -105,7 +105,7 @@ public final class WorkerOutput: Sendable {
     }
 
     /// A prewarmed worker was bound to a session: its lines are that session's from now on.
-    func bind(pid: Int32, session: UUID) {
+    func bind(pid: Int32, session: SessionID) {
         state.withLock { $0.sessionOfPID[pid]?.session = session }
     }
 
@@ -113,7 +113,7 @@ public final class WorkerOutput: Sendable {
         var text = String(decoding: data.prefix(Self.maxLineBytes), as: UTF8.self)
         if text.hasSuffix("\r") { text.removeLast() }
         let line = Line(time: Date(), pid: pid, text: text, stream: stream)
-        let owner = state.withLock { state -> (UUID?, String) in
+        let owner = state.withLock { state -> (SessionID?, String) in
             let owner = state.sessionOfPID[pid].map { ($0.session, $0.app) } ?? (nil, "")
             if let session = owner.0 {
                 state.lines[session, default: CircularBuffer(initialCapacity: 16)].append(line)
@@ -123,14 +123,14 @@ public final class WorkerOutput: Sendable {
         }
         // stdout is what the scene tells, stderr what went wrong: the journal ranks them apart.
         logger.log(level: stream == .stderr ? .warning : .info, "\(text)", metadata: [
-            "session": "\(owner.0?.uuidString.lowercased() ?? "")", "app": "\(owner.1)", "pid": "\(pid)", "event": "workerOutput",
+            "session": "\(owner.0?.description ?? "")", "app": "\(owner.1)", "pid": "\(pid)", "event": "workerOutput",
             "STREAM": "\(stream.rawValue)",
         ])
     }
 
     /// The last `count` lines a session's processes printed (across its launches), and of
     /// those only the newest that fit in `maxBytes` together.
-    public func lines(of session: UUID, last count: Int, maxBytes: Int = .max) -> [Line] {
+    public func lines(of session: SessionID, last count: Int, maxBytes: Int = .max) -> [Line] {
         let kept = state.withLock { Array(($0.lines[session] ?? []).suffix(count)) }
         var bytes = 0
         let fitting = kept.reversed().prefix { line in
@@ -141,7 +141,7 @@ public final class WorkerOutput: Sendable {
     }
 
     /// A discarded session's lines go with it.
-    func forget(_ session: UUID) {
+    func forget(_ session: SessionID) {
         _ = state.withLock { $0.lines.removeValue(forKey: session) }
     }
 }

@@ -10,7 +10,7 @@ import NIOPosix
 public protocol WorkerLauncher: Sendable {
     /// Starts a worker of `app` for `sessionID` (nil: a prewarmed worker, bound later) and
     /// returns its supervisor, already reading the connection and watching for the exit.
-    func launch(app: AppManifest, sessionID: UUID?) async throws -> WorkerHandle
+    func launch(app: AppManifest, sessionID: SessionID?) async throws -> WorkerHandle
 }
 
 /// Starts one worker process for one scene session.
@@ -39,7 +39,7 @@ public struct WorkerSpawner: WorkerLauncher {
     /// Spawns `app`'s executable, for `sessionID` or (nil) as a prewarmed worker that is bound
     /// to a session later. The returned handle already reads the connection and watches the
     /// exit; its `events` say what happens.
-    public func launch(app: AppManifest, sessionID: UUID?) async throws -> WorkerHandle {
+    public func launch(app: AppManifest, sessionID: SessionID?) async throws -> WorkerHandle {
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, wb_sock_stream() | wb_sock_cloexec(), 0, &pair) == 0 else {
             throw BrokerError(.resourceExhausted, "cannot create a socket pair for a new worker: \(String(cString: strerror(errno)))")
@@ -54,7 +54,7 @@ public struct WorkerSpawner: WorkerLauncher {
 
         var env = environment
         env["WINDOWBROKER_FD"] = "3"
-        env["WINDOWBROKER_SESSION"] = sessionID?.uuidString.lowercased()
+        env["WINDOWBROKER_SESSION"] = sessionID?.description
         env["WINDOWBROKER_APP"] = app.id
         env["WINDOWBROKER_PID"] = String(getpid())
         let argv = [app.executable] + app.arguments
