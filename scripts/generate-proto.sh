@@ -14,6 +14,6 @@ if [ ! -x "$src/.build/release/protoc-gen-swift" ]; then
 fi
 mkdir -p Sources/IPCWire/Generated
 protoc --plugin=protoc-gen-swift="$src/.build/release/protoc-gen-swift" \
-  --swift_opt=Visibility=Public --swift_out=Sources/IPCWire/Generated \
+  --swift_opt=Visibility=Package --swift_out=Sources/IPCWire/Generated \
   -I proto proto/windowbroker.proto
 echo "generated: $(ls Sources/IPCWire/Generated)"

@@ -6,7 +6,7 @@
 /// correlation every peer uses (`WireConnection`) and a control client (`BrokerClient`).
 /// Nothing here knows about sessions or processes: that is the broker's business.
 
-public typealias Envelope = Windowbroker_V1_Envelope
+package typealias Envelope = Windowbroker_V1_Envelope
 
 /// The protocol's version and limits, shared by every peer.
 public enum WireProtocol {

@@ -15,8 +15,8 @@ import NIOCore
 import NIOPosix
 import WindowBroker
 
-public typealias WorkerCommandKind = Windowbroker_V1_WorkerCommand.OneOf_Kind
-public typealias WorkerMessageKind = Windowbroker_V1_WorkerMessage.OneOf_Kind
+package typealias WorkerCommandKind = Windowbroker_V1_WorkerCommand.OneOf_Kind
+package typealias WorkerMessageKind = Windowbroker_V1_WorkerMessage.OneOf_Kind
 
 /// Launches fake workers for the broker and lets a test hold chosen commands.
 public actor FakeWorkers: WorkerLauncher {
@@ -44,7 +44,7 @@ public actor FakeWorkers: WorkerLauncher {
 
     /// From now on, commands of `app` (any app if nil) that match are parked and delivered
     /// to the returned stream, in arrival order, until the stream is dropped.
-    public func hold(app: String? = nil, _ matches: @escaping @Sendable (WorkerCommandKind) -> Bool) -> AsyncStream<FakeCommand> {
+    package func hold(app: String? = nil, _ matches: @escaping @Sendable (WorkerCommandKind) -> Bool) -> AsyncStream<FakeCommand> {
         let key = UUID()
         let (stream, sink) = AsyncStream.makeStream(of: FakeCommand.self)
         holds[key] = Hold(app: app, matches: matches, sink: sink)
@@ -84,7 +84,7 @@ public actor FakeWorkers: WorkerLauncher {
 /// A command a fake worker received and the test holds: answer it, answer it later, or let
 /// the worker crash instead.
 public struct FakeCommand: Sendable {
-    public let kind: WorkerCommandKind
+    package let kind: WorkerCommandKind
     public let worker: FakeWorker
     let requestID: UInt64
 
@@ -94,7 +94,7 @@ public struct FakeCommand: Sendable {
         if case .disconnect = kind { await worker.die(.exited(code: 0)) }
     }
 
-    public func answer(with reply: WorkerMessageKind) async {
+    package func answer(with reply: WorkerMessageKind) async {
         await worker.reply(to: requestID, with: reply)
     }
 
@@ -164,7 +164,7 @@ public actor FakeWorker {
     }
 
     /// Sends an unsolicited message, as a scene does when its activity or title changes.
-    public func send(_ body: WorkerMessageKind) {
+    package func send(_ body: WorkerMessageKind) {
         reply(to: 0, with: body)
     }
 

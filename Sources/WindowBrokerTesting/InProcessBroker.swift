@@ -71,7 +71,7 @@ public final class InProcessBroker: Sendable {
     }
 
     /// Runs `body` with a control client connected to this broker.
-    public func withClient<Result: Sendable>(_ body: @Sendable (BrokerClient) async throws -> Result) async throws -> Result {
+    package func withClient<Result: Sendable>(_ body: @Sendable (BrokerClient) async throws -> Result) async throws -> Result {
         try await BrokerClient.withConnection(socketPath: socketPath, clientName: "inprocess-test", timeout: .seconds(10), body)
     }
 

@@ -3,20 +3,20 @@ import NIOCore
 import NIOPosix
 
 /// One control request (`status`, `open`, `sessions`, ...).
-public typealias ControlRequest = Windowbroker_V1_ControlRequest.OneOf_Kind
+package typealias ControlRequest = Windowbroker_V1_ControlRequest.OneOf_Kind
 /// The answer to a control request.
-public typealias ControlReply = Windowbroker_V1_ControlReply.OneOf_Kind
+package typealias ControlReply = Windowbroker_V1_ControlReply.OneOf_Kind
 /// An event a `watch` streams.
-public typealias LifecycleEvent = Windowbroker_V1_LifecycleEvent
+package typealias LifecycleEvent = Windowbroker_V1_LifecycleEvent
 
 /// A control connection to a running broker, as wmctl and tests use it.
-public final class BrokerClient: Sendable {
+package final class BrokerClient: Sendable {
     /// The framed connection underneath.
     public let connection: WireConnection
     /// The broker's Welcome: its version and pid.
-    public let welcome: Windowbroker_V1_Welcome
+    package let welcome: Windowbroker_V1_Welcome
     /// Lifecycle events the broker pushes after a `watch` request.
-    public let events: AsyncStream<LifecycleEvent>
+    package let events: AsyncStream<LifecycleEvent>
     /// How long a request waits for its answer unless told otherwise.
     public let defaultTimeout: Duration
 
@@ -99,7 +99,7 @@ public final class BrokerClient: Sendable {
     }
 
     /// Sends one control request and returns the broker's reply, or throws its `BrokerError`.
-    public func request(_ request: ControlRequest, timeout: Duration? = nil) async throws -> ControlReply {
+    package func request(_ request: ControlRequest, timeout: Duration? = nil) async throws -> ControlReply {
         let reply = try await connection.request(
             .controlRequest(.with { $0.kind = request }), timeout: timeout ?? defaultTimeout, what: "the broker")
         guard case .controlReply(let control) = reply.body, let kind = control.kind else {

@@ -4,7 +4,7 @@ import NIOCore
 /// One side of a windowbroker connection: numbers requests, matches replies to them, and
 /// fails every waiting request when the connection ends or a deadline passes. Broker, worker
 /// SDK and control client all talk through this type.
-public actor WireConnection {
+package actor WireConnection {
     private struct Pending {
         var continuation: CheckedContinuation<Envelope, any Error>
         var deadline: Scheduled<Void>
@@ -19,14 +19,14 @@ public actor WireConnection {
     private var closedError: BrokerError?
 
     /// A connection over a framed channel, writing through `outbound`.
-    public init(_ wire: WireChannel, outbound: NIOAsyncChannelOutboundWriter<Envelope>) {
+    package init(_ wire: WireChannel, outbound: NIOAsyncChannelOutboundWriter<Envelope>) {
         self.outbound = outbound
         self.channel = wire.channel
     }
 
     /// Sends `body` as a request and waits for the envelope that names it in `reply_to`.
     /// An `Error` reply is thrown as `BrokerError`.
-    public func request(_ body: Envelope.OneOf_Body, timeout: Duration, what peer: String = "the peer") async throws -> Envelope {
+    package func request(_ body: Envelope.OneOf_Body, timeout: Duration, what peer: String = "the peer") async throws -> Envelope {
         if let closedError { throw closedError }
         let id = nextID
         nextID += 1
@@ -59,7 +59,7 @@ public actor WireConnection {
     /// Sends an envelope that expects no answer (a reply, or a pushed event). It touches no
     /// state of the connection, so replies go straight to the channel without an actor hop,
     /// and it returns once the frame is written (or refused).
-    public nonisolated func send(_ body: Envelope.OneOf_Body, replyTo: UInt64 = 0) async throws {
+    package nonisolated func send(_ body: Envelope.OneOf_Body, replyTo: UInt64 = 0) async throws {
         var envelope = Envelope()
         envelope.replyTo = replyTo
         envelope.body = body
@@ -70,7 +70,7 @@ public actor WireConnection {
 
     /// Answers `request`. A reply too large for a frame is answered with that error instead:
     /// every request gets exactly one answer.
-    public nonisolated func reply(to request: Envelope, with body: Envelope.OneOf_Body) async {
+    package nonisolated func reply(to request: Envelope, with body: Envelope.OneOf_Body) async {
         do {
             try await send(body, replyTo: request.id)
         } catch let error as BrokerError where error.code == .payloadTooLarge {
@@ -81,7 +81,7 @@ public actor WireConnection {
     /// Answers `request`, closing the connection when the answer is not written within
     /// `timeout`: a peer that sends requests and never reads their answers is dropped instead
     /// of holding a reply, and the memory it takes, for ever. Returns false when it was closed.
-    public nonisolated func reply(to request: Envelope, with body: Envelope.OneOf_Body, within timeout: Duration) async -> Bool {
+    package nonisolated func reply(to request: Envelope, with body: Envelope.OneOf_Body, within timeout: Duration) async -> Bool {
         let channel = self.channel
         let closer = channel.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
             channel.close(promise: nil)
@@ -92,13 +92,13 @@ public actor WireConnection {
     }
 
     /// Answers a request with an `Error` frame.
-    public nonisolated func reply(to request: Envelope, error: BrokerError) async {
+    package nonisolated func reply(to request: Envelope, error: BrokerError) async {
         try? await send(.error(error.wire), replyTo: request.id)
     }
 
     /// Hands a received envelope to the request waiting for it. Returns false when nothing
     /// waits for it, so the caller treats it as a request or event.
-    public func deliver(_ envelope: Envelope) -> Bool {
+    package func deliver(_ envelope: Envelope) -> Bool {
         guard envelope.replyTo != 0, let waiting = pending.removeValue(forKey: envelope.replyTo) else { return false }
         waiting.deadline.cancel()
         waiting.continuation.resume(returning: envelope)
@@ -137,7 +137,7 @@ public actor WireConnection {
     /// `handle`. Returns the error that ended the connection, if any, after failing all waiters
     /// (the writer stays open so the caller can still say why it is closing).
     @discardableResult
-    public nonisolated func readLoop(
+    package nonisolated func readLoop(
         _ inbound: NIOAsyncChannelInboundStream<Envelope>,
         handle: @Sendable (Envelope) async -> Void
     ) async -> BrokerError? {

@@ -170,12 +170,12 @@ extension BrokerError.Code {
 
 extension BrokerError {
     /// The error an `Error` frame carries.
-    public init(wire: Windowbroker_V1_Error) {
+    package init(wire: Windowbroker_V1_Error) {
         self.init(Code(wire: wire.code), wire.message, retryAfterSeconds: wire.retryAfterSeconds > 0 ? wire.retryAfterSeconds : nil)
     }
 
     /// The error as an `Error` frame carries it.
-    public var wire: Windowbroker_V1_Error {
+    package var wire: Windowbroker_V1_Error {
         .with {
             $0.code = code.wire
             $0.message = message

@@ -3,13 +3,13 @@ import NIOExtras
 import SwiftProtobuf
 
 /// A connection that carries windowbroker envelopes, as NIO's async bridge sees it.
-public typealias WireChannel = NIOAsyncChannel<Envelope, Envelope>
+package typealias WireChannel = NIOAsyncChannel<Envelope, Envelope>
 
 extension ChannelPipeline.SynchronousOperations {
     /// Installs the framing every windowbroker connection uses: a 4-byte big-endian length,
     /// then one protobuf `Envelope`. Frames longer than `maxFrameBytes` are refused in both
     /// directions with `BrokerError.payloadTooLarge`; undecodable frames raise `malformedFrame`.
-    public func addWireFraming(maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes) throws {
+    package func addWireFraming(maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes) throws {
         // The header is checked first (a frame announcing more than the limit is refused at
         // once), and the handler's buffer cap bounds what a peer can make us hold.
         try addHandler(
@@ -25,7 +25,7 @@ extension ChannelPipeline.SynchronousOperations {
 
 extension WireChannel {
     /// Installs the framing on `channel` and wraps it for async use. Call on the channel's event loop.
-    public static func wrapping(_ channel: Channel, maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes) throws -> WireChannel {
+    package static func wrapping(_ channel: Channel, maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes) throws -> WireChannel {
         try channel.pipeline.syncOperations.addWireFraming(maxFrameBytes: maxFrameBytes)
         return try WireChannel(wrappingChannelSynchronously: channel)
     }

@@ -34,18 +34,18 @@ fileprivate nonisolated struct _GeneratedWithProtocGenSwiftVersion: SwiftProtobu
   typealias Version = _2
 }
 
-public nonisolated enum Windowbroker_V1_PeerKind: SwiftProtobuf.Enum, Swift.CaseIterable {
-  public typealias RawValue = Int
+package nonisolated enum Windowbroker_V1_PeerKind: SwiftProtobuf.Enum, Swift.CaseIterable {
+  package typealias RawValue = Int
   case unspecified // = 0
   case control // = 1
   case worker // = 2
   case UNRECOGNIZED(Int)
 
-  public init() {
+  package init() {
     self = .unspecified
   }
 
-  public init?(rawValue: Int) {
+  package init?(rawValue: Int) {
     switch rawValue {
     case 0: self = .unspecified
     case 1: self = .control
@@ -54,7 +54,7 @@ public nonisolated enum Windowbroker_V1_PeerKind: SwiftProtobuf.Enum, Swift.Case
     }
   }
 
-  public var rawValue: Int {
+  package var rawValue: Int {
     switch self {
     case .unspecified: return 0
     case .control: return 1
@@ -64,7 +64,7 @@ public nonisolated enum Windowbroker_V1_PeerKind: SwiftProtobuf.Enum, Swift.Case
   }
 
   // The compiler won't synthesize support with the UNRECOGNIZED case.
-  public static let allCases: [Windowbroker_V1_PeerKind] = [
+  package static let allCases: [Windowbroker_V1_PeerKind] = [
     .unspecified,
     .control,
     .worker,
@@ -72,8 +72,8 @@ public nonisolated enum Windowbroker_V1_PeerKind: SwiftProtobuf.Enum, Swift.Case
 
 }
 
-public nonisolated enum Windowbroker_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
-  public typealias RawValue = Int
+package nonisolated enum Windowbroker_V1_ErrorCode: SwiftProtobuf.Enum, Swift.CaseIterable {
+  package typealias RawValue = Int
   case unspecified // = 0
   case malformedFrame // = 1
   case payloadTooLarge // = 2
@@ -102,11 +102,11 @@ public nonisolated enum Windowbroker_V1_ErrorCode: SwiftProtobuf.Enum, Swift.Cas
   case `internal` // = 30
   case UNRECOGNIZED(Int)
 
-  public init() {
+  package init() {
     self = .unspecified
   }
 
-  public init?(rawValue: Int) {
+  package init?(rawValue: Int) {
     switch rawValue {
     case 0: self = .unspecified
     case 1: self = .malformedFrame
@@ -134,7 +134,7 @@ public nonisolated enum Windowbroker_V1_ErrorCode: SwiftProtobuf.Enum, Swift.Cas
     }
   }
 
-  public var rawValue: Int {
+  package var rawValue: Int {
     switch self {
     case .unspecified: return 0
     case .malformedFrame: return 1
@@ -163,7 +163,7 @@ public nonisolated enum Windowbroker_V1_ErrorCode: SwiftProtobuf.Enum, Swift.Cas
   }
 
   // The compiler won't synthesize support with the UNRECOGNIZED case.
-  public static let allCases: [Windowbroker_V1_ErrorCode] = [
+  package static let allCases: [Windowbroker_V1_ErrorCode] = [
     .unspecified,
     .malformedFrame,
     .payloadTooLarge,
@@ -190,8 +190,8 @@ public nonisolated enum Windowbroker_V1_ErrorCode: SwiftProtobuf.Enum, Swift.Cas
 
 }
 
-public nonisolated enum Windowbroker_V1_SceneState: SwiftProtobuf.Enum, Swift.CaseIterable {
-  public typealias RawValue = Int
+package nonisolated enum Windowbroker_V1_SceneState: SwiftProtobuf.Enum, Swift.CaseIterable {
+  package typealias RawValue = Int
   case unspecified // = 0
   case unattached // = 1
   case launching // = 2
@@ -200,11 +200,11 @@ public nonisolated enum Windowbroker_V1_SceneState: SwiftProtobuf.Enum, Swift.Ca
   case background // = 5
   case UNRECOGNIZED(Int)
 
-  public init() {
+  package init() {
     self = .unspecified
   }
 
-  public init?(rawValue: Int) {
+  package init?(rawValue: Int) {
     switch rawValue {
     case 0: self = .unspecified
     case 1: self = .unattached
@@ -216,7 +216,7 @@ public nonisolated enum Windowbroker_V1_SceneState: SwiftProtobuf.Enum, Swift.Ca
     }
   }
 
-  public var rawValue: Int {
+  package var rawValue: Int {
     switch self {
     case .unspecified: return 0
     case .unattached: return 1
@@ -229,7 +229,7 @@ public nonisolated enum Windowbroker_V1_SceneState: SwiftProtobuf.Enum, Swift.Ca
   }
 
   // The compiler won't synthesize support with the UNRECOGNIZED case.
-  public static let allCases: [Windowbroker_V1_SceneState] = [
+  package static let allCases: [Windowbroker_V1_SceneState] = [
     .unspecified,
     .unattached,
     .launching,
@@ -241,18 +241,18 @@ public nonisolated enum Windowbroker_V1_SceneState: SwiftProtobuf.Enum, Swift.Ca
 }
 
 /// How a requested scene is presented (docs/LIFECYCLE.md, "Presentation"). Standard is the default.
-public nonisolated enum Windowbroker_V1_PresentationStyle: SwiftProtobuf.Enum, Swift.CaseIterable {
-  public typealias RawValue = Int
+package nonisolated enum Windowbroker_V1_PresentationStyle: SwiftProtobuf.Enum, Swift.CaseIterable {
+  package typealias RawValue = Int
   case standard // = 0
   case automatic // = 1
   case prominent // = 2
   case UNRECOGNIZED(Int)
 
-  public init() {
+  package init() {
     self = .standard
   }
 
-  public init?(rawValue: Int) {
+  package init?(rawValue: Int) {
     switch rawValue {
     case 0: self = .standard
     case 1: self = .automatic
@@ -261,7 +261,7 @@ public nonisolated enum Windowbroker_V1_PresentationStyle: SwiftProtobuf.Enum, S
     }
   }
 
-  public var rawValue: Int {
+  package var rawValue: Int {
     switch self {
     case .standard: return 0
     case .automatic: return 1
@@ -271,7 +271,7 @@ public nonisolated enum Windowbroker_V1_PresentationStyle: SwiftProtobuf.Enum, S
   }
 
   // The compiler won't synthesize support with the UNRECOGNIZED case.
-  public static let allCases: [Windowbroker_V1_PresentationStyle] = [
+  package static let allCases: [Windowbroker_V1_PresentationStyle] = [
     .standard,
     .automatic,
     .prominent,
@@ -280,18 +280,18 @@ public nonisolated enum Windowbroker_V1_PresentationStyle: SwiftProtobuf.Enum, S
 }
 
 /// requestSceneSessionDestruction's animation; recorded, not drawn (there are no pixels here).
-public nonisolated enum Windowbroker_V1_Dismissal: SwiftProtobuf.Enum, Swift.CaseIterable {
-  public typealias RawValue = Int
+package nonisolated enum Windowbroker_V1_Dismissal: SwiftProtobuf.Enum, Swift.CaseIterable {
+  package typealias RawValue = Int
   case standard // = 0
   case commit // = 1
   case decline // = 2
   case UNRECOGNIZED(Int)
 
-  public init() {
+  package init() {
     self = .standard
   }
 
-  public init?(rawValue: Int) {
+  package init?(rawValue: Int) {
     switch rawValue {
     case 0: self = .standard
     case 1: self = .commit
@@ -300,7 +300,7 @@ public nonisolated enum Windowbroker_V1_Dismissal: SwiftProtobuf.Enum, Swift.Cas
     }
   }
 
-  public var rawValue: Int {
+  package var rawValue: Int {
     switch self {
     case .standard: return 0
     case .commit: return 1
@@ -310,7 +310,7 @@ public nonisolated enum Windowbroker_V1_Dismissal: SwiftProtobuf.Enum, Swift.Cas
   }
 
   // The compiler won't synthesize support with the UNRECOGNIZED case.
-  public static let allCases: [Windowbroker_V1_Dismissal] = [
+  package static let allCases: [Windowbroker_V1_Dismissal] = [
     .standard,
     .commit,
     .decline,
@@ -319,8 +319,8 @@ public nonisolated enum Windowbroker_V1_Dismissal: SwiftProtobuf.Enum, Swift.Cas
 }
 
 /// How the scene's process came to be for an open or activate.
-public nonisolated enum Windowbroker_V1_LaunchKind: SwiftProtobuf.Enum, Swift.CaseIterable {
-  public typealias RawValue = Int
+package nonisolated enum Windowbroker_V1_LaunchKind: SwiftProtobuf.Enum, Swift.CaseIterable {
+  package typealias RawValue = Int
   case unspecified // = 0
 
   /// The scene already had a process.
@@ -333,11 +333,11 @@ public nonisolated enum Windowbroker_V1_LaunchKind: SwiftProtobuf.Enum, Swift.Ca
   case prewarmed // = 3
   case UNRECOGNIZED(Int)
 
-  public init() {
+  package init() {
     self = .unspecified
   }
 
-  public init?(rawValue: Int) {
+  package init?(rawValue: Int) {
     switch rawValue {
     case 0: self = .unspecified
     case 1: self = .existing
@@ -347,7 +347,7 @@ public nonisolated enum Windowbroker_V1_LaunchKind: SwiftProtobuf.Enum, Swift.Ca
     }
   }
 
-  public var rawValue: Int {
+  package var rawValue: Int {
     switch self {
     case .unspecified: return 0
     case .existing: return 1
@@ -358,7 +358,7 @@ public nonisolated enum Windowbroker_V1_LaunchKind: SwiftProtobuf.Enum, Swift.Ca
   }
 
   // The compiler won't synthesize support with the UNRECOGNIZED case.
-  public static let allCases: [Windowbroker_V1_LaunchKind] = [
+  package static let allCases: [Windowbroker_V1_LaunchKind] = [
     .unspecified,
     .existing,
     .spawned,
@@ -368,8 +368,8 @@ public nonisolated enum Windowbroker_V1_LaunchKind: SwiftProtobuf.Enum, Swift.Ca
 }
 
 /// The lifecycle callbacks a scene receives, in the order docs/LIFECYCLE.md fixes.
-public nonisolated enum Windowbroker_V1_Callback: SwiftProtobuf.Enum, Swift.CaseIterable {
-  public typealias RawValue = Int
+package nonisolated enum Windowbroker_V1_Callback: SwiftProtobuf.Enum, Swift.CaseIterable {
+  package typealias RawValue = Int
   case unspecified // = 0
   case willConnect // = 1
   case restoreInteractionState // = 2
@@ -380,11 +380,11 @@ public nonisolated enum Windowbroker_V1_Callback: SwiftProtobuf.Enum, Swift.Case
   case didDisconnect // = 7
   case UNRECOGNIZED(Int)
 
-  public init() {
+  package init() {
     self = .unspecified
   }
 
-  public init?(rawValue: Int) {
+  package init?(rawValue: Int) {
     switch rawValue {
     case 0: self = .unspecified
     case 1: self = .willConnect
@@ -398,7 +398,7 @@ public nonisolated enum Windowbroker_V1_Callback: SwiftProtobuf.Enum, Swift.Case
     }
   }
 
-  public var rawValue: Int {
+  package var rawValue: Int {
     switch self {
     case .unspecified: return 0
     case .willConnect: return 1
@@ -413,7 +413,7 @@ public nonisolated enum Windowbroker_V1_Callback: SwiftProtobuf.Enum, Swift.Case
   }
 
   // The compiler won't synthesize support with the UNRECOGNIZED case.
-  public static let allCases: [Windowbroker_V1_Callback] = [
+  package static let allCases: [Windowbroker_V1_Callback] = [
     .unspecified,
     .willConnect,
     .restoreInteractionState,
@@ -426,18 +426,18 @@ public nonisolated enum Windowbroker_V1_Callback: SwiftProtobuf.Enum, Swift.Case
 
 }
 
-public nonisolated enum Windowbroker_V1_PressureLevel: SwiftProtobuf.Enum, Swift.CaseIterable {
-  public typealias RawValue = Int
+package nonisolated enum Windowbroker_V1_PressureLevel: SwiftProtobuf.Enum, Swift.CaseIterable {
+  package typealias RawValue = Int
   case normal // = 0
   case warning // = 1
   case critical // = 2
   case UNRECOGNIZED(Int)
 
-  public init() {
+  package init() {
     self = .normal
   }
 
-  public init?(rawValue: Int) {
+  package init?(rawValue: Int) {
     switch rawValue {
     case 0: self = .normal
     case 1: self = .warning
@@ -446,7 +446,7 @@ public nonisolated enum Windowbroker_V1_PressureLevel: SwiftProtobuf.Enum, Swift
     }
   }
 
-  public var rawValue: Int {
+  package var rawValue: Int {
     switch self {
     case .normal: return 0
     case .warning: return 1
@@ -456,7 +456,7 @@ public nonisolated enum Windowbroker_V1_PressureLevel: SwiftProtobuf.Enum, Swift
   }
 
   // The compiler won't synthesize support with the UNRECOGNIZED case.
-  public static let allCases: [Windowbroker_V1_PressureLevel] = [
+  package static let allCases: [Windowbroker_V1_PressureLevel] = [
     .normal,
     .warning,
     .critical,
@@ -464,8 +464,8 @@ public nonisolated enum Windowbroker_V1_PressureLevel: SwiftProtobuf.Enum, Swift
 
 }
 
-public nonisolated enum Windowbroker_V1_Transition: SwiftProtobuf.Enum, Swift.CaseIterable {
-  public typealias RawValue = Int
+package nonisolated enum Windowbroker_V1_Transition: SwiftProtobuf.Enum, Swift.CaseIterable {
+  package typealias RawValue = Int
   case unspecified // = 0
   case willEnterForeground // = 1
   case didBecomeActive // = 2
@@ -473,11 +473,11 @@ public nonisolated enum Windowbroker_V1_Transition: SwiftProtobuf.Enum, Swift.Ca
   case didEnterBackground // = 4
   case UNRECOGNIZED(Int)
 
-  public init() {
+  package init() {
     self = .unspecified
   }
 
-  public init?(rawValue: Int) {
+  package init?(rawValue: Int) {
     switch rawValue {
     case 0: self = .unspecified
     case 1: self = .willEnterForeground
@@ -488,7 +488,7 @@ public nonisolated enum Windowbroker_V1_Transition: SwiftProtobuf.Enum, Swift.Ca
     }
   }
 
-  public var rawValue: Int {
+  package var rawValue: Int {
     switch self {
     case .unspecified: return 0
     case .willEnterForeground: return 1
@@ -500,7 +500,7 @@ public nonisolated enum Windowbroker_V1_Transition: SwiftProtobuf.Enum, Swift.Ca
   }
 
   // The compiler won't synthesize support with the UNRECOGNIZED case.
-  public static let allCases: [Windowbroker_V1_Transition] = [
+  package static let allCases: [Windowbroker_V1_Transition] = [
     .unspecified,
     .willEnterForeground,
     .didBecomeActive,
@@ -510,18 +510,18 @@ public nonisolated enum Windowbroker_V1_Transition: SwiftProtobuf.Enum, Swift.Ca
 
 }
 
-public nonisolated struct Windowbroker_V1_Envelope: Sendable {
+package nonisolated struct Windowbroker_V1_Envelope: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var id: UInt64 = 0
+  package var id: UInt64 = 0
 
-  public var replyTo: UInt64 = 0
+  package var replyTo: UInt64 = 0
 
-  public var body: Windowbroker_V1_Envelope.OneOf_Body? = nil
+  package var body: Windowbroker_V1_Envelope.OneOf_Body? = nil
 
-  public var hello: Windowbroker_V1_Hello {
+  package var hello: Windowbroker_V1_Hello {
     get {
       if case .hello(let v)? = body {return v}
       return Windowbroker_V1_Hello()
@@ -529,7 +529,7 @@ public nonisolated struct Windowbroker_V1_Envelope: Sendable {
     set {body = .hello(newValue)}
   }
 
-  public var welcome: Windowbroker_V1_Welcome {
+  package var welcome: Windowbroker_V1_Welcome {
     get {
       if case .welcome(let v)? = body {return v}
       return Windowbroker_V1_Welcome()
@@ -537,7 +537,7 @@ public nonisolated struct Windowbroker_V1_Envelope: Sendable {
     set {body = .welcome(newValue)}
   }
 
-  public var error: Windowbroker_V1_Error {
+  package var error: Windowbroker_V1_Error {
     get {
       if case .error(let v)? = body {return v}
       return Windowbroker_V1_Error()
@@ -545,7 +545,7 @@ public nonisolated struct Windowbroker_V1_Envelope: Sendable {
     set {body = .error(newValue)}
   }
 
-  public var controlRequest: Windowbroker_V1_ControlRequest {
+  package var controlRequest: Windowbroker_V1_ControlRequest {
     get {
       if case .controlRequest(let v)? = body {return v}
       return Windowbroker_V1_ControlRequest()
@@ -553,7 +553,7 @@ public nonisolated struct Windowbroker_V1_Envelope: Sendable {
     set {body = .controlRequest(newValue)}
   }
 
-  public var controlReply: Windowbroker_V1_ControlReply {
+  package var controlReply: Windowbroker_V1_ControlReply {
     get {
       if case .controlReply(let v)? = body {return v}
       return Windowbroker_V1_ControlReply()
@@ -561,7 +561,7 @@ public nonisolated struct Windowbroker_V1_Envelope: Sendable {
     set {body = .controlReply(newValue)}
   }
 
-  public var lifecycleEvent: Windowbroker_V1_LifecycleEvent {
+  package var lifecycleEvent: Windowbroker_V1_LifecycleEvent {
     get {
       if case .lifecycleEvent(let v)? = body {return v}
       return Windowbroker_V1_LifecycleEvent()
@@ -569,7 +569,7 @@ public nonisolated struct Windowbroker_V1_Envelope: Sendable {
     set {body = .lifecycleEvent(newValue)}
   }
 
-  public var workerCommand: Windowbroker_V1_WorkerCommand {
+  package var workerCommand: Windowbroker_V1_WorkerCommand {
     get {
       if case .workerCommand(let v)? = body {return v}
       return Windowbroker_V1_WorkerCommand()
@@ -577,7 +577,7 @@ public nonisolated struct Windowbroker_V1_Envelope: Sendable {
     set {body = .workerCommand(newValue)}
   }
 
-  public var workerMessage: Windowbroker_V1_WorkerMessage {
+  package var workerMessage: Windowbroker_V1_WorkerMessage {
     get {
       if case .workerMessage(let v)? = body {return v}
       return Windowbroker_V1_WorkerMessage()
@@ -585,9 +585,9 @@ public nonisolated struct Windowbroker_V1_Envelope: Sendable {
     set {body = .workerMessage(newValue)}
   }
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public nonisolated enum OneOf_Body: Equatable, Sendable {
+  package nonisolated enum OneOf_Body: Equatable, Sendable {
     case hello(Windowbroker_V1_Hello)
     case welcome(Windowbroker_V1_Welcome)
     case error(Windowbroker_V1_Error)
@@ -599,70 +599,70 @@ public nonisolated struct Windowbroker_V1_Envelope: Sendable {
 
   }
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_Hello: Sendable {
+package nonisolated struct Windowbroker_V1_Hello: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var protocolVersion: UInt32 = 0
+  package var protocolVersion: UInt32 = 0
 
-  public var peerKind: Windowbroker_V1_PeerKind = .unspecified
+  package var peerKind: Windowbroker_V1_PeerKind = .unspecified
 
-  public var clientName: String = String()
+  package var clientName: String = String()
 
   /// Workers name the session they were spawned for; the broker checks it against the
   /// session it bound to their pre-connected socket.
-  public var sessionID: String = String()
+  package var sessionID: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_Welcome: Sendable {
+package nonisolated struct Windowbroker_V1_Welcome: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var protocolVersion: UInt32 = 0
+  package var protocolVersion: UInt32 = 0
 
-  public var brokerVersion: String = String()
+  package var brokerVersion: String = String()
 
-  public var brokerPid: Int32 = 0
+  package var brokerPid: Int32 = 0
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_Error: Sendable {
+package nonisolated struct Windowbroker_V1_Error: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var code: Windowbroker_V1_ErrorCode = .unspecified
+  package var code: Windowbroker_V1_ErrorCode = .unspecified
 
-  public var message: String = String()
+  package var message: String = String()
 
   /// For crashLoop: when a new launch will be accepted again.
-  public var retryAfterSeconds: Double = 0
+  package var retryAfterSeconds: Double = 0
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_PlistValue: Sendable {
+package nonisolated struct Windowbroker_V1_PlistValue: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var kind: Windowbroker_V1_PlistValue.OneOf_Kind? = nil
+  package var kind: Windowbroker_V1_PlistValue.OneOf_Kind? = nil
 
-  public var stringValue: String {
+  package var stringValue: String {
     get {
       if case .stringValue(let v)? = kind {return v}
       return String()
@@ -670,7 +670,7 @@ public nonisolated struct Windowbroker_V1_PlistValue: Sendable {
     set {kind = .stringValue(newValue)}
   }
 
-  public var integerValue: Int64 {
+  package var integerValue: Int64 {
     get {
       if case .integerValue(let v)? = kind {return v}
       return 0
@@ -678,7 +678,7 @@ public nonisolated struct Windowbroker_V1_PlistValue: Sendable {
     set {kind = .integerValue(newValue)}
   }
 
-  public var realValue: Double {
+  package var realValue: Double {
     get {
       if case .realValue(let v)? = kind {return v}
       return 0
@@ -686,7 +686,7 @@ public nonisolated struct Windowbroker_V1_PlistValue: Sendable {
     set {kind = .realValue(newValue)}
   }
 
-  public var boolValue: Bool {
+  package var boolValue: Bool {
     get {
       if case .boolValue(let v)? = kind {return v}
       return false
@@ -694,7 +694,7 @@ public nonisolated struct Windowbroker_V1_PlistValue: Sendable {
     set {kind = .boolValue(newValue)}
   }
 
-  public var dataValue: Data {
+  package var dataValue: Data {
     get {
       if case .dataValue(let v)? = kind {return v}
       return Data()
@@ -703,7 +703,7 @@ public nonisolated struct Windowbroker_V1_PlistValue: Sendable {
   }
 
   /// Seconds since 1970-01-01T00:00:00Z.
-  public var dateValue: Double {
+  package var dateValue: Double {
     get {
       if case .dateValue(let v)? = kind {return v}
       return 0
@@ -711,7 +711,7 @@ public nonisolated struct Windowbroker_V1_PlistValue: Sendable {
     set {kind = .dateValue(newValue)}
   }
 
-  public var urlValue: String {
+  package var urlValue: String {
     get {
       if case .urlValue(let v)? = kind {return v}
       return String()
@@ -719,7 +719,7 @@ public nonisolated struct Windowbroker_V1_PlistValue: Sendable {
     set {kind = .urlValue(newValue)}
   }
 
-  public var listValue: Windowbroker_V1_PlistList {
+  package var listValue: Windowbroker_V1_PlistList {
     get {
       if case .listValue(let v)? = kind {return v}
       return Windowbroker_V1_PlistList()
@@ -727,7 +727,7 @@ public nonisolated struct Windowbroker_V1_PlistValue: Sendable {
     set {kind = .listValue(newValue)}
   }
 
-  public var dictionaryValue: Windowbroker_V1_PlistDictionary {
+  package var dictionaryValue: Windowbroker_V1_PlistDictionary {
     get {
       if case .dictionaryValue(let v)? = kind {return v}
       return Windowbroker_V1_PlistDictionary()
@@ -735,7 +735,7 @@ public nonisolated struct Windowbroker_V1_PlistValue: Sendable {
     set {kind = .dictionaryValue(newValue)}
   }
 
-  public var nullValue: Bool {
+  package var nullValue: Bool {
     get {
       if case .nullValue(let v)? = kind {return v}
       return false
@@ -743,9 +743,9 @@ public nonisolated struct Windowbroker_V1_PlistValue: Sendable {
     set {kind = .nullValue(newValue)}
   }
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public nonisolated enum OneOf_Kind: Equatable, Sendable {
+  package nonisolated enum OneOf_Kind: Equatable, Sendable {
     case stringValue(String)
     case integerValue(Int64)
     case realValue(Double)
@@ -760,296 +760,296 @@ public nonisolated struct Windowbroker_V1_PlistValue: Sendable {
 
   }
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_PlistList: Sendable {
+package nonisolated struct Windowbroker_V1_PlistList: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var items: [Windowbroker_V1_PlistValue] = []
+  package var items: [Windowbroker_V1_PlistValue] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_PlistDictionary: Sendable {
+package nonisolated struct Windowbroker_V1_PlistDictionary: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var entries: Dictionary<String,Windowbroker_V1_PlistValue> = [:]
+  package var entries: Dictionary<String,Windowbroker_V1_PlistValue> = [:]
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_UserActivity: Sendable {
+package nonisolated struct Windowbroker_V1_UserActivity: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var activityType: String = String()
+  package var activityType: String = String()
 
-  public var title: String = String()
+  package var title: String = String()
 
-  public var targetContentIdentifier: String = String()
+  package var targetContentIdentifier: String = String()
 
-  public var userInfo: Windowbroker_V1_PlistDictionary {
+  package var userInfo: Windowbroker_V1_PlistDictionary {
     get {_userInfo ?? Windowbroker_V1_PlistDictionary()}
     set {_userInfo = newValue}
   }
   /// Returns true if `userInfo` has been explicitly set.
-  public var hasUserInfo: Bool {self._userInfo != nil}
+  package var hasUserInfo: Bool {self._userInfo != nil}
   /// Clears the value of `userInfo`. Subsequent reads from it will return its default value.
-  public mutating func clearUserInfo() {self._userInfo = nil}
+  package mutating func clearUserInfo() {self._userInfo = nil}
 
-  public var keywords: [String] = []
+  package var keywords: [String] = []
 
-  public var eligibleForSearch: Bool = false
+  package var eligibleForSearch: Bool = false
 
-  public var interactionState: Data = Data()
+  package var interactionState: Data = Data()
 
-  public var persistentID: String = String()
+  package var persistentID: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _userInfo: Windowbroker_V1_PlistDictionary? = nil
 }
 
-public nonisolated struct Windowbroker_V1_ActivationConditions: Sendable {
+package nonisolated struct Windowbroker_V1_ActivationConditions: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var canActivate: [String] = []
+  package var canActivate: [String] = []
 
-  public var prefersToActivate: [String] = []
+  package var prefersToActivate: [String] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_SessionInfo: @unchecked Sendable {
+package nonisolated struct Windowbroker_V1_SessionInfo: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var id: String {
+  package var id: String {
     get {_storage._id}
     set {_uniqueStorage()._id = newValue}
   }
 
-  public var appID: String {
+  package var appID: String {
     get {_storage._appID}
     set {_uniqueStorage()._appID = newValue}
   }
 
-  public var configuration: String {
+  package var configuration: String {
     get {_storage._configuration}
     set {_uniqueStorage()._configuration = newValue}
   }
 
-  public var role: String {
+  package var role: String {
     get {_storage._role}
     set {_uniqueStorage()._role = newValue}
   }
 
-  public var title: String {
+  package var title: String {
     get {_storage._title}
     set {_uniqueStorage()._title = newValue}
   }
 
-  public var state: Windowbroker_V1_SceneState {
+  package var state: Windowbroker_V1_SceneState {
     get {_storage._state}
     set {_uniqueStorage()._state = newValue}
   }
 
-  public var pid: Int32 {
+  package var pid: Int32 {
     get {_storage._pid}
     set {_uniqueStorage()._pid = newValue}
   }
 
-  public var createdAt: Double {
+  package var createdAt: Double {
     get {_storage._createdAt}
     set {_uniqueStorage()._createdAt = newValue}
   }
 
-  public var lastActiveAt: Double {
+  package var lastActiveAt: Double {
     get {_storage._lastActiveAt}
     set {_uniqueStorage()._lastActiveAt = newValue}
   }
 
-  public var lastDisconnect: String {
+  package var lastDisconnect: String {
     get {_storage._lastDisconnect}
     set {_uniqueStorage()._lastDisconnect = newValue}
   }
 
-  public var launchCount: UInt32 {
+  package var launchCount: UInt32 {
     get {_storage._launchCount}
     set {_uniqueStorage()._launchCount = newValue}
   }
 
-  public var restorationSaved: Bool {
+  package var restorationSaved: Bool {
     get {_storage._restorationSaved}
     set {_uniqueStorage()._restorationSaved = newValue}
   }
 
-  public var restorationActivity: Windowbroker_V1_UserActivity {
+  package var restorationActivity: Windowbroker_V1_UserActivity {
     get {_storage._restorationActivity ?? Windowbroker_V1_UserActivity()}
     set {_uniqueStorage()._restorationActivity = newValue}
   }
   /// Returns true if `restorationActivity` has been explicitly set.
-  public var hasRestorationActivity: Bool {_storage._restorationActivity != nil}
+  package var hasRestorationActivity: Bool {_storage._restorationActivity != nil}
   /// Clears the value of `restorationActivity`. Subsequent reads from it will return its default value.
-  public mutating func clearRestorationActivity() {_uniqueStorage()._restorationActivity = nil}
+  package mutating func clearRestorationActivity() {_uniqueStorage()._restorationActivity = nil}
 
   /// Proportional set size of the live worker, from its last sample (0 without a worker).
-  public var pssBytes: UInt64 {
+  package var pssBytes: UInt64 {
     get {_storage._pssBytes}
     set {_uniqueStorage()._pssBytes = newValue}
   }
 
   /// The activity the scene last reported as current (kept while the broker runs).
-  public var currentActivity: Windowbroker_V1_UserActivity {
+  package var currentActivity: Windowbroker_V1_UserActivity {
     get {_storage._currentActivity ?? Windowbroker_V1_UserActivity()}
     set {_uniqueStorage()._currentActivity = newValue}
   }
   /// Returns true if `currentActivity` has been explicitly set.
-  public var hasCurrentActivity: Bool {_storage._currentActivity != nil}
+  package var hasCurrentActivity: Bool {_storage._currentActivity != nil}
   /// Clears the value of `currentActivity`. Subsequent reads from it will return its default value.
-  public mutating func clearCurrentActivity() {_uniqueStorage()._currentActivity = nil}
+  package mutating func clearCurrentActivity() {_uniqueStorage()._currentActivity = nil}
 
   /// How the scene was last presented, and the scene that asked for it (empty: wmctl or none).
-  public var presentation: Windowbroker_V1_PresentationStyle {
+  package var presentation: Windowbroker_V1_PresentationStyle {
     get {_storage._presentation}
     set {_uniqueStorage()._presentation = newValue}
   }
 
-  public var requestedBy: String {
+  package var requestedBy: String {
     get {_storage._requestedBy}
     set {_uniqueStorage()._requestedBy = newValue}
   }
 
   /// Its app is in a crash loop: launches are refused for this many more seconds (0: not).
-  public var crashLoopRetryAfterSeconds: Double {
+  package var crashLoopRetryAfterSeconds: Double {
     get {_storage._crashLoopRetryAfterSeconds}
     set {_uniqueStorage()._crashLoopRetryAfterSeconds = newValue}
   }
 
   /// A restoration activity that failed twice in a row, set aside (kept, not used).
-  public var quarantinedRestoration: Windowbroker_V1_UserActivity {
+  package var quarantinedRestoration: Windowbroker_V1_UserActivity {
     get {_storage._quarantinedRestoration ?? Windowbroker_V1_UserActivity()}
     set {_uniqueStorage()._quarantinedRestoration = newValue}
   }
   /// Returns true if `quarantinedRestoration` has been explicitly set.
-  public var hasQuarantinedRestoration: Bool {_storage._quarantinedRestoration != nil}
+  package var hasQuarantinedRestoration: Bool {_storage._quarantinedRestoration != nil}
   /// Clears the value of `quarantinedRestoration`. Subsequent reads from it will return its default value.
-  public mutating func clearQuarantinedRestoration() {_uniqueStorage()._quarantinedRestoration = nil}
+  package mutating func clearQuarantinedRestoration() {_uniqueStorage()._quarantinedRestoration = nil}
 
   /// The scene's own storage (@SceneStorage): only in `show`.
-  public var storage: Windowbroker_V1_PlistDictionary {
+  package var storage: Windowbroker_V1_PlistDictionary {
     get {_storage._storage ?? Windowbroker_V1_PlistDictionary()}
     set {_uniqueStorage()._storage = newValue}
   }
   /// Returns true if `storage` has been explicitly set.
-  public var hasStorage: Bool {_storage._storage != nil}
+  package var hasStorage: Bool {_storage._storage != nil}
   /// Clears the value of `storage`. Subsequent reads from it will return its default value.
-  public mutating func clearStorage() {_uniqueStorage()._storage = nil}
+  package mutating func clearStorage() {_uniqueStorage()._storage = nil}
 
   /// The key scene: it has the keyboard focus, and key commands go to it (at most one).
-  public var key: Bool {
+  package var key: Bool {
     get {_storage._key}
     set {_uniqueStorage()._key = newValue}
   }
 
   /// A snapshot of its window is kept (`wmctl show --snapshot`).
-  public var snapshotKept: Bool {
+  package var snapshotKept: Bool {
     get {_storage._snapshotKept}
     set {_uniqueStorage()._snapshotKept = newValue}
   }
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _storage = _StorageClass.defaultInstance
 }
 
-public nonisolated struct Windowbroker_V1_AppInfo: Sendable {
+package nonisolated struct Windowbroker_V1_AppInfo: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var id: String = String()
+  package var id: String = String()
 
-  public var name: String = String()
+  package var name: String = String()
 
-  public var supportsMultipleScenes: Bool = false
+  package var supportsMultipleScenes: Bool = false
 
-  public var activityTypes: [String] = []
+  package var activityTypes: [String] = []
 
-  public var configurations: [String] = []
+  package var configurations: [String] = []
 
   /// Menus and commands of the manifest that could not be inserted (file, element, reason).
-  public var commandErrors: [String] = []
+  package var commandErrors: [String] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_MenuCommand: Sendable {
+package nonisolated struct Windowbroker_V1_MenuCommand: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var id: String = String()
+  package var id: String = String()
 
-  public var title: String = String()
+  package var title: String = String()
 
-  public var discoverabilityTitle: String = String()
+  package var discoverabilityTitle: String = String()
 
   /// Key symbols, canonical: modifiers in the order ctrl, alt, shift, super, then the xkb key
   /// name in lower case ("ctrl+shift+u", "alt+grave"); empty: a command without a shortcut.
-  public var shortcut: String = String()
+  package var shortcut: String = String()
 
   /// "destructive", "hidden", "disabled".
-  public var attributes: [String] = []
+  package var attributes: [String] = []
 
   /// Opt out of right-to-left mirroring of the shortcut's key (e.g. for [ and ]).
-  public var noAutomaticMirroring: Bool = false
+  package var noAutomaticMirroring: Bool = false
 
   /// A system command (the broker performs it when no responder does).
-  public var system: Bool = false
+  package var system: Bool = false
 
   /// Filled when the menu is seen from a scene: whether a responder (or the system) performs
   /// it, which one, its title after validate and its state ("on", "off", "mixed").
-  public var enabled: Bool = false
+  package var enabled: Bool = false
 
-  public var handler: String = String()
+  package var handler: String = String()
 
-  public var state: String = String()
+  package var state: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_MenuNode: Sendable {
+package nonisolated struct Windowbroker_V1_MenuNode: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var kind: Windowbroker_V1_MenuNode.OneOf_Kind? = nil
+  package var kind: Windowbroker_V1_MenuNode.OneOf_Kind? = nil
 
-  public var menu: Windowbroker_V1_Menu {
+  package var menu: Windowbroker_V1_Menu {
     get {
       if case .menu(let v)? = kind {return v}
       return Windowbroker_V1_Menu()
@@ -1057,7 +1057,7 @@ public nonisolated struct Windowbroker_V1_MenuNode: Sendable {
     set {kind = .menu(newValue)}
   }
 
-  public var command: Windowbroker_V1_MenuCommand {
+  package var command: Windowbroker_V1_MenuCommand {
     get {
       if case .command(let v)? = kind {return v}
       return Windowbroker_V1_MenuCommand()
@@ -1065,119 +1065,119 @@ public nonisolated struct Windowbroker_V1_MenuNode: Sendable {
     set {kind = .command(newValue)}
   }
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public nonisolated enum OneOf_Kind: Equatable, Sendable {
+  package nonisolated enum OneOf_Kind: Equatable, Sendable {
     case menu(Windowbroker_V1_Menu)
     case command(Windowbroker_V1_MenuCommand)
 
   }
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_Menu: Sendable {
+package nonisolated struct Windowbroker_V1_Menu: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var id: String = String()
+  package var id: String = String()
 
-  public var title: String = String()
+  package var title: String = String()
 
-  public var children: [Windowbroker_V1_MenuNode] = []
+  package var children: [Windowbroker_V1_MenuNode] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_MenuRequest: Sendable {
+package nonisolated struct Windowbroker_V1_MenuRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// Empty: the active scene; with no scene, the app's menu unvalidated (give app_id).
-  public var sessionID: String = String()
+  package var sessionID: String = String()
 
-  public var appID: String = String()
+  package var appID: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_MenuReply: Sendable {
+package nonisolated struct Windowbroker_V1_MenuReply: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var appID: String = String()
+  package var appID: String = String()
 
-  public var sessionID: String = String()
+  package var sessionID: String = String()
 
-  public var menus: [Windowbroker_V1_Menu] = []
+  package var menus: [Windowbroker_V1_Menu] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_CommandsRequest: Sendable {
+package nonisolated struct Windowbroker_V1_CommandsRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var sessionID: String = String()
+  package var sessionID: String = String()
 
-  public var appID: String = String()
+  package var appID: String = String()
 
   /// Exactly what the shortcut overlay shows.
-  public var overlay: Bool = false
+  package var overlay: Bool = false
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_CommandsReply: Sendable {
+package nonisolated struct Windowbroker_V1_CommandsReply: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var appID: String = String()
+  package var appID: String = String()
 
-  public var sessionID: String = String()
+  package var sessionID: String = String()
 
-  public var commands: [Windowbroker_V1_MenuCommand] = []
+  package var commands: [Windowbroker_V1_MenuCommand] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
 /// A scene changes its app's main menu at runtime (UIMenuBuilder); the batch is checked like
 /// the manifest's and applied whole or not at all.
-public nonisolated struct Windowbroker_V1_MenuChangeRequest: Sendable {
+package nonisolated struct Windowbroker_V1_MenuChangeRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var operations: [Windowbroker_V1_MenuOperation] = []
+  package var operations: [Windowbroker_V1_MenuOperation] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_MenuOperation: Sendable {
+package nonisolated struct Windowbroker_V1_MenuOperation: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var kind: Windowbroker_V1_MenuOperation.OneOf_Kind? = nil
+  package var kind: Windowbroker_V1_MenuOperation.OneOf_Kind? = nil
 
-  public var insert: Windowbroker_V1_MenuInsert {
+  package var insert: Windowbroker_V1_MenuInsert {
     get {
       if case .insert(let v)? = kind {return v}
       return Windowbroker_V1_MenuInsert()
@@ -1186,7 +1186,7 @@ public nonisolated struct Windowbroker_V1_MenuOperation: Sendable {
   }
 
   /// An element the app inserted (the system's stay).
-  public var remove: String {
+  package var remove: String {
     get {
       if case .remove(let v)? = kind {return v}
       return String()
@@ -1194,160 +1194,160 @@ public nonisolated struct Windowbroker_V1_MenuOperation: Sendable {
     set {kind = .remove(newValue)}
   }
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public nonisolated enum OneOf_Kind: Equatable, Sendable {
+  package nonisolated enum OneOf_Kind: Equatable, Sendable {
     case insert(Windowbroker_V1_MenuInsert)
     /// An element the app inserted (the system's stay).
     case remove(String)
 
   }
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_MenuInsert: Sendable {
+package nonisolated struct Windowbroker_V1_MenuInsert: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var element: Windowbroker_V1_MenuNode {
+  package var element: Windowbroker_V1_MenuNode {
     get {_element ?? Windowbroker_V1_MenuNode()}
     set {_element = newValue}
   }
   /// Returns true if `element` has been explicitly set.
-  public var hasElement: Bool {self._element != nil}
+  package var hasElement: Bool {self._element != nil}
   /// Clears the value of `element`. Subsequent reads from it will return its default value.
-  public mutating func clearElement() {self._element = nil}
+  package mutating func clearElement() {self._element = nil}
 
   /// insertChild: into this menu, at its start or end; else insertSibling: before or after this element.
-  public var childOf: String = String()
+  package var childOf: String = String()
 
-  public var atStart: Bool = false
+  package var atStart: Bool = false
 
-  public var siblingOf: String = String()
+  package var siblingOf: String = String()
 
-  public var before: Bool = false
+  package var before: Bool = false
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _element: Windowbroker_V1_MenuNode? = nil
 }
 
-public nonisolated struct Windowbroker_V1_LogsRequest: Sendable {
+package nonisolated struct Windowbroker_V1_LogsRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var sessionID: String = String()
+  package var sessionID: String = String()
 
-  public var lines: UInt32 = 0
+  package var lines: UInt32 = 0
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
 /// stream: "stdout" or "stderr".
-public nonisolated struct Windowbroker_V1_LogLine: Sendable {
+package nonisolated struct Windowbroker_V1_LogLine: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var time: Double = 0
+  package var time: Double = 0
 
-  public var pid: Int32 = 0
+  package var pid: Int32 = 0
 
-  public var text: String = String()
+  package var text: String = String()
 
-  public var stream: String = String()
+  package var stream: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_LogsReply: Sendable {
+package nonisolated struct Windowbroker_V1_LogsReply: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var sessionID: String = String()
+  package var sessionID: String = String()
 
-  public var lines: [Windowbroker_V1_LogLine] = []
+  package var lines: [Windowbroker_V1_LogLine] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_KeyRequest: Sendable {
+package nonisolated struct Windowbroker_V1_KeyRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var shortcut: String = String()
+  package var shortcut: String = String()
 
   /// Empty: the key scene.
-  public var sessionID: String = String()
+  package var sessionID: String = String()
 
   /// Instead of a shortcut: the command with this id (`wmctl menu invoke`; keyless ones too).
-  public var command: String = String()
+  package var command: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_KeyReply: Sendable {
+package nonisolated struct Windowbroker_V1_KeyReply: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var shortcut: String = String()
+  package var shortcut: String = String()
 
   /// The command the shortcut belongs to; empty when none does.
-  public var command: String = String()
+  package var command: String = String()
 
-  public var sessionID: String = String()
+  package var sessionID: String = String()
 
   /// "element", "scene", "app", "system"; empty when unhandled.
-  public var handledBy: String = String()
+  package var handledBy: String = String()
 
   /// "performed", "declined" (a responder took it and refused), "unhandled".
-  public var result: String = String()
+  package var result: String = String()
 
-  public var value: Windowbroker_V1_PlistValue {
+  package var value: Windowbroker_V1_PlistValue {
     get {_value ?? Windowbroker_V1_PlistValue()}
     set {_value = newValue}
   }
   /// Returns true if `value` has been explicitly set.
-  public var hasValue: Bool {self._value != nil}
+  package var hasValue: Bool {self._value != nil}
   /// Clears the value of `value`. Subsequent reads from it will return its default value.
-  public mutating func clearValue() {self._value = nil}
+  package mutating func clearValue() {self._value = nil}
 
   /// The focused element that performed it, for handled_by = element.
-  public var element: String = String()
+  package var element: String = String()
 
-  public var detail: String = String()
+  package var detail: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _value: Windowbroker_V1_PlistValue? = nil
 }
 
-public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
+package nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var kind: Windowbroker_V1_ControlRequest.OneOf_Kind? = nil
+  package var kind: Windowbroker_V1_ControlRequest.OneOf_Kind? = nil
 
-  public var status: Windowbroker_V1_StatusRequest {
+  package var status: Windowbroker_V1_StatusRequest {
     get {
       if case .status(let v)? = kind {return v}
       return Windowbroker_V1_StatusRequest()
@@ -1355,7 +1355,7 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     set {kind = .status(newValue)}
   }
 
-  public var apps: Windowbroker_V1_AppsRequest {
+  package var apps: Windowbroker_V1_AppsRequest {
     get {
       if case .apps(let v)? = kind {return v}
       return Windowbroker_V1_AppsRequest()
@@ -1363,7 +1363,7 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     set {kind = .apps(newValue)}
   }
 
-  public var `open`: Windowbroker_V1_OpenRequest {
+  package var `open`: Windowbroker_V1_OpenRequest {
     get {
       if case .open(let v)? = kind {return v}
       return Windowbroker_V1_OpenRequest()
@@ -1371,7 +1371,7 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     set {kind = .open(newValue)}
   }
 
-  public var activate: Windowbroker_V1_ActivateRequest {
+  package var activate: Windowbroker_V1_ActivateRequest {
     get {
       if case .activate(let v)? = kind {return v}
       return Windowbroker_V1_ActivateRequest()
@@ -1379,7 +1379,7 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     set {kind = .activate(newValue)}
   }
 
-  public var background: Windowbroker_V1_SessionCommand {
+  package var background: Windowbroker_V1_SessionCommand {
     get {
       if case .background(let v)? = kind {return v}
       return Windowbroker_V1_SessionCommand()
@@ -1387,7 +1387,7 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     set {kind = .background(newValue)}
   }
 
-  public var reclaim: Windowbroker_V1_ReclaimRequest {
+  package var reclaim: Windowbroker_V1_ReclaimRequest {
     get {
       if case .reclaim(let v)? = kind {return v}
       return Windowbroker_V1_ReclaimRequest()
@@ -1395,7 +1395,7 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     set {kind = .reclaim(newValue)}
   }
 
-  public var close: Windowbroker_V1_CloseRequest {
+  package var close: Windowbroker_V1_CloseRequest {
     get {
       if case .close(let v)? = kind {return v}
       return Windowbroker_V1_CloseRequest()
@@ -1403,7 +1403,7 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     set {kind = .close(newValue)}
   }
 
-  public var sessions: Windowbroker_V1_SessionsRequest {
+  package var sessions: Windowbroker_V1_SessionsRequest {
     get {
       if case .sessions(let v)? = kind {return v}
       return Windowbroker_V1_SessionsRequest()
@@ -1411,7 +1411,7 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     set {kind = .sessions(newValue)}
   }
 
-  public var show: Windowbroker_V1_SessionCommand {
+  package var show: Windowbroker_V1_SessionCommand {
     get {
       if case .show(let v)? = kind {return v}
       return Windowbroker_V1_SessionCommand()
@@ -1419,7 +1419,7 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     set {kind = .show(newValue)}
   }
 
-  public var send: Windowbroker_V1_SendRequest {
+  package var send: Windowbroker_V1_SendRequest {
     get {
       if case .send(let v)? = kind {return v}
       return Windowbroker_V1_SendRequest()
@@ -1427,7 +1427,7 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     set {kind = .send(newValue)}
   }
 
-  public var watch: Windowbroker_V1_WatchRequest {
+  package var watch: Windowbroker_V1_WatchRequest {
     get {
       if case .watch(let v)? = kind {return v}
       return Windowbroker_V1_WatchRequest()
@@ -1435,7 +1435,7 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     set {kind = .watch(newValue)}
   }
 
-  public var ping: Windowbroker_V1_PingRequest {
+  package var ping: Windowbroker_V1_PingRequest {
     get {
       if case .ping(let v)? = kind {return v}
       return Windowbroker_V1_PingRequest()
@@ -1443,7 +1443,7 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     set {kind = .ping(newValue)}
   }
 
-  public var pressure: Windowbroker_V1_PressureRequest {
+  package var pressure: Windowbroker_V1_PressureRequest {
     get {
       if case .pressure(let v)? = kind {return v}
       return Windowbroker_V1_PressureRequest()
@@ -1451,7 +1451,7 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     set {kind = .pressure(newValue)}
   }
 
-  public var simulatePressure: Windowbroker_V1_SimulatePressureRequest {
+  package var simulatePressure: Windowbroker_V1_SimulatePressureRequest {
     get {
       if case .simulatePressure(let v)? = kind {return v}
       return Windowbroker_V1_SimulatePressureRequest()
@@ -1460,7 +1460,7 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
   }
 
   /// requestSceneSessionRefresh: the scene (if connected) is asked for a fresh title and activity.
-  public var refresh: Windowbroker_V1_SessionCommand {
+  package var refresh: Windowbroker_V1_SessionCommand {
     get {
       if case .refresh(let v)? = kind {return v}
       return Windowbroker_V1_SessionCommand()
@@ -1469,7 +1469,7 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
   }
 
   /// An update event to every connected scene of an app (also from a scene, for its own app).
-  public var post: Windowbroker_V1_PostRequest {
+  package var post: Windowbroker_V1_PostRequest {
     get {
       if case .post(let v)? = kind {return v}
       return Windowbroker_V1_PostRequest()
@@ -1478,7 +1478,7 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
   }
 
   /// The app's shared defaults: list, get, set or delete (also from a scene, for its own app).
-  public var defaults: Windowbroker_V1_DefaultsRequest {
+  package var defaults: Windowbroker_V1_DefaultsRequest {
     get {
       if case .defaults(let v)? = kind {return v}
       return Windowbroker_V1_DefaultsRequest()
@@ -1487,7 +1487,7 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
   }
 
   /// Searchable activities: sessions whose latest activity is eligible for search.
-  public var search: Windowbroker_V1_SearchRequest {
+  package var search: Windowbroker_V1_SearchRequest {
     get {
       if case .search(let v)? = kind {return v}
       return Windowbroker_V1_SearchRequest()
@@ -1495,7 +1495,7 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     set {kind = .search(newValue)}
   }
 
-  public var menu: Windowbroker_V1_MenuRequest {
+  package var menu: Windowbroker_V1_MenuRequest {
     get {
       if case .menu(let v)? = kind {return v}
       return Windowbroker_V1_MenuRequest()
@@ -1503,7 +1503,7 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     set {kind = .menu(newValue)}
   }
 
-  public var commands: Windowbroker_V1_CommandsRequest {
+  package var commands: Windowbroker_V1_CommandsRequest {
     get {
       if case .commands(let v)? = kind {return v}
       return Windowbroker_V1_CommandsRequest()
@@ -1511,7 +1511,7 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     set {kind = .commands(newValue)}
   }
 
-  public var key: Windowbroker_V1_KeyRequest {
+  package var key: Windowbroker_V1_KeyRequest {
     get {
       if case .key(let v)? = kind {return v}
       return Windowbroker_V1_KeyRequest()
@@ -1520,7 +1520,7 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
   }
 
   /// From a scene only: changes its app's main menu.
-  public var menuChange: Windowbroker_V1_MenuChangeRequest {
+  package var menuChange: Windowbroker_V1_MenuChangeRequest {
     get {
       if case .menuChange(let v)? = kind {return v}
       return Windowbroker_V1_MenuChangeRequest()
@@ -1529,7 +1529,7 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
   }
 
   /// The last lines a session's scene processes printed (stdout and stderr).
-  public var logs: Windowbroker_V1_LogsRequest {
+  package var logs: Windowbroker_V1_LogsRequest {
     get {
       if case .logs(let v)? = kind {return v}
       return Windowbroker_V1_LogsRequest()
@@ -1539,7 +1539,7 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
 
   /// The latest snapshot of a session's window (a PNG the scene rendered when it last went
   /// to the background).
-  public var snapshot: Windowbroker_V1_SessionCommand {
+  package var snapshot: Windowbroker_V1_SessionCommand {
     get {
       if case .snapshot(let v)? = kind {return v}
       return Windowbroker_V1_SessionCommand()
@@ -1547,9 +1547,9 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     set {kind = .snapshot(newValue)}
   }
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public nonisolated enum OneOf_Kind: Equatable, Sendable {
+  package nonisolated enum OneOf_Kind: Equatable, Sendable {
     case status(Windowbroker_V1_StatusRequest)
     case apps(Windowbroker_V1_AppsRequest)
     case `open`(Windowbroker_V1_OpenRequest)
@@ -1585,327 +1585,327 @@ public nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
 
   }
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_SearchRequest: Sendable {
+package nonisolated struct Windowbroker_V1_SearchRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// Words, all of which must match; a word ending in * matches as a prefix.
-  public var query: String = String()
+  package var query: String = String()
 
   /// Empty: every app.
-  public var appID: String = String()
+  package var appID: String = String()
 
   /// 0: 20.
-  public var limit: UInt32 = 0
+  package var limit: UInt32 = 0
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_SearchHit: Sendable {
+package nonisolated struct Windowbroker_V1_SearchHit: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var sessionID: String = String()
+  package var sessionID: String = String()
 
-  public var appID: String = String()
+  package var appID: String = String()
 
-  public var title: String = String()
+  package var title: String = String()
 
   /// The matching text with the matched words in [brackets].
-  public var snippet: String = String()
+  package var snippet: String = String()
 
-  public var activityType: String = String()
+  package var activityType: String = String()
 
-  public var targetContentIdentifier: String = String()
+  package var targetContentIdentifier: String = String()
 
   /// bm25 relevance: larger is better; hits come best first.
-  public var score: Double = 0
+  package var score: Double = 0
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_SearchReply: Sendable {
+package nonisolated struct Windowbroker_V1_SearchReply: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var hits: [Windowbroker_V1_SearchHit] = []
+  package var hits: [Windowbroker_V1_SearchHit] = []
 
   /// Hits in apps no longer installed: reported, not offered.
-  public var unavailable: [Windowbroker_V1_SearchHit] = []
+  package var unavailable: [Windowbroker_V1_SearchHit] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_PostRequest: Sendable {
+package nonisolated struct Windowbroker_V1_PostRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// Empty from a scene: the scene's own app.
-  public var appID: String = String()
+  package var appID: String = String()
 
-  public var name: String = String()
+  package var name: String = String()
 
-  public var payload: Windowbroker_V1_PlistDictionary {
+  package var payload: Windowbroker_V1_PlistDictionary {
     get {_payload ?? Windowbroker_V1_PlistDictionary()}
     set {_payload = newValue}
   }
   /// Returns true if `payload` has been explicitly set.
-  public var hasPayload: Bool {self._payload != nil}
+  package var hasPayload: Bool {self._payload != nil}
   /// Clears the value of `payload`. Subsequent reads from it will return its default value.
-  public mutating func clearPayload() {self._payload = nil}
+  package mutating func clearPayload() {self._payload = nil}
 
   /// Answer once every scene that was connected when it was posted acknowledged it (or
   /// dropped it, or went away), or when wait_timeout_seconds passed.
-  public var wait: Bool = false
+  package var wait: Bool = false
 
-  public var waitTimeoutSeconds: Double = 0
+  package var waitTimeoutSeconds: Double = 0
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _payload: Windowbroker_V1_PlistDictionary? = nil
 }
 
-public nonisolated struct Windowbroker_V1_DefaultsRequest: Sendable {
+package nonisolated struct Windowbroker_V1_DefaultsRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// Empty from a scene: the scene's own app.
-  public var appID: String = String()
+  package var appID: String = String()
 
   /// Empty: every key. With value set: write it; with remove: delete it.
-  public var key: String = String()
+  package var key: String = String()
 
-  public var value: Windowbroker_V1_PlistValue {
+  package var value: Windowbroker_V1_PlistValue {
     get {_value ?? Windowbroker_V1_PlistValue()}
     set {_value = newValue}
   }
   /// Returns true if `value` has been explicitly set.
-  public var hasValue: Bool {self._value != nil}
+  package var hasValue: Bool {self._value != nil}
   /// Clears the value of `value`. Subsequent reads from it will return its default value.
-  public mutating func clearValue() {self._value = nil}
+  package mutating func clearValue() {self._value = nil}
 
-  public var remove: Bool = false
+  package var remove: Bool = false
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _value: Windowbroker_V1_PlistValue? = nil
 }
 
-public nonisolated struct Windowbroker_V1_StatusRequest: Sendable {
+package nonisolated struct Windowbroker_V1_StatusRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_AppsRequest: Sendable {
+package nonisolated struct Windowbroker_V1_AppsRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_PingRequest: Sendable {
+package nonisolated struct Windowbroker_V1_PingRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var payload: Data = Data()
+  package var payload: Data = Data()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
 /// Filters applied by the broker; empty lists match everything. Several filters all apply.
-public nonisolated struct Windowbroker_V1_WatchRequest: Sendable {
+package nonisolated struct Windowbroker_V1_WatchRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var sessionIds: [String] = []
+  package var sessionIds: [String] = []
 
-  public var appIds: [String] = []
+  package var appIds: [String] = []
 
   /// Event names as in LifecycleEvent.event, e.g. "didBecomeActive", "reclaimed".
-  public var events: [String] = []
+  package var events: [String] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
 /// Sessions come in pages so that no reply outgrows a frame: `limit` (0: the largest page,
 /// 500) from `offset`; the reply's next_offset is where the next page starts (0: no more).
-public nonisolated struct Windowbroker_V1_SessionsRequest: Sendable {
+package nonisolated struct Windowbroker_V1_SessionsRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var appID: String = String()
+  package var appID: String = String()
 
-  public var offset: UInt32 = 0
+  package var offset: UInt32 = 0
 
-  public var limit: UInt32 = 0
+  package var limit: UInt32 = 0
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_SessionCommand: Sendable {
+package nonisolated struct Windowbroker_V1_SessionCommand: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var sessionID: String = String()
+  package var sessionID: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_ActivateRequest: Sendable {
+package nonisolated struct Windowbroker_V1_ActivateRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var sessionID: String = String()
+  package var sessionID: String = String()
 
   /// Put a quarantined restoration activity back and try it again.
-  public var retryRestore: Bool = false
+  package var retryRestore: Bool = false
 
   /// An xdg-activation token from whoever asked (wmctl passes its XDG_ACTIVATION_TOKEN): the
   /// scene's window asks its compositor for focus with it.
-  public var activationToken: String = String()
+  package var activationToken: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_ReclaimRequest: Sendable {
+package nonisolated struct Windowbroker_V1_ReclaimRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var sessionID: String = String()
+  package var sessionID: String = String()
 
   /// Take the process even when its latest state cannot be saved (what is not saved is lost).
-  public var force: Bool = false
+  package var force: Bool = false
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_CloseRequest: Sendable {
+package nonisolated struct Windowbroker_V1_CloseRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var sessionID: String = String()
+  package var sessionID: String = String()
 
-  public var dismissal: Windowbroker_V1_Dismissal = .standard
+  package var dismissal: Windowbroker_V1_Dismissal = .standard
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_OpenRequest: Sendable {
+package nonisolated struct Windowbroker_V1_OpenRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var appID: String = String()
+  package var appID: String = String()
 
   /// Optional: an existing session to bring forward (requestSceneSessionActivation(session, ...)).
-  public var sessionID: String = String()
+  package var sessionID: String = String()
 
-  public var activity: Windowbroker_V1_UserActivity {
+  package var activity: Windowbroker_V1_UserActivity {
     get {_activity ?? Windowbroker_V1_UserActivity()}
     set {_activity = newValue}
   }
   /// Returns true if `activity` has been explicitly set.
-  public var hasActivity: Bool {self._activity != nil}
+  package var hasActivity: Bool {self._activity != nil}
   /// Clears the value of `activity`. Subsequent reads from it will return its default value.
-  public mutating func clearActivity() {self._activity = nil}
+  package mutating func clearActivity() {self._activity = nil}
 
-  public var forceNew: Bool = false
+  package var forceNew: Bool = false
 
-  public var presentation: Windowbroker_V1_PresentationStyle = .standard
+  package var presentation: Windowbroker_V1_PresentationStyle = .standard
 
   /// A new session's configuration (UISceneConfiguration by name); empty: the broker picks.
-  public var configuration: String = String()
+  package var configuration: String = String()
 
   /// As in ActivateRequest.
-  public var activationToken: String = String()
+  package var activationToken: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _activity: Windowbroker_V1_UserActivity? = nil
 }
 
-public nonisolated struct Windowbroker_V1_SendRequest: Sendable {
+package nonisolated struct Windowbroker_V1_SendRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var sessionID: String = String()
+  package var sessionID: String = String()
 
-  public var action: String = String()
+  package var action: String = String()
 
-  public var arguments: Windowbroker_V1_PlistDictionary {
+  package var arguments: Windowbroker_V1_PlistDictionary {
     get {_arguments ?? Windowbroker_V1_PlistDictionary()}
     set {_arguments = newValue}
   }
   /// Returns true if `arguments` has been explicitly set.
-  public var hasArguments: Bool {self._arguments != nil}
+  package var hasArguments: Bool {self._arguments != nil}
   /// Clears the value of `arguments`. Subsequent reads from it will return its default value.
-  public mutating func clearArguments() {self._arguments = nil}
+  package mutating func clearArguments() {self._arguments = nil}
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _arguments: Windowbroker_V1_PlistDictionary? = nil
 }
 
-public nonisolated struct Windowbroker_V1_ControlReply: Sendable {
+package nonisolated struct Windowbroker_V1_ControlReply: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var kind: Windowbroker_V1_ControlReply.OneOf_Kind? = nil
+  package var kind: Windowbroker_V1_ControlReply.OneOf_Kind? = nil
 
-  public var status: Windowbroker_V1_StatusReply {
+  package var status: Windowbroker_V1_StatusReply {
     get {
       if case .status(let v)? = kind {return v}
       return Windowbroker_V1_StatusReply()
@@ -1913,7 +1913,7 @@ public nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     set {kind = .status(newValue)}
   }
 
-  public var apps: Windowbroker_V1_AppsReply {
+  package var apps: Windowbroker_V1_AppsReply {
     get {
       if case .apps(let v)? = kind {return v}
       return Windowbroker_V1_AppsReply()
@@ -1921,7 +1921,7 @@ public nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     set {kind = .apps(newValue)}
   }
 
-  public var sessionState: Windowbroker_V1_SessionStateReply {
+  package var sessionState: Windowbroker_V1_SessionStateReply {
     get {
       if case .sessionState(let v)? = kind {return v}
       return Windowbroker_V1_SessionStateReply()
@@ -1929,7 +1929,7 @@ public nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     set {kind = .sessionState(newValue)}
   }
 
-  public var sessions: Windowbroker_V1_SessionsReply {
+  package var sessions: Windowbroker_V1_SessionsReply {
     get {
       if case .sessions(let v)? = kind {return v}
       return Windowbroker_V1_SessionsReply()
@@ -1937,7 +1937,7 @@ public nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     set {kind = .sessions(newValue)}
   }
 
-  public var session: Windowbroker_V1_SessionInfo {
+  package var session: Windowbroker_V1_SessionInfo {
     get {
       if case .session(let v)? = kind {return v}
       return Windowbroker_V1_SessionInfo()
@@ -1945,7 +1945,7 @@ public nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     set {kind = .session(newValue)}
   }
 
-  public var actionResult: Windowbroker_V1_ActionResult {
+  package var actionResult: Windowbroker_V1_ActionResult {
     get {
       if case .actionResult(let v)? = kind {return v}
       return Windowbroker_V1_ActionResult()
@@ -1953,7 +1953,7 @@ public nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     set {kind = .actionResult(newValue)}
   }
 
-  public var watchStarted: Windowbroker_V1_WatchStarted {
+  package var watchStarted: Windowbroker_V1_WatchStarted {
     get {
       if case .watchStarted(let v)? = kind {return v}
       return Windowbroker_V1_WatchStarted()
@@ -1961,7 +1961,7 @@ public nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     set {kind = .watchStarted(newValue)}
   }
 
-  public var ping: Windowbroker_V1_PingReply {
+  package var ping: Windowbroker_V1_PingReply {
     get {
       if case .ping(let v)? = kind {return v}
       return Windowbroker_V1_PingReply()
@@ -1969,7 +1969,7 @@ public nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     set {kind = .ping(newValue)}
   }
 
-  public var pressure: Windowbroker_V1_PressureReply {
+  package var pressure: Windowbroker_V1_PressureReply {
     get {
       if case .pressure(let v)? = kind {return v}
       return Windowbroker_V1_PressureReply()
@@ -1977,7 +1977,7 @@ public nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     set {kind = .pressure(newValue)}
   }
 
-  public var pressureResponse: Windowbroker_V1_PressureResponse {
+  package var pressureResponse: Windowbroker_V1_PressureResponse {
     get {
       if case .pressureResponse(let v)? = kind {return v}
       return Windowbroker_V1_PressureResponse()
@@ -1985,7 +1985,7 @@ public nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     set {kind = .pressureResponse(newValue)}
   }
 
-  public var post: Windowbroker_V1_PostReply {
+  package var post: Windowbroker_V1_PostReply {
     get {
       if case .post(let v)? = kind {return v}
       return Windowbroker_V1_PostReply()
@@ -1993,7 +1993,7 @@ public nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     set {kind = .post(newValue)}
   }
 
-  public var defaults: Windowbroker_V1_DefaultsReply {
+  package var defaults: Windowbroker_V1_DefaultsReply {
     get {
       if case .defaults(let v)? = kind {return v}
       return Windowbroker_V1_DefaultsReply()
@@ -2001,7 +2001,7 @@ public nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     set {kind = .defaults(newValue)}
   }
 
-  public var search: Windowbroker_V1_SearchReply {
+  package var search: Windowbroker_V1_SearchReply {
     get {
       if case .search(let v)? = kind {return v}
       return Windowbroker_V1_SearchReply()
@@ -2009,7 +2009,7 @@ public nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     set {kind = .search(newValue)}
   }
 
-  public var menu: Windowbroker_V1_MenuReply {
+  package var menu: Windowbroker_V1_MenuReply {
     get {
       if case .menu(let v)? = kind {return v}
       return Windowbroker_V1_MenuReply()
@@ -2017,7 +2017,7 @@ public nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     set {kind = .menu(newValue)}
   }
 
-  public var commands: Windowbroker_V1_CommandsReply {
+  package var commands: Windowbroker_V1_CommandsReply {
     get {
       if case .commands(let v)? = kind {return v}
       return Windowbroker_V1_CommandsReply()
@@ -2025,7 +2025,7 @@ public nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     set {kind = .commands(newValue)}
   }
 
-  public var key: Windowbroker_V1_KeyReply {
+  package var key: Windowbroker_V1_KeyReply {
     get {
       if case .key(let v)? = kind {return v}
       return Windowbroker_V1_KeyReply()
@@ -2033,7 +2033,7 @@ public nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     set {kind = .key(newValue)}
   }
 
-  public var logs: Windowbroker_V1_LogsReply {
+  package var logs: Windowbroker_V1_LogsReply {
     get {
       if case .logs(let v)? = kind {return v}
       return Windowbroker_V1_LogsReply()
@@ -2041,7 +2041,7 @@ public nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     set {kind = .logs(newValue)}
   }
 
-  public var snapshot: Windowbroker_V1_SnapshotReply {
+  package var snapshot: Windowbroker_V1_SnapshotReply {
     get {
       if case .snapshot(let v)? = kind {return v}
       return Windowbroker_V1_SnapshotReply()
@@ -2049,9 +2049,9 @@ public nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     set {kind = .snapshot(newValue)}
   }
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public nonisolated enum OneOf_Kind: Equatable, Sendable {
+  package nonisolated enum OneOf_Kind: Equatable, Sendable {
     case status(Windowbroker_V1_StatusReply)
     case apps(Windowbroker_V1_AppsReply)
     case sessionState(Windowbroker_V1_SessionStateReply)
@@ -2073,262 +2073,262 @@ public nonisolated struct Windowbroker_V1_ControlReply: Sendable {
 
   }
 
-  public init() {}
+  package init() {}
 }
 
 /// saved_at: seconds since 1970 when the broker stored it.
-public nonisolated struct Windowbroker_V1_SnapshotReply: Sendable {
+package nonisolated struct Windowbroker_V1_SnapshotReply: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var sessionID: String = String()
+  package var sessionID: String = String()
 
-  public var png: Data = Data()
+  package var png: Data = Data()
 
-  public var savedAt: Double = 0
+  package var savedAt: Double = 0
 
-  public var width: UInt32 = 0
+  package var width: UInt32 = 0
 
-  public var height: UInt32 = 0
+  package var height: UInt32 = 0
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_PostReply: Sendable {
+package nonisolated struct Windowbroker_V1_PostReply: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// The event's place in its app's order of updates.
-  public var sequence: UInt64 = 0
+  package var sequence: UInt64 = 0
 
   /// Scenes it was queued for.
-  public var receivers: UInt32 = 0
+  package var receivers: UInt32 = 0
 
   /// With wait: scenes that acknowledged it; and the delivery times (post to acknowledgement).
-  public var delivered: UInt32 = 0
+  package var delivered: UInt32 = 0
 
-  public var p50Micros: UInt64 = 0
+  package var p50Micros: UInt64 = 0
 
-  public var maxMicros: UInt64 = 0
+  package var maxMicros: UInt64 = 0
 
   /// With wait: scenes that did not acknowledge in time, and scenes whose queue overflowed.
-  public var unacknowledged: [String] = []
+  package var unacknowledged: [String] = []
 
-  public var dropped: [String] = []
+  package var dropped: [String] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_DefaultsReply: Sendable {
+package nonisolated struct Windowbroker_V1_DefaultsReply: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// Every key, or the one asked for (absent when it has no value).
-  public var values: Windowbroker_V1_PlistDictionary {
+  package var values: Windowbroker_V1_PlistDictionary {
     get {_values ?? Windowbroker_V1_PlistDictionary()}
     set {_values = newValue}
   }
   /// Returns true if `values` has been explicitly set.
-  public var hasValues: Bool {self._values != nil}
+  package var hasValues: Bool {self._values != nil}
   /// Clears the value of `values`. Subsequent reads from it will return its default value.
-  public mutating func clearValues() {self._values = nil}
+  package mutating func clearValues() {self._values = nil}
 
   /// For a write: the change's place in the app's order of updates.
-  public var sequence: UInt64 = 0
+  package var sequence: UInt64 = 0
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _values: Windowbroker_V1_PlistDictionary? = nil
 }
 
-public nonisolated struct Windowbroker_V1_StatusReply: Sendable {
+package nonisolated struct Windowbroker_V1_StatusReply: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var version: String = String()
+  package var version: String = String()
 
-  public var pid: Int32 = 0
+  package var pid: Int32 = 0
 
-  public var uptimeSeconds: Double = 0
+  package var uptimeSeconds: Double = 0
 
-  public var sessions: UInt32 = 0
+  package var sessions: UInt32 = 0
 
-  public var workers: UInt32 = 0
+  package var workers: UInt32 = 0
 
-  public var pressureLevel: Windowbroker_V1_PressureLevel = .normal
+  package var pressureLevel: Windowbroker_V1_PressureLevel = .normal
 
-  public var reclaimedCount: UInt32 = 0
+  package var reclaimedCount: UInt32 = 0
 
   /// Started, handshaken, idle workers per app, waiting to be bound to a session.
-  public var prewarmed: Dictionary<String,UInt32> = [:]
+  package var prewarmed: Dictionary<String,UInt32> = [:]
 
   /// Things an operator must know about (a damaged store moved aside at start, ...).
-  public var warnings: [String] = []
+  package var warnings: [String] = []
 
   /// Write transactions of the session store since start.
-  public var storeWrites: UInt64 = 0
+  package var storeWrites: UInt64 = 0
 
   /// Update events posted since start, and the overflow notices scenes got (queues too full).
-  public var updatesPosted: UInt64 = 0
+  package var updatesPosted: UInt64 = 0
 
-  public var updatesDropped: UInt64 = 0
+  package var updatesDropped: UInt64 = 0
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
 /// broken: manifests that were skipped, with why (the broker still runs without them).
-public nonisolated struct Windowbroker_V1_AppsReply: Sendable {
+package nonisolated struct Windowbroker_V1_AppsReply: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var apps: [Windowbroker_V1_AppInfo] = []
+  package var apps: [Windowbroker_V1_AppInfo] = []
 
-  public var broken: [Windowbroker_V1_BrokenManifest] = []
+  package var broken: [Windowbroker_V1_BrokenManifest] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_BrokenManifest: Sendable {
+package nonisolated struct Windowbroker_V1_BrokenManifest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var file: String = String()
+  package var file: String = String()
 
-  public var field: String = String()
+  package var field: String = String()
 
-  public var reason: String = String()
+  package var reason: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_SessionsReply: Sendable {
+package nonisolated struct Windowbroker_V1_SessionsReply: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var sessions: [Windowbroker_V1_SessionInfo] = []
+  package var sessions: [Windowbroker_V1_SessionInfo] = []
 
-  public var total: UInt32 = 0
+  package var total: UInt32 = 0
 
-  public var nextOffset: UInt32 = 0
+  package var nextOffset: UInt32 = 0
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_WatchStarted: Sendable {
+package nonisolated struct Windowbroker_V1_WatchStarted: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_PingReply: Sendable {
+package nonisolated struct Windowbroker_V1_PingReply: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var payload: Data = Data()
+  package var payload: Data = Data()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_SessionStateReply: Sendable {
+package nonisolated struct Windowbroker_V1_SessionStateReply: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var sessionID: String = String()
+  package var sessionID: String = String()
 
-  public var state: Windowbroker_V1_SceneState = .unspecified
+  package var state: Windowbroker_V1_SceneState = .unspecified
 
-  public var created: Bool = false
+  package var created: Bool = false
 
   /// Human-readable notes about what the broker did (e.g. "activity delivered to the existing scene").
-  public var detail: String = String()
+  package var detail: String = String()
 
-  public var launch: Windowbroker_V1_LaunchKind = .unspecified
+  package var launch: Windowbroker_V1_LaunchKind = .unspecified
 
   /// For open and activate: the presentation actually used (automatic resolved).
-  public var presentation: Windowbroker_V1_PresentationStyle = .standard
+  package var presentation: Windowbroker_V1_PresentationStyle = .standard
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_ActionResult: Sendable {
+package nonisolated struct Windowbroker_V1_ActionResult: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var performed: Bool = false
+  package var performed: Bool = false
 
-  public var value: Windowbroker_V1_PlistValue {
+  package var value: Windowbroker_V1_PlistValue {
     get {_value ?? Windowbroker_V1_PlistValue()}
     set {_value = newValue}
   }
   /// Returns true if `value` has been explicitly set.
-  public var hasValue: Bool {self._value != nil}
+  package var hasValue: Bool {self._value != nil}
   /// Clears the value of `value`. Subsequent reads from it will return its default value.
-  public mutating func clearValue() {self._value = nil}
+  package mutating func clearValue() {self._value = nil}
 
-  public var declineReason: String = String()
+  package var declineReason: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _value: Windowbroker_V1_PlistValue? = nil
 }
 
 /// An event the broker publishes (wmctl watch, the systemd STATUS line). `kind` is the typed
 /// event; `event` is its name and `detail` a human summary, both derived from `kind`.
-public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
+package nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var time: Double = 0
+  package var time: Double = 0
 
-  public var sessionID: String = String()
+  package var sessionID: String = String()
 
-  public var appID: String = String()
+  package var appID: String = String()
 
-  public var event: String = String()
+  package var event: String = String()
 
-  public var detail: String = String()
+  package var detail: String = String()
 
   /// The session's title when the event happened (for people; empty without a session).
-  public var title: String = String()
+  package var title: String = String()
 
-  public var kind: Windowbroker_V1_LifecycleEvent.OneOf_Kind? = nil
+  package var kind: Windowbroker_V1_LifecycleEvent.OneOf_Kind? = nil
 
-  public var created: Windowbroker_V1_SessionCreated {
+  package var created: Windowbroker_V1_SessionCreated {
     get {
       if case .created(let v)? = kind {return v}
       return Windowbroker_V1_SessionCreated()
@@ -2336,7 +2336,7 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
     set {kind = .created(newValue)}
   }
 
-  public var launched: Windowbroker_V1_WorkerLaunched {
+  package var launched: Windowbroker_V1_WorkerLaunched {
     get {
       if case .launched(let v)? = kind {return v}
       return Windowbroker_V1_WorkerLaunched()
@@ -2344,7 +2344,7 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
     set {kind = .launched(newValue)}
   }
 
-  public var callback: Windowbroker_V1_SceneCallback {
+  package var callback: Windowbroker_V1_SceneCallback {
     get {
       if case .callback(let v)? = kind {return v}
       return Windowbroker_V1_SceneCallback()
@@ -2352,7 +2352,7 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
     set {kind = .callback(newValue)}
   }
 
-  public var restorationSaved: Windowbroker_V1_RestorationSaved {
+  package var restorationSaved: Windowbroker_V1_RestorationSaved {
     get {
       if case .restorationSaved(let v)? = kind {return v}
       return Windowbroker_V1_RestorationSaved()
@@ -2360,7 +2360,7 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
     set {kind = .restorationSaved(newValue)}
   }
 
-  public var restorationExtended: Windowbroker_V1_RestorationExtendedEvent {
+  package var restorationExtended: Windowbroker_V1_RestorationExtendedEvent {
     get {
       if case .restorationExtended(let v)? = kind {return v}
       return Windowbroker_V1_RestorationExtendedEvent()
@@ -2368,7 +2368,7 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
     set {kind = .restorationExtended(newValue)}
   }
 
-  public var continued: Windowbroker_V1_ActivityContinued {
+  package var continued: Windowbroker_V1_ActivityContinued {
     get {
       if case .continued(let v)? = kind {return v}
       return Windowbroker_V1_ActivityContinued()
@@ -2376,7 +2376,7 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
     set {kind = .continued(newValue)}
   }
 
-  public var discardsDelivered: Windowbroker_V1_DiscardsDelivered {
+  package var discardsDelivered: Windowbroker_V1_DiscardsDelivered {
     get {
       if case .discardsDelivered(let v)? = kind {return v}
       return Windowbroker_V1_DiscardsDelivered()
@@ -2384,7 +2384,7 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
     set {kind = .discardsDelivered(newValue)}
   }
 
-  public var exited: Windowbroker_V1_WorkerEnded {
+  package var exited: Windowbroker_V1_WorkerEnded {
     get {
       if case .exited(let v)? = kind {return v}
       return Windowbroker_V1_WorkerEnded()
@@ -2392,7 +2392,7 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
     set {kind = .exited(newValue)}
   }
 
-  public var crashed: Windowbroker_V1_WorkerEnded {
+  package var crashed: Windowbroker_V1_WorkerEnded {
     get {
       if case .crashed(let v)? = kind {return v}
       return Windowbroker_V1_WorkerEnded()
@@ -2400,7 +2400,7 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
     set {kind = .crashed(newValue)}
   }
 
-  public var discarded: Windowbroker_V1_SessionDiscarded {
+  package var discarded: Windowbroker_V1_SessionDiscarded {
     get {
       if case .discarded(let v)? = kind {return v}
       return Windowbroker_V1_SessionDiscarded()
@@ -2408,7 +2408,7 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
     set {kind = .discarded(newValue)}
   }
 
-  public var memoryWarning: Windowbroker_V1_MemoryWarningDelivered {
+  package var memoryWarning: Windowbroker_V1_MemoryWarningDelivered {
     get {
       if case .memoryWarning(let v)? = kind {return v}
       return Windowbroker_V1_MemoryWarningDelivered()
@@ -2416,7 +2416,7 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
     set {kind = .memoryWarning(newValue)}
   }
 
-  public var reclaimed: Windowbroker_V1_SceneReclaimed {
+  package var reclaimed: Windowbroker_V1_SceneReclaimed {
     get {
       if case .reclaimed(let v)? = kind {return v}
       return Windowbroker_V1_SceneReclaimed()
@@ -2424,7 +2424,7 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
     set {kind = .reclaimed(newValue)}
   }
 
-  public var pressure: Windowbroker_V1_PressureChanged {
+  package var pressure: Windowbroker_V1_PressureChanged {
     get {
       if case .pressure(let v)? = kind {return v}
       return Windowbroker_V1_PressureChanged()
@@ -2433,7 +2433,7 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
   }
 
   /// A scene asked for something; the event's session is the requesting scene.
-  public var activationRequested: Windowbroker_V1_ActivationRequested {
+  package var activationRequested: Windowbroker_V1_ActivationRequested {
     get {
       if case .activationRequested(let v)? = kind {return v}
       return Windowbroker_V1_ActivationRequested()
@@ -2441,7 +2441,7 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
     set {kind = .activationRequested(newValue)}
   }
 
-  public var destructionRequested: Windowbroker_V1_DestructionRequested {
+  package var destructionRequested: Windowbroker_V1_DestructionRequested {
     get {
       if case .destructionRequested(let v)? = kind {return v}
       return Windowbroker_V1_DestructionRequested()
@@ -2449,7 +2449,7 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
     set {kind = .destructionRequested(newValue)}
   }
 
-  public var refreshRequested: Windowbroker_V1_RefreshRequested {
+  package var refreshRequested: Windowbroker_V1_RefreshRequested {
     get {
       if case .refreshRequested(let v)? = kind {return v}
       return Windowbroker_V1_RefreshRequested()
@@ -2457,7 +2457,7 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
     set {kind = .refreshRequested(newValue)}
   }
 
-  public var updatePosted: Windowbroker_V1_UpdatePosted {
+  package var updatePosted: Windowbroker_V1_UpdatePosted {
     get {
       if case .updatePosted(let v)? = kind {return v}
       return Windowbroker_V1_UpdatePosted()
@@ -2465,7 +2465,7 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
     set {kind = .updatePosted(newValue)}
   }
 
-  public var defaultsChanged: Windowbroker_V1_DefaultsChanged {
+  package var defaultsChanged: Windowbroker_V1_DefaultsChanged {
     get {
       if case .defaultsChanged(let v)? = kind {return v}
       return Windowbroker_V1_DefaultsChanged()
@@ -2474,7 +2474,7 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
   }
 
   /// A scene's update queue overflowed (the event's session); it gets one notice.
-  public var updatesDropped: Windowbroker_V1_UpdatesDroppedEvent {
+  package var updatesDropped: Windowbroker_V1_UpdatesDroppedEvent {
     get {
       if case .updatesDropped(let v)? = kind {return v}
       return Windowbroker_V1_UpdatesDroppedEvent()
@@ -2482,7 +2482,7 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
     set {kind = .updatesDropped(newValue)}
   }
 
-  public var commandPerformed: Windowbroker_V1_CommandPerformed {
+  package var commandPerformed: Windowbroker_V1_CommandPerformed {
     get {
       if case .commandPerformed(let v)? = kind {return v}
       return Windowbroker_V1_CommandPerformed()
@@ -2491,7 +2491,7 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
   }
 
   /// The session became the key scene (keyboard focus) or stopped being it.
-  public var keyChanged: Windowbroker_V1_KeyChanged {
+  package var keyChanged: Windowbroker_V1_KeyChanged {
     get {
       if case .keyChanged(let v)? = kind {return v}
       return Windowbroker_V1_KeyChanged()
@@ -2499,9 +2499,9 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
     set {kind = .keyChanged(newValue)}
   }
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public nonisolated enum OneOf_Kind: Equatable, Sendable {
+  package nonisolated enum OneOf_Kind: Equatable, Sendable {
     case created(Windowbroker_V1_SessionCreated)
     case launched(Windowbroker_V1_WorkerLaunched)
     case callback(Windowbroker_V1_SceneCallback)
@@ -2529,412 +2529,412 @@ public nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
 
   }
 
-  public init() {}
+  package init() {}
 }
 
 /// source: "activation" (the broker brought it forward), "compositor" (the user focused a
 /// window), "dismissal" (a scene in front of it went away).
-public nonisolated struct Windowbroker_V1_KeyChanged: Sendable {
+package nonisolated struct Windowbroker_V1_KeyChanged: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var isKey: Bool = false
+  package var isKey: Bool = false
 
-  public var source: String = String()
+  package var source: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_CommandPerformed: Sendable {
+package nonisolated struct Windowbroker_V1_CommandPerformed: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var command: String = String()
+  package var command: String = String()
 
-  public var shortcut: String = String()
+  package var shortcut: String = String()
 
-  public var handledBy: String = String()
+  package var handledBy: String = String()
 
-  public var result: String = String()
+  package var result: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_UpdatePosted: Sendable {
+package nonisolated struct Windowbroker_V1_UpdatePosted: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var name: String = String()
+  package var name: String = String()
 
-  public var sequence: UInt64 = 0
+  package var sequence: UInt64 = 0
 
-  public var receivers: UInt32 = 0
+  package var receivers: UInt32 = 0
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_DefaultsChanged: Sendable {
+package nonisolated struct Windowbroker_V1_DefaultsChanged: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var key: String = String()
+  package var key: String = String()
 
-  public var removed: Bool = false
+  package var removed: Bool = false
 
-  public var sequence: UInt64 = 0
+  package var sequence: UInt64 = 0
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_UpdatesDroppedEvent: Sendable {
+package nonisolated struct Windowbroker_V1_UpdatesDroppedEvent: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var from: UInt64 = 0
+  package var from: UInt64 = 0
 
-  public var to: UInt64 = 0
+  package var to: UInt64 = 0
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
 /// target_session_id empty: a new session was asked for.
-public nonisolated struct Windowbroker_V1_ActivationRequested: Sendable {
+package nonisolated struct Windowbroker_V1_ActivationRequested: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var targetSessionID: String = String()
+  package var targetSessionID: String = String()
 
-  public var activityType: String = String()
+  package var activityType: String = String()
 
-  public var presentation: Windowbroker_V1_PresentationStyle = .standard
+  package var presentation: Windowbroker_V1_PresentationStyle = .standard
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_DestructionRequested: Sendable {
+package nonisolated struct Windowbroker_V1_DestructionRequested: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var targetSessionID: String = String()
+  package var targetSessionID: String = String()
 
-  public var dismissal: Windowbroker_V1_Dismissal = .standard
+  package var dismissal: Windowbroker_V1_Dismissal = .standard
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_RefreshRequested: Sendable {
+package nonisolated struct Windowbroker_V1_RefreshRequested: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var targetSessionID: String = String()
+  package var targetSessionID: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_SessionCreated: Sendable {
+package nonisolated struct Windowbroker_V1_SessionCreated: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var configuration: String = String()
+  package var configuration: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_WorkerLaunched: Sendable {
+package nonisolated struct Windowbroker_V1_WorkerLaunched: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var pid: Int32 = 0
+  package var pid: Int32 = 0
 
-  public var launch: Windowbroker_V1_LaunchKind = .unspecified
+  package var launch: Windowbroker_V1_LaunchKind = .unspecified
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_SceneCallback: Sendable {
+package nonisolated struct Windowbroker_V1_SceneCallback: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var callback: Windowbroker_V1_Callback = .unspecified
+  package var callback: Windowbroker_V1_Callback = .unspecified
 
-  public var state: Windowbroker_V1_SceneState = .unspecified
+  package var state: Windowbroker_V1_SceneState = .unspecified
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_RestorationSaved: Sendable {
+package nonisolated struct Windowbroker_V1_RestorationSaved: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var committed: Bool = false
+  package var committed: Bool = false
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_RestorationExtendedEvent: Sendable {
+package nonisolated struct Windowbroker_V1_RestorationExtendedEvent: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_ActivityContinued: Sendable {
+package nonisolated struct Windowbroker_V1_ActivityContinued: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var activityType: String = String()
+  package var activityType: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_DiscardsDelivered: Sendable {
+package nonisolated struct Windowbroker_V1_DiscardsDelivered: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var sessionIds: [String] = []
+  package var sessionIds: [String] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
 /// reason: "reclaimed", "memoryPressure", "timedOut", "crashed(SIGSEGV)", "crashed(exit 3)", ...
-public nonisolated struct Windowbroker_V1_WorkerEnded: Sendable {
+package nonisolated struct Windowbroker_V1_WorkerEnded: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var reason: String = String()
+  package var reason: String = String()
 
-  public var pid: Int32 = 0
+  package var pid: Int32 = 0
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_SessionDiscarded: Sendable {
+package nonisolated struct Windowbroker_V1_SessionDiscarded: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var delivered: Bool = false
+  package var delivered: Bool = false
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_MemoryWarningDelivered: Sendable {
+package nonisolated struct Windowbroker_V1_MemoryWarningDelivered: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var level: Windowbroker_V1_PressureLevel = .normal
+  package var level: Windowbroker_V1_PressureLevel = .normal
 
-  public var freedBytes: UInt64 = 0
+  package var freedBytes: UInt64 = 0
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_SceneReclaimed: Sendable {
+package nonisolated struct Windowbroker_V1_SceneReclaimed: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var level: Windowbroker_V1_PressureLevel = .normal
+  package var level: Windowbroker_V1_PressureLevel = .normal
 
-  public var freedBytes: UInt64 = 0
+  package var freedBytes: UInt64 = 0
 
-  public var seconds: Double = 0
+  package var seconds: Double = 0
 
-  public var notes: [String] = []
+  package var notes: [String] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_PressureChanged: Sendable {
+package nonisolated struct Windowbroker_V1_PressureChanged: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var from: Windowbroker_V1_PressureLevel = .normal
+  package var from: Windowbroker_V1_PressureLevel = .normal
 
-  public var to: Windowbroker_V1_PressureLevel = .normal
+  package var to: Windowbroker_V1_PressureLevel = .normal
 
-  public var reasons: [String] = []
+  package var reasons: [String] = []
 
-  public var simulated: Bool = false
+  package var simulated: Bool = false
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_PressureRequest: Sendable {
+package nonisolated struct Windowbroker_V1_PressureRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_PressureReply: Sendable {
+package nonisolated struct Windowbroker_V1_PressureReply: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var level: Windowbroker_V1_PressureLevel = .normal
+  package var level: Windowbroker_V1_PressureLevel = .normal
 
-  public var someAvg10: Double = 0
+  package var someAvg10: Double = 0
 
-  public var fullAvg10: Double = 0
+  package var fullAvg10: Double = 0
 
-  public var memAvailable: UInt64 = 0
+  package var memAvailable: UInt64 = 0
 
-  public var workersPss: UInt64 = 0
+  package var workersPss: UInt64 = 0
 
   /// 0: no budget.
-  public var budget: UInt64 = 0
+  package var budget: UInt64 = 0
 
-  public var reclaimedCount: UInt32 = 0
+  package var reclaimedCount: UInt32 = 0
 
-  public var reclaimedBytes: UInt64 = 0
+  package var reclaimedBytes: UInt64 = 0
 
   /// "trigger <path>" or "poll <path>".
-  public var psiSource: String = String()
+  package var psiSource: String = String()
 
   /// Why the level is what it is, e.g. "budget exceeded: 230 MiB of 200 MiB".
-  public var reasons: [String] = []
+  package var reasons: [String] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_SimulatePressureRequest: Sendable {
+package nonisolated struct Windowbroker_V1_SimulatePressureRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var level: Windowbroker_V1_PressureLevel = .normal
+  package var level: Windowbroker_V1_PressureLevel = .normal
 
   /// Benchmark baseline only: reclaim without asking for a restoration activity first.
-  public var skipSave: Bool = false
+  package var skipSave: Bool = false
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_ReclaimRecord: Sendable {
+package nonisolated struct Windowbroker_V1_ReclaimRecord: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var sessionID: String = String()
+  package var sessionID: String = String()
 
-  public var freedBytes: UInt64 = 0
+  package var freedBytes: UInt64 = 0
 
-  public var seconds: Double = 0
+  package var seconds: Double = 0
 
-  public var detail: String = String()
+  package var detail: String = String()
 
   /// Seconds since 1970 when this scene's save-and-stop began (reclaims run side by side).
-  public var startedAt: Double = 0
+  package var startedAt: Double = 0
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_WarningRecord: Sendable {
+package nonisolated struct Windowbroker_V1_WarningRecord: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var sessionID: String = String()
+  package var sessionID: String = String()
 
-  public var freedBytes: UInt64 = 0
+  package var freedBytes: UInt64 = 0
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_PressureResponse: Sendable {
+package nonisolated struct Windowbroker_V1_PressureResponse: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var level: Windowbroker_V1_PressureLevel = .normal
+  package var level: Windowbroker_V1_PressureLevel = .normal
 
-  public var warned: [Windowbroker_V1_WarningRecord] = []
+  package var warned: [Windowbroker_V1_WarningRecord] = []
 
-  public var reclaimed: [Windowbroker_V1_ReclaimRecord] = []
+  package var reclaimed: [Windowbroker_V1_ReclaimRecord] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_WorkerCommand: Sendable {
+package nonisolated struct Windowbroker_V1_WorkerCommand: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var kind: Windowbroker_V1_WorkerCommand.OneOf_Kind? = nil
+  package var kind: Windowbroker_V1_WorkerCommand.OneOf_Kind? = nil
 
-  public var connect: Windowbroker_V1_ConnectScene {
+  package var connect: Windowbroker_V1_ConnectScene {
     get {
       if case .connect(let v)? = kind {return v}
       return Windowbroker_V1_ConnectScene()
@@ -2942,7 +2942,7 @@ public nonisolated struct Windowbroker_V1_WorkerCommand: Sendable {
     set {kind = .connect(newValue)}
   }
 
-  public var restoreInteractionState: Windowbroker_V1_RestoreInteractionState {
+  package var restoreInteractionState: Windowbroker_V1_RestoreInteractionState {
     get {
       if case .restoreInteractionState(let v)? = kind {return v}
       return Windowbroker_V1_RestoreInteractionState()
@@ -2950,7 +2950,7 @@ public nonisolated struct Windowbroker_V1_WorkerCommand: Sendable {
     set {kind = .restoreInteractionState(newValue)}
   }
 
-  public var transition: Windowbroker_V1_LifecycleTransition {
+  package var transition: Windowbroker_V1_LifecycleTransition {
     get {
       if case .transition(let v)? = kind {return v}
       return Windowbroker_V1_LifecycleTransition()
@@ -2958,7 +2958,7 @@ public nonisolated struct Windowbroker_V1_WorkerCommand: Sendable {
     set {kind = .transition(newValue)}
   }
 
-  public var restorationActivityRequest: Windowbroker_V1_RestorationActivityRequest {
+  package var restorationActivityRequest: Windowbroker_V1_RestorationActivityRequest {
     get {
       if case .restorationActivityRequest(let v)? = kind {return v}
       return Windowbroker_V1_RestorationActivityRequest()
@@ -2966,7 +2966,7 @@ public nonisolated struct Windowbroker_V1_WorkerCommand: Sendable {
     set {kind = .restorationActivityRequest(newValue)}
   }
 
-  public var continueActivity: Windowbroker_V1_ContinueActivity {
+  package var continueActivity: Windowbroker_V1_ContinueActivity {
     get {
       if case .continueActivity(let v)? = kind {return v}
       return Windowbroker_V1_ContinueActivity()
@@ -2974,7 +2974,7 @@ public nonisolated struct Windowbroker_V1_WorkerCommand: Sendable {
     set {kind = .continueActivity(newValue)}
   }
 
-  public var performAction: Windowbroker_V1_PerformAction {
+  package var performAction: Windowbroker_V1_PerformAction {
     get {
       if case .performAction(let v)? = kind {return v}
       return Windowbroker_V1_PerformAction()
@@ -2982,7 +2982,7 @@ public nonisolated struct Windowbroker_V1_WorkerCommand: Sendable {
     set {kind = .performAction(newValue)}
   }
 
-  public var disconnect: Windowbroker_V1_DisconnectScene {
+  package var disconnect: Windowbroker_V1_DisconnectScene {
     get {
       if case .disconnect(let v)? = kind {return v}
       return Windowbroker_V1_DisconnectScene()
@@ -2990,7 +2990,7 @@ public nonisolated struct Windowbroker_V1_WorkerCommand: Sendable {
     set {kind = .disconnect(newValue)}
   }
 
-  public var discardSessions: Windowbroker_V1_DiscardSessions {
+  package var discardSessions: Windowbroker_V1_DiscardSessions {
     get {
       if case .discardSessions(let v)? = kind {return v}
       return Windowbroker_V1_DiscardSessions()
@@ -2998,7 +2998,7 @@ public nonisolated struct Windowbroker_V1_WorkerCommand: Sendable {
     set {kind = .discardSessions(newValue)}
   }
 
-  public var memoryWarning: Windowbroker_V1_MemoryWarning {
+  package var memoryWarning: Windowbroker_V1_MemoryWarning {
     get {
       if case .memoryWarning(let v)? = kind {return v}
       return Windowbroker_V1_MemoryWarning()
@@ -3007,7 +3007,7 @@ public nonisolated struct Windowbroker_V1_WorkerCommand: Sendable {
   }
 
   /// requestSceneSessionRefresh reached this scene: answer with a SceneUpdate (title, activity).
-  public var refresh: Windowbroker_V1_RefreshScene {
+  package var refresh: Windowbroker_V1_RefreshScene {
     get {
       if case .refresh(let v)? = kind {return v}
       return Windowbroker_V1_RefreshScene()
@@ -3017,7 +3017,7 @@ public nonisolated struct Windowbroker_V1_WorkerCommand: Sendable {
 
   /// The next thing in the app's order of updates (an event, a defaults change, or the
   /// notice that some were dropped); acknowledged with an Ack.
-  public var update: Windowbroker_V1_UpdateDelivery {
+  package var update: Windowbroker_V1_UpdateDelivery {
     get {
       if case .update(let v)? = kind {return v}
       return Windowbroker_V1_UpdateDelivery()
@@ -3026,7 +3026,7 @@ public nonisolated struct Windowbroker_V1_WorkerCommand: Sendable {
   }
 
   /// A keyboard command for the scene's responder chain (focused element, scene, app).
-  public var performCommand: Windowbroker_V1_PerformCommand {
+  package var performCommand: Windowbroker_V1_PerformCommand {
     get {
       if case .performCommand(let v)? = kind {return v}
       return Windowbroker_V1_PerformCommand()
@@ -3035,7 +3035,7 @@ public nonisolated struct Windowbroker_V1_WorkerCommand: Sendable {
   }
 
   /// Which of these commands the chain can perform, with titles and states after validate.
-  public var validateCommands: Windowbroker_V1_ValidateCommands {
+  package var validateCommands: Windowbroker_V1_ValidateCommands {
     get {
       if case .validateCommands(let v)? = kind {return v}
       return Windowbroker_V1_ValidateCommands()
@@ -3045,7 +3045,7 @@ public nonisolated struct Windowbroker_V1_WorkerCommand: Sendable {
 
   /// The scene became the key scene or stopped being it (didBecomeKey / didResignKey). A
   /// scene with a window takes this from its compositor instead and only acknowledges.
-  public var keyStatus: Windowbroker_V1_KeyStatus {
+  package var keyStatus: Windowbroker_V1_KeyStatus {
     get {
       if case .keyStatus(let v)? = kind {return v}
       return Windowbroker_V1_KeyStatus()
@@ -3053,9 +3053,9 @@ public nonisolated struct Windowbroker_V1_WorkerCommand: Sendable {
     set {kind = .keyStatus(newValue)}
   }
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public nonisolated enum OneOf_Kind: Equatable, Sendable {
+  package nonisolated enum OneOf_Kind: Equatable, Sendable {
     case connect(Windowbroker_V1_ConnectScene)
     case restoreInteractionState(Windowbroker_V1_RestoreInteractionState)
     case transition(Windowbroker_V1_LifecycleTransition)
@@ -3080,62 +3080,62 @@ public nonisolated struct Windowbroker_V1_WorkerCommand: Sendable {
 
   }
 
-  public init() {}
+  package init() {}
 }
 
 /// activation_token: when the scene becomes key for a request that carried one (empty: none;
 /// a scene with a window then asks its compositor for a token of its own).
-public nonisolated struct Windowbroker_V1_KeyStatus: Sendable {
+package nonisolated struct Windowbroker_V1_KeyStatus: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var isKey: Bool = false
+  package var isKey: Bool = false
 
-  public var activationToken: String = String()
+  package var activationToken: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_PerformCommand: Sendable {
+package nonisolated struct Windowbroker_V1_PerformCommand: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var command: String = String()
+  package var command: String = String()
 
-  public var shortcut: String = String()
+  package var shortcut: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_ValidateCommands: Sendable {
+package nonisolated struct Windowbroker_V1_ValidateCommands: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var commands: [Windowbroker_V1_MenuCommand] = []
+  package var commands: [Windowbroker_V1_MenuCommand] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_UpdateDelivery: Sendable {
+package nonisolated struct Windowbroker_V1_UpdateDelivery: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// Strictly increasing per connection, one order for the whole app.
-  public var sequence: UInt64 = 0
+  package var sequence: UInt64 = 0
 
-  public var kind: Windowbroker_V1_UpdateDelivery.OneOf_Kind? = nil
+  package var kind: Windowbroker_V1_UpdateDelivery.OneOf_Kind? = nil
 
-  public var event: Windowbroker_V1_UpdateEvent {
+  package var event: Windowbroker_V1_UpdateEvent {
     get {
       if case .event(let v)? = kind {return v}
       return Windowbroker_V1_UpdateEvent()
@@ -3143,7 +3143,7 @@ public nonisolated struct Windowbroker_V1_UpdateDelivery: Sendable {
     set {kind = .event(newValue)}
   }
 
-  public var defaultsChanged: Windowbroker_V1_DefaultsChange {
+  package var defaultsChanged: Windowbroker_V1_DefaultsChange {
     get {
       if case .defaultsChanged(let v)? = kind {return v}
       return Windowbroker_V1_DefaultsChange()
@@ -3151,7 +3151,7 @@ public nonisolated struct Windowbroker_V1_UpdateDelivery: Sendable {
     set {kind = .defaultsChanged(newValue)}
   }
 
-  public var dropped: Windowbroker_V1_UpdatesDropped {
+  package var dropped: Windowbroker_V1_UpdatesDropped {
     get {
       if case .dropped(let v)? = kind {return v}
       return Windowbroker_V1_UpdatesDropped()
@@ -3159,331 +3159,331 @@ public nonisolated struct Windowbroker_V1_UpdateDelivery: Sendable {
     set {kind = .dropped(newValue)}
   }
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public nonisolated enum OneOf_Kind: Equatable, Sendable {
+  package nonisolated enum OneOf_Kind: Equatable, Sendable {
     case event(Windowbroker_V1_UpdateEvent)
     case defaultsChanged(Windowbroker_V1_DefaultsChange)
     case dropped(Windowbroker_V1_UpdatesDropped)
 
   }
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_UpdateEvent: Sendable {
+package nonisolated struct Windowbroker_V1_UpdateEvent: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var name: String = String()
+  package var name: String = String()
 
-  public var payload: Windowbroker_V1_PlistDictionary {
+  package var payload: Windowbroker_V1_PlistDictionary {
     get {_payload ?? Windowbroker_V1_PlistDictionary()}
     set {_payload = newValue}
   }
   /// Returns true if `payload` has been explicitly set.
-  public var hasPayload: Bool {self._payload != nil}
+  package var hasPayload: Bool {self._payload != nil}
   /// Clears the value of `payload`. Subsequent reads from it will return its default value.
-  public mutating func clearPayload() {self._payload = nil}
+  package mutating func clearPayload() {self._payload = nil}
 
   /// Seconds since 1970 when the broker took it.
-  public var postedAt: Double = 0
+  package var postedAt: Double = 0
 
   /// The posting scene's session; empty when posted from outside (wmctl).
-  public var postedBy: String = String()
+  package var postedBy: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _payload: Windowbroker_V1_PlistDictionary? = nil
 }
 
-public nonisolated struct Windowbroker_V1_DefaultsChange: Sendable {
+package nonisolated struct Windowbroker_V1_DefaultsChange: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var key: String = String()
+  package var key: String = String()
 
-  public var value: Windowbroker_V1_PlistValue {
+  package var value: Windowbroker_V1_PlistValue {
     get {_value ?? Windowbroker_V1_PlistValue()}
     set {_value = newValue}
   }
   /// Returns true if `value` has been explicitly set.
-  public var hasValue: Bool {self._value != nil}
+  package var hasValue: Bool {self._value != nil}
   /// Clears the value of `value`. Subsequent reads from it will return its default value.
-  public mutating func clearValue() {self._value = nil}
+  package mutating func clearValue() {self._value = nil}
 
-  public var removed: Bool = false
+  package var removed: Bool = false
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _value: Windowbroker_V1_PlistValue? = nil
 }
 
 /// Updates from..to (inclusive) were dropped because the scene's queue was full. The app's
 /// defaults as they are now come with it; resynchronise the rest from the model.
-public nonisolated struct Windowbroker_V1_UpdatesDropped: Sendable {
+package nonisolated struct Windowbroker_V1_UpdatesDropped: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var from: UInt64 = 0
+  package var from: UInt64 = 0
 
-  public var to: UInt64 = 0
+  package var to: UInt64 = 0
 
-  public var defaults: Windowbroker_V1_PlistDictionary {
+  package var defaults: Windowbroker_V1_PlistDictionary {
     get {_defaults ?? Windowbroker_V1_PlistDictionary()}
     set {_defaults = newValue}
   }
   /// Returns true if `defaults` has been explicitly set.
-  public var hasDefaults: Bool {self._defaults != nil}
+  package var hasDefaults: Bool {self._defaults != nil}
   /// Clears the value of `defaults`. Subsequent reads from it will return its default value.
-  public mutating func clearDefaults() {self._defaults = nil}
+  package mutating func clearDefaults() {self._defaults = nil}
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _defaults: Windowbroker_V1_PlistDictionary? = nil
 }
 
-public nonisolated struct Windowbroker_V1_RefreshScene: Sendable {
+package nonisolated struct Windowbroker_V1_RefreshScene: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_ConnectScene: @unchecked Sendable {
+package nonisolated struct Windowbroker_V1_ConnectScene: @unchecked Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var session: Windowbroker_V1_SessionInfo {
+  package var session: Windowbroker_V1_SessionInfo {
     get {_storage._session ?? Windowbroker_V1_SessionInfo()}
     set {_uniqueStorage()._session = newValue}
   }
   /// Returns true if `session` has been explicitly set.
-  public var hasSession: Bool {_storage._session != nil}
+  package var hasSession: Bool {_storage._session != nil}
   /// Clears the value of `session`. Subsequent reads from it will return its default value.
-  public mutating func clearSession() {_uniqueStorage()._session = nil}
+  package mutating func clearSession() {_uniqueStorage()._session = nil}
 
   /// Sessions of this app discarded while no process of it ran: delivered before willConnect.
-  public var discardedSessionIds: [String] {
+  package var discardedSessionIds: [String] {
     get {_storage._discardedSessionIds}
     set {_uniqueStorage()._discardedSessionIds = newValue}
   }
 
-  public var userActivities: [Windowbroker_V1_UserActivity] {
+  package var userActivities: [Windowbroker_V1_UserActivity] {
     get {_storage._userActivities}
     set {_uniqueStorage()._userActivities = newValue}
   }
 
-  public var restorationActivity: Windowbroker_V1_UserActivity {
+  package var restorationActivity: Windowbroker_V1_UserActivity {
     get {_storage._restorationActivity ?? Windowbroker_V1_UserActivity()}
     set {_uniqueStorage()._restorationActivity = newValue}
   }
   /// Returns true if `restorationActivity` has been explicitly set.
-  public var hasRestorationActivity: Bool {_storage._restorationActivity != nil}
+  package var hasRestorationActivity: Bool {_storage._restorationActivity != nil}
   /// Clears the value of `restorationActivity`. Subsequent reads from it will return its default value.
-  public mutating func clearRestorationActivity() {_uniqueStorage()._restorationActivity = nil}
+  package mutating func clearRestorationActivity() {_uniqueStorage()._restorationActivity = nil}
 
-  public var availableConfigurations: [String] {
+  package var availableConfigurations: [String] {
     get {_storage._availableConfigurations}
     set {_uniqueStorage()._availableConfigurations = newValue}
   }
 
   /// The session's first connection: the only time the scene may choose its configuration.
-  public var newSession: Bool {
+  package var newSession: Bool {
     get {_storage._newSession}
     set {_uniqueStorage()._newSession = newValue}
   }
 
   /// The configuration's delegate class name from the manifest, for the SDK to pick a type by.
-  public var delegateName: String {
+  package var delegateName: String {
     get {_storage._delegateName}
     set {_uniqueStorage()._delegateName = newValue}
   }
 
   /// The app's shared defaults and the scene's own storage, as they are now: both are in
   /// place before willConnect. Update deliveries continue after update_sequence.
-  public var defaults: Windowbroker_V1_PlistDictionary {
+  package var defaults: Windowbroker_V1_PlistDictionary {
     get {_storage._defaults ?? Windowbroker_V1_PlistDictionary()}
     set {_uniqueStorage()._defaults = newValue}
   }
   /// Returns true if `defaults` has been explicitly set.
-  public var hasDefaults: Bool {_storage._defaults != nil}
+  package var hasDefaults: Bool {_storage._defaults != nil}
   /// Clears the value of `defaults`. Subsequent reads from it will return its default value.
-  public mutating func clearDefaults() {_uniqueStorage()._defaults = nil}
+  package mutating func clearDefaults() {_uniqueStorage()._defaults = nil}
 
-  public var storage: Windowbroker_V1_PlistDictionary {
+  package var storage: Windowbroker_V1_PlistDictionary {
     get {_storage._storage ?? Windowbroker_V1_PlistDictionary()}
     set {_uniqueStorage()._storage = newValue}
   }
   /// Returns true if `storage` has been explicitly set.
-  public var hasStorage: Bool {_storage._storage != nil}
+  package var hasStorage: Bool {_storage._storage != nil}
   /// Clears the value of `storage`. Subsequent reads from it will return its default value.
-  public mutating func clearStorage() {_uniqueStorage()._storage = nil}
+  package mutating func clearStorage() {_uniqueStorage()._storage = nil}
 
-  public var updateSequence: UInt64 {
+  package var updateSequence: UInt64 {
     get {_storage._updateSequence}
     set {_uniqueStorage()._updateSequence = newValue}
   }
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _storage = _StorageClass.defaultInstance
 }
 
-public nonisolated struct Windowbroker_V1_RestoreInteractionState: Sendable {
+package nonisolated struct Windowbroker_V1_RestoreInteractionState: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var activity: Windowbroker_V1_UserActivity {
+  package var activity: Windowbroker_V1_UserActivity {
     get {_activity ?? Windowbroker_V1_UserActivity()}
     set {_activity = newValue}
   }
   /// Returns true if `activity` has been explicitly set.
-  public var hasActivity: Bool {self._activity != nil}
+  package var hasActivity: Bool {self._activity != nil}
   /// Clears the value of `activity`. Subsequent reads from it will return its default value.
-  public mutating func clearActivity() {self._activity = nil}
+  package mutating func clearActivity() {self._activity = nil}
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _activity: Windowbroker_V1_UserActivity? = nil
 }
 
 /// prominent: the scene is presented prominently (modal, over its app's other scenes) from
 /// this transition on; sent with willEnterForeground and didBecomeActive.
-public nonisolated struct Windowbroker_V1_LifecycleTransition: Sendable {
+package nonisolated struct Windowbroker_V1_LifecycleTransition: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var transition: Windowbroker_V1_Transition = .unspecified
+  package var transition: Windowbroker_V1_Transition = .unspecified
 
-  public var prominent: Bool = false
+  package var prominent: Bool = false
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_RestorationActivityRequest: Sendable {
+package nonisolated struct Windowbroker_V1_RestorationActivityRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_ContinueActivity: Sendable {
+package nonisolated struct Windowbroker_V1_ContinueActivity: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var activity: Windowbroker_V1_UserActivity {
+  package var activity: Windowbroker_V1_UserActivity {
     get {_activity ?? Windowbroker_V1_UserActivity()}
     set {_activity = newValue}
   }
   /// Returns true if `activity` has been explicitly set.
-  public var hasActivity: Bool {self._activity != nil}
+  package var hasActivity: Bool {self._activity != nil}
   /// Clears the value of `activity`. Subsequent reads from it will return its default value.
-  public mutating func clearActivity() {self._activity = nil}
+  package mutating func clearActivity() {self._activity = nil}
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _activity: Windowbroker_V1_UserActivity? = nil
 }
 
-public nonisolated struct Windowbroker_V1_PerformAction: Sendable {
+package nonisolated struct Windowbroker_V1_PerformAction: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var action: String = String()
+  package var action: String = String()
 
-  public var arguments: Windowbroker_V1_PlistDictionary {
+  package var arguments: Windowbroker_V1_PlistDictionary {
     get {_arguments ?? Windowbroker_V1_PlistDictionary()}
     set {_arguments = newValue}
   }
   /// Returns true if `arguments` has been explicitly set.
-  public var hasArguments: Bool {self._arguments != nil}
+  package var hasArguments: Bool {self._arguments != nil}
   /// Clears the value of `arguments`. Subsequent reads from it will return its default value.
-  public mutating func clearArguments() {self._arguments = nil}
+  package mutating func clearArguments() {self._arguments = nil}
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _arguments: Windowbroker_V1_PlistDictionary? = nil
 }
 
 /// The scene runs didDisconnect (and, when discarded, the app's didDiscardSceneSessions for
 /// it), acknowledges, and the worker process exits.
-public nonisolated struct Windowbroker_V1_DisconnectScene: Sendable {
+package nonisolated struct Windowbroker_V1_DisconnectScene: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var reason: String = String()
+  package var reason: String = String()
 
-  public var discarded: Bool = false
+  package var discarded: Bool = false
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_DiscardSessions: Sendable {
+package nonisolated struct Windowbroker_V1_DiscardSessions: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var sessionIds: [String] = []
+  package var sessionIds: [String] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_MemoryWarning: Sendable {
+package nonisolated struct Windowbroker_V1_MemoryWarning: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var level: Windowbroker_V1_PressureLevel = .normal
+  package var level: Windowbroker_V1_PressureLevel = .normal
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
+package nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var kind: Windowbroker_V1_WorkerMessage.OneOf_Kind? = nil
+  package var kind: Windowbroker_V1_WorkerMessage.OneOf_Kind? = nil
 
-  public var ack: Windowbroker_V1_Ack {
+  package var ack: Windowbroker_V1_Ack {
     get {
       if case .ack(let v)? = kind {return v}
       return Windowbroker_V1_Ack()
@@ -3491,7 +3491,7 @@ public nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
     set {kind = .ack(newValue)}
   }
 
-  public var connected: Windowbroker_V1_SceneConnected {
+  package var connected: Windowbroker_V1_SceneConnected {
     get {
       if case .connected(let v)? = kind {return v}
       return Windowbroker_V1_SceneConnected()
@@ -3499,7 +3499,7 @@ public nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
     set {kind = .connected(newValue)}
   }
 
-  public var restorationActivity: Windowbroker_V1_RestorationActivityReply {
+  package var restorationActivity: Windowbroker_V1_RestorationActivityReply {
     get {
       if case .restorationActivity(let v)? = kind {return v}
       return Windowbroker_V1_RestorationActivityReply()
@@ -3507,7 +3507,7 @@ public nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
     set {kind = .restorationActivity(newValue)}
   }
 
-  public var actionResult: Windowbroker_V1_ActionResult {
+  package var actionResult: Windowbroker_V1_ActionResult {
     get {
       if case .actionResult(let v)? = kind {return v}
       return Windowbroker_V1_ActionResult()
@@ -3515,7 +3515,7 @@ public nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
     set {kind = .actionResult(newValue)}
   }
 
-  public var restorationExtended: Windowbroker_V1_RestorationExtended {
+  package var restorationExtended: Windowbroker_V1_RestorationExtended {
     get {
       if case .restorationExtended(let v)? = kind {return v}
       return Windowbroker_V1_RestorationExtended()
@@ -3523,7 +3523,7 @@ public nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
     set {kind = .restorationExtended(newValue)}
   }
 
-  public var memoryWarning: Windowbroker_V1_MemoryWarningReply {
+  package var memoryWarning: Windowbroker_V1_MemoryWarningReply {
     get {
       if case .memoryWarning(let v)? = kind {return v}
       return Windowbroker_V1_MemoryWarningReply()
@@ -3532,7 +3532,7 @@ public nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
   }
 
   /// Unsolicited: the scene changed its current user activity, title or activation conditions.
-  public var sceneUpdate: Windowbroker_V1_SceneUpdate {
+  package var sceneUpdate: Windowbroker_V1_SceneUpdate {
     get {
       if case .sceneUpdate(let v)? = kind {return v}
       return Windowbroker_V1_SceneUpdate()
@@ -3541,7 +3541,7 @@ public nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
   }
 
   /// Unsolicited: keys of the scene's storage set or removed since the last one.
-  public var storage: Windowbroker_V1_SceneStorageUpdate {
+  package var storage: Windowbroker_V1_SceneStorageUpdate {
     get {
       if case .storage(let v)? = kind {return v}
       return Windowbroker_V1_SceneStorageUpdate()
@@ -3549,7 +3549,7 @@ public nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
     set {kind = .storage(newValue)}
   }
 
-  public var commandResult: Windowbroker_V1_CommandResult {
+  package var commandResult: Windowbroker_V1_CommandResult {
     get {
       if case .commandResult(let v)? = kind {return v}
       return Windowbroker_V1_CommandResult()
@@ -3557,7 +3557,7 @@ public nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
     set {kind = .commandResult(newValue)}
   }
 
-  public var commandStates: Windowbroker_V1_CommandStates {
+  package var commandStates: Windowbroker_V1_CommandStates {
     get {
       if case .commandStates(let v)? = kind {return v}
       return Windowbroker_V1_CommandStates()
@@ -3566,7 +3566,7 @@ public nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
   }
 
   /// Unsolicited, from a scene's window: the compositor gave or took its keyboard focus.
-  public var keyboardFocus: Windowbroker_V1_KeyboardFocus {
+  package var keyboardFocus: Windowbroker_V1_KeyboardFocus {
     get {
       if case .keyboardFocus(let v)? = kind {return v}
       return Windowbroker_V1_KeyboardFocus()
@@ -3576,7 +3576,7 @@ public nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
 
   /// Unsolicited: the user closed the scene's window. The broker disconnects the scene
   /// (its state saved first); the session stays.
-  public var closeRequested: Windowbroker_V1_CloseRequested {
+  package var closeRequested: Windowbroker_V1_CloseRequested {
     get {
       if case .closeRequested(let v)? = kind {return v}
       return Windowbroker_V1_CloseRequested()
@@ -3586,7 +3586,7 @@ public nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
 
   /// Unsolicited: a key with a command modifier from the window's keyboard; answered with a
   /// CommandResult (handled_by empty: no command of the app has that shortcut).
-  public var keyInput: Windowbroker_V1_KeyInput {
+  package var keyInput: Windowbroker_V1_KeyInput {
     get {
       if case .keyInput(let v)? = kind {return v}
       return Windowbroker_V1_KeyInput()
@@ -3594,9 +3594,9 @@ public nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
     set {kind = .keyInput(newValue)}
   }
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public nonisolated enum OneOf_Kind: Equatable, Sendable {
+  package nonisolated enum OneOf_Kind: Equatable, Sendable {
     case ack(Windowbroker_V1_Ack)
     case connected(Windowbroker_V1_SceneConnected)
     case restorationActivity(Windowbroker_V1_RestorationActivityReply)
@@ -3620,206 +3620,206 @@ public nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
 
   }
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_KeyboardFocus: Sendable {
+package nonisolated struct Windowbroker_V1_KeyboardFocus: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var focused: Bool = false
+  package var focused: Bool = false
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_CloseRequested: Sendable {
+package nonisolated struct Windowbroker_V1_CloseRequested: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_KeyInput: Sendable {
+package nonisolated struct Windowbroker_V1_KeyInput: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var shortcut: String = String()
+  package var shortcut: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_CommandResult: Sendable {
+package nonisolated struct Windowbroker_V1_CommandResult: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// "element", "scene", "app"; empty: no responder could perform it.
-  public var handledBy: String = String()
+  package var handledBy: String = String()
 
-  public var performed: Bool = false
+  package var performed: Bool = false
 
-  public var value: Windowbroker_V1_PlistValue {
+  package var value: Windowbroker_V1_PlistValue {
     get {_value ?? Windowbroker_V1_PlistValue()}
     set {_value = newValue}
   }
   /// Returns true if `value` has been explicitly set.
-  public var hasValue: Bool {self._value != nil}
+  package var hasValue: Bool {self._value != nil}
   /// Clears the value of `value`. Subsequent reads from it will return its default value.
-  public mutating func clearValue() {self._value = nil}
+  package mutating func clearValue() {self._value = nil}
 
-  public var element: String = String()
+  package var element: String = String()
 
-  public var declineReason: String = String()
+  package var declineReason: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _value: Windowbroker_V1_PlistValue? = nil
 }
 
-public nonisolated struct Windowbroker_V1_CommandStates: Sendable {
+package nonisolated struct Windowbroker_V1_CommandStates: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var commands: [Windowbroker_V1_MenuCommand] = []
+  package var commands: [Windowbroker_V1_MenuCommand] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_SceneStorageUpdate: Sendable {
+package nonisolated struct Windowbroker_V1_SceneStorageUpdate: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var set: Windowbroker_V1_PlistDictionary {
+  package var set: Windowbroker_V1_PlistDictionary {
     get {_set ?? Windowbroker_V1_PlistDictionary()}
     set {_set = newValue}
   }
   /// Returns true if `set` has been explicitly set.
-  public var hasSet: Bool {self._set != nil}
+  package var hasSet: Bool {self._set != nil}
   /// Clears the value of `set`. Subsequent reads from it will return its default value.
-  public mutating func clearSet() {self._set = nil}
+  package mutating func clearSet() {self._set = nil}
 
-  public var removed: [String] = []
+  package var removed: [String] = []
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _set: Windowbroker_V1_PlistDictionary? = nil
 }
 
-public nonisolated struct Windowbroker_V1_Ack: Sendable {
+package nonisolated struct Windowbroker_V1_Ack: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_SceneConnected: Sendable {
+package nonisolated struct Windowbroker_V1_SceneConnected: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var configuration: String = String()
+  package var configuration: String = String()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
 /// No activity set: the scene has nothing to restore. snapshot_png: a picture of the scene's
 /// window as it was (PNG), from a scene with a display; the switcher shows it.
-public nonisolated struct Windowbroker_V1_RestorationActivityReply: Sendable {
+package nonisolated struct Windowbroker_V1_RestorationActivityReply: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var activity: Windowbroker_V1_UserActivity {
+  package var activity: Windowbroker_V1_UserActivity {
     get {_activity ?? Windowbroker_V1_UserActivity()}
     set {_activity = newValue}
   }
   /// Returns true if `activity` has been explicitly set.
-  public var hasActivity: Bool {self._activity != nil}
+  package var hasActivity: Bool {self._activity != nil}
   /// Clears the value of `activity`. Subsequent reads from it will return its default value.
-  public mutating func clearActivity() {self._activity = nil}
+  package mutating func clearActivity() {self._activity = nil}
 
-  public var snapshotPng: Data = Data()
+  package var snapshotPng: Data = Data()
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _activity: Windowbroker_V1_UserActivity? = nil
 }
 
-public nonisolated struct Windowbroker_V1_RestorationExtended: Sendable {
+package nonisolated struct Windowbroker_V1_RestorationExtended: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_MemoryWarningReply: Sendable {
+package nonisolated struct Windowbroker_V1_MemoryWarningReply: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  public var freedBytes: UInt64 = 0
+  package var freedBytes: UInt64 = 0
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 }
 
-public nonisolated struct Windowbroker_V1_SceneUpdate: Sendable {
+package nonisolated struct Windowbroker_V1_SceneUpdate: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
   /// Fields left unset are unchanged.
-  public var userActivity: Windowbroker_V1_UserActivity {
+  package var userActivity: Windowbroker_V1_UserActivity {
     get {_userActivity ?? Windowbroker_V1_UserActivity()}
     set {_userActivity = newValue}
   }
   /// Returns true if `userActivity` has been explicitly set.
-  public var hasUserActivity: Bool {self._userActivity != nil}
+  package var hasUserActivity: Bool {self._userActivity != nil}
   /// Clears the value of `userActivity`. Subsequent reads from it will return its default value.
-  public mutating func clearUserActivity() {self._userActivity = nil}
+  package mutating func clearUserActivity() {self._userActivity = nil}
 
-  public var title: String = String()
+  package var title: String = String()
 
-  public var activationConditions: Windowbroker_V1_ActivationConditions {
+  package var activationConditions: Windowbroker_V1_ActivationConditions {
     get {_activationConditions ?? Windowbroker_V1_ActivationConditions()}
     set {_activationConditions = newValue}
   }
   /// Returns true if `activationConditions` has been explicitly set.
-  public var hasActivationConditions: Bool {self._activationConditions != nil}
+  package var hasActivationConditions: Bool {self._activationConditions != nil}
   /// Clears the value of `activationConditions`. Subsequent reads from it will return its default value.
-  public mutating func clearActivationConditions() {self._activationConditions = nil}
+  package mutating func clearActivationConditions() {self._activationConditions = nil}
 
-  public var unknownFields = SwiftProtobuf.UnknownStorage()
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
-  public init() {}
+  package init() {}
 
   fileprivate var _userActivity: Windowbroker_V1_UserActivity? = nil
   fileprivate var _activationConditions: Windowbroker_V1_ActivationConditions? = nil
@@ -3830,46 +3830,46 @@ public nonisolated struct Windowbroker_V1_SceneUpdate: Sendable {
 fileprivate nonisolated let _protobuf_package = "windowbroker.v1"
 
 nonisolated extension Windowbroker_V1_PeerKind: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PEER_KIND_UNSPECIFIED\0\u{1}PEER_KIND_CONTROL\0\u{1}PEER_KIND_WORKER\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PEER_KIND_UNSPECIFIED\0\u{1}PEER_KIND_CONTROL\0\u{1}PEER_KIND_WORKER\0")
 }
 
 nonisolated extension Windowbroker_V1_ErrorCode: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_MALFORMED_FRAME\0\u{1}ERROR_CODE_PAYLOAD_TOO_LARGE\0\u{1}ERROR_CODE_HANDSHAKE_REQUIRED\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{2}\u{5}ERROR_CODE_UNKNOWN_APP\0\u{1}ERROR_CODE_UNDECLARED_ACTIVITY_TYPE\0\u{1}ERROR_CODE_INVALID_USER_INFO\0\u{1}ERROR_CODE_UNKNOWN_SESSION\0\u{1}ERROR_CODE_SESSION_DISCARDED\0\u{1}ERROR_CODE_INVALID_STATE\0\u{1}ERROR_CODE_MULTIPLE_SCENES_UNSUPPORTED\0\u{1}ERROR_CODE_REQUEST_DENIED\0\u{1}ERROR_CODE_RESOURCE_EXHAUSTED\0\u{1}ERROR_CODE_WORKER_FAILED\0\u{1}ERROR_CODE_TIMED_OUT\0\u{1}ERROR_CODE_INVALID_REQUEST\0\u{1}ERROR_CODE_SESSION_NOT_CONNECTED\0\u{1}ERROR_CODE_STORAGE_FULL\0\u{1}ERROR_CODE_CRASH_LOOP\0\u{2}\u{6}ERROR_CODE_INTERNAL\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0ERROR_CODE_UNSPECIFIED\0\u{1}ERROR_CODE_MALFORMED_FRAME\0\u{1}ERROR_CODE_PAYLOAD_TOO_LARGE\0\u{1}ERROR_CODE_HANDSHAKE_REQUIRED\0\u{1}ERROR_CODE_UNSUPPORTED_VERSION\0\u{1}ERROR_CODE_PERMISSION_DENIED\0\u{2}\u{5}ERROR_CODE_UNKNOWN_APP\0\u{1}ERROR_CODE_UNDECLARED_ACTIVITY_TYPE\0\u{1}ERROR_CODE_INVALID_USER_INFO\0\u{1}ERROR_CODE_UNKNOWN_SESSION\0\u{1}ERROR_CODE_SESSION_DISCARDED\0\u{1}ERROR_CODE_INVALID_STATE\0\u{1}ERROR_CODE_MULTIPLE_SCENES_UNSUPPORTED\0\u{1}ERROR_CODE_REQUEST_DENIED\0\u{1}ERROR_CODE_RESOURCE_EXHAUSTED\0\u{1}ERROR_CODE_WORKER_FAILED\0\u{1}ERROR_CODE_TIMED_OUT\0\u{1}ERROR_CODE_INVALID_REQUEST\0\u{1}ERROR_CODE_SESSION_NOT_CONNECTED\0\u{1}ERROR_CODE_STORAGE_FULL\0\u{1}ERROR_CODE_CRASH_LOOP\0\u{2}\u{6}ERROR_CODE_INTERNAL\0")
 }
 
 nonisolated extension Windowbroker_V1_SceneState: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0SCENE_STATE_UNSPECIFIED\0\u{1}SCENE_STATE_UNATTACHED\0\u{1}SCENE_STATE_LAUNCHING\0\u{1}SCENE_STATE_FOREGROUND_INACTIVE\0\u{1}SCENE_STATE_FOREGROUND_ACTIVE\0\u{1}SCENE_STATE_BACKGROUND\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0SCENE_STATE_UNSPECIFIED\0\u{1}SCENE_STATE_UNATTACHED\0\u{1}SCENE_STATE_LAUNCHING\0\u{1}SCENE_STATE_FOREGROUND_INACTIVE\0\u{1}SCENE_STATE_FOREGROUND_ACTIVE\0\u{1}SCENE_STATE_BACKGROUND\0")
 }
 
 nonisolated extension Windowbroker_V1_PresentationStyle: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PRESENTATION_STYLE_STANDARD\0\u{1}PRESENTATION_STYLE_AUTOMATIC\0\u{1}PRESENTATION_STYLE_PROMINENT\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PRESENTATION_STYLE_STANDARD\0\u{1}PRESENTATION_STYLE_AUTOMATIC\0\u{1}PRESENTATION_STYLE_PROMINENT\0")
 }
 
 nonisolated extension Windowbroker_V1_Dismissal: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0DISMISSAL_STANDARD\0\u{1}DISMISSAL_COMMIT\0\u{1}DISMISSAL_DECLINE\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0DISMISSAL_STANDARD\0\u{1}DISMISSAL_COMMIT\0\u{1}DISMISSAL_DECLINE\0")
 }
 
 nonisolated extension Windowbroker_V1_LaunchKind: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0LAUNCH_KIND_UNSPECIFIED\0\u{1}LAUNCH_KIND_EXISTING\0\u{1}LAUNCH_KIND_SPAWNED\0\u{1}LAUNCH_KIND_PREWARMED\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0LAUNCH_KIND_UNSPECIFIED\0\u{1}LAUNCH_KIND_EXISTING\0\u{1}LAUNCH_KIND_SPAWNED\0\u{1}LAUNCH_KIND_PREWARMED\0")
 }
 
 nonisolated extension Windowbroker_V1_Callback: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CALLBACK_UNSPECIFIED\0\u{1}CALLBACK_WILL_CONNECT\0\u{1}CALLBACK_RESTORE_INTERACTION_STATE\0\u{1}CALLBACK_WILL_ENTER_FOREGROUND\0\u{1}CALLBACK_DID_BECOME_ACTIVE\0\u{1}CALLBACK_WILL_RESIGN_ACTIVE\0\u{1}CALLBACK_DID_ENTER_BACKGROUND\0\u{1}CALLBACK_DID_DISCONNECT\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0CALLBACK_UNSPECIFIED\0\u{1}CALLBACK_WILL_CONNECT\0\u{1}CALLBACK_RESTORE_INTERACTION_STATE\0\u{1}CALLBACK_WILL_ENTER_FOREGROUND\0\u{1}CALLBACK_DID_BECOME_ACTIVE\0\u{1}CALLBACK_WILL_RESIGN_ACTIVE\0\u{1}CALLBACK_DID_ENTER_BACKGROUND\0\u{1}CALLBACK_DID_DISCONNECT\0")
 }
 
 nonisolated extension Windowbroker_V1_PressureLevel: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PRESSURE_LEVEL_NORMAL\0\u{1}PRESSURE_LEVEL_WARNING\0\u{1}PRESSURE_LEVEL_CRITICAL\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0PRESSURE_LEVEL_NORMAL\0\u{1}PRESSURE_LEVEL_WARNING\0\u{1}PRESSURE_LEVEL_CRITICAL\0")
 }
 
 nonisolated extension Windowbroker_V1_Transition: SwiftProtobuf._ProtoNameProviding {
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0TRANSITION_UNSPECIFIED\0\u{1}TRANSITION_WILL_ENTER_FOREGROUND\0\u{1}TRANSITION_DID_BECOME_ACTIVE\0\u{1}TRANSITION_WILL_RESIGN_ACTIVE\0\u{1}TRANSITION_DID_ENTER_BACKGROUND\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0TRANSITION_UNSPECIFIED\0\u{1}TRANSITION_WILL_ENTER_FOREGROUND\0\u{1}TRANSITION_DID_BECOME_ACTIVE\0\u{1}TRANSITION_WILL_RESIGN_ACTIVE\0\u{1}TRANSITION_DID_ENTER_BACKGROUND\0")
 }
 
 nonisolated extension Windowbroker_V1_Envelope: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".Envelope"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}reply_to\0\u{2}\u{8}hello\0\u{1}welcome\0\u{1}error\0\u{4}\u{8}control_request\0\u{3}control_reply\0\u{3}lifecycle_event\0\u{4}\u{8}worker_command\0\u{3}worker_message\0")
+  package static let protoMessageName: String = _protobuf_package + ".Envelope"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}reply_to\0\u{2}\u{8}hello\0\u{1}welcome\0\u{1}error\0\u{4}\u{8}control_request\0\u{3}control_reply\0\u{3}lifecycle_event\0\u{4}\u{8}worker_command\0\u{3}worker_message\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -3986,7 +3986,7 @@ nonisolated extension Windowbroker_V1_Envelope: SwiftProtobuf.Message, SwiftProt
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -4035,7 +4035,7 @@ nonisolated extension Windowbroker_V1_Envelope: SwiftProtobuf.Message, SwiftProt
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_Envelope, rhs: Windowbroker_V1_Envelope) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_Envelope, rhs: Windowbroker_V1_Envelope) -> Bool {
     if lhs.id != rhs.id {return false}
     if lhs.replyTo != rhs.replyTo {return false}
     if lhs.body != rhs.body {return false}
@@ -4045,10 +4045,10 @@ nonisolated extension Windowbroker_V1_Envelope: SwiftProtobuf.Message, SwiftProt
 }
 
 nonisolated extension Windowbroker_V1_Hello: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".Hello"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{3}peer_kind\0\u{3}client_name\0\u{3}session_id\0")
+  package static let protoMessageName: String = _protobuf_package + ".Hello"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{3}peer_kind\0\u{3}client_name\0\u{3}session_id\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -4063,7 +4063,7 @@ nonisolated extension Windowbroker_V1_Hello: SwiftProtobuf.Message, SwiftProtobu
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.protocolVersion != 0 {
       try visitor.visitSingularUInt32Field(value: self.protocolVersion, fieldNumber: 1)
     }
@@ -4079,7 +4079,7 @@ nonisolated extension Windowbroker_V1_Hello: SwiftProtobuf.Message, SwiftProtobu
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_Hello, rhs: Windowbroker_V1_Hello) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_Hello, rhs: Windowbroker_V1_Hello) -> Bool {
     if lhs.protocolVersion != rhs.protocolVersion {return false}
     if lhs.peerKind != rhs.peerKind {return false}
     if lhs.clientName != rhs.clientName {return false}
@@ -4090,10 +4090,10 @@ nonisolated extension Windowbroker_V1_Hello: SwiftProtobuf.Message, SwiftProtobu
 }
 
 nonisolated extension Windowbroker_V1_Welcome: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".Welcome"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{3}broker_version\0\u{3}broker_pid\0")
+  package static let protoMessageName: String = _protobuf_package + ".Welcome"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}protocol_version\0\u{3}broker_version\0\u{3}broker_pid\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -4107,7 +4107,7 @@ nonisolated extension Windowbroker_V1_Welcome: SwiftProtobuf.Message, SwiftProto
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.protocolVersion != 0 {
       try visitor.visitSingularUInt32Field(value: self.protocolVersion, fieldNumber: 1)
     }
@@ -4120,7 +4120,7 @@ nonisolated extension Windowbroker_V1_Welcome: SwiftProtobuf.Message, SwiftProto
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_Welcome, rhs: Windowbroker_V1_Welcome) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_Welcome, rhs: Windowbroker_V1_Welcome) -> Bool {
     if lhs.protocolVersion != rhs.protocolVersion {return false}
     if lhs.brokerVersion != rhs.brokerVersion {return false}
     if lhs.brokerPid != rhs.brokerPid {return false}
@@ -4130,10 +4130,10 @@ nonisolated extension Windowbroker_V1_Welcome: SwiftProtobuf.Message, SwiftProto
 }
 
 nonisolated extension Windowbroker_V1_Error: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".Error"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0\u{3}retry_after_seconds\0")
+  package static let protoMessageName: String = _protobuf_package + ".Error"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}code\0\u{1}message\0\u{3}retry_after_seconds\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -4147,7 +4147,7 @@ nonisolated extension Windowbroker_V1_Error: SwiftProtobuf.Message, SwiftProtobu
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.code != .unspecified {
       try visitor.visitSingularEnumField(value: self.code, fieldNumber: 1)
     }
@@ -4160,7 +4160,7 @@ nonisolated extension Windowbroker_V1_Error: SwiftProtobuf.Message, SwiftProtobu
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_Error, rhs: Windowbroker_V1_Error) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_Error, rhs: Windowbroker_V1_Error) -> Bool {
     if lhs.code != rhs.code {return false}
     if lhs.message != rhs.message {return false}
     if lhs.retryAfterSeconds != rhs.retryAfterSeconds {return false}
@@ -4170,10 +4170,10 @@ nonisolated extension Windowbroker_V1_Error: SwiftProtobuf.Message, SwiftProtobu
 }
 
 nonisolated extension Windowbroker_V1_PlistValue: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".PlistValue"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}string_value\0\u{3}integer_value\0\u{3}real_value\0\u{3}bool_value\0\u{3}data_value\0\u{3}date_value\0\u{3}url_value\0\u{3}list_value\0\u{3}dictionary_value\0\u{3}null_value\0")
+  package static let protoMessageName: String = _protobuf_package + ".PlistValue"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}string_value\0\u{3}integer_value\0\u{3}real_value\0\u{3}bool_value\0\u{3}data_value\0\u{3}date_value\0\u{3}url_value\0\u{3}list_value\0\u{3}dictionary_value\0\u{3}null_value\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -4274,7 +4274,7 @@ nonisolated extension Windowbroker_V1_PlistValue: SwiftProtobuf.Message, SwiftPr
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -4325,7 +4325,7 @@ nonisolated extension Windowbroker_V1_PlistValue: SwiftProtobuf.Message, SwiftPr
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_PlistValue, rhs: Windowbroker_V1_PlistValue) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_PlistValue, rhs: Windowbroker_V1_PlistValue) -> Bool {
     if lhs.kind != rhs.kind {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -4333,10 +4333,10 @@ nonisolated extension Windowbroker_V1_PlistValue: SwiftProtobuf.Message, SwiftPr
 }
 
 nonisolated extension Windowbroker_V1_PlistList: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".PlistList"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}items\0")
+  package static let protoMessageName: String = _protobuf_package + ".PlistList"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}items\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -4348,14 +4348,14 @@ nonisolated extension Windowbroker_V1_PlistList: SwiftProtobuf.Message, SwiftPro
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.items.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.items, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_PlistList, rhs: Windowbroker_V1_PlistList) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_PlistList, rhs: Windowbroker_V1_PlistList) -> Bool {
     if lhs.items != rhs.items {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -4363,10 +4363,10 @@ nonisolated extension Windowbroker_V1_PlistList: SwiftProtobuf.Message, SwiftPro
 }
 
 nonisolated extension Windowbroker_V1_PlistDictionary: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".PlistDictionary"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}entries\0")
+  package static let protoMessageName: String = _protobuf_package + ".PlistDictionary"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}entries\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -4378,14 +4378,14 @@ nonisolated extension Windowbroker_V1_PlistDictionary: SwiftProtobuf.Message, Sw
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.entries.isEmpty {
       try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMessageMap<SwiftProtobuf.ProtobufString,Windowbroker_V1_PlistValue>.self, value: self.entries, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_PlistDictionary, rhs: Windowbroker_V1_PlistDictionary) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_PlistDictionary, rhs: Windowbroker_V1_PlistDictionary) -> Bool {
     if lhs.entries != rhs.entries {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -4393,10 +4393,10 @@ nonisolated extension Windowbroker_V1_PlistDictionary: SwiftProtobuf.Message, Sw
 }
 
 nonisolated extension Windowbroker_V1_UserActivity: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".UserActivity"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}activity_type\0\u{1}title\0\u{3}target_content_identifier\0\u{3}user_info\0\u{1}keywords\0\u{3}eligible_for_search\0\u{3}interaction_state\0\u{3}persistent_id\0")
+  package static let protoMessageName: String = _protobuf_package + ".UserActivity"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}activity_type\0\u{1}title\0\u{3}target_content_identifier\0\u{3}user_info\0\u{1}keywords\0\u{3}eligible_for_search\0\u{3}interaction_state\0\u{3}persistent_id\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -4415,7 +4415,7 @@ nonisolated extension Windowbroker_V1_UserActivity: SwiftProtobuf.Message, Swift
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -4447,7 +4447,7 @@ nonisolated extension Windowbroker_V1_UserActivity: SwiftProtobuf.Message, Swift
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_UserActivity, rhs: Windowbroker_V1_UserActivity) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_UserActivity, rhs: Windowbroker_V1_UserActivity) -> Bool {
     if lhs.activityType != rhs.activityType {return false}
     if lhs.title != rhs.title {return false}
     if lhs.targetContentIdentifier != rhs.targetContentIdentifier {return false}
@@ -4462,10 +4462,10 @@ nonisolated extension Windowbroker_V1_UserActivity: SwiftProtobuf.Message, Swift
 }
 
 nonisolated extension Windowbroker_V1_ActivationConditions: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".ActivationConditions"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}can_activate\0\u{3}prefers_to_activate\0")
+  package static let protoMessageName: String = _protobuf_package + ".ActivationConditions"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}can_activate\0\u{3}prefers_to_activate\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -4478,7 +4478,7 @@ nonisolated extension Windowbroker_V1_ActivationConditions: SwiftProtobuf.Messag
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.canActivate.isEmpty {
       try visitor.visitRepeatedStringField(value: self.canActivate, fieldNumber: 1)
     }
@@ -4488,7 +4488,7 @@ nonisolated extension Windowbroker_V1_ActivationConditions: SwiftProtobuf.Messag
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_ActivationConditions, rhs: Windowbroker_V1_ActivationConditions) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_ActivationConditions, rhs: Windowbroker_V1_ActivationConditions) -> Bool {
     if lhs.canActivate != rhs.canActivate {return false}
     if lhs.prefersToActivate != rhs.prefersToActivate {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -4497,8 +4497,8 @@ nonisolated extension Windowbroker_V1_ActivationConditions: SwiftProtobuf.Messag
 }
 
 nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".SessionInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}app_id\0\u{1}configuration\0\u{1}role\0\u{1}title\0\u{1}state\0\u{1}pid\0\u{3}created_at\0\u{3}last_active_at\0\u{3}last_disconnect\0\u{3}launch_count\0\u{3}restoration_saved\0\u{3}restoration_activity\0\u{3}pss_bytes\0\u{3}current_activity\0\u{1}presentation\0\u{3}requested_by\0\u{3}crash_loop_retry_after_seconds\0\u{3}quarantined_restoration\0\u{1}storage\0\u{1}key\0\u{3}snapshot_kept\0")
+  package static let protoMessageName: String = _protobuf_package + ".SessionInfo"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{3}app_id\0\u{1}configuration\0\u{1}role\0\u{1}title\0\u{1}state\0\u{1}pid\0\u{3}created_at\0\u{3}last_active_at\0\u{3}last_disconnect\0\u{3}launch_count\0\u{3}restoration_saved\0\u{3}restoration_activity\0\u{3}pss_bytes\0\u{3}current_activity\0\u{1}presentation\0\u{3}requested_by\0\u{3}crash_loop_retry_after_seconds\0\u{3}quarantined_restoration\0\u{1}storage\0\u{1}key\0\u{3}snapshot_kept\0")
 
   fileprivate class _StorageClass {
     var _id: String = String()
@@ -4565,7 +4565,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
     return _storage
   }
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     _ = _uniqueStorage()
     try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
       while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4601,7 +4601,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every if/case branch local when no optimizations
@@ -4677,7 +4677,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_SessionInfo, rhs: Windowbroker_V1_SessionInfo) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_SessionInfo, rhs: Windowbroker_V1_SessionInfo) -> Bool {
     if lhs._storage !== rhs._storage {
       let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
         let _storage = _args.0
@@ -4714,10 +4714,10 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
 }
 
 nonisolated extension Windowbroker_V1_AppInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".AppInfo"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{3}supports_multiple_scenes\0\u{3}activity_types\0\u{1}configurations\0\u{3}command_errors\0")
+  package static let protoMessageName: String = _protobuf_package + ".AppInfo"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{3}supports_multiple_scenes\0\u{3}activity_types\0\u{1}configurations\0\u{3}command_errors\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -4734,7 +4734,7 @@ nonisolated extension Windowbroker_V1_AppInfo: SwiftProtobuf.Message, SwiftProto
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.id.isEmpty {
       try visitor.visitSingularStringField(value: self.id, fieldNumber: 1)
     }
@@ -4756,7 +4756,7 @@ nonisolated extension Windowbroker_V1_AppInfo: SwiftProtobuf.Message, SwiftProto
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_AppInfo, rhs: Windowbroker_V1_AppInfo) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_AppInfo, rhs: Windowbroker_V1_AppInfo) -> Bool {
     if lhs.id != rhs.id {return false}
     if lhs.name != rhs.name {return false}
     if lhs.supportsMultipleScenes != rhs.supportsMultipleScenes {return false}
@@ -4769,10 +4769,10 @@ nonisolated extension Windowbroker_V1_AppInfo: SwiftProtobuf.Message, SwiftProto
 }
 
 nonisolated extension Windowbroker_V1_MenuCommand: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".MenuCommand"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}title\0\u{3}discoverability_title\0\u{1}shortcut\0\u{1}attributes\0\u{3}no_automatic_mirroring\0\u{1}system\0\u{1}enabled\0\u{1}handler\0\u{1}state\0")
+  package static let protoMessageName: String = _protobuf_package + ".MenuCommand"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}title\0\u{3}discoverability_title\0\u{1}shortcut\0\u{1}attributes\0\u{3}no_automatic_mirroring\0\u{1}system\0\u{1}enabled\0\u{1}handler\0\u{1}state\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -4793,7 +4793,7 @@ nonisolated extension Windowbroker_V1_MenuCommand: SwiftProtobuf.Message, SwiftP
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.id.isEmpty {
       try visitor.visitSingularStringField(value: self.id, fieldNumber: 1)
     }
@@ -4827,7 +4827,7 @@ nonisolated extension Windowbroker_V1_MenuCommand: SwiftProtobuf.Message, SwiftP
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_MenuCommand, rhs: Windowbroker_V1_MenuCommand) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_MenuCommand, rhs: Windowbroker_V1_MenuCommand) -> Bool {
     if lhs.id != rhs.id {return false}
     if lhs.title != rhs.title {return false}
     if lhs.discoverabilityTitle != rhs.discoverabilityTitle {return false}
@@ -4844,10 +4844,10 @@ nonisolated extension Windowbroker_V1_MenuCommand: SwiftProtobuf.Message, SwiftP
 }
 
 nonisolated extension Windowbroker_V1_MenuNode: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".MenuNode"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}menu\0\u{1}command\0")
+  package static let protoMessageName: String = _protobuf_package + ".MenuNode"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}menu\0\u{1}command\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -4884,7 +4884,7 @@ nonisolated extension Windowbroker_V1_MenuNode: SwiftProtobuf.Message, SwiftProt
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -4903,7 +4903,7 @@ nonisolated extension Windowbroker_V1_MenuNode: SwiftProtobuf.Message, SwiftProt
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_MenuNode, rhs: Windowbroker_V1_MenuNode) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_MenuNode, rhs: Windowbroker_V1_MenuNode) -> Bool {
     if lhs.kind != rhs.kind {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -4911,10 +4911,10 @@ nonisolated extension Windowbroker_V1_MenuNode: SwiftProtobuf.Message, SwiftProt
 }
 
 nonisolated extension Windowbroker_V1_Menu: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".Menu"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}title\0\u{1}children\0")
+  package static let protoMessageName: String = _protobuf_package + ".Menu"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}title\0\u{1}children\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -4928,7 +4928,7 @@ nonisolated extension Windowbroker_V1_Menu: SwiftProtobuf.Message, SwiftProtobuf
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.id.isEmpty {
       try visitor.visitSingularStringField(value: self.id, fieldNumber: 1)
     }
@@ -4941,7 +4941,7 @@ nonisolated extension Windowbroker_V1_Menu: SwiftProtobuf.Message, SwiftProtobuf
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_Menu, rhs: Windowbroker_V1_Menu) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_Menu, rhs: Windowbroker_V1_Menu) -> Bool {
     if lhs.id != rhs.id {return false}
     if lhs.title != rhs.title {return false}
     if lhs.children != rhs.children {return false}
@@ -4951,10 +4951,10 @@ nonisolated extension Windowbroker_V1_Menu: SwiftProtobuf.Message, SwiftProtobuf
 }
 
 nonisolated extension Windowbroker_V1_MenuRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".MenuRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}app_id\0")
+  package static let protoMessageName: String = _protobuf_package + ".MenuRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}app_id\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -4967,7 +4967,7 @@ nonisolated extension Windowbroker_V1_MenuRequest: SwiftProtobuf.Message, SwiftP
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.sessionID.isEmpty {
       try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 1)
     }
@@ -4977,7 +4977,7 @@ nonisolated extension Windowbroker_V1_MenuRequest: SwiftProtobuf.Message, SwiftP
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_MenuRequest, rhs: Windowbroker_V1_MenuRequest) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_MenuRequest, rhs: Windowbroker_V1_MenuRequest) -> Bool {
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs.appID != rhs.appID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -4986,10 +4986,10 @@ nonisolated extension Windowbroker_V1_MenuRequest: SwiftProtobuf.Message, SwiftP
 }
 
 nonisolated extension Windowbroker_V1_MenuReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".MenuReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}session_id\0\u{1}menus\0")
+  package static let protoMessageName: String = _protobuf_package + ".MenuReply"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}session_id\0\u{1}menus\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -5003,7 +5003,7 @@ nonisolated extension Windowbroker_V1_MenuReply: SwiftProtobuf.Message, SwiftPro
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.appID.isEmpty {
       try visitor.visitSingularStringField(value: self.appID, fieldNumber: 1)
     }
@@ -5016,7 +5016,7 @@ nonisolated extension Windowbroker_V1_MenuReply: SwiftProtobuf.Message, SwiftPro
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_MenuReply, rhs: Windowbroker_V1_MenuReply) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_MenuReply, rhs: Windowbroker_V1_MenuReply) -> Bool {
     if lhs.appID != rhs.appID {return false}
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs.menus != rhs.menus {return false}
@@ -5026,10 +5026,10 @@ nonisolated extension Windowbroker_V1_MenuReply: SwiftProtobuf.Message, SwiftPro
 }
 
 nonisolated extension Windowbroker_V1_CommandsRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".CommandsRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}app_id\0\u{1}overlay\0")
+  package static let protoMessageName: String = _protobuf_package + ".CommandsRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}app_id\0\u{1}overlay\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -5043,7 +5043,7 @@ nonisolated extension Windowbroker_V1_CommandsRequest: SwiftProtobuf.Message, Sw
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.sessionID.isEmpty {
       try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 1)
     }
@@ -5056,7 +5056,7 @@ nonisolated extension Windowbroker_V1_CommandsRequest: SwiftProtobuf.Message, Sw
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_CommandsRequest, rhs: Windowbroker_V1_CommandsRequest) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_CommandsRequest, rhs: Windowbroker_V1_CommandsRequest) -> Bool {
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs.appID != rhs.appID {return false}
     if lhs.overlay != rhs.overlay {return false}
@@ -5066,10 +5066,10 @@ nonisolated extension Windowbroker_V1_CommandsRequest: SwiftProtobuf.Message, Sw
 }
 
 nonisolated extension Windowbroker_V1_CommandsReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".CommandsReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}session_id\0\u{1}commands\0")
+  package static let protoMessageName: String = _protobuf_package + ".CommandsReply"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}session_id\0\u{1}commands\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -5083,7 +5083,7 @@ nonisolated extension Windowbroker_V1_CommandsReply: SwiftProtobuf.Message, Swif
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.appID.isEmpty {
       try visitor.visitSingularStringField(value: self.appID, fieldNumber: 1)
     }
@@ -5096,7 +5096,7 @@ nonisolated extension Windowbroker_V1_CommandsReply: SwiftProtobuf.Message, Swif
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_CommandsReply, rhs: Windowbroker_V1_CommandsReply) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_CommandsReply, rhs: Windowbroker_V1_CommandsReply) -> Bool {
     if lhs.appID != rhs.appID {return false}
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs.commands != rhs.commands {return false}
@@ -5106,10 +5106,10 @@ nonisolated extension Windowbroker_V1_CommandsReply: SwiftProtobuf.Message, Swif
 }
 
 nonisolated extension Windowbroker_V1_MenuChangeRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".MenuChangeRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}operations\0")
+  package static let protoMessageName: String = _protobuf_package + ".MenuChangeRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}operations\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -5121,14 +5121,14 @@ nonisolated extension Windowbroker_V1_MenuChangeRequest: SwiftProtobuf.Message, 
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.operations.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.operations, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_MenuChangeRequest, rhs: Windowbroker_V1_MenuChangeRequest) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_MenuChangeRequest, rhs: Windowbroker_V1_MenuChangeRequest) -> Bool {
     if lhs.operations != rhs.operations {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -5136,10 +5136,10 @@ nonisolated extension Windowbroker_V1_MenuChangeRequest: SwiftProtobuf.Message, 
 }
 
 nonisolated extension Windowbroker_V1_MenuOperation: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".MenuOperation"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}insert\0\u{1}remove\0")
+  package static let protoMessageName: String = _protobuf_package + ".MenuOperation"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}insert\0\u{1}remove\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -5171,7 +5171,7 @@ nonisolated extension Windowbroker_V1_MenuOperation: SwiftProtobuf.Message, Swif
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -5190,7 +5190,7 @@ nonisolated extension Windowbroker_V1_MenuOperation: SwiftProtobuf.Message, Swif
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_MenuOperation, rhs: Windowbroker_V1_MenuOperation) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_MenuOperation, rhs: Windowbroker_V1_MenuOperation) -> Bool {
     if lhs.kind != rhs.kind {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -5198,10 +5198,10 @@ nonisolated extension Windowbroker_V1_MenuOperation: SwiftProtobuf.Message, Swif
 }
 
 nonisolated extension Windowbroker_V1_MenuInsert: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".MenuInsert"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}element\0\u{3}child_of\0\u{3}at_start\0\u{3}sibling_of\0\u{1}before\0")
+  package static let protoMessageName: String = _protobuf_package + ".MenuInsert"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}element\0\u{3}child_of\0\u{3}at_start\0\u{3}sibling_of\0\u{1}before\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -5217,7 +5217,7 @@ nonisolated extension Windowbroker_V1_MenuInsert: SwiftProtobuf.Message, SwiftPr
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -5240,7 +5240,7 @@ nonisolated extension Windowbroker_V1_MenuInsert: SwiftProtobuf.Message, SwiftPr
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_MenuInsert, rhs: Windowbroker_V1_MenuInsert) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_MenuInsert, rhs: Windowbroker_V1_MenuInsert) -> Bool {
     if lhs._element != rhs._element {return false}
     if lhs.childOf != rhs.childOf {return false}
     if lhs.atStart != rhs.atStart {return false}
@@ -5252,10 +5252,10 @@ nonisolated extension Windowbroker_V1_MenuInsert: SwiftProtobuf.Message, SwiftPr
 }
 
 nonisolated extension Windowbroker_V1_LogsRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".LogsRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}lines\0")
+  package static let protoMessageName: String = _protobuf_package + ".LogsRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}lines\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -5268,7 +5268,7 @@ nonisolated extension Windowbroker_V1_LogsRequest: SwiftProtobuf.Message, SwiftP
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.sessionID.isEmpty {
       try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 1)
     }
@@ -5278,7 +5278,7 @@ nonisolated extension Windowbroker_V1_LogsRequest: SwiftProtobuf.Message, SwiftP
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_LogsRequest, rhs: Windowbroker_V1_LogsRequest) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_LogsRequest, rhs: Windowbroker_V1_LogsRequest) -> Bool {
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs.lines != rhs.lines {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -5287,10 +5287,10 @@ nonisolated extension Windowbroker_V1_LogsRequest: SwiftProtobuf.Message, SwiftP
 }
 
 nonisolated extension Windowbroker_V1_LogLine: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".LogLine"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}time\0\u{1}pid\0\u{1}text\0\u{1}stream\0")
+  package static let protoMessageName: String = _protobuf_package + ".LogLine"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}time\0\u{1}pid\0\u{1}text\0\u{1}stream\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -5305,7 +5305,7 @@ nonisolated extension Windowbroker_V1_LogLine: SwiftProtobuf.Message, SwiftProto
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.time.bitPattern != 0 {
       try visitor.visitSingularDoubleField(value: self.time, fieldNumber: 1)
     }
@@ -5321,7 +5321,7 @@ nonisolated extension Windowbroker_V1_LogLine: SwiftProtobuf.Message, SwiftProto
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_LogLine, rhs: Windowbroker_V1_LogLine) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_LogLine, rhs: Windowbroker_V1_LogLine) -> Bool {
     if lhs.time != rhs.time {return false}
     if lhs.pid != rhs.pid {return false}
     if lhs.text != rhs.text {return false}
@@ -5332,10 +5332,10 @@ nonisolated extension Windowbroker_V1_LogLine: SwiftProtobuf.Message, SwiftProto
 }
 
 nonisolated extension Windowbroker_V1_LogsReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".LogsReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}lines\0")
+  package static let protoMessageName: String = _protobuf_package + ".LogsReply"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}lines\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -5348,7 +5348,7 @@ nonisolated extension Windowbroker_V1_LogsReply: SwiftProtobuf.Message, SwiftPro
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.sessionID.isEmpty {
       try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 1)
     }
@@ -5358,7 +5358,7 @@ nonisolated extension Windowbroker_V1_LogsReply: SwiftProtobuf.Message, SwiftPro
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_LogsReply, rhs: Windowbroker_V1_LogsReply) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_LogsReply, rhs: Windowbroker_V1_LogsReply) -> Bool {
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs.lines != rhs.lines {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -5367,10 +5367,10 @@ nonisolated extension Windowbroker_V1_LogsReply: SwiftProtobuf.Message, SwiftPro
 }
 
 nonisolated extension Windowbroker_V1_KeyRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".KeyRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}shortcut\0\u{3}session_id\0\u{1}command\0")
+  package static let protoMessageName: String = _protobuf_package + ".KeyRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}shortcut\0\u{3}session_id\0\u{1}command\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -5384,7 +5384,7 @@ nonisolated extension Windowbroker_V1_KeyRequest: SwiftProtobuf.Message, SwiftPr
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.shortcut.isEmpty {
       try visitor.visitSingularStringField(value: self.shortcut, fieldNumber: 1)
     }
@@ -5397,7 +5397,7 @@ nonisolated extension Windowbroker_V1_KeyRequest: SwiftProtobuf.Message, SwiftPr
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_KeyRequest, rhs: Windowbroker_V1_KeyRequest) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_KeyRequest, rhs: Windowbroker_V1_KeyRequest) -> Bool {
     if lhs.shortcut != rhs.shortcut {return false}
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs.command != rhs.command {return false}
@@ -5407,10 +5407,10 @@ nonisolated extension Windowbroker_V1_KeyRequest: SwiftProtobuf.Message, SwiftPr
 }
 
 nonisolated extension Windowbroker_V1_KeyReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".KeyReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}shortcut\0\u{1}command\0\u{3}session_id\0\u{3}handled_by\0\u{1}result\0\u{1}value\0\u{1}element\0\u{1}detail\0")
+  package static let protoMessageName: String = _protobuf_package + ".KeyReply"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}shortcut\0\u{1}command\0\u{3}session_id\0\u{3}handled_by\0\u{1}result\0\u{1}value\0\u{1}element\0\u{1}detail\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -5429,7 +5429,7 @@ nonisolated extension Windowbroker_V1_KeyReply: SwiftProtobuf.Message, SwiftProt
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -5461,7 +5461,7 @@ nonisolated extension Windowbroker_V1_KeyReply: SwiftProtobuf.Message, SwiftProt
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_KeyReply, rhs: Windowbroker_V1_KeyReply) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_KeyReply, rhs: Windowbroker_V1_KeyReply) -> Bool {
     if lhs.shortcut != rhs.shortcut {return false}
     if lhs.command != rhs.command {return false}
     if lhs.sessionID != rhs.sessionID {return false}
@@ -5476,10 +5476,10 @@ nonisolated extension Windowbroker_V1_KeyReply: SwiftProtobuf.Message, SwiftProt
 }
 
 nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".ControlRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{1}open\0\u{1}activate\0\u{1}background\0\u{1}reclaim\0\u{1}close\0\u{1}sessions\0\u{1}show\0\u{1}send\0\u{1}watch\0\u{1}ping\0\u{1}pressure\0\u{3}simulate_pressure\0\u{1}refresh\0\u{1}post\0\u{1}defaults\0\u{1}search\0\u{1}menu\0\u{1}commands\0\u{1}key\0\u{3}menu_change\0\u{1}logs\0\u{1}snapshot\0")
+  package static let protoMessageName: String = _protobuf_package + ".ControlRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{1}open\0\u{1}activate\0\u{1}background\0\u{1}reclaim\0\u{1}close\0\u{1}sessions\0\u{1}show\0\u{1}send\0\u{1}watch\0\u{1}ping\0\u{1}pressure\0\u{3}simulate_pressure\0\u{1}refresh\0\u{1}post\0\u{1}defaults\0\u{1}search\0\u{1}menu\0\u{1}commands\0\u{1}key\0\u{3}menu_change\0\u{1}logs\0\u{1}snapshot\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -5802,7 +5802,7 @@ nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, Swi
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -5909,7 +5909,7 @@ nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, Swi
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_ControlRequest, rhs: Windowbroker_V1_ControlRequest) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_ControlRequest, rhs: Windowbroker_V1_ControlRequest) -> Bool {
     if lhs.kind != rhs.kind {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -5917,10 +5917,10 @@ nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, Swi
 }
 
 nonisolated extension Windowbroker_V1_SearchRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".SearchRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}query\0\u{3}app_id\0\u{1}limit\0")
+  package static let protoMessageName: String = _protobuf_package + ".SearchRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}query\0\u{3}app_id\0\u{1}limit\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -5934,7 +5934,7 @@ nonisolated extension Windowbroker_V1_SearchRequest: SwiftProtobuf.Message, Swif
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.query.isEmpty {
       try visitor.visitSingularStringField(value: self.query, fieldNumber: 1)
     }
@@ -5947,7 +5947,7 @@ nonisolated extension Windowbroker_V1_SearchRequest: SwiftProtobuf.Message, Swif
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_SearchRequest, rhs: Windowbroker_V1_SearchRequest) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_SearchRequest, rhs: Windowbroker_V1_SearchRequest) -> Bool {
     if lhs.query != rhs.query {return false}
     if lhs.appID != rhs.appID {return false}
     if lhs.limit != rhs.limit {return false}
@@ -5957,10 +5957,10 @@ nonisolated extension Windowbroker_V1_SearchRequest: SwiftProtobuf.Message, Swif
 }
 
 nonisolated extension Windowbroker_V1_SearchHit: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".SearchHit"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}app_id\0\u{1}title\0\u{1}snippet\0\u{3}activity_type\0\u{3}target_content_identifier\0\u{1}score\0")
+  package static let protoMessageName: String = _protobuf_package + ".SearchHit"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}app_id\0\u{1}title\0\u{1}snippet\0\u{3}activity_type\0\u{3}target_content_identifier\0\u{1}score\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -5978,7 +5978,7 @@ nonisolated extension Windowbroker_V1_SearchHit: SwiftProtobuf.Message, SwiftPro
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.sessionID.isEmpty {
       try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 1)
     }
@@ -6003,7 +6003,7 @@ nonisolated extension Windowbroker_V1_SearchHit: SwiftProtobuf.Message, SwiftPro
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_SearchHit, rhs: Windowbroker_V1_SearchHit) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_SearchHit, rhs: Windowbroker_V1_SearchHit) -> Bool {
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs.appID != rhs.appID {return false}
     if lhs.title != rhs.title {return false}
@@ -6017,10 +6017,10 @@ nonisolated extension Windowbroker_V1_SearchHit: SwiftProtobuf.Message, SwiftPro
 }
 
 nonisolated extension Windowbroker_V1_SearchReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".SearchReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}hits\0\u{1}unavailable\0")
+  package static let protoMessageName: String = _protobuf_package + ".SearchReply"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}hits\0\u{1}unavailable\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -6033,7 +6033,7 @@ nonisolated extension Windowbroker_V1_SearchReply: SwiftProtobuf.Message, SwiftP
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.hits.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.hits, fieldNumber: 1)
     }
@@ -6043,7 +6043,7 @@ nonisolated extension Windowbroker_V1_SearchReply: SwiftProtobuf.Message, SwiftP
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_SearchReply, rhs: Windowbroker_V1_SearchReply) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_SearchReply, rhs: Windowbroker_V1_SearchReply) -> Bool {
     if lhs.hits != rhs.hits {return false}
     if lhs.unavailable != rhs.unavailable {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -6052,10 +6052,10 @@ nonisolated extension Windowbroker_V1_SearchReply: SwiftProtobuf.Message, SwiftP
 }
 
 nonisolated extension Windowbroker_V1_PostRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".PostRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}name\0\u{1}payload\0\u{1}wait\0\u{3}wait_timeout_seconds\0")
+  package static let protoMessageName: String = _protobuf_package + ".PostRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}name\0\u{1}payload\0\u{1}wait\0\u{3}wait_timeout_seconds\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -6071,7 +6071,7 @@ nonisolated extension Windowbroker_V1_PostRequest: SwiftProtobuf.Message, SwiftP
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -6094,7 +6094,7 @@ nonisolated extension Windowbroker_V1_PostRequest: SwiftProtobuf.Message, SwiftP
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_PostRequest, rhs: Windowbroker_V1_PostRequest) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_PostRequest, rhs: Windowbroker_V1_PostRequest) -> Bool {
     if lhs.appID != rhs.appID {return false}
     if lhs.name != rhs.name {return false}
     if lhs._payload != rhs._payload {return false}
@@ -6106,10 +6106,10 @@ nonisolated extension Windowbroker_V1_PostRequest: SwiftProtobuf.Message, SwiftP
 }
 
 nonisolated extension Windowbroker_V1_DefaultsRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".DefaultsRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}key\0\u{1}value\0\u{1}remove\0")
+  package static let protoMessageName: String = _protobuf_package + ".DefaultsRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}key\0\u{1}value\0\u{1}remove\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -6124,7 +6124,7 @@ nonisolated extension Windowbroker_V1_DefaultsRequest: SwiftProtobuf.Message, Sw
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -6144,7 +6144,7 @@ nonisolated extension Windowbroker_V1_DefaultsRequest: SwiftProtobuf.Message, Sw
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_DefaultsRequest, rhs: Windowbroker_V1_DefaultsRequest) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_DefaultsRequest, rhs: Windowbroker_V1_DefaultsRequest) -> Bool {
     if lhs.appID != rhs.appID {return false}
     if lhs.key != rhs.key {return false}
     if lhs._value != rhs._value {return false}
@@ -6155,48 +6155,48 @@ nonisolated extension Windowbroker_V1_DefaultsRequest: SwiftProtobuf.Message, Sw
 }
 
 nonisolated extension Windowbroker_V1_StatusRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".StatusRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+  package static let protoMessageName: String = _protobuf_package + ".StatusRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap()
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     // Load everything into unknown fields
     while try decoder.nextFieldNumber() != nil {}
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_StatusRequest, rhs: Windowbroker_V1_StatusRequest) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_StatusRequest, rhs: Windowbroker_V1_StatusRequest) -> Bool {
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
 }
 
 nonisolated extension Windowbroker_V1_AppsRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".AppsRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+  package static let protoMessageName: String = _protobuf_package + ".AppsRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap()
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     // Load everything into unknown fields
     while try decoder.nextFieldNumber() != nil {}
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_AppsRequest, rhs: Windowbroker_V1_AppsRequest) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_AppsRequest, rhs: Windowbroker_V1_AppsRequest) -> Bool {
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
 }
 
 nonisolated extension Windowbroker_V1_PingRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".PingRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}payload\0")
+  package static let protoMessageName: String = _protobuf_package + ".PingRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}payload\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -6208,14 +6208,14 @@ nonisolated extension Windowbroker_V1_PingRequest: SwiftProtobuf.Message, SwiftP
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.payload.isEmpty {
       try visitor.visitSingularBytesField(value: self.payload, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_PingRequest, rhs: Windowbroker_V1_PingRequest) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_PingRequest, rhs: Windowbroker_V1_PingRequest) -> Bool {
     if lhs.payload != rhs.payload {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -6223,10 +6223,10 @@ nonisolated extension Windowbroker_V1_PingRequest: SwiftProtobuf.Message, SwiftP
 }
 
 nonisolated extension Windowbroker_V1_WatchRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WatchRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_ids\0\u{3}app_ids\0\u{1}events\0")
+  package static let protoMessageName: String = _protobuf_package + ".WatchRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_ids\0\u{3}app_ids\0\u{1}events\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -6240,7 +6240,7 @@ nonisolated extension Windowbroker_V1_WatchRequest: SwiftProtobuf.Message, Swift
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.sessionIds.isEmpty {
       try visitor.visitRepeatedStringField(value: self.sessionIds, fieldNumber: 1)
     }
@@ -6253,7 +6253,7 @@ nonisolated extension Windowbroker_V1_WatchRequest: SwiftProtobuf.Message, Swift
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_WatchRequest, rhs: Windowbroker_V1_WatchRequest) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_WatchRequest, rhs: Windowbroker_V1_WatchRequest) -> Bool {
     if lhs.sessionIds != rhs.sessionIds {return false}
     if lhs.appIds != rhs.appIds {return false}
     if lhs.events != rhs.events {return false}
@@ -6263,10 +6263,10 @@ nonisolated extension Windowbroker_V1_WatchRequest: SwiftProtobuf.Message, Swift
 }
 
 nonisolated extension Windowbroker_V1_SessionsRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".SessionsRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}offset\0\u{1}limit\0")
+  package static let protoMessageName: String = _protobuf_package + ".SessionsRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{1}offset\0\u{1}limit\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -6280,7 +6280,7 @@ nonisolated extension Windowbroker_V1_SessionsRequest: SwiftProtobuf.Message, Sw
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.appID.isEmpty {
       try visitor.visitSingularStringField(value: self.appID, fieldNumber: 1)
     }
@@ -6293,7 +6293,7 @@ nonisolated extension Windowbroker_V1_SessionsRequest: SwiftProtobuf.Message, Sw
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_SessionsRequest, rhs: Windowbroker_V1_SessionsRequest) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_SessionsRequest, rhs: Windowbroker_V1_SessionsRequest) -> Bool {
     if lhs.appID != rhs.appID {return false}
     if lhs.offset != rhs.offset {return false}
     if lhs.limit != rhs.limit {return false}
@@ -6303,10 +6303,10 @@ nonisolated extension Windowbroker_V1_SessionsRequest: SwiftProtobuf.Message, Sw
 }
 
 nonisolated extension Windowbroker_V1_SessionCommand: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".SessionCommand"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0")
+  package static let protoMessageName: String = _protobuf_package + ".SessionCommand"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -6318,14 +6318,14 @@ nonisolated extension Windowbroker_V1_SessionCommand: SwiftProtobuf.Message, Swi
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.sessionID.isEmpty {
       try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_SessionCommand, rhs: Windowbroker_V1_SessionCommand) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_SessionCommand, rhs: Windowbroker_V1_SessionCommand) -> Bool {
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -6333,10 +6333,10 @@ nonisolated extension Windowbroker_V1_SessionCommand: SwiftProtobuf.Message, Swi
 }
 
 nonisolated extension Windowbroker_V1_ActivateRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".ActivateRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}retry_restore\0\u{3}activation_token\0")
+  package static let protoMessageName: String = _protobuf_package + ".ActivateRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}retry_restore\0\u{3}activation_token\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -6350,7 +6350,7 @@ nonisolated extension Windowbroker_V1_ActivateRequest: SwiftProtobuf.Message, Sw
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.sessionID.isEmpty {
       try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 1)
     }
@@ -6363,7 +6363,7 @@ nonisolated extension Windowbroker_V1_ActivateRequest: SwiftProtobuf.Message, Sw
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_ActivateRequest, rhs: Windowbroker_V1_ActivateRequest) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_ActivateRequest, rhs: Windowbroker_V1_ActivateRequest) -> Bool {
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs.retryRestore != rhs.retryRestore {return false}
     if lhs.activationToken != rhs.activationToken {return false}
@@ -6373,10 +6373,10 @@ nonisolated extension Windowbroker_V1_ActivateRequest: SwiftProtobuf.Message, Sw
 }
 
 nonisolated extension Windowbroker_V1_ReclaimRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".ReclaimRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}force\0")
+  package static let protoMessageName: String = _protobuf_package + ".ReclaimRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}force\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -6389,7 +6389,7 @@ nonisolated extension Windowbroker_V1_ReclaimRequest: SwiftProtobuf.Message, Swi
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.sessionID.isEmpty {
       try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 1)
     }
@@ -6399,7 +6399,7 @@ nonisolated extension Windowbroker_V1_ReclaimRequest: SwiftProtobuf.Message, Swi
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_ReclaimRequest, rhs: Windowbroker_V1_ReclaimRequest) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_ReclaimRequest, rhs: Windowbroker_V1_ReclaimRequest) -> Bool {
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs.force != rhs.force {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -6408,10 +6408,10 @@ nonisolated extension Windowbroker_V1_ReclaimRequest: SwiftProtobuf.Message, Swi
 }
 
 nonisolated extension Windowbroker_V1_CloseRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".CloseRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}dismissal\0")
+  package static let protoMessageName: String = _protobuf_package + ".CloseRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}dismissal\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -6424,7 +6424,7 @@ nonisolated extension Windowbroker_V1_CloseRequest: SwiftProtobuf.Message, Swift
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.sessionID.isEmpty {
       try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 1)
     }
@@ -6434,7 +6434,7 @@ nonisolated extension Windowbroker_V1_CloseRequest: SwiftProtobuf.Message, Swift
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_CloseRequest, rhs: Windowbroker_V1_CloseRequest) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_CloseRequest, rhs: Windowbroker_V1_CloseRequest) -> Bool {
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs.dismissal != rhs.dismissal {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -6443,10 +6443,10 @@ nonisolated extension Windowbroker_V1_CloseRequest: SwiftProtobuf.Message, Swift
 }
 
 nonisolated extension Windowbroker_V1_OpenRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".OpenRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}session_id\0\u{1}activity\0\u{3}force_new\0\u{1}presentation\0\u{1}configuration\0\u{3}activation_token\0")
+  package static let protoMessageName: String = _protobuf_package + ".OpenRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}app_id\0\u{3}session_id\0\u{1}activity\0\u{3}force_new\0\u{1}presentation\0\u{1}configuration\0\u{3}activation_token\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -6464,7 +6464,7 @@ nonisolated extension Windowbroker_V1_OpenRequest: SwiftProtobuf.Message, SwiftP
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -6493,7 +6493,7 @@ nonisolated extension Windowbroker_V1_OpenRequest: SwiftProtobuf.Message, SwiftP
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_OpenRequest, rhs: Windowbroker_V1_OpenRequest) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_OpenRequest, rhs: Windowbroker_V1_OpenRequest) -> Bool {
     if lhs.appID != rhs.appID {return false}
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs._activity != rhs._activity {return false}
@@ -6507,10 +6507,10 @@ nonisolated extension Windowbroker_V1_OpenRequest: SwiftProtobuf.Message, SwiftP
 }
 
 nonisolated extension Windowbroker_V1_SendRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".SendRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}action\0\u{1}arguments\0")
+  package static let protoMessageName: String = _protobuf_package + ".SendRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}action\0\u{1}arguments\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -6524,7 +6524,7 @@ nonisolated extension Windowbroker_V1_SendRequest: SwiftProtobuf.Message, SwiftP
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -6541,7 +6541,7 @@ nonisolated extension Windowbroker_V1_SendRequest: SwiftProtobuf.Message, SwiftP
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_SendRequest, rhs: Windowbroker_V1_SendRequest) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_SendRequest, rhs: Windowbroker_V1_SendRequest) -> Bool {
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs.action != rhs.action {return false}
     if lhs._arguments != rhs._arguments {return false}
@@ -6551,10 +6551,10 @@ nonisolated extension Windowbroker_V1_SendRequest: SwiftProtobuf.Message, SwiftP
 }
 
 nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".ControlReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{3}session_state\0\u{1}sessions\0\u{1}session\0\u{3}action_result\0\u{3}watch_started\0\u{1}ping\0\u{1}pressure\0\u{3}pressure_response\0\u{1}post\0\u{1}defaults\0\u{1}search\0\u{1}menu\0\u{1}commands\0\u{1}key\0\u{1}logs\0\u{1}snapshot\0")
+  package static let protoMessageName: String = _protobuf_package + ".ControlReply"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{3}session_state\0\u{1}sessions\0\u{1}session\0\u{3}action_result\0\u{3}watch_started\0\u{1}ping\0\u{1}pressure\0\u{3}pressure_response\0\u{1}post\0\u{1}defaults\0\u{1}search\0\u{1}menu\0\u{1}commands\0\u{1}key\0\u{1}logs\0\u{1}snapshot\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -6799,7 +6799,7 @@ nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, Swift
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -6882,7 +6882,7 @@ nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, Swift
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_ControlReply, rhs: Windowbroker_V1_ControlReply) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_ControlReply, rhs: Windowbroker_V1_ControlReply) -> Bool {
     if lhs.kind != rhs.kind {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -6890,10 +6890,10 @@ nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, Swift
 }
 
 nonisolated extension Windowbroker_V1_SnapshotReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".SnapshotReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}png\0\u{3}saved_at\0\u{1}width\0\u{1}height\0")
+  package static let protoMessageName: String = _protobuf_package + ".SnapshotReply"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}png\0\u{3}saved_at\0\u{1}width\0\u{1}height\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -6909,7 +6909,7 @@ nonisolated extension Windowbroker_V1_SnapshotReply: SwiftProtobuf.Message, Swif
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.sessionID.isEmpty {
       try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 1)
     }
@@ -6928,7 +6928,7 @@ nonisolated extension Windowbroker_V1_SnapshotReply: SwiftProtobuf.Message, Swif
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_SnapshotReply, rhs: Windowbroker_V1_SnapshotReply) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_SnapshotReply, rhs: Windowbroker_V1_SnapshotReply) -> Bool {
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs.png != rhs.png {return false}
     if lhs.savedAt != rhs.savedAt {return false}
@@ -6940,10 +6940,10 @@ nonisolated extension Windowbroker_V1_SnapshotReply: SwiftProtobuf.Message, Swif
 }
 
 nonisolated extension Windowbroker_V1_PostReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".PostReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sequence\0\u{1}receivers\0\u{1}delivered\0\u{3}p50_micros\0\u{3}max_micros\0\u{1}unacknowledged\0\u{1}dropped\0")
+  package static let protoMessageName: String = _protobuf_package + ".PostReply"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sequence\0\u{1}receivers\0\u{1}delivered\0\u{3}p50_micros\0\u{3}max_micros\0\u{1}unacknowledged\0\u{1}dropped\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -6961,7 +6961,7 @@ nonisolated extension Windowbroker_V1_PostReply: SwiftProtobuf.Message, SwiftPro
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.sequence != 0 {
       try visitor.visitSingularUInt64Field(value: self.sequence, fieldNumber: 1)
     }
@@ -6986,7 +6986,7 @@ nonisolated extension Windowbroker_V1_PostReply: SwiftProtobuf.Message, SwiftPro
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_PostReply, rhs: Windowbroker_V1_PostReply) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_PostReply, rhs: Windowbroker_V1_PostReply) -> Bool {
     if lhs.sequence != rhs.sequence {return false}
     if lhs.receivers != rhs.receivers {return false}
     if lhs.delivered != rhs.delivered {return false}
@@ -7000,10 +7000,10 @@ nonisolated extension Windowbroker_V1_PostReply: SwiftProtobuf.Message, SwiftPro
 }
 
 nonisolated extension Windowbroker_V1_DefaultsReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".DefaultsReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}values\0\u{1}sequence\0")
+  package static let protoMessageName: String = _protobuf_package + ".DefaultsReply"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}values\0\u{1}sequence\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -7016,7 +7016,7 @@ nonisolated extension Windowbroker_V1_DefaultsReply: SwiftProtobuf.Message, Swif
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -7030,7 +7030,7 @@ nonisolated extension Windowbroker_V1_DefaultsReply: SwiftProtobuf.Message, Swif
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_DefaultsReply, rhs: Windowbroker_V1_DefaultsReply) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_DefaultsReply, rhs: Windowbroker_V1_DefaultsReply) -> Bool {
     if lhs._values != rhs._values {return false}
     if lhs.sequence != rhs.sequence {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -7039,10 +7039,10 @@ nonisolated extension Windowbroker_V1_DefaultsReply: SwiftProtobuf.Message, Swif
 }
 
 nonisolated extension Windowbroker_V1_StatusReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".StatusReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}pid\0\u{3}uptime_seconds\0\u{1}sessions\0\u{1}workers\0\u{3}pressure_level\0\u{3}reclaimed_count\0\u{1}prewarmed\0\u{1}warnings\0\u{3}store_writes\0\u{3}updates_posted\0\u{3}updates_dropped\0")
+  package static let protoMessageName: String = _protobuf_package + ".StatusReply"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}pid\0\u{3}uptime_seconds\0\u{1}sessions\0\u{1}workers\0\u{3}pressure_level\0\u{3}reclaimed_count\0\u{1}prewarmed\0\u{1}warnings\0\u{3}store_writes\0\u{3}updates_posted\0\u{3}updates_dropped\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -7065,7 +7065,7 @@ nonisolated extension Windowbroker_V1_StatusReply: SwiftProtobuf.Message, SwiftP
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.version.isEmpty {
       try visitor.visitSingularStringField(value: self.version, fieldNumber: 1)
     }
@@ -7105,7 +7105,7 @@ nonisolated extension Windowbroker_V1_StatusReply: SwiftProtobuf.Message, SwiftP
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_StatusReply, rhs: Windowbroker_V1_StatusReply) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_StatusReply, rhs: Windowbroker_V1_StatusReply) -> Bool {
     if lhs.version != rhs.version {return false}
     if lhs.pid != rhs.pid {return false}
     if lhs.uptimeSeconds != rhs.uptimeSeconds {return false}
@@ -7124,10 +7124,10 @@ nonisolated extension Windowbroker_V1_StatusReply: SwiftProtobuf.Message, SwiftP
 }
 
 nonisolated extension Windowbroker_V1_AppsReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".AppsReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}apps\0\u{1}broken\0")
+  package static let protoMessageName: String = _protobuf_package + ".AppsReply"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}apps\0\u{1}broken\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -7140,7 +7140,7 @@ nonisolated extension Windowbroker_V1_AppsReply: SwiftProtobuf.Message, SwiftPro
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.apps.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.apps, fieldNumber: 1)
     }
@@ -7150,7 +7150,7 @@ nonisolated extension Windowbroker_V1_AppsReply: SwiftProtobuf.Message, SwiftPro
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_AppsReply, rhs: Windowbroker_V1_AppsReply) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_AppsReply, rhs: Windowbroker_V1_AppsReply) -> Bool {
     if lhs.apps != rhs.apps {return false}
     if lhs.broken != rhs.broken {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -7159,10 +7159,10 @@ nonisolated extension Windowbroker_V1_AppsReply: SwiftProtobuf.Message, SwiftPro
 }
 
 nonisolated extension Windowbroker_V1_BrokenManifest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".BrokenManifest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}file\0\u{1}field\0\u{1}reason\0")
+  package static let protoMessageName: String = _protobuf_package + ".BrokenManifest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}file\0\u{1}field\0\u{1}reason\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -7176,7 +7176,7 @@ nonisolated extension Windowbroker_V1_BrokenManifest: SwiftProtobuf.Message, Swi
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.file.isEmpty {
       try visitor.visitSingularStringField(value: self.file, fieldNumber: 1)
     }
@@ -7189,7 +7189,7 @@ nonisolated extension Windowbroker_V1_BrokenManifest: SwiftProtobuf.Message, Swi
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_BrokenManifest, rhs: Windowbroker_V1_BrokenManifest) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_BrokenManifest, rhs: Windowbroker_V1_BrokenManifest) -> Bool {
     if lhs.file != rhs.file {return false}
     if lhs.field != rhs.field {return false}
     if lhs.reason != rhs.reason {return false}
@@ -7199,10 +7199,10 @@ nonisolated extension Windowbroker_V1_BrokenManifest: SwiftProtobuf.Message, Swi
 }
 
 nonisolated extension Windowbroker_V1_SessionsReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".SessionsReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sessions\0\u{1}total\0\u{3}next_offset\0")
+  package static let protoMessageName: String = _protobuf_package + ".SessionsReply"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sessions\0\u{1}total\0\u{3}next_offset\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -7216,7 +7216,7 @@ nonisolated extension Windowbroker_V1_SessionsReply: SwiftProtobuf.Message, Swif
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.sessions.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.sessions, fieldNumber: 1)
     }
@@ -7229,7 +7229,7 @@ nonisolated extension Windowbroker_V1_SessionsReply: SwiftProtobuf.Message, Swif
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_SessionsReply, rhs: Windowbroker_V1_SessionsReply) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_SessionsReply, rhs: Windowbroker_V1_SessionsReply) -> Bool {
     if lhs.sessions != rhs.sessions {return false}
     if lhs.total != rhs.total {return false}
     if lhs.nextOffset != rhs.nextOffset {return false}
@@ -7239,29 +7239,29 @@ nonisolated extension Windowbroker_V1_SessionsReply: SwiftProtobuf.Message, Swif
 }
 
 nonisolated extension Windowbroker_V1_WatchStarted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WatchStarted"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+  package static let protoMessageName: String = _protobuf_package + ".WatchStarted"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap()
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     // Load everything into unknown fields
     while try decoder.nextFieldNumber() != nil {}
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_WatchStarted, rhs: Windowbroker_V1_WatchStarted) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_WatchStarted, rhs: Windowbroker_V1_WatchStarted) -> Bool {
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
 }
 
 nonisolated extension Windowbroker_V1_PingReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".PingReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}payload\0")
+  package static let protoMessageName: String = _protobuf_package + ".PingReply"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}payload\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -7273,14 +7273,14 @@ nonisolated extension Windowbroker_V1_PingReply: SwiftProtobuf.Message, SwiftPro
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.payload.isEmpty {
       try visitor.visitSingularBytesField(value: self.payload, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_PingReply, rhs: Windowbroker_V1_PingReply) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_PingReply, rhs: Windowbroker_V1_PingReply) -> Bool {
     if lhs.payload != rhs.payload {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -7288,10 +7288,10 @@ nonisolated extension Windowbroker_V1_PingReply: SwiftProtobuf.Message, SwiftPro
 }
 
 nonisolated extension Windowbroker_V1_SessionStateReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".SessionStateReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}state\0\u{1}created\0\u{1}detail\0\u{1}launch\0\u{1}presentation\0")
+  package static let protoMessageName: String = _protobuf_package + ".SessionStateReply"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}state\0\u{1}created\0\u{1}detail\0\u{1}launch\0\u{1}presentation\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -7308,7 +7308,7 @@ nonisolated extension Windowbroker_V1_SessionStateReply: SwiftProtobuf.Message, 
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.sessionID.isEmpty {
       try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 1)
     }
@@ -7330,7 +7330,7 @@ nonisolated extension Windowbroker_V1_SessionStateReply: SwiftProtobuf.Message, 
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_SessionStateReply, rhs: Windowbroker_V1_SessionStateReply) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_SessionStateReply, rhs: Windowbroker_V1_SessionStateReply) -> Bool {
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs.state != rhs.state {return false}
     if lhs.created != rhs.created {return false}
@@ -7343,10 +7343,10 @@ nonisolated extension Windowbroker_V1_SessionStateReply: SwiftProtobuf.Message, 
 }
 
 nonisolated extension Windowbroker_V1_ActionResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".ActionResult"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}performed\0\u{1}value\0\u{3}decline_reason\0")
+  package static let protoMessageName: String = _protobuf_package + ".ActionResult"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}performed\0\u{1}value\0\u{3}decline_reason\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -7360,7 +7360,7 @@ nonisolated extension Windowbroker_V1_ActionResult: SwiftProtobuf.Message, Swift
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -7377,7 +7377,7 @@ nonisolated extension Windowbroker_V1_ActionResult: SwiftProtobuf.Message, Swift
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_ActionResult, rhs: Windowbroker_V1_ActionResult) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_ActionResult, rhs: Windowbroker_V1_ActionResult) -> Bool {
     if lhs.performed != rhs.performed {return false}
     if lhs._value != rhs._value {return false}
     if lhs.declineReason != rhs.declineReason {return false}
@@ -7387,10 +7387,10 @@ nonisolated extension Windowbroker_V1_ActionResult: SwiftProtobuf.Message, Swift
 }
 
 nonisolated extension Windowbroker_V1_LifecycleEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".LifecycleEvent"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}time\0\u{3}session_id\0\u{3}app_id\0\u{1}event\0\u{1}detail\0\u{1}title\0\u{2}\u{4}created\0\u{1}launched\0\u{1}callback\0\u{3}restoration_saved\0\u{3}restoration_extended\0\u{1}continued\0\u{3}discards_delivered\0\u{1}exited\0\u{1}crashed\0\u{1}discarded\0\u{3}memory_warning\0\u{1}reclaimed\0\u{1}pressure\0\u{3}activation_requested\0\u{3}destruction_requested\0\u{3}refresh_requested\0\u{3}update_posted\0\u{3}defaults_changed\0\u{3}updates_dropped\0\u{3}command_performed\0\u{3}key_changed\0")
+  package static let protoMessageName: String = _protobuf_package + ".LifecycleEvent"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}time\0\u{3}session_id\0\u{3}app_id\0\u{1}event\0\u{1}detail\0\u{1}title\0\u{2}\u{4}created\0\u{1}launched\0\u{1}callback\0\u{3}restoration_saved\0\u{3}restoration_extended\0\u{1}continued\0\u{3}discards_delivered\0\u{1}exited\0\u{1}crashed\0\u{1}discarded\0\u{3}memory_warning\0\u{1}reclaimed\0\u{1}pressure\0\u{3}activation_requested\0\u{3}destruction_requested\0\u{3}refresh_requested\0\u{3}update_posted\0\u{3}defaults_changed\0\u{3}updates_dropped\0\u{3}command_performed\0\u{3}key_changed\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -7680,7 +7680,7 @@ nonisolated extension Windowbroker_V1_LifecycleEvent: SwiftProtobuf.Message, Swi
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -7793,7 +7793,7 @@ nonisolated extension Windowbroker_V1_LifecycleEvent: SwiftProtobuf.Message, Swi
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_LifecycleEvent, rhs: Windowbroker_V1_LifecycleEvent) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_LifecycleEvent, rhs: Windowbroker_V1_LifecycleEvent) -> Bool {
     if lhs.time != rhs.time {return false}
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs.appID != rhs.appID {return false}
@@ -7807,10 +7807,10 @@ nonisolated extension Windowbroker_V1_LifecycleEvent: SwiftProtobuf.Message, Swi
 }
 
 nonisolated extension Windowbroker_V1_KeyChanged: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".KeyChanged"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}is_key\0\u{1}source\0")
+  package static let protoMessageName: String = _protobuf_package + ".KeyChanged"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}is_key\0\u{1}source\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -7823,7 +7823,7 @@ nonisolated extension Windowbroker_V1_KeyChanged: SwiftProtobuf.Message, SwiftPr
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.isKey != false {
       try visitor.visitSingularBoolField(value: self.isKey, fieldNumber: 1)
     }
@@ -7833,7 +7833,7 @@ nonisolated extension Windowbroker_V1_KeyChanged: SwiftProtobuf.Message, SwiftPr
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_KeyChanged, rhs: Windowbroker_V1_KeyChanged) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_KeyChanged, rhs: Windowbroker_V1_KeyChanged) -> Bool {
     if lhs.isKey != rhs.isKey {return false}
     if lhs.source != rhs.source {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -7842,10 +7842,10 @@ nonisolated extension Windowbroker_V1_KeyChanged: SwiftProtobuf.Message, SwiftPr
 }
 
 nonisolated extension Windowbroker_V1_CommandPerformed: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".CommandPerformed"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}command\0\u{1}shortcut\0\u{3}handled_by\0\u{1}result\0")
+  package static let protoMessageName: String = _protobuf_package + ".CommandPerformed"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}command\0\u{1}shortcut\0\u{3}handled_by\0\u{1}result\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -7860,7 +7860,7 @@ nonisolated extension Windowbroker_V1_CommandPerformed: SwiftProtobuf.Message, S
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.command.isEmpty {
       try visitor.visitSingularStringField(value: self.command, fieldNumber: 1)
     }
@@ -7876,7 +7876,7 @@ nonisolated extension Windowbroker_V1_CommandPerformed: SwiftProtobuf.Message, S
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_CommandPerformed, rhs: Windowbroker_V1_CommandPerformed) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_CommandPerformed, rhs: Windowbroker_V1_CommandPerformed) -> Bool {
     if lhs.command != rhs.command {return false}
     if lhs.shortcut != rhs.shortcut {return false}
     if lhs.handledBy != rhs.handledBy {return false}
@@ -7887,10 +7887,10 @@ nonisolated extension Windowbroker_V1_CommandPerformed: SwiftProtobuf.Message, S
 }
 
 nonisolated extension Windowbroker_V1_UpdatePosted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".UpdatePosted"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}sequence\0\u{1}receivers\0")
+  package static let protoMessageName: String = _protobuf_package + ".UpdatePosted"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}sequence\0\u{1}receivers\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -7904,7 +7904,7 @@ nonisolated extension Windowbroker_V1_UpdatePosted: SwiftProtobuf.Message, Swift
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.name.isEmpty {
       try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
     }
@@ -7917,7 +7917,7 @@ nonisolated extension Windowbroker_V1_UpdatePosted: SwiftProtobuf.Message, Swift
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_UpdatePosted, rhs: Windowbroker_V1_UpdatePosted) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_UpdatePosted, rhs: Windowbroker_V1_UpdatePosted) -> Bool {
     if lhs.name != rhs.name {return false}
     if lhs.sequence != rhs.sequence {return false}
     if lhs.receivers != rhs.receivers {return false}
@@ -7927,10 +7927,10 @@ nonisolated extension Windowbroker_V1_UpdatePosted: SwiftProtobuf.Message, Swift
 }
 
 nonisolated extension Windowbroker_V1_DefaultsChanged: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".DefaultsChanged"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}removed\0\u{1}sequence\0")
+  package static let protoMessageName: String = _protobuf_package + ".DefaultsChanged"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}removed\0\u{1}sequence\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -7944,7 +7944,7 @@ nonisolated extension Windowbroker_V1_DefaultsChanged: SwiftProtobuf.Message, Sw
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.key.isEmpty {
       try visitor.visitSingularStringField(value: self.key, fieldNumber: 1)
     }
@@ -7957,7 +7957,7 @@ nonisolated extension Windowbroker_V1_DefaultsChanged: SwiftProtobuf.Message, Sw
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_DefaultsChanged, rhs: Windowbroker_V1_DefaultsChanged) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_DefaultsChanged, rhs: Windowbroker_V1_DefaultsChanged) -> Bool {
     if lhs.key != rhs.key {return false}
     if lhs.removed != rhs.removed {return false}
     if lhs.sequence != rhs.sequence {return false}
@@ -7967,10 +7967,10 @@ nonisolated extension Windowbroker_V1_DefaultsChanged: SwiftProtobuf.Message, Sw
 }
 
 nonisolated extension Windowbroker_V1_UpdatesDroppedEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".UpdatesDroppedEvent"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}from\0\u{1}to\0")
+  package static let protoMessageName: String = _protobuf_package + ".UpdatesDroppedEvent"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}from\0\u{1}to\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -7983,7 +7983,7 @@ nonisolated extension Windowbroker_V1_UpdatesDroppedEvent: SwiftProtobuf.Message
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.from != 0 {
       try visitor.visitSingularUInt64Field(value: self.from, fieldNumber: 1)
     }
@@ -7993,7 +7993,7 @@ nonisolated extension Windowbroker_V1_UpdatesDroppedEvent: SwiftProtobuf.Message
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_UpdatesDroppedEvent, rhs: Windowbroker_V1_UpdatesDroppedEvent) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_UpdatesDroppedEvent, rhs: Windowbroker_V1_UpdatesDroppedEvent) -> Bool {
     if lhs.from != rhs.from {return false}
     if lhs.to != rhs.to {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -8002,10 +8002,10 @@ nonisolated extension Windowbroker_V1_UpdatesDroppedEvent: SwiftProtobuf.Message
 }
 
 nonisolated extension Windowbroker_V1_ActivationRequested: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".ActivationRequested"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}target_session_id\0\u{3}activity_type\0\u{1}presentation\0")
+  package static let protoMessageName: String = _protobuf_package + ".ActivationRequested"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}target_session_id\0\u{3}activity_type\0\u{1}presentation\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -8019,7 +8019,7 @@ nonisolated extension Windowbroker_V1_ActivationRequested: SwiftProtobuf.Message
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.targetSessionID.isEmpty {
       try visitor.visitSingularStringField(value: self.targetSessionID, fieldNumber: 1)
     }
@@ -8032,7 +8032,7 @@ nonisolated extension Windowbroker_V1_ActivationRequested: SwiftProtobuf.Message
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_ActivationRequested, rhs: Windowbroker_V1_ActivationRequested) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_ActivationRequested, rhs: Windowbroker_V1_ActivationRequested) -> Bool {
     if lhs.targetSessionID != rhs.targetSessionID {return false}
     if lhs.activityType != rhs.activityType {return false}
     if lhs.presentation != rhs.presentation {return false}
@@ -8042,10 +8042,10 @@ nonisolated extension Windowbroker_V1_ActivationRequested: SwiftProtobuf.Message
 }
 
 nonisolated extension Windowbroker_V1_DestructionRequested: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".DestructionRequested"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}target_session_id\0\u{1}dismissal\0")
+  package static let protoMessageName: String = _protobuf_package + ".DestructionRequested"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}target_session_id\0\u{1}dismissal\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -8058,7 +8058,7 @@ nonisolated extension Windowbroker_V1_DestructionRequested: SwiftProtobuf.Messag
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.targetSessionID.isEmpty {
       try visitor.visitSingularStringField(value: self.targetSessionID, fieldNumber: 1)
     }
@@ -8068,7 +8068,7 @@ nonisolated extension Windowbroker_V1_DestructionRequested: SwiftProtobuf.Messag
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_DestructionRequested, rhs: Windowbroker_V1_DestructionRequested) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_DestructionRequested, rhs: Windowbroker_V1_DestructionRequested) -> Bool {
     if lhs.targetSessionID != rhs.targetSessionID {return false}
     if lhs.dismissal != rhs.dismissal {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -8077,10 +8077,10 @@ nonisolated extension Windowbroker_V1_DestructionRequested: SwiftProtobuf.Messag
 }
 
 nonisolated extension Windowbroker_V1_RefreshRequested: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".RefreshRequested"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}target_session_id\0")
+  package static let protoMessageName: String = _protobuf_package + ".RefreshRequested"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}target_session_id\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -8092,14 +8092,14 @@ nonisolated extension Windowbroker_V1_RefreshRequested: SwiftProtobuf.Message, S
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.targetSessionID.isEmpty {
       try visitor.visitSingularStringField(value: self.targetSessionID, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_RefreshRequested, rhs: Windowbroker_V1_RefreshRequested) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_RefreshRequested, rhs: Windowbroker_V1_RefreshRequested) -> Bool {
     if lhs.targetSessionID != rhs.targetSessionID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -8107,10 +8107,10 @@ nonisolated extension Windowbroker_V1_RefreshRequested: SwiftProtobuf.Message, S
 }
 
 nonisolated extension Windowbroker_V1_SessionCreated: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".SessionCreated"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}configuration\0")
+  package static let protoMessageName: String = _protobuf_package + ".SessionCreated"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}configuration\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -8122,14 +8122,14 @@ nonisolated extension Windowbroker_V1_SessionCreated: SwiftProtobuf.Message, Swi
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.configuration.isEmpty {
       try visitor.visitSingularStringField(value: self.configuration, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_SessionCreated, rhs: Windowbroker_V1_SessionCreated) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_SessionCreated, rhs: Windowbroker_V1_SessionCreated) -> Bool {
     if lhs.configuration != rhs.configuration {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -8137,10 +8137,10 @@ nonisolated extension Windowbroker_V1_SessionCreated: SwiftProtobuf.Message, Swi
 }
 
 nonisolated extension Windowbroker_V1_WorkerLaunched: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WorkerLaunched"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}pid\0\u{1}launch\0")
+  package static let protoMessageName: String = _protobuf_package + ".WorkerLaunched"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}pid\0\u{1}launch\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -8153,7 +8153,7 @@ nonisolated extension Windowbroker_V1_WorkerLaunched: SwiftProtobuf.Message, Swi
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.pid != 0 {
       try visitor.visitSingularInt32Field(value: self.pid, fieldNumber: 1)
     }
@@ -8163,7 +8163,7 @@ nonisolated extension Windowbroker_V1_WorkerLaunched: SwiftProtobuf.Message, Swi
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_WorkerLaunched, rhs: Windowbroker_V1_WorkerLaunched) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_WorkerLaunched, rhs: Windowbroker_V1_WorkerLaunched) -> Bool {
     if lhs.pid != rhs.pid {return false}
     if lhs.launch != rhs.launch {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -8172,10 +8172,10 @@ nonisolated extension Windowbroker_V1_WorkerLaunched: SwiftProtobuf.Message, Swi
 }
 
 nonisolated extension Windowbroker_V1_SceneCallback: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".SceneCallback"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}callback\0\u{1}state\0")
+  package static let protoMessageName: String = _protobuf_package + ".SceneCallback"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}callback\0\u{1}state\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -8188,7 +8188,7 @@ nonisolated extension Windowbroker_V1_SceneCallback: SwiftProtobuf.Message, Swif
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.callback != .unspecified {
       try visitor.visitSingularEnumField(value: self.callback, fieldNumber: 1)
     }
@@ -8198,7 +8198,7 @@ nonisolated extension Windowbroker_V1_SceneCallback: SwiftProtobuf.Message, Swif
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_SceneCallback, rhs: Windowbroker_V1_SceneCallback) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_SceneCallback, rhs: Windowbroker_V1_SceneCallback) -> Bool {
     if lhs.callback != rhs.callback {return false}
     if lhs.state != rhs.state {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -8207,10 +8207,10 @@ nonisolated extension Windowbroker_V1_SceneCallback: SwiftProtobuf.Message, Swif
 }
 
 nonisolated extension Windowbroker_V1_RestorationSaved: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".RestorationSaved"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}committed\0")
+  package static let protoMessageName: String = _protobuf_package + ".RestorationSaved"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}committed\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -8222,14 +8222,14 @@ nonisolated extension Windowbroker_V1_RestorationSaved: SwiftProtobuf.Message, S
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.committed != false {
       try visitor.visitSingularBoolField(value: self.committed, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_RestorationSaved, rhs: Windowbroker_V1_RestorationSaved) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_RestorationSaved, rhs: Windowbroker_V1_RestorationSaved) -> Bool {
     if lhs.committed != rhs.committed {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -8237,29 +8237,29 @@ nonisolated extension Windowbroker_V1_RestorationSaved: SwiftProtobuf.Message, S
 }
 
 nonisolated extension Windowbroker_V1_RestorationExtendedEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".RestorationExtendedEvent"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+  package static let protoMessageName: String = _protobuf_package + ".RestorationExtendedEvent"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap()
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     // Load everything into unknown fields
     while try decoder.nextFieldNumber() != nil {}
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_RestorationExtendedEvent, rhs: Windowbroker_V1_RestorationExtendedEvent) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_RestorationExtendedEvent, rhs: Windowbroker_V1_RestorationExtendedEvent) -> Bool {
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
 }
 
 nonisolated extension Windowbroker_V1_ActivityContinued: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".ActivityContinued"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}activity_type\0")
+  package static let protoMessageName: String = _protobuf_package + ".ActivityContinued"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}activity_type\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -8271,14 +8271,14 @@ nonisolated extension Windowbroker_V1_ActivityContinued: SwiftProtobuf.Message, 
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.activityType.isEmpty {
       try visitor.visitSingularStringField(value: self.activityType, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_ActivityContinued, rhs: Windowbroker_V1_ActivityContinued) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_ActivityContinued, rhs: Windowbroker_V1_ActivityContinued) -> Bool {
     if lhs.activityType != rhs.activityType {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -8286,10 +8286,10 @@ nonisolated extension Windowbroker_V1_ActivityContinued: SwiftProtobuf.Message, 
 }
 
 nonisolated extension Windowbroker_V1_DiscardsDelivered: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".DiscardsDelivered"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_ids\0")
+  package static let protoMessageName: String = _protobuf_package + ".DiscardsDelivered"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_ids\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -8301,14 +8301,14 @@ nonisolated extension Windowbroker_V1_DiscardsDelivered: SwiftProtobuf.Message, 
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.sessionIds.isEmpty {
       try visitor.visitRepeatedStringField(value: self.sessionIds, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_DiscardsDelivered, rhs: Windowbroker_V1_DiscardsDelivered) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_DiscardsDelivered, rhs: Windowbroker_V1_DiscardsDelivered) -> Bool {
     if lhs.sessionIds != rhs.sessionIds {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -8316,10 +8316,10 @@ nonisolated extension Windowbroker_V1_DiscardsDelivered: SwiftProtobuf.Message, 
 }
 
 nonisolated extension Windowbroker_V1_WorkerEnded: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WorkerEnded"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}reason\0\u{1}pid\0")
+  package static let protoMessageName: String = _protobuf_package + ".WorkerEnded"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}reason\0\u{1}pid\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -8332,7 +8332,7 @@ nonisolated extension Windowbroker_V1_WorkerEnded: SwiftProtobuf.Message, SwiftP
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.reason.isEmpty {
       try visitor.visitSingularStringField(value: self.reason, fieldNumber: 1)
     }
@@ -8342,7 +8342,7 @@ nonisolated extension Windowbroker_V1_WorkerEnded: SwiftProtobuf.Message, SwiftP
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_WorkerEnded, rhs: Windowbroker_V1_WorkerEnded) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_WorkerEnded, rhs: Windowbroker_V1_WorkerEnded) -> Bool {
     if lhs.reason != rhs.reason {return false}
     if lhs.pid != rhs.pid {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -8351,10 +8351,10 @@ nonisolated extension Windowbroker_V1_WorkerEnded: SwiftProtobuf.Message, SwiftP
 }
 
 nonisolated extension Windowbroker_V1_SessionDiscarded: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".SessionDiscarded"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}delivered\0")
+  package static let protoMessageName: String = _protobuf_package + ".SessionDiscarded"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}delivered\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -8366,14 +8366,14 @@ nonisolated extension Windowbroker_V1_SessionDiscarded: SwiftProtobuf.Message, S
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.delivered != false {
       try visitor.visitSingularBoolField(value: self.delivered, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_SessionDiscarded, rhs: Windowbroker_V1_SessionDiscarded) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_SessionDiscarded, rhs: Windowbroker_V1_SessionDiscarded) -> Bool {
     if lhs.delivered != rhs.delivered {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -8381,10 +8381,10 @@ nonisolated extension Windowbroker_V1_SessionDiscarded: SwiftProtobuf.Message, S
 }
 
 nonisolated extension Windowbroker_V1_MemoryWarningDelivered: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".MemoryWarningDelivered"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}level\0\u{3}freed_bytes\0")
+  package static let protoMessageName: String = _protobuf_package + ".MemoryWarningDelivered"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}level\0\u{3}freed_bytes\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -8397,7 +8397,7 @@ nonisolated extension Windowbroker_V1_MemoryWarningDelivered: SwiftProtobuf.Mess
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.level != .normal {
       try visitor.visitSingularEnumField(value: self.level, fieldNumber: 1)
     }
@@ -8407,7 +8407,7 @@ nonisolated extension Windowbroker_V1_MemoryWarningDelivered: SwiftProtobuf.Mess
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_MemoryWarningDelivered, rhs: Windowbroker_V1_MemoryWarningDelivered) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_MemoryWarningDelivered, rhs: Windowbroker_V1_MemoryWarningDelivered) -> Bool {
     if lhs.level != rhs.level {return false}
     if lhs.freedBytes != rhs.freedBytes {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -8416,10 +8416,10 @@ nonisolated extension Windowbroker_V1_MemoryWarningDelivered: SwiftProtobuf.Mess
 }
 
 nonisolated extension Windowbroker_V1_SceneReclaimed: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".SceneReclaimed"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}level\0\u{3}freed_bytes\0\u{1}seconds\0\u{1}notes\0")
+  package static let protoMessageName: String = _protobuf_package + ".SceneReclaimed"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}level\0\u{3}freed_bytes\0\u{1}seconds\0\u{1}notes\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -8434,7 +8434,7 @@ nonisolated extension Windowbroker_V1_SceneReclaimed: SwiftProtobuf.Message, Swi
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.level != .normal {
       try visitor.visitSingularEnumField(value: self.level, fieldNumber: 1)
     }
@@ -8450,7 +8450,7 @@ nonisolated extension Windowbroker_V1_SceneReclaimed: SwiftProtobuf.Message, Swi
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_SceneReclaimed, rhs: Windowbroker_V1_SceneReclaimed) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_SceneReclaimed, rhs: Windowbroker_V1_SceneReclaimed) -> Bool {
     if lhs.level != rhs.level {return false}
     if lhs.freedBytes != rhs.freedBytes {return false}
     if lhs.seconds != rhs.seconds {return false}
@@ -8461,10 +8461,10 @@ nonisolated extension Windowbroker_V1_SceneReclaimed: SwiftProtobuf.Message, Swi
 }
 
 nonisolated extension Windowbroker_V1_PressureChanged: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".PressureChanged"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}from\0\u{1}to\0\u{1}reasons\0\u{1}simulated\0")
+  package static let protoMessageName: String = _protobuf_package + ".PressureChanged"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}from\0\u{1}to\0\u{1}reasons\0\u{1}simulated\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -8479,7 +8479,7 @@ nonisolated extension Windowbroker_V1_PressureChanged: SwiftProtobuf.Message, Sw
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.from != .normal {
       try visitor.visitSingularEnumField(value: self.from, fieldNumber: 1)
     }
@@ -8495,7 +8495,7 @@ nonisolated extension Windowbroker_V1_PressureChanged: SwiftProtobuf.Message, Sw
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_PressureChanged, rhs: Windowbroker_V1_PressureChanged) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_PressureChanged, rhs: Windowbroker_V1_PressureChanged) -> Bool {
     if lhs.from != rhs.from {return false}
     if lhs.to != rhs.to {return false}
     if lhs.reasons != rhs.reasons {return false}
@@ -8506,29 +8506,29 @@ nonisolated extension Windowbroker_V1_PressureChanged: SwiftProtobuf.Message, Sw
 }
 
 nonisolated extension Windowbroker_V1_PressureRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".PressureRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+  package static let protoMessageName: String = _protobuf_package + ".PressureRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap()
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     // Load everything into unknown fields
     while try decoder.nextFieldNumber() != nil {}
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_PressureRequest, rhs: Windowbroker_V1_PressureRequest) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_PressureRequest, rhs: Windowbroker_V1_PressureRequest) -> Bool {
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
 }
 
 nonisolated extension Windowbroker_V1_PressureReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".PressureReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}level\0\u{3}some_avg10\0\u{3}full_avg10\0\u{3}mem_available\0\u{3}workers_pss\0\u{1}budget\0\u{3}reclaimed_count\0\u{3}reclaimed_bytes\0\u{3}psi_source\0\u{1}reasons\0")
+  package static let protoMessageName: String = _protobuf_package + ".PressureReply"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}level\0\u{3}some_avg10\0\u{3}full_avg10\0\u{3}mem_available\0\u{3}workers_pss\0\u{1}budget\0\u{3}reclaimed_count\0\u{3}reclaimed_bytes\0\u{3}psi_source\0\u{1}reasons\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -8549,7 +8549,7 @@ nonisolated extension Windowbroker_V1_PressureReply: SwiftProtobuf.Message, Swif
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.level != .normal {
       try visitor.visitSingularEnumField(value: self.level, fieldNumber: 1)
     }
@@ -8583,7 +8583,7 @@ nonisolated extension Windowbroker_V1_PressureReply: SwiftProtobuf.Message, Swif
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_PressureReply, rhs: Windowbroker_V1_PressureReply) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_PressureReply, rhs: Windowbroker_V1_PressureReply) -> Bool {
     if lhs.level != rhs.level {return false}
     if lhs.someAvg10 != rhs.someAvg10 {return false}
     if lhs.fullAvg10 != rhs.fullAvg10 {return false}
@@ -8600,10 +8600,10 @@ nonisolated extension Windowbroker_V1_PressureReply: SwiftProtobuf.Message, Swif
 }
 
 nonisolated extension Windowbroker_V1_SimulatePressureRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".SimulatePressureRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}level\0\u{3}skip_save\0")
+  package static let protoMessageName: String = _protobuf_package + ".SimulatePressureRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}level\0\u{3}skip_save\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -8616,7 +8616,7 @@ nonisolated extension Windowbroker_V1_SimulatePressureRequest: SwiftProtobuf.Mes
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.level != .normal {
       try visitor.visitSingularEnumField(value: self.level, fieldNumber: 1)
     }
@@ -8626,7 +8626,7 @@ nonisolated extension Windowbroker_V1_SimulatePressureRequest: SwiftProtobuf.Mes
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_SimulatePressureRequest, rhs: Windowbroker_V1_SimulatePressureRequest) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_SimulatePressureRequest, rhs: Windowbroker_V1_SimulatePressureRequest) -> Bool {
     if lhs.level != rhs.level {return false}
     if lhs.skipSave != rhs.skipSave {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -8635,10 +8635,10 @@ nonisolated extension Windowbroker_V1_SimulatePressureRequest: SwiftProtobuf.Mes
 }
 
 nonisolated extension Windowbroker_V1_ReclaimRecord: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".ReclaimRecord"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}freed_bytes\0\u{1}seconds\0\u{1}detail\0\u{3}started_at\0")
+  package static let protoMessageName: String = _protobuf_package + ".ReclaimRecord"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}freed_bytes\0\u{1}seconds\0\u{1}detail\0\u{3}started_at\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -8654,7 +8654,7 @@ nonisolated extension Windowbroker_V1_ReclaimRecord: SwiftProtobuf.Message, Swif
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.sessionID.isEmpty {
       try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 1)
     }
@@ -8673,7 +8673,7 @@ nonisolated extension Windowbroker_V1_ReclaimRecord: SwiftProtobuf.Message, Swif
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_ReclaimRecord, rhs: Windowbroker_V1_ReclaimRecord) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_ReclaimRecord, rhs: Windowbroker_V1_ReclaimRecord) -> Bool {
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs.freedBytes != rhs.freedBytes {return false}
     if lhs.seconds != rhs.seconds {return false}
@@ -8685,10 +8685,10 @@ nonisolated extension Windowbroker_V1_ReclaimRecord: SwiftProtobuf.Message, Swif
 }
 
 nonisolated extension Windowbroker_V1_WarningRecord: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WarningRecord"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}freed_bytes\0")
+  package static let protoMessageName: String = _protobuf_package + ".WarningRecord"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{3}freed_bytes\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -8701,7 +8701,7 @@ nonisolated extension Windowbroker_V1_WarningRecord: SwiftProtobuf.Message, Swif
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.sessionID.isEmpty {
       try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 1)
     }
@@ -8711,7 +8711,7 @@ nonisolated extension Windowbroker_V1_WarningRecord: SwiftProtobuf.Message, Swif
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_WarningRecord, rhs: Windowbroker_V1_WarningRecord) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_WarningRecord, rhs: Windowbroker_V1_WarningRecord) -> Bool {
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs.freedBytes != rhs.freedBytes {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -8720,10 +8720,10 @@ nonisolated extension Windowbroker_V1_WarningRecord: SwiftProtobuf.Message, Swif
 }
 
 nonisolated extension Windowbroker_V1_PressureResponse: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".PressureResponse"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}level\0\u{1}warned\0\u{1}reclaimed\0")
+  package static let protoMessageName: String = _protobuf_package + ".PressureResponse"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}level\0\u{1}warned\0\u{1}reclaimed\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -8737,7 +8737,7 @@ nonisolated extension Windowbroker_V1_PressureResponse: SwiftProtobuf.Message, S
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.level != .normal {
       try visitor.visitSingularEnumField(value: self.level, fieldNumber: 1)
     }
@@ -8750,7 +8750,7 @@ nonisolated extension Windowbroker_V1_PressureResponse: SwiftProtobuf.Message, S
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_PressureResponse, rhs: Windowbroker_V1_PressureResponse) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_PressureResponse, rhs: Windowbroker_V1_PressureResponse) -> Bool {
     if lhs.level != rhs.level {return false}
     if lhs.warned != rhs.warned {return false}
     if lhs.reclaimed != rhs.reclaimed {return false}
@@ -8760,10 +8760,10 @@ nonisolated extension Windowbroker_V1_PressureResponse: SwiftProtobuf.Message, S
 }
 
 nonisolated extension Windowbroker_V1_WorkerCommand: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WorkerCommand"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}connect\0\u{3}restore_interaction_state\0\u{1}transition\0\u{3}restoration_activity_request\0\u{3}continue_activity\0\u{3}perform_action\0\u{1}disconnect\0\u{3}discard_sessions\0\u{3}memory_warning\0\u{1}refresh\0\u{1}update\0\u{3}perform_command\0\u{3}validate_commands\0\u{3}key_status\0")
+  package static let protoMessageName: String = _protobuf_package + ".WorkerCommand"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}connect\0\u{3}restore_interaction_state\0\u{1}transition\0\u{3}restoration_activity_request\0\u{3}continue_activity\0\u{3}perform_action\0\u{1}disconnect\0\u{3}discard_sessions\0\u{3}memory_warning\0\u{1}refresh\0\u{1}update\0\u{3}perform_command\0\u{3}validate_commands\0\u{3}key_status\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -8956,7 +8956,7 @@ nonisolated extension Windowbroker_V1_WorkerCommand: SwiftProtobuf.Message, Swif
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -9023,7 +9023,7 @@ nonisolated extension Windowbroker_V1_WorkerCommand: SwiftProtobuf.Message, Swif
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_WorkerCommand, rhs: Windowbroker_V1_WorkerCommand) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_WorkerCommand, rhs: Windowbroker_V1_WorkerCommand) -> Bool {
     if lhs.kind != rhs.kind {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -9031,10 +9031,10 @@ nonisolated extension Windowbroker_V1_WorkerCommand: SwiftProtobuf.Message, Swif
 }
 
 nonisolated extension Windowbroker_V1_KeyStatus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".KeyStatus"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}is_key\0\u{3}activation_token\0")
+  package static let protoMessageName: String = _protobuf_package + ".KeyStatus"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}is_key\0\u{3}activation_token\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -9047,7 +9047,7 @@ nonisolated extension Windowbroker_V1_KeyStatus: SwiftProtobuf.Message, SwiftPro
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.isKey != false {
       try visitor.visitSingularBoolField(value: self.isKey, fieldNumber: 1)
     }
@@ -9057,7 +9057,7 @@ nonisolated extension Windowbroker_V1_KeyStatus: SwiftProtobuf.Message, SwiftPro
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_KeyStatus, rhs: Windowbroker_V1_KeyStatus) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_KeyStatus, rhs: Windowbroker_V1_KeyStatus) -> Bool {
     if lhs.isKey != rhs.isKey {return false}
     if lhs.activationToken != rhs.activationToken {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -9066,10 +9066,10 @@ nonisolated extension Windowbroker_V1_KeyStatus: SwiftProtobuf.Message, SwiftPro
 }
 
 nonisolated extension Windowbroker_V1_PerformCommand: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".PerformCommand"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}command\0\u{1}shortcut\0")
+  package static let protoMessageName: String = _protobuf_package + ".PerformCommand"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}command\0\u{1}shortcut\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -9082,7 +9082,7 @@ nonisolated extension Windowbroker_V1_PerformCommand: SwiftProtobuf.Message, Swi
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.command.isEmpty {
       try visitor.visitSingularStringField(value: self.command, fieldNumber: 1)
     }
@@ -9092,7 +9092,7 @@ nonisolated extension Windowbroker_V1_PerformCommand: SwiftProtobuf.Message, Swi
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_PerformCommand, rhs: Windowbroker_V1_PerformCommand) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_PerformCommand, rhs: Windowbroker_V1_PerformCommand) -> Bool {
     if lhs.command != rhs.command {return false}
     if lhs.shortcut != rhs.shortcut {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -9101,10 +9101,10 @@ nonisolated extension Windowbroker_V1_PerformCommand: SwiftProtobuf.Message, Swi
 }
 
 nonisolated extension Windowbroker_V1_ValidateCommands: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".ValidateCommands"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}commands\0")
+  package static let protoMessageName: String = _protobuf_package + ".ValidateCommands"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}commands\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -9116,14 +9116,14 @@ nonisolated extension Windowbroker_V1_ValidateCommands: SwiftProtobuf.Message, S
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.commands.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.commands, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_ValidateCommands, rhs: Windowbroker_V1_ValidateCommands) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_ValidateCommands, rhs: Windowbroker_V1_ValidateCommands) -> Bool {
     if lhs.commands != rhs.commands {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -9131,10 +9131,10 @@ nonisolated extension Windowbroker_V1_ValidateCommands: SwiftProtobuf.Message, S
 }
 
 nonisolated extension Windowbroker_V1_UpdateDelivery: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".UpdateDelivery"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sequence\0\u{1}event\0\u{3}defaults_changed\0\u{1}dropped\0")
+  package static let protoMessageName: String = _protobuf_package + ".UpdateDelivery"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}sequence\0\u{1}event\0\u{3}defaults_changed\0\u{1}dropped\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -9185,7 +9185,7 @@ nonisolated extension Windowbroker_V1_UpdateDelivery: SwiftProtobuf.Message, Swi
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -9211,7 +9211,7 @@ nonisolated extension Windowbroker_V1_UpdateDelivery: SwiftProtobuf.Message, Swi
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_UpdateDelivery, rhs: Windowbroker_V1_UpdateDelivery) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_UpdateDelivery, rhs: Windowbroker_V1_UpdateDelivery) -> Bool {
     if lhs.sequence != rhs.sequence {return false}
     if lhs.kind != rhs.kind {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -9220,10 +9220,10 @@ nonisolated extension Windowbroker_V1_UpdateDelivery: SwiftProtobuf.Message, Swi
 }
 
 nonisolated extension Windowbroker_V1_UpdateEvent: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".UpdateEvent"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}payload\0\u{3}posted_at\0\u{3}posted_by\0")
+  package static let protoMessageName: String = _protobuf_package + ".UpdateEvent"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}payload\0\u{3}posted_at\0\u{3}posted_by\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -9238,7 +9238,7 @@ nonisolated extension Windowbroker_V1_UpdateEvent: SwiftProtobuf.Message, SwiftP
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -9258,7 +9258,7 @@ nonisolated extension Windowbroker_V1_UpdateEvent: SwiftProtobuf.Message, SwiftP
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_UpdateEvent, rhs: Windowbroker_V1_UpdateEvent) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_UpdateEvent, rhs: Windowbroker_V1_UpdateEvent) -> Bool {
     if lhs.name != rhs.name {return false}
     if lhs._payload != rhs._payload {return false}
     if lhs.postedAt != rhs.postedAt {return false}
@@ -9269,10 +9269,10 @@ nonisolated extension Windowbroker_V1_UpdateEvent: SwiftProtobuf.Message, SwiftP
 }
 
 nonisolated extension Windowbroker_V1_DefaultsChange: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".DefaultsChange"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}value\0\u{1}removed\0")
+  package static let protoMessageName: String = _protobuf_package + ".DefaultsChange"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}value\0\u{1}removed\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -9286,7 +9286,7 @@ nonisolated extension Windowbroker_V1_DefaultsChange: SwiftProtobuf.Message, Swi
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -9303,7 +9303,7 @@ nonisolated extension Windowbroker_V1_DefaultsChange: SwiftProtobuf.Message, Swi
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_DefaultsChange, rhs: Windowbroker_V1_DefaultsChange) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_DefaultsChange, rhs: Windowbroker_V1_DefaultsChange) -> Bool {
     if lhs.key != rhs.key {return false}
     if lhs._value != rhs._value {return false}
     if lhs.removed != rhs.removed {return false}
@@ -9313,10 +9313,10 @@ nonisolated extension Windowbroker_V1_DefaultsChange: SwiftProtobuf.Message, Swi
 }
 
 nonisolated extension Windowbroker_V1_UpdatesDropped: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".UpdatesDropped"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}from\0\u{1}to\0\u{1}defaults\0")
+  package static let protoMessageName: String = _protobuf_package + ".UpdatesDropped"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}from\0\u{1}to\0\u{1}defaults\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -9330,7 +9330,7 @@ nonisolated extension Windowbroker_V1_UpdatesDropped: SwiftProtobuf.Message, Swi
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -9347,7 +9347,7 @@ nonisolated extension Windowbroker_V1_UpdatesDropped: SwiftProtobuf.Message, Swi
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_UpdatesDropped, rhs: Windowbroker_V1_UpdatesDropped) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_UpdatesDropped, rhs: Windowbroker_V1_UpdatesDropped) -> Bool {
     if lhs.from != rhs.from {return false}
     if lhs.to != rhs.to {return false}
     if lhs._defaults != rhs._defaults {return false}
@@ -9357,27 +9357,27 @@ nonisolated extension Windowbroker_V1_UpdatesDropped: SwiftProtobuf.Message, Swi
 }
 
 nonisolated extension Windowbroker_V1_RefreshScene: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".RefreshScene"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+  package static let protoMessageName: String = _protobuf_package + ".RefreshScene"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap()
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     // Load everything into unknown fields
     while try decoder.nextFieldNumber() != nil {}
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_RefreshScene, rhs: Windowbroker_V1_RefreshScene) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_RefreshScene, rhs: Windowbroker_V1_RefreshScene) -> Bool {
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
 }
 
 nonisolated extension Windowbroker_V1_ConnectScene: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".ConnectScene"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}session\0\u{3}discarded_session_ids\0\u{3}user_activities\0\u{3}restoration_activity\0\u{3}available_configurations\0\u{3}new_session\0\u{3}delegate_name\0\u{1}defaults\0\u{1}storage\0\u{3}update_sequence\0")
+  package static let protoMessageName: String = _protobuf_package + ".ConnectScene"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}session\0\u{3}discarded_session_ids\0\u{3}user_activities\0\u{3}restoration_activity\0\u{3}available_configurations\0\u{3}new_session\0\u{3}delegate_name\0\u{1}defaults\0\u{1}storage\0\u{3}update_sequence\0")
 
   fileprivate class _StorageClass {
     var _session: Windowbroker_V1_SessionInfo? = nil
@@ -9420,7 +9420,7 @@ nonisolated extension Windowbroker_V1_ConnectScene: SwiftProtobuf.Message, Swift
     return _storage
   }
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     _ = _uniqueStorage()
     try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
       while let fieldNumber = try decoder.nextFieldNumber() {
@@ -9444,7 +9444,7 @@ nonisolated extension Windowbroker_V1_ConnectScene: SwiftProtobuf.Message, Swift
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try withExtendedLifetime(_storage) { (_storage: _StorageClass) in
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every if/case branch local when no optimizations
@@ -9484,7 +9484,7 @@ nonisolated extension Windowbroker_V1_ConnectScene: SwiftProtobuf.Message, Swift
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_ConnectScene, rhs: Windowbroker_V1_ConnectScene) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_ConnectScene, rhs: Windowbroker_V1_ConnectScene) -> Bool {
     if lhs._storage !== rhs._storage {
       let storagesAreEqual: Bool = withExtendedLifetime((lhs._storage, rhs._storage)) { (_args: (_StorageClass, _StorageClass)) in
         let _storage = _args.0
@@ -9509,10 +9509,10 @@ nonisolated extension Windowbroker_V1_ConnectScene: SwiftProtobuf.Message, Swift
 }
 
 nonisolated extension Windowbroker_V1_RestoreInteractionState: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".RestoreInteractionState"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}activity\0")
+  package static let protoMessageName: String = _protobuf_package + ".RestoreInteractionState"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}activity\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -9524,7 +9524,7 @@ nonisolated extension Windowbroker_V1_RestoreInteractionState: SwiftProtobuf.Mes
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -9535,7 +9535,7 @@ nonisolated extension Windowbroker_V1_RestoreInteractionState: SwiftProtobuf.Mes
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_RestoreInteractionState, rhs: Windowbroker_V1_RestoreInteractionState) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_RestoreInteractionState, rhs: Windowbroker_V1_RestoreInteractionState) -> Bool {
     if lhs._activity != rhs._activity {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -9543,10 +9543,10 @@ nonisolated extension Windowbroker_V1_RestoreInteractionState: SwiftProtobuf.Mes
 }
 
 nonisolated extension Windowbroker_V1_LifecycleTransition: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".LifecycleTransition"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}transition\0\u{1}prominent\0")
+  package static let protoMessageName: String = _protobuf_package + ".LifecycleTransition"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}transition\0\u{1}prominent\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -9559,7 +9559,7 @@ nonisolated extension Windowbroker_V1_LifecycleTransition: SwiftProtobuf.Message
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.transition != .unspecified {
       try visitor.visitSingularEnumField(value: self.transition, fieldNumber: 1)
     }
@@ -9569,7 +9569,7 @@ nonisolated extension Windowbroker_V1_LifecycleTransition: SwiftProtobuf.Message
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_LifecycleTransition, rhs: Windowbroker_V1_LifecycleTransition) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_LifecycleTransition, rhs: Windowbroker_V1_LifecycleTransition) -> Bool {
     if lhs.transition != rhs.transition {return false}
     if lhs.prominent != rhs.prominent {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -9578,29 +9578,29 @@ nonisolated extension Windowbroker_V1_LifecycleTransition: SwiftProtobuf.Message
 }
 
 nonisolated extension Windowbroker_V1_RestorationActivityRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".RestorationActivityRequest"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+  package static let protoMessageName: String = _protobuf_package + ".RestorationActivityRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap()
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     // Load everything into unknown fields
     while try decoder.nextFieldNumber() != nil {}
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_RestorationActivityRequest, rhs: Windowbroker_V1_RestorationActivityRequest) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_RestorationActivityRequest, rhs: Windowbroker_V1_RestorationActivityRequest) -> Bool {
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
 }
 
 nonisolated extension Windowbroker_V1_ContinueActivity: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".ContinueActivity"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}activity\0")
+  package static let protoMessageName: String = _protobuf_package + ".ContinueActivity"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}activity\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -9612,7 +9612,7 @@ nonisolated extension Windowbroker_V1_ContinueActivity: SwiftProtobuf.Message, S
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -9623,7 +9623,7 @@ nonisolated extension Windowbroker_V1_ContinueActivity: SwiftProtobuf.Message, S
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_ContinueActivity, rhs: Windowbroker_V1_ContinueActivity) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_ContinueActivity, rhs: Windowbroker_V1_ContinueActivity) -> Bool {
     if lhs._activity != rhs._activity {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -9631,10 +9631,10 @@ nonisolated extension Windowbroker_V1_ContinueActivity: SwiftProtobuf.Message, S
 }
 
 nonisolated extension Windowbroker_V1_PerformAction: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".PerformAction"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}action\0\u{1}arguments\0")
+  package static let protoMessageName: String = _protobuf_package + ".PerformAction"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}action\0\u{1}arguments\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -9647,7 +9647,7 @@ nonisolated extension Windowbroker_V1_PerformAction: SwiftProtobuf.Message, Swif
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -9661,7 +9661,7 @@ nonisolated extension Windowbroker_V1_PerformAction: SwiftProtobuf.Message, Swif
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_PerformAction, rhs: Windowbroker_V1_PerformAction) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_PerformAction, rhs: Windowbroker_V1_PerformAction) -> Bool {
     if lhs.action != rhs.action {return false}
     if lhs._arguments != rhs._arguments {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -9670,10 +9670,10 @@ nonisolated extension Windowbroker_V1_PerformAction: SwiftProtobuf.Message, Swif
 }
 
 nonisolated extension Windowbroker_V1_DisconnectScene: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".DisconnectScene"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}reason\0\u{1}discarded\0")
+  package static let protoMessageName: String = _protobuf_package + ".DisconnectScene"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}reason\0\u{1}discarded\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -9686,7 +9686,7 @@ nonisolated extension Windowbroker_V1_DisconnectScene: SwiftProtobuf.Message, Sw
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.reason.isEmpty {
       try visitor.visitSingularStringField(value: self.reason, fieldNumber: 1)
     }
@@ -9696,7 +9696,7 @@ nonisolated extension Windowbroker_V1_DisconnectScene: SwiftProtobuf.Message, Sw
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_DisconnectScene, rhs: Windowbroker_V1_DisconnectScene) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_DisconnectScene, rhs: Windowbroker_V1_DisconnectScene) -> Bool {
     if lhs.reason != rhs.reason {return false}
     if lhs.discarded != rhs.discarded {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -9705,10 +9705,10 @@ nonisolated extension Windowbroker_V1_DisconnectScene: SwiftProtobuf.Message, Sw
 }
 
 nonisolated extension Windowbroker_V1_DiscardSessions: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".DiscardSessions"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_ids\0")
+  package static let protoMessageName: String = _protobuf_package + ".DiscardSessions"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_ids\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -9720,14 +9720,14 @@ nonisolated extension Windowbroker_V1_DiscardSessions: SwiftProtobuf.Message, Sw
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.sessionIds.isEmpty {
       try visitor.visitRepeatedStringField(value: self.sessionIds, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_DiscardSessions, rhs: Windowbroker_V1_DiscardSessions) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_DiscardSessions, rhs: Windowbroker_V1_DiscardSessions) -> Bool {
     if lhs.sessionIds != rhs.sessionIds {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -9735,10 +9735,10 @@ nonisolated extension Windowbroker_V1_DiscardSessions: SwiftProtobuf.Message, Sw
 }
 
 nonisolated extension Windowbroker_V1_MemoryWarning: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".MemoryWarning"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}level\0")
+  package static let protoMessageName: String = _protobuf_package + ".MemoryWarning"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}level\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -9750,14 +9750,14 @@ nonisolated extension Windowbroker_V1_MemoryWarning: SwiftProtobuf.Message, Swif
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.level != .normal {
       try visitor.visitSingularEnumField(value: self.level, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_MemoryWarning, rhs: Windowbroker_V1_MemoryWarning) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_MemoryWarning, rhs: Windowbroker_V1_MemoryWarning) -> Bool {
     if lhs.level != rhs.level {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -9765,10 +9765,10 @@ nonisolated extension Windowbroker_V1_MemoryWarning: SwiftProtobuf.Message, Swif
 }
 
 nonisolated extension Windowbroker_V1_WorkerMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".WorkerMessage"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}ack\0\u{1}connected\0\u{3}restoration_activity\0\u{3}action_result\0\u{3}restoration_extended\0\u{3}memory_warning\0\u{4}\u{4}scene_update\0\u{1}storage\0\u{3}command_result\0\u{3}command_states\0\u{3}keyboard_focus\0\u{3}close_requested\0\u{3}key_input\0")
+  package static let protoMessageName: String = _protobuf_package + ".WorkerMessage"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}ack\0\u{1}connected\0\u{3}restoration_activity\0\u{3}action_result\0\u{3}restoration_extended\0\u{3}memory_warning\0\u{4}\u{4}scene_update\0\u{1}storage\0\u{3}command_result\0\u{3}command_states\0\u{3}keyboard_focus\0\u{3}close_requested\0\u{3}key_input\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -9948,7 +9948,7 @@ nonisolated extension Windowbroker_V1_WorkerMessage: SwiftProtobuf.Message, Swif
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -10011,7 +10011,7 @@ nonisolated extension Windowbroker_V1_WorkerMessage: SwiftProtobuf.Message, Swif
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_WorkerMessage, rhs: Windowbroker_V1_WorkerMessage) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_WorkerMessage, rhs: Windowbroker_V1_WorkerMessage) -> Bool {
     if lhs.kind != rhs.kind {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -10019,10 +10019,10 @@ nonisolated extension Windowbroker_V1_WorkerMessage: SwiftProtobuf.Message, Swif
 }
 
 nonisolated extension Windowbroker_V1_KeyboardFocus: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".KeyboardFocus"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}focused\0")
+  package static let protoMessageName: String = _protobuf_package + ".KeyboardFocus"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}focused\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -10034,14 +10034,14 @@ nonisolated extension Windowbroker_V1_KeyboardFocus: SwiftProtobuf.Message, Swif
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.focused != false {
       try visitor.visitSingularBoolField(value: self.focused, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_KeyboardFocus, rhs: Windowbroker_V1_KeyboardFocus) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_KeyboardFocus, rhs: Windowbroker_V1_KeyboardFocus) -> Bool {
     if lhs.focused != rhs.focused {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -10049,29 +10049,29 @@ nonisolated extension Windowbroker_V1_KeyboardFocus: SwiftProtobuf.Message, Swif
 }
 
 nonisolated extension Windowbroker_V1_CloseRequested: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".CloseRequested"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+  package static let protoMessageName: String = _protobuf_package + ".CloseRequested"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap()
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     // Load everything into unknown fields
     while try decoder.nextFieldNumber() != nil {}
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_CloseRequested, rhs: Windowbroker_V1_CloseRequested) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_CloseRequested, rhs: Windowbroker_V1_CloseRequested) -> Bool {
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
 }
 
 nonisolated extension Windowbroker_V1_KeyInput: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".KeyInput"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}shortcut\0")
+  package static let protoMessageName: String = _protobuf_package + ".KeyInput"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}shortcut\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -10083,14 +10083,14 @@ nonisolated extension Windowbroker_V1_KeyInput: SwiftProtobuf.Message, SwiftProt
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.shortcut.isEmpty {
       try visitor.visitSingularStringField(value: self.shortcut, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_KeyInput, rhs: Windowbroker_V1_KeyInput) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_KeyInput, rhs: Windowbroker_V1_KeyInput) -> Bool {
     if lhs.shortcut != rhs.shortcut {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -10098,10 +10098,10 @@ nonisolated extension Windowbroker_V1_KeyInput: SwiftProtobuf.Message, SwiftProt
 }
 
 nonisolated extension Windowbroker_V1_CommandResult: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".CommandResult"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}handled_by\0\u{1}performed\0\u{1}value\0\u{1}element\0\u{3}decline_reason\0")
+  package static let protoMessageName: String = _protobuf_package + ".CommandResult"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}handled_by\0\u{1}performed\0\u{1}value\0\u{1}element\0\u{3}decline_reason\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -10117,7 +10117,7 @@ nonisolated extension Windowbroker_V1_CommandResult: SwiftProtobuf.Message, Swif
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -10140,7 +10140,7 @@ nonisolated extension Windowbroker_V1_CommandResult: SwiftProtobuf.Message, Swif
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_CommandResult, rhs: Windowbroker_V1_CommandResult) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_CommandResult, rhs: Windowbroker_V1_CommandResult) -> Bool {
     if lhs.handledBy != rhs.handledBy {return false}
     if lhs.performed != rhs.performed {return false}
     if lhs._value != rhs._value {return false}
@@ -10152,10 +10152,10 @@ nonisolated extension Windowbroker_V1_CommandResult: SwiftProtobuf.Message, Swif
 }
 
 nonisolated extension Windowbroker_V1_CommandStates: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".CommandStates"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}commands\0")
+  package static let protoMessageName: String = _protobuf_package + ".CommandStates"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}commands\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -10167,14 +10167,14 @@ nonisolated extension Windowbroker_V1_CommandStates: SwiftProtobuf.Message, Swif
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.commands.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.commands, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_CommandStates, rhs: Windowbroker_V1_CommandStates) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_CommandStates, rhs: Windowbroker_V1_CommandStates) -> Bool {
     if lhs.commands != rhs.commands {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -10182,10 +10182,10 @@ nonisolated extension Windowbroker_V1_CommandStates: SwiftProtobuf.Message, Swif
 }
 
 nonisolated extension Windowbroker_V1_SceneStorageUpdate: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".SceneStorageUpdate"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}set\0\u{1}removed\0")
+  package static let protoMessageName: String = _protobuf_package + ".SceneStorageUpdate"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}set\0\u{1}removed\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -10198,7 +10198,7 @@ nonisolated extension Windowbroker_V1_SceneStorageUpdate: SwiftProtobuf.Message,
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -10212,7 +10212,7 @@ nonisolated extension Windowbroker_V1_SceneStorageUpdate: SwiftProtobuf.Message,
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_SceneStorageUpdate, rhs: Windowbroker_V1_SceneStorageUpdate) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_SceneStorageUpdate, rhs: Windowbroker_V1_SceneStorageUpdate) -> Bool {
     if lhs._set != rhs._set {return false}
     if lhs.removed != rhs.removed {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -10221,29 +10221,29 @@ nonisolated extension Windowbroker_V1_SceneStorageUpdate: SwiftProtobuf.Message,
 }
 
 nonisolated extension Windowbroker_V1_Ack: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".Ack"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+  package static let protoMessageName: String = _protobuf_package + ".Ack"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap()
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     // Load everything into unknown fields
     while try decoder.nextFieldNumber() != nil {}
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_Ack, rhs: Windowbroker_V1_Ack) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_Ack, rhs: Windowbroker_V1_Ack) -> Bool {
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
 }
 
 nonisolated extension Windowbroker_V1_SceneConnected: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".SceneConnected"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}configuration\0")
+  package static let protoMessageName: String = _protobuf_package + ".SceneConnected"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}configuration\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -10255,14 +10255,14 @@ nonisolated extension Windowbroker_V1_SceneConnected: SwiftProtobuf.Message, Swi
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.configuration.isEmpty {
       try visitor.visitSingularStringField(value: self.configuration, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_SceneConnected, rhs: Windowbroker_V1_SceneConnected) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_SceneConnected, rhs: Windowbroker_V1_SceneConnected) -> Bool {
     if lhs.configuration != rhs.configuration {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -10270,10 +10270,10 @@ nonisolated extension Windowbroker_V1_SceneConnected: SwiftProtobuf.Message, Swi
 }
 
 nonisolated extension Windowbroker_V1_RestorationActivityReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".RestorationActivityReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}activity\0\u{3}snapshot_png\0")
+  package static let protoMessageName: String = _protobuf_package + ".RestorationActivityReply"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}activity\0\u{3}snapshot_png\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -10286,7 +10286,7 @@ nonisolated extension Windowbroker_V1_RestorationActivityReply: SwiftProtobuf.Me
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -10300,7 +10300,7 @@ nonisolated extension Windowbroker_V1_RestorationActivityReply: SwiftProtobuf.Me
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_RestorationActivityReply, rhs: Windowbroker_V1_RestorationActivityReply) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_RestorationActivityReply, rhs: Windowbroker_V1_RestorationActivityReply) -> Bool {
     if lhs._activity != rhs._activity {return false}
     if lhs.snapshotPng != rhs.snapshotPng {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
@@ -10309,29 +10309,29 @@ nonisolated extension Windowbroker_V1_RestorationActivityReply: SwiftProtobuf.Me
 }
 
 nonisolated extension Windowbroker_V1_RestorationExtended: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".RestorationExtended"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+  package static let protoMessageName: String = _protobuf_package + ".RestorationExtended"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap()
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     // Load everything into unknown fields
     while try decoder.nextFieldNumber() != nil {}
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_RestorationExtended, rhs: Windowbroker_V1_RestorationExtended) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_RestorationExtended, rhs: Windowbroker_V1_RestorationExtended) -> Bool {
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
 }
 
 nonisolated extension Windowbroker_V1_MemoryWarningReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".MemoryWarningReply"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}freed_bytes\0")
+  package static let protoMessageName: String = _protobuf_package + ".MemoryWarningReply"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}freed_bytes\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -10343,14 +10343,14 @@ nonisolated extension Windowbroker_V1_MemoryWarningReply: SwiftProtobuf.Message,
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if self.freedBytes != 0 {
       try visitor.visitSingularUInt64Field(value: self.freedBytes, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_MemoryWarningReply, rhs: Windowbroker_V1_MemoryWarningReply) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_MemoryWarningReply, rhs: Windowbroker_V1_MemoryWarningReply) -> Bool {
     if lhs.freedBytes != rhs.freedBytes {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
@@ -10358,10 +10358,10 @@ nonisolated extension Windowbroker_V1_MemoryWarningReply: SwiftProtobuf.Message,
 }
 
 nonisolated extension Windowbroker_V1_SceneUpdate: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
-  public static let protoMessageName: String = _protobuf_package + ".SceneUpdate"
-  public static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_activity\0\u{2}\u{2}title\0\u{3}activation_conditions\0")
+  package static let protoMessageName: String = _protobuf_package + ".SceneUpdate"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}user_activity\0\u{2}\u{2}title\0\u{3}activation_conditions\0")
 
-  public mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
       // The use of inline closures is to circumvent an issue where the compiler
       // allocates stack space for every case branch when no optimizations are
@@ -10375,7 +10375,7 @@ nonisolated extension Windowbroker_V1_SceneUpdate: SwiftProtobuf.Message, SwiftP
     }
   }
 
-  public func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     // The use of inline closures is to circumvent an issue where the compiler
     // allocates stack space for every if/case branch local when no optimizations
     // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
@@ -10392,7 +10392,7 @@ nonisolated extension Windowbroker_V1_SceneUpdate: SwiftProtobuf.Message, SwiftP
     try unknownFields.traverse(visitor: &visitor)
   }
 
-  public static func ==(lhs: Windowbroker_V1_SceneUpdate, rhs: Windowbroker_V1_SceneUpdate) -> Bool {
+  package static func ==(lhs: Windowbroker_V1_SceneUpdate, rhs: Windowbroker_V1_SceneUpdate) -> Bool {
     if lhs._userActivity != rhs._userActivity {return false}
     if lhs.title != rhs.title {return false}
     if lhs._activationConditions != rhs._activationConditions {return false}

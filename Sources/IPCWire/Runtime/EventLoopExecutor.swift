@@ -2,7 +2,7 @@ import NIOCore
 import NIOPosix
 
 /// How a process runs its tasks and sockets.
-public enum WireRuntime {
+package enum WireRuntime {
     /// Makes NIO's event loops Swift concurrency's global executor, so a frame read on an event
     /// loop and the task that handles it run on the same thread: no wake-up of another thread
     /// per message. Call it first thing in `main`, once per process. `loops` sizes the shared

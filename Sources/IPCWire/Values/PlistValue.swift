@@ -56,7 +56,7 @@ extension PlistValue {
     /// Converts from the wire, rejecting what is not a property list: values with no kind
     /// (a peer speaking a newer or broken schema), malformed URLs, non-finite dates and
     /// nesting deeper than `WireProtocol.maxUserInfoDepth`.
-    public init(wire: Windowbroker_V1_PlistValue, path: String = "userInfo", depth: Int = 0) throws(BrokerError) {
+    package init(wire: Windowbroker_V1_PlistValue, path: String = "userInfo", depth: Int = 0) throws(BrokerError) {
         if depth > WireProtocol.maxUserInfoDepth {
             throw BrokerError(.invalidUserInfo, "\(path) nests deeper than \(WireProtocol.maxUserInfoDepth) levels")
         }
@@ -90,7 +90,7 @@ extension PlistValue {
     }
 
     /// A dictionary from the wire, checked like ``init(wire:path:depth:)``.
-    public static func dictionary(
+    package static func dictionary(
         wire: Windowbroker_V1_PlistDictionary, path: String = "userInfo", depth: Int = 0
     ) throws(BrokerError) -> [String: PlistValue] {
         var out: [String: PlistValue] = [:]
@@ -101,7 +101,7 @@ extension PlistValue {
     }
 
     /// The value as the wire carries it.
-    public var wire: Windowbroker_V1_PlistValue {
+    package var wire: Windowbroker_V1_PlistValue {
         .with {
             switch self {
             case .string(let s): $0.stringValue = s
@@ -119,7 +119,7 @@ extension PlistValue {
     }
 
     /// A dictionary as the wire carries it.
-    public static func wire(dictionary: [String: PlistValue]) -> Windowbroker_V1_PlistDictionary {
+    package static func wire(dictionary: [String: PlistValue]) -> Windowbroker_V1_PlistDictionary {
         .with { $0.entries = dictionary.mapValues(\.wire) }
     }
 }

@@ -6,7 +6,7 @@ public enum Presentation: String, Sendable, CaseIterable {
     case standard, automatic, prominent
 
     /// The style the wire names.
-    public init(wire: Windowbroker_V1_PresentationStyle) {
+    package init(wire: Windowbroker_V1_PresentationStyle) {
         switch wire {
         case .automatic: self = .automatic
         case .prominent: self = .prominent
@@ -15,7 +15,7 @@ public enum Presentation: String, Sendable, CaseIterable {
     }
 
     /// The style as the wire names it.
-    public var wire: Windowbroker_V1_PresentationStyle {
+    package var wire: Windowbroker_V1_PresentationStyle {
         switch self {
         case .standard: .standard
         case .automatic: .automatic

@@ -19,7 +19,7 @@ public enum SceneState: String, Sendable, Codable, CaseIterable {
 
 extension SceneState {
     /// The state the wire names.
-    public init(wire: Windowbroker_V1_SceneState) {
+    package init(wire: Windowbroker_V1_SceneState) {
         switch wire {
         case .launching: self = .launching
         case .foregroundInactive: self = .foregroundInactive
@@ -30,7 +30,7 @@ extension SceneState {
     }
 
     /// The state as the wire names it.
-    public var wire: Windowbroker_V1_SceneState {
+    package var wire: Windowbroker_V1_SceneState {
         switch self {
         case .unattached: .unattached
         case .launching: .launching

@@ -4,6 +4,7 @@ import Foundation
 /// text form everywhere a person or a program sees it (lowercase: the wire, `wmctl`, logs,
 /// file names). Any case is accepted on the way in.
 public struct SessionID: Hashable, Sendable, Comparable, CustomStringConvertible, LosslessStringConvertible {
+    /// The UUID itself.
     public let uuid: UUID
 
     /// A new, random one.
@@ -11,6 +12,7 @@ public struct SessionID: Hashable, Sendable, Comparable, CustomStringConvertible
         uuid = UUID()
     }
 
+    /// The id that is this UUID.
     public init(_ uuid: UUID) {
         self.uuid = uuid
     }

@@ -22,7 +22,7 @@ public struct UpdateEvent: Sendable, Hashable {
     }
 
     /// An event from the wire, in its place in the app's order.
-    public init(wire: Windowbroker_V1_UpdateEvent, sequence: UInt64) throws(BrokerError) {
+    package init(wire: Windowbroker_V1_UpdateEvent, sequence: UInt64) throws(BrokerError) {
         self.init(name: wire.name, payload: try PlistValue.dictionary(wire: wire.payload, path: "payload"))
         self.sequence = sequence
         postedAt = wire.postedAt > 0 ? Date(timeIntervalSince1970: wire.postedAt) : nil

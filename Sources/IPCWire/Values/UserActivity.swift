@@ -45,7 +45,7 @@ public struct UserActivity: Sendable, Hashable, Codable {
 extension UserActivity {
     /// Converts from the wire and checks what every receiver must check: a type, plist-typed
     /// `userInfo` within the depth limit, and an encoded size within `maxBytes`.
-    public init(wire: Windowbroker_V1_UserActivity, maxBytes: Int = WireProtocol.defaultMaxActivityBytes) throws(BrokerError) {
+    package init(wire: Windowbroker_V1_UserActivity, maxBytes: Int = WireProtocol.defaultMaxActivityBytes) throws(BrokerError) {
         guard !wire.activityType.isEmpty else {
             throw BrokerError(.invalidRequest, "the activity has no activityType")
         }
@@ -66,7 +66,7 @@ extension UserActivity {
     }
 
     /// The activity as the wire carries it.
-    public var wire: Windowbroker_V1_UserActivity {
+    package var wire: Windowbroker_V1_UserActivity {
         .with {
             $0.activityType = activityType
             $0.title = title

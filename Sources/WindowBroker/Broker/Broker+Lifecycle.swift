@@ -105,7 +105,7 @@ extension Broker {
     }
 
     /// The newest picture of a session's window.
-    public func snapshot(_ id: SessionID) async throws -> Windowbroker_V1_SnapshotReply {
+    package func snapshot(_ id: SessionID) async throws -> Windowbroker_V1_SnapshotReply {
         _ = try existingSession(id)
         guard let info = drivers[id]?.snapshot else {
             throw BrokerError(.invalidState, "session \(id) has no snapshot: a scene leaves one when it goes to the background with a display")

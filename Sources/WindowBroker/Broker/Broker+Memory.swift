@@ -46,7 +46,7 @@ extension Broker {
         memory.pss.filter { drivers[$0.key]?.worker != nil }.values.reduce(0, +)
     }
 
-    public func pressureReport() -> Windowbroker_V1_PressureReply {
+    package func pressureReport() -> Windowbroker_V1_PressureReply {
         .with {
             $0.level = memory.policy.level.wire
             $0.someAvg10 = memory.inputs.psi?.some.avg10 ?? 0

@@ -217,14 +217,14 @@ public actor Broker {
         apps.values.sorted { $0.id < $1.id }
     }
 
-    public func sessionList(appID: String?) -> [Windowbroker_V1_SessionInfo] {
+    package func sessionList(appID: String?) -> [Windowbroker_V1_SessionInfo] {
         allSessions
             .filter { appID == nil || $0.appID == appID }
             .sorted { $0.createdAt < $1.createdAt }
             .map { info($0, includeRestoration: false) }
     }
 
-    public func sessionInfo(_ id: SessionID) throws -> Windowbroker_V1_SessionInfo {
+    package func sessionInfo(_ id: SessionID) throws -> Windowbroker_V1_SessionInfo {
         info(try existingSession(id), includeRestoration: true)
     }
 
@@ -341,7 +341,7 @@ public actor Broker {
     // MARK: - Events
 
     /// Events matching `filter`, from now on, until `unsubscribe`.
-    public func subscribe(_ filter: EventFilter = .all) -> (UUID, AsyncStream<LifecycleEvent>) {
+    package func subscribe(_ filter: EventFilter = .all) -> (UUID, AsyncStream<LifecycleEvent>) {
         events.subscribe(filter)
     }
 

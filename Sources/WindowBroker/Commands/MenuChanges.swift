@@ -7,7 +7,7 @@ public enum MenuOperation: Sendable, Equatable {
     case remove(String)
 
     /// Reads an operation from the wire, checking what the manifest loader checks.
-    public init(wire: Windowbroker_V1_MenuOperation) throws(BrokerError) {
+    package init(wire: Windowbroker_V1_MenuOperation) throws(BrokerError) {
         switch wire.kind {
         case .insert(let insert):
             let placement: MenuPlacement
@@ -77,7 +77,7 @@ extension Broker {
     /// ids and shortcuts, the system's shortcuts reserved), applied whole or refused whole.
     /// The change lasts while the broker runs; every process of the app builds it again at
     /// launch (`AppDelegate.buildMenu`), so identical insertions are accepted as no-ops.
-    public func changeMenu(app: String, operations wire: [Windowbroker_V1_MenuOperation]) throws(BrokerError) -> MainMenu {
+    package func changeMenu(app: String, operations wire: [Windowbroker_V1_MenuOperation]) throws(BrokerError) -> MainMenu {
         guard wire.count <= 256 else { throw BrokerError(.invalidRequest, "at most 256 menu operations at once") }
         var operations: [MenuOperation] = []
         for operation in wire { operations.append(try MenuOperation(wire: operation)) }

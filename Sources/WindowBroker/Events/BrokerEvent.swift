@@ -16,7 +16,7 @@ public enum LaunchKind: String, Sendable {
 
 /// Everything the broker publishes, typed end to end: the schema's `LifecycleEvent.kind` oneof
 /// carries the same cases. `name` and `detail` are derived, for people and filters.
-public enum BrokerEvent: Sendable, Equatable {
+package enum BrokerEvent: Sendable, Equatable {
     case created(configuration: String)
     case launched(pid: Int32, launch: LaunchKind)
     /// A lifecycle callback the scene completed, and the state it left the scene in.

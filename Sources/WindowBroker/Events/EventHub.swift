@@ -16,7 +16,7 @@ public struct EventFilter: Sendable, Equatable {
     public static let all = EventFilter()
 
     /// The filter a `watch` request asks for; an event name no event has is refused.
-    public init(_ request: Windowbroker_V1_WatchRequest) throws(BrokerError) {
+    package init(_ request: Windowbroker_V1_WatchRequest) throws(BrokerError) {
         let unknown = request.events.filter { !BrokerEvent.names.contains($0) }
         guard unknown.isEmpty else {
             throw BrokerError(.invalidRequest, "unknown event name \(unknown.map { "'\($0)'" }.joined(separator: ", ")); known: \(BrokerEvent.names.sorted().joined(separator: ", "))")
@@ -24,7 +24,7 @@ public struct EventFilter: Sendable, Equatable {
         self.init(sessions: Set(request.sessionIds.map { $0.lowercased() }), apps: Set(request.appIds), events: Set(request.events))
     }
 
-    public func matches(_ record: LifecycleEvent) -> Bool {
+    package func matches(_ record: LifecycleEvent) -> Bool {
         (sessions.isEmpty || sessions.contains(record.sessionID))
             && (apps.isEmpty || apps.contains(record.appID))
             && (events.isEmpty || events.contains(record.event))

@@ -13,7 +13,7 @@ public enum WorkerExit: Sendable, Equatable {
 }
 
 /// What a worker's supervisor reports to the broker, in the order it happened.
-public enum WorkerEvent: Sendable {
+package enum WorkerEvent: Sendable {
     /// A frame that is neither a reply nor the Hello (scene updates, restoration extensions).
     case message(Envelope)
     /// The socket reached end of file or failed. The process may still run.
@@ -28,8 +28,8 @@ public enum WorkerEvent: Sendable {
 /// and the process reaped, so no path leaves a zombie or an open descriptor behind.
 public actor WorkerHandle {
     public nonisolated let pid: pid_t
-    public nonisolated let connection: WireConnection
-    public nonisolated let events: AsyncStream<WorkerEvent>
+    package nonisolated let connection: WireConnection
+    package nonisolated let events: AsyncStream<WorkerEvent>
     private let sink: AsyncStream<WorkerEvent>.Continuation
     /// The session the worker was spawned for; nil for a prewarmed worker, bound later.
     public nonisolated let spawnedFor: SessionID?
