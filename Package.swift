@@ -29,6 +29,11 @@ let package = Package(
             pkgConfig: "libsystemd",
             providers: [.apt(["libsystemd-dev"])]
         ),
+        // The broker's D-Bus face over sd-bus (vtables are C macros); libsystemd as above.
+        .target(
+            name: "CSessionBus",
+            linkerSettings: [.linkedLibrary("systemd")]
+        ),
         .target(
             name: "CLinuxShim",
             cSettings: [.define("_GNU_SOURCE")]
@@ -48,6 +53,7 @@ let package = Package(
                 "IPCWire",
                 "CLinuxShim",
                 "CSystemd",
+                "CSessionBus",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),

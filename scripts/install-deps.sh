@@ -8,11 +8,14 @@
 # libwayland-dev, libxkbcommon-dev, libpango1.0-dev, libcairo2-dev: the window layer (a scene's window on a
 # Wayland compositor). sway, grim, wtype and fonts: the window tests run a headless sway and
 # take screenshots (CJK and emoji need their fonts).
-# With `bench`: also what the benchmark's baselines need (a C compiler, dbus-daemon).
+# dbus-daemon and dbus-bin: the D-Bus tests run a private bus and call it with dbus-send
+# (busctl comes with systemd).
+# With `bench`: also what the benchmark's baselines need (a C compiler).
 set -euo pipefail
 packages=(libsqlite3-dev pkg-config libsystemd-dev systemd python3-protobuf protobuf-compiler sqlite3
-  libwayland-dev libxkbcommon-dev libpango1.0-dev libcairo2-dev sway grim wtype fonts-wqy-microhei fonts-noto-color-emoji)
-[ "${1:-}" = bench ] && packages+=(gcc libc6-dev dbus-daemon)
+  libwayland-dev libxkbcommon-dev libpango1.0-dev libcairo2-dev sway grim wtype fonts-wqy-microhei fonts-noto-color-emoji
+  dbus-daemon dbus-bin)
+[ "${1:-}" = bench ] && packages+=(gcc libc6-dev)
 needed=()
 for pkg in "${packages[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || needed+=("$pkg")

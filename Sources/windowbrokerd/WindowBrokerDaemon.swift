@@ -53,6 +53,13 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
     @Option(help: "Put back the scenes that were on screen at the last stop, the key one last: auto (when there is a display, WAYLAND_DISPLAY), always, never.")
     var restoreWorkspace = WorkspaceRestore.auto
 
+    enum SessionBusUse: String, ExpressibleByArgument, CaseIterable {
+        case auto, off
+    }
+
+    @Option(help: "Serve org.windowbroker.Broker1 on the D-Bus session bus: auto (when there is one: DBUS_SESSION_BUS_ADDRESS, else $XDG_RUNTIME_DIR/bus), off.")
+    var dbus = SessionBusUse.auto
+
     @Option(help: "Updates queued for one scene before they are dropped for a single updatesDropped notice.")
     var updateQueueLimit = 256
 
@@ -161,6 +168,7 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
         case .auto: !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty
         }
         configuration.updateAckTimeout = updateAckTimeout.duration
+        configuration.sessionBus = dbus == .auto
         configuration.controlIdleTimeout = TimeSpan(seconds: max(0.2, controlIdleTimeout.seconds)).duration
         configuration.launchTimeout = TimeSpan(seconds: max(0.1, launchTimeout.seconds)).duration
         configuration.startLimitBurst = max(1, startLimitBurst)

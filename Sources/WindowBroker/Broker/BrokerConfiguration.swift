@@ -57,6 +57,8 @@ public struct BrokerConfiguration: Sendable {
     public var exitTimeout: Duration = .seconds(3)
     /// How long a control client may take to say Hello.
     public var handshakeTimeout: Duration = .seconds(10)
+    /// Serve `org.windowbroker.Broker1` on the D-Bus session bus when there is one.
+    public var sessionBus = true
     /// What the broker's waits and time-based policies go by (`BrokerClock`).
     public var clock: any BrokerClock = SystemClock()
 

@@ -49,6 +49,14 @@ public struct BrokerService: Service {
                         }
                     }
                 }
+                if broker.configuration.sessionBus {
+                    group.addTask {
+                        await SessionBusFace(broker: broker, logger: logger).run(address: nil)
+                        // Without a bus (or once it went away) the broker serves on: this task
+                        // waits for the end like the others.
+                        while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+                    }
+                }
                 let monitor = MemoryMonitor(broker: broker, logger: logger)
                 group.addTask { await monitor.run() }
                 if let interval = SystemdNotifier.watchdogInterval() {

@@ -64,6 +64,8 @@ final class BrokerHarness {
         // Scenes of a test broker never open windows on the developer's desktop; window tests
         // give their own headless compositor (brokerEnvironment).
         env["WAYLAND_DISPLAY"] = nil
+        // Nor on the developer's D-Bus: bus tests give a private dbus-daemon (brokerEnvironment).
+        env["DBUS_SESSION_BUS_ADDRESS"] = nil
         return env
     }
 

@@ -46,25 +46,22 @@ final class SwayHarness {
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         process.standardError = process.standardOutput
         try process.run()
-        let deadline = Date().addingTimeInterval(15)
-        while Date() < deadline {
+        let runtimeDirectory = self.runtimeDirectory
+        var ipc: String?
+        if process.waitUntil(timeout: 15, {
             let entries = (try? FileManager.default.contentsOfDirectory(atPath: runtimeDirectory)) ?? []
-            if entries.contains("wayland-1"), let ipc = entries.first(where: { $0.hasPrefix("sway-ipc.") }) {
-                ipcSocket = runtimeDirectory + "/" + ipc
-                return
-            }
-            if !process.isRunning { break }
-            Thread.sleep(forTimeInterval: 0.05)
+            ipc = entries.contains("wayland-1") ? entries.first { $0.hasPrefix("sway-ipc.") } : nil
+            return ipc != nil
+        }), let ipc {
+            ipcSocket = runtimeDirectory + "/" + ipc
+            return
         }
         stop()
         throw HarnessError("sway did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
     }
 
     func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGTERM)
-            process.waitUntilExit()
-        }
+        process.terminateAndWait()
         try? FileManager.default.removeItem(atPath: root)
     }
 

@@ -1,0 +1,230 @@
+import CSessionBus
+import Foundation
+import Glibc
+import IPCWire
+import Logging
+import Synchronization
+
+/// The broker as desktop shells, panels and docks see it: `org.windowbroker.Broker1` on the
+/// D-Bus session bus. One object per session under `/org/windowbroker/Broker1/session/` with
+/// `org.freedesktop.DBus.Properties` (Title, State, IsKey, Pid, ... with PropertiesChanged),
+/// Activate/Background/Close; the broker object with Open, KeySession and an `Event` signal
+/// for what `wmctl watch` shows; an object manager; Introspect from sd-bus. Calls go through
+/// the same request handling as the control socket (validation, the drain, the errors), and
+/// only the broker's own user may call (checked per call in `CSessionBus`).
+///
+/// sd-bus is not thread-safe: one thread owns the connection and does everything on it
+/// (`BusThread`). Property reads are answered there from a copy of the sessions' properties
+/// that the broker's events keep current; method calls become control requests answered on
+/// the broker, whose replies go back to that thread.
+final class SessionBusFace: Sendable {
+    /// What a session object shows.
+    struct SessionProperties: Equatable, Sendable {
+        var id: String
+        var appID: String
+        var title: String
+        var state: String
+        var isKey: Bool
+        var pid: UInt32
+        var hasSnapshot: Bool
+
+        init(_ info: Windowbroker_V1_SessionInfo) {
+            id = info.id
+            appID = info.appID
+            title = info.title
+            state = SceneState(wire: info.state).rawValue
+            isKey = info.key
+            pid = UInt32(clamping: info.pid)
+            hasSnapshot = info.snapshotKept
+        }
+
+        /// The properties that differ from `old`, by their D-Bus names.
+        func changed(from old: SessionProperties) -> [String] {
+            var names: [String] = []
+            if title != old.title { names.append("Title") }
+            if state != old.state { names.append("State") }
+            if isKey != old.isKey { names.append("IsKey") }
+            if pid != old.pid { names.append("Pid") }
+            if hasSnapshot != old.hasSnapshot { names.append("HasSnapshot") }
+            return names
+        }
+    }
+
+    static let path = WB_BUS_PATH
+    static let sessionsPath = WB_BUS_SESSIONS
+
+    /// A session's object path: its id with `_` for `-` (path elements allow no dashes).
+    static func path(of id: String) -> String {
+        sessionsPath + "/" + id.replacingOccurrences(of: "-", with: "_")
+    }
+
+    static func sessionID(ofPath path: String) -> String? {
+        guard path.hasPrefix(sessionsPath + "/") else { return nil }
+        return String(path.dropFirst(sessionsPath.count + 1)).replacingOccurrences(of: "_", with: "-")
+    }
+
+    private let broker: Broker
+    private let logger: Logger
+    /// The sessions' properties by object path, as the bus thread answers them.
+    private let sessions = Mutex<[String: SessionProperties]>([:])
+    private let thread: BusThread
+
+    init(broker: Broker, logger: Logger) {
+        self.broker = broker
+        self.logger = logger
+        self.thread = BusThread()
+    }
+
+    /// Connects and serves until cancelled. Without a session bus the broker runs on without
+    /// this face, and says so once.
+    func run(address: String?) async {
+        let face = self
+        let callbacks = BusThread.Callbacks(
+            method: { call, path, member in face.method(call, path: path, member: member) },
+            property: { reply, path, name in face.property(reply, path: path, name: name) },
+            exists: { path in face.sessions.withLock { $0[path] != nil } },
+            enumerate: { face.sessions.withLock { Array($0.keys).sorted() } })
+        // The sessions as they are now, before the name is taken: nothing asks for an object
+        // that is not there yet.
+        let (_, events) = await broker.subscribe()
+        let current = await broker.sessionList(appID: nil)
+        sessions.withLock { sessions in
+            for info in current { sessions[Self.path(of: info.id)] = SessionProperties(info) }
+        }
+        do {
+            try await thread.start(address: address, callbacks: callbacks)
+        } catch {
+            let reason = (error as? BrokerError)?.message ?? "\(error)"
+            logger.notice("no D-Bus session bus; the broker runs without its D-Bus face (org.windowbroker.Broker1)", metadata: ["reason": "\(reason)"])
+            return
+        }
+        logger.info("on the D-Bus session bus", metadata: ["name": "\(WB_BUS_NAME)"])
+        await withTaskCancellationHandler {
+            for await event in events {
+                await follow(event)
+            }
+        } onCancel: {
+            thread.stop()
+        }
+        thread.stop()
+    }
+
+    /// Keeps the session objects in step with one event and forwards it as `Event`.
+    private func follow(_ event: LifecycleEvent) async {
+        let path = event.sessionID.isEmpty ? "/" : Self.path(of: event.sessionID)
+        var properties: SessionProperties?
+        if let id = SessionID(event.sessionID) {
+            properties = (try? await broker.sessionInfo(id)).map(SessionProperties.init)
+        }
+        let now = properties
+        let (eventName, detail) = (event.event, event.detail)
+        thread.enqueue { [self] bus in
+            if path != "/" {
+                let before = self.sessions.withLock { $0[path] }
+                switch (before, now) {
+                case (nil, let now?):
+                    self.sessions.withLock { $0[path] = now }
+                    _ = wb_bus_emit_added(bus, path)
+                case (let before?, let now?):
+                    self.sessions.withLock { $0[path] = now }
+                    for name in now.changed(from: before) {
+                        _ = wb_bus_emit_changed(bus, path, WB_BUS_SESSION_INTERFACE, name)
+                    }
+                    if now.isKey != before.isKey { _ = wb_bus_emit_changed(bus, Self.path, WB_BUS_BROKER_INTERFACE, "KeySession") }
+                case (let before?, nil):
+                    // Announced while it still answers (sd-bus reads its interfaces), then gone.
+                    _ = wb_bus_emit_removed(bus, path)
+                    self.sessions.withLock { $0[path] = nil }
+                    if before.isKey { _ = wb_bus_emit_changed(bus, Self.path, WB_BUS_BROKER_INTERFACE, "KeySession") }
+                case (nil, nil):
+                    break
+                }
+            }
+            _ = wb_bus_emit_event(bus, path, eventName, detail)
+        }
+    }
+
+    // MARK: - On the bus thread
+
+    private func property(_ reply: OpaquePointer, path: String, name: String) -> Int32 {
+        if path == Self.path {
+            switch name {
+            case "Version": return wb_bus_append_string(reply, WireProtocol.versionLine)
+            default:
+                let key = sessions.withLock { $0.first { $0.value.isKey }?.key }
+                return wb_bus_append_object(reply, key ?? "/")
+            }
+        }
+        guard let session = sessions.withLock({ $0[path] }) else { return -ENOENT }
+        switch name {
+        case "Id": return wb_bus_append_string(reply, session.id)
+        case "AppId": return wb_bus_append_string(reply, session.appID)
+        case "Title": return wb_bus_append_string(reply, session.title)
+        case "State": return wb_bus_append_string(reply, session.state)
+        case "IsKey": return wb_bus_append_bool(reply, session.isKey ? 1 : 0)
+        case "Pid": return wb_bus_append_uint32(reply, session.pid)
+        case "HasSnapshot": return wb_bus_append_bool(reply, session.hasSnapshot ? 1 : 0)
+        default: return -ENOENT
+        }
+    }
+
+    /// A method call becomes the control request `wmctl` would send; the reply (or the
+    /// broker's error, as `org.windowbroker.Broker1.Error.<code>`) goes back from the bus thread.
+    private func method(_ call: OpaquePointer, path: String, member: String) -> Int32 {
+        let request: ControlRequest
+        switch (path, member) {
+        case (Self.path, "Open"):
+            var app: UnsafePointer<CChar>?
+            let r = wb_bus_read_string(call, &app)
+            guard r >= 0, let app else { return r < 0 ? r : -EINVAL }
+            request = .open(.with { $0.appID = String(cString: app) })
+        case (_, "Activate"), (_, "Background"), (_, "Close"):
+            guard let id = Self.sessionID(ofPath: path) else { return -ENOENT }
+            switch member {
+            case "Activate": request = .activate(.with { $0.sessionID = id })
+            case "Background": request = .background(.with { $0.sessionID = id })
+            default: request = .close(.with { $0.sessionID = id })
+            }
+        default:
+            return -EBADMSG
+        }
+        let message = BusMessage(call)
+        let handler = ControlRequestHandler(broker: broker, logger: logger)
+        let thread = self.thread
+        Task {
+            let body = await handler.answer(request, from: nil)
+            thread.enqueue { _ in
+                switch body {
+                case .controlReply(let reply):
+                    if case .sessionState(let state) = reply.kind, member == "Open" {
+                        _ = wb_bus_reply_object(message.pointer, Self.path(of: state.sessionID))
+                    } else {
+                        _ = wb_bus_reply_empty(message.pointer)
+                    }
+                case .error(let wire):
+                    let error = BrokerError(wire: wire)
+                    let code = error.code.rawValue
+                    let name = "org.windowbroker.Broker1.Error." + code.prefix(1).uppercased() + code.dropFirst()
+                    _ = wb_bus_reply_error(message.pointer, name, error.message)
+                default:
+                    _ = wb_bus_reply_error(message.pointer, "org.freedesktop.DBus.Error.Failed", "the broker answered with something else")
+                }
+                message.release()
+            }
+        }
+        return 1
+    }
+}
+
+/// A method call kept for its reply, which another task produces and the bus thread sends.
+private struct BusMessage: @unchecked Sendable {
+    let pointer: OpaquePointer
+
+    init(_ pointer: OpaquePointer) {
+        self.pointer = sd_bus_message_ref(pointer)
+    }
+
+    func release() {
+        sd_bus_message_unref(pointer)
+    }
+}

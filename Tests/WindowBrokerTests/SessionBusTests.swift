@@ -1,0 +1,124 @@
+import Foundation
+import XCTest
+
+/// The broker on D-Bus (issue 21): `org.windowbroker.Broker1` on a private dbus-daemon the
+/// test starts, used with busctl as any desktop service is.
+final class SessionBusTests: XCTestCase {
+    private var bus: PrivateBus!
+    private var harness: BrokerHarness!
+
+    override func setUpWithError() throws {
+        bus = try PrivateBus()
+        harness = try BrokerHarness()
+        harness.brokerEnvironment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        try harness.start()
+        try harness.eventually("the broker is on the bus") { harness.brokerLog.contains("on the D-Bus session bus") }
+    }
+
+    override func tearDown() {
+        harness?.tearDown()
+        bus?.stop()
+    }
+
+    private func busctl(_ arguments: String...) -> BrokerHarness.Result {
+        harness.run("/usr/bin/busctl", ["--address=\(bus.address)"] + arguments)
+    }
+
+    private func call(_ path: String, _ interface: String, _ method: String, _ arguments: String...) -> BrokerHarness.Result {
+        harness.run("/usr/bin/busctl", ["--address=\(bus.address)", "call", "org.windowbroker.Broker1", path, interface, method] + arguments)
+    }
+
+    private func property(_ path: String, _ name: String) -> String {
+        busctl("get-property", "org.windowbroker.Broker1", path, "org.windowbroker.Session1", name).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    private static func sessionID(ofPath path: String) -> String {
+        String(path.split(separator: "/").last ?? "").replacingOccurrences(of: "_", with: "-")
+    }
+
+    func testIntrospectOpenWatchAndCloseWithBusctl() throws {
+        let root = "/org/windowbroker/Broker1"
+        let introspected = busctl("introspect", "org.windowbroker.Broker1", root)
+        XCTAssertEqual(introspected.code, 0, introspected.stderr)
+        for member in [".Open", ".KeySession", ".Version", ".Event", "org.freedesktop.DBus.ObjectManager"] {
+            XCTAssertTrue(introspected.stdout.contains(member), "\(member) in \(introspected.stdout)")
+        }
+
+        // Open: the reply is the new session's object, and wmctl sees the same session.
+        let opened = call(root, "org.windowbroker.Broker1", "Open", "s", "notes")
+        XCTAssertEqual(opened.code, 0, opened.stderr)
+        let path = try XCTUnwrap(opened.stdout.split(separator: "\"").dropFirst().first.map(String.init), opened.stdout)
+        let session = Self.sessionID(ofPath: path)
+        XCTAssertEqual(try harness.state(session), "foregroundActive")
+        XCTAssertTrue(busctl("tree", "org.windowbroker.Broker1").stdout.contains(path))
+        XCTAssertEqual(property(path, "State"), "s \"foregroundActive\"")
+        XCTAssertEqual(property(path, "AppId"), "s \"notes\"")
+        XCTAssertEqual(property(path, "Id"), "s \"\(session)\"")
+        let pid = try XCTUnwrap(try harness.session(session)["pid"] as? Int)
+        XCTAssertEqual(property(path, "Pid"), "u \(pid)")
+        XCTAssertEqual(property(path, "IsKey"), "b true")
+        let key = busctl("get-property", "org.windowbroker.Broker1", root, "org.windowbroker.Broker1", "KeySession").stdout
+        XCTAssertEqual(key.trimmingCharacters(in: .whitespacesAndNewlines), "o \"\(path)\"")
+
+        // State changes are PropertiesChanged and Event signals, as busctl monitor shows them.
+        let monitor = try harness.start("/usr/bin/busctl", ["--address=\(bus.address)", "monitor", "org.windowbroker.Broker1"])
+        defer { monitor.stop() }
+        try harness.eventually("the monitor is listening") { monitor.errorOutput.contains("Monitoring bus message stream") }
+        XCTAssertEqual(call(path, "org.windowbroker.Session1", "Background").code, 0)
+        XCTAssertEqual(try harness.state(session), "background")
+        try harness.eventually("PropertiesChanged with the new state") {
+            monitor.output.contains("PropertiesChanged") && monitor.output.contains("\"background\"")
+        }
+        try harness.eventually("the Event signal") { monitor.output.contains("Member=Event") && monitor.output.contains("didEnterBackground") }
+        XCTAssertEqual(property(path, "State"), "s \"background\"")
+
+        // Activate brings it back; Close discards it: the session and its object are gone.
+        XCTAssertEqual(call(path, "org.windowbroker.Session1", "Activate").code, 0)
+        XCTAssertEqual(try harness.state(session), "foregroundActive")
+        XCTAssertEqual(call(path, "org.windowbroker.Session1", "Close").code, 0)
+        XCTAssertFalse(try harness.jsonList("sessions").contains { $0["id"] as? String == session })
+        try harness.eventually("the object is gone") { !self.busctl("tree", "org.windowbroker.Broker1").stdout.contains(path) }
+        try harness.eventually("InterfacesRemoved") { monitor.output.contains("InterfacesRemoved") }
+
+        // Errors are the broker's, named by code.
+        let unknownApp = call(root, "org.windowbroker.Broker1", "Open", "s", "nosuch")
+        XCTAssertNotEqual(unknownApp.code, 0)
+        XCTAssertTrue(unknownApp.stderr.contains("no app 'nosuch'"), unknownApp.stderr)
+        let gone = call(path, "org.windowbroker.Session1", "Activate")
+        XCTAssertNotEqual(gone.code, 0)
+        XCTAssertTrue(gone.stderr.lowercased().contains("unknown object") || gone.stderr.contains("UnknownObject"), gone.stderr)
+    }
+
+    func testAnotherUserIsRefusedAndChangesNothing() throws {
+        try XCTSkipIf(getuid() != 0, "running a client as another user (setpriv) needs root")
+        let note = try harness.openNote("mine")
+        let path = "/org/windowbroker/Broker1/session/" + note.replacingOccurrences(of: "-", with: "_")
+        let root = "/org/windowbroker/Broker1"
+        let asNobody = { (arguments: [String]) in
+            self.harness.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/busctl", "--address=\(self.bus.address)"] + arguments)
+        }
+        // dbus-send prints the error's name and message (busctl only the errno's text).
+        let open = harness.run("/usr/bin/setpriv", [
+            "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/dbus-send", "--bus=\(bus.address)", "--print-reply",
+            "--dest=org.windowbroker.Broker1", root, "org.windowbroker.Broker1.Open", "string:notes",
+        ])
+        XCTAssertNotEqual(open.code, 0)
+        XCTAssertTrue(open.stderr.contains("org.freedesktop.DBus.Error.AccessDenied: only uid \(getuid()) may use the broker (the caller is uid 65534)"), open.stderr)
+        let close = asNobody(["call", "org.windowbroker.Broker1", path, "org.windowbroker.Session1", "Close"])
+        XCTAssertNotEqual(close.code, 0)
+        let title = asNobody(["get-property", "org.windowbroker.Broker1", path, "org.windowbroker.Session1", "Title"])
+        XCTAssertNotEqual(title.code, 0, title.stdout)
+        XCTAssertEqual(try harness.jsonList("sessions").count, 1, "nothing opened, nothing closed")
+        XCTAssertEqual(try harness.state(note), "foregroundActive")
+    }
+}
+
+/// Without a session bus the broker serves on, and says so once.
+final class NoSessionBusTests: BrokerTestCase {
+    func testTheBrokerRunsWithoutABusAndSaysSoOnce() throws {
+        XCTAssertEqual(try harness.state(try harness.openNote("fine")), "foregroundActive")
+        try harness.eventually("the notice") { harness.brokerLog.contains("no D-Bus session bus") }
+        XCTAssertEqual(harness.brokerLog.components(separatedBy: "no D-Bus session bus").count - 1, 1)
+    }
+}
