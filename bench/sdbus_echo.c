@@ -1,6 +1,9 @@
 /* Baseline: a D-Bus method call through a dbus-daemon, with sd-bus on both ends.
  *   sdbus_echo server ADDRESS       serves org.windowbroker.Bench.Echo(s) -> s
- *   sdbus_echo client ADDRESS COUNT prints the p50 call round trip in microseconds */
+ *   sdbus_echo client ADDRESS COUNT prints the p50 call round trip in microseconds
+ * And the same client against the broker's D-Bus face (org.windowbroker.Broker1):
+ *   sdbus_echo state ADDRESS COUNT PATH     p50 of reading a session's State property
+ *   sdbus_echo activate ADDRESS COUNT PATH  p50 of Session1.Activate on a session in front */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,14 +51,25 @@ int main(int argc, char **argv) {
         }
     }
     int n = argc > 3 ? atoi(argv[3]) : 2000;
+    const char *path = argc > 4 ? argv[4] : "/";
     double *samples = calloc((size_t)n, sizeof *samples);
     for (int i = 0; i < n; i++) {
         sd_bus_error error = SD_BUS_ERROR_NULL;
         sd_bus_message *reply = NULL;
         struct timespec a, b;
+        int r;
         clock_gettime(CLOCK_MONOTONIC, &a);
-        if (sd_bus_call_method(bus, "org.windowbroker.Bench", "/bench", "org.windowbroker.Bench", "Echo",
-                               &error, &reply, "s", "0123456789abcdef") < 0) {
+        if (strcmp(argv[1], "state") == 0) {
+            r = sd_bus_call_method(bus, "org.windowbroker.Broker1", path, "org.freedesktop.DBus.Properties", "Get",
+                                   &error, &reply, "ss", "org.windowbroker.Session1", "State");
+        } else if (strcmp(argv[1], "activate") == 0) {
+            r = sd_bus_call_method(bus, "org.windowbroker.Broker1", path, "org.windowbroker.Session1", "Activate",
+                                   &error, &reply, "");
+        } else {
+            r = sd_bus_call_method(bus, "org.windowbroker.Bench", "/bench", "org.windowbroker.Bench", "Echo",
+                                   &error, &reply, "s", "0123456789abcdef");
+        }
+        if (r < 0) {
             fprintf(stderr, "call failed: %s\n", error.message ? error.message : "?");
             return 1;
         }

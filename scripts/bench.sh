@@ -70,7 +70,7 @@ import json, sys
 m = json.load(open("apps/notes.json")); m["id"] = "warm"; m["prewarm"] = 1
 json.dump(m, open(sys.argv[1] + "/warm.json", "w"))
 PY
-  XDG_RUNTIME_DIR=$dir/run XDG_STATE_HOME=$dir/state NOTES_DATA_DIR=$dir/notes \
+  DBUS_SESSION_BUS_ADDRESS=unix:path=$DIR/bus XDG_RUNTIME_DIR=$dir/run XDG_STATE_HOME=$dir/state NOTES_DATA_DIR=$dir/notes \
     "$BIN/windowbrokerd" --apps-dir "$dir/apps" --state-dir "$dir/state" --runtime-dir "$dir/run" \
     --log-level warning "$@" 2>"$dir/broker.log" &
   BROKER=$!
@@ -84,6 +84,13 @@ start_broker "$DIR/main" --max-workers 128
 PING=$(W --json ping --count 5000 | json 'd["p50Micros"]')
 # The same round trip from a C client: what the broker itself costs, without wmctl's side.
 CPING=$("$DIR/bin/control_ping" "$SOCK" 5000)
+# The broker's D-Bus face, from the same sd-bus client as the baseline: a property read (served
+# on the bus thread) and a method (a control request answered by the broker).
+BUSSESSION=$(W --json open notes --activity notes.edit --info noteID=bus | json 'd["session"]')
+BUSPATH=/org/windowbroker/Broker1/session/${BUSSESSION//-/_}
+BUSSTATE=$("$DIR/bin/sdbus_echo" state "unix:path=$DIR/bus" 2000 "$BUSPATH")
+BUSACTIVATE=$("$DIR/bin/sdbus_echo" activate "unix:path=$DIR/bus" 1000 "$BUSPATH")
+W close "$BUSSESSION" >/dev/null
 
 W --json watch --event created --event didBecomeActive > "$DIR/events.jsonl" &
 WATCH=$!
@@ -124,6 +131,8 @@ kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 fig "wmctl ping p50" "$PING" "µs" "raw Unix-socket round trip" "$RAW"
 fig "wmctl ping p50" "$PING" "µs" "sd-bus call via dbus-daemon" "$DBUS"
 fig "  broker's share: ping from a C client p50" "$CPING" "µs" "raw Unix-socket round trip" "$RAW"
+fig "D-Bus: a session's State property p50" "$BUSSTATE" "µs" "sd-bus call via dbus-daemon" "$DBUS"
+fig "D-Bus: Session1.Activate p50 (scene in front)" "$BUSACTIVATE" "µs" "sd-bus call via dbus-daemon" "$DBUS"
 fig "cold open p50 (broker side)" "$COLD" "ms" "spawn to first byte, Foundation binary" "$SPAWN"
 fig "  of which: notes binary, spawn to Hello" "$WORKER_HELLO" "ms" "spawn to first byte, Foundation binary" "$SPAWN"
 fig "cold open p50 (broker side)" "$COLD" "ms" "notes binary, spawn to Hello" "$WORKER_HELLO"

@@ -73,11 +73,40 @@ final class JSONSchemaTests: BrokerTestCase {
         try check("search", ["search", "schema"])
         try check("key", ["key", "ctrl+u"], expectExit: 1)  // the key scene (Second) has no text to uppercase
         try check("key", ["key", "ctrl+q"], expectExit: 1)
+        try check("key", ["menu", "invoke", "notes.pin"])
         try harness.eventually("logged") { !(try harness.jsonList("logs", session)).isEmpty }
         try check("logs", ["logs", session])
         try check("ping", ["ping", "--count", "3"])
+        try check("pressure", ["pressure"])
+        try check("pressure-simulate", ["pressure", "simulate", "warning"])
+        try check("menu", ["menu"])
+        try check("menu", ["menu", "--app", "notes"])
+        try check("commands", ["commands"])
+        try check("commands", ["commands", "--overlay"])
+        try check("defaults-change", ["defaults", "notes", "set", "toolbarHidden", "--json", "true"])
+        try check("defaults", ["defaults", "notes"])
+        try check("defaults-change", ["defaults", "notes", "delete", "toolbarHidden"])
+        // watch prints one object per line: each line is checked.
+        let watch = try harness.startWatch(["--count", "3"])
+        _ = try harness.json("background", session)
+        XCTAssertEqual(watch.wait().code, 0)
+        let schema = try JSONDecoder().decode(PlistValue.self, from: try XCTUnwrap(FileManager.default.contents(atPath: Self.schemaDirectory + "/watch.schema.json")))
+        let lines = watch.output.split(separator: "\n")
+        XCTAssertEqual(lines.count, 3)
+        for line in lines {
+            XCTAssertEqual(Self.validate(try JSONDecoder().decode(PlistValue.self, from: Data(line.utf8)), against: schema, at: "$"), [], String(line))
+        }
         try check("error", ["show", UUID().uuidString], expectExit: 1)
         try check("error", ["stauts"], expectExit: 2)
+    }
+
+    /// Every JSON shape wmctl documents has its schema, and every schema is checked above.
+    func testEverySchemaIsUsed() throws {
+        let source = try String(contentsOfFile: #filePath, encoding: .utf8)
+        let names = try FileManager.default.contentsOfDirectory(atPath: Self.schemaDirectory).filter { $0.hasSuffix(".schema.json") }
+        for name in names.map({ String($0.dropLast(".schema.json".count)) }) {
+            XCTAssertTrue(source.contains("check(\"\(name)\"") || source.contains("/\(name).schema.json"), "docs/schema/\(name).schema.json is checked by no test")
+        }
     }
 
     func testTheValidatorCatchesWhatItShould() throws {
