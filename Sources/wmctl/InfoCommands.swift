@@ -10,20 +10,7 @@ struct Status: AsyncParsableCommand {
         let global = self.global
         try await global.withBroker { client in
             guard case .status(let status) = try await client.request(.status(.init())) else { throw BrokerError.unexpectedReply }
-            global.emit(.dictionary([
-                "version": .string(status.version),
-                "pid": .integer(Int64(status.pid)),
-                "uptimeSeconds": .real((status.uptimeSeconds * 1000).rounded() / 1000),
-                "sessions": .integer(Int64(status.sessions)),
-                "workers": .integer(Int64(status.workers)),
-                "pressure": .string(Output.pressureName(status.pressureLevel)),
-                "reclaimed": .integer(Int64(status.reclaimedCount)),
-                "prewarmed": .dictionary(status.prewarmed.mapValues { .integer(Int64($0)) }),
-                "warnings": .list(status.warnings.map { .string($0) }),
-                "storeWrites": .integer(Int64(status.storeWrites)),
-                "updatesPosted": .integer(Int64(status.updatesPosted)),
-                "updatesDropped": .integer(Int64(status.updatesDropped)),
-            ])) {
+            global.emit(Output.status(status)) {
                 let prewarmed = status.prewarmed.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
                 return "windowbroker \(status.version), pid \(status.pid), up \(Output.duration(status.uptimeSeconds)): \(status.sessions) sessions, \(status.workers) running, "
                     + "pressure \(Output.pressureName(status.pressureLevel)), \(status.reclaimedCount) reclaimed"

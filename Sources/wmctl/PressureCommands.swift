@@ -10,6 +10,38 @@ struct Pressure: AsyncParsableCommand {
 }
 
 extension Output {
+    /// `wmctl pressure --json` (docs/schema/pressure.schema.json).
+    static func pressure(_ p: Windowbroker_V1_PressureReply) -> PlistValue {
+        .dictionary([
+            "level": .string(pressureName(p.level)),
+            "psi": .dictionary(["someAvg10": .real(p.someAvg10), "fullAvg10": .real(p.fullAvg10), "source": .string(p.psiSource)]),
+            "memAvailable": .integer(Int64(p.memAvailable)),
+            "workersPss": .integer(Int64(p.workersPss)),
+            // A number like every other size: 0 means no budget.
+            "budget": .integer(Int64(p.budget)),
+            "reclaimed": .dictionary(["count": .integer(Int64(p.reclaimedCount)), "bytes": .integer(Int64(p.reclaimedBytes))]),
+            "reasons": .list(p.reasons.map { .string($0) }),
+        ])
+    }
+
+    /// `wmctl status --json` (docs/schema/status.schema.json).
+    static func status(_ status: Windowbroker_V1_StatusReply) -> PlistValue {
+        .dictionary([
+            "version": .string(status.version),
+            "pid": .integer(Int64(status.pid)),
+            "uptimeSeconds": .real((status.uptimeSeconds * 1000).rounded() / 1000),
+            "sessions": .integer(Int64(status.sessions)),
+            "workers": .integer(Int64(status.workers)),
+            "pressure": .string(pressureName(status.pressureLevel)),
+            "reclaimed": .integer(Int64(status.reclaimedCount)),
+            "prewarmed": .dictionary(status.prewarmed.mapValues { .integer(Int64($0)) }),
+            "warnings": .list(status.warnings.map { .string($0) }),
+            "storeWrites": .integer(Int64(status.storeWrites)),
+            "updatesPosted": .integer(Int64(status.updatesPosted)),
+            "updatesDropped": .integer(Int64(status.updatesDropped)),
+        ])
+    }
+
     static func pressureName(_ level: Windowbroker_V1_PressureLevel) -> String {
         switch level {
         case .warning: "warning"
@@ -27,16 +59,7 @@ struct PressureShow: AsyncParsableCommand {
         let global = self.global
         try await global.withBroker { client in
             guard case .pressure(let p) = try await client.request(.pressure(.init())) else { throw BrokerError.unexpectedReply }
-            global.emit(.dictionary([
-                "level": .string(Output.pressureName(p.level)),
-                "psi": .dictionary(["someAvg10": .real(p.someAvg10), "fullAvg10": .real(p.fullAvg10), "source": .string(p.psiSource)]),
-                "memAvailable": .integer(Int64(p.memAvailable)),
-                "workersPss": .integer(Int64(p.workersPss)),
-                // A number like every other size: 0 means no budget.
-                "budget": .integer(Int64(p.budget)),
-                "reclaimed": .dictionary(["count": .integer(Int64(p.reclaimedCount)), "bytes": .integer(Int64(p.reclaimedBytes))]),
-                "reasons": .list(p.reasons.map { .string($0) }),
-            ])) {
+            global.emit(Output.pressure(p)) {
                 var lines = [
                     "level: \(Output.pressureName(p.level))" + (p.reasons.isEmpty ? "" : " (\(p.reasons.joined(separator: "; ")))"),
                     "psi: some avg10 \(p.someAvg10)%, full avg10 \(p.fullAvg10)% (\(p.psiSource))",

@@ -10,7 +10,7 @@ struct Top: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "A live view: sessions with state, app, PSS and last activity, the pressure level and PSI, recent events (q quits).")
     @OptionGroup var global: GlobalOptions
-    @Flag(help: "Print one frame and exit (for scripts and logs).") var once = false
+    @Flag(help: "Print one frame and exit (for scripts and logs); with --json, one object: status, pressure, sessions.") var once = false
     @Option(help: "Seconds between refreshes.") var interval: Double = 1
 
     func validate() throws {
@@ -22,6 +22,15 @@ struct Top: AsyncParsableCommand {
         let once = self.once
         let interval = self.interval
         try await global.withBroker { client in
+            if global.json {
+                // Scripts get the same facts as status, pressure and sessions print: one object
+                // per frame (one line each, as watch does; --once stops after the first).
+                while true {
+                    try await Self.snapshot(client, pretty: global.pretty)
+                    if once { return }
+                    try await Task.sleep(for: .seconds(interval))
+                }
+            }
             if once {
                 Output.line(try await Self.frame(client, events: [], width: Self.terminalWidth()))
                 return
@@ -50,6 +59,18 @@ struct Top: AsyncParsableCommand {
         var size = winsize()
         if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col >= 40 { return Int(size.ws_col) }
         return Int(ProcessInfo.processInfo.environment["COLUMNS"] ?? "") ?? 100
+    }
+
+    /// One frame as JSON (docs/schema/top.schema.json).
+    static func snapshot(_ client: BrokerClient, pretty: Bool) async throws {
+        guard case .status(let status) = try await client.request(.status(.init())),
+              case .pressure(let pressure) = try await client.request(.pressure(.init())) else { throw BrokerError.unexpectedReply }
+        let sessions = try await client.allSessions()
+        Output.printJSON(.dictionary([
+            "status": Output.status(status),
+            "pressure": Output.pressure(pressure),
+            "sessions": .list(sessions.map { .dictionary(Output.session($0)) }),
+        ]), pretty: pretty)
     }
 
     static func frame(_ client: BrokerClient, events: [String], width: Int) async throws -> String {

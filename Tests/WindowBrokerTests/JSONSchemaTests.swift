@@ -78,6 +78,7 @@ final class JSONSchemaTests: BrokerTestCase {
         try check("logs", ["logs", session])
         try check("ping", ["ping", "--count", "3"])
         try check("pressure", ["pressure"])
+        try check("top", ["top", "--once"])
         try check("pressure-simulate", ["pressure", "simulate", "warning"])
         try check("menu", ["menu"])
         try check("menu", ["menu", "--app", "notes"])
@@ -87,8 +88,8 @@ final class JSONSchemaTests: BrokerTestCase {
         try check("defaults", ["defaults", "notes"])
         try check("defaults-change", ["defaults", "notes", "delete", "toolbarHidden"])
         // watch prints one object per line: each line is checked.
-        let watch = try harness.startWatch(["--count", "3"])
-        _ = try harness.json("background", session)
+        let watch = try harness.startWatch(["--count", "3", "--timeout", "20"])
+        _ = try harness.json("activate", session)
         XCTAssertEqual(watch.wait().code, 0)
         let schema = try JSONDecoder().decode(PlistValue.self, from: try XCTUnwrap(FileManager.default.contents(atPath: Self.schemaDirectory + "/watch.schema.json")))
         let lines = watch.output.split(separator: "\n")
