@@ -30,6 +30,14 @@ public enum WireProtocol {
     public static let defaultMaxSceneStorageBytes = 64 << 10
     /// Longest key of a default or of scene storage, in UTF-8 bytes; an update's name too.
     public static let maxKeyBytes = 256
+    /// Every name a lifecycle event (`watch`, the D-Bus `Event` signal) can have.
+    package static let eventNames: [String] = [
+        "created", "launched", "willConnect", "restoreInteractionState", "willEnterForeground", "didBecomeActive",
+        "willResignActive", "didEnterBackground", "didDisconnect", "restorationSaved", "restorationExtended",
+        "continue", "didDiscardSceneSessions", "exited", "crashed", "discarded", "didReceiveMemoryWarning",
+        "reclaimed", "pressure", "activationRequested", "destructionRequested", "refreshRequested",
+        "updatePosted", "defaultsChanged", "updatesDropped", "commandPerformed", "didBecomeKey", "didResignKey",
+    ]
 }
 
 extension Windowbroker_V1_Hello {

@@ -45,7 +45,7 @@ struct MenuShow: AsyncParsableCommand {
         abstract: "The main menu of a scene's app, as that scene sees it (validated by its responders).")
     @OptionGroup var global: GlobalOptions
     @Option(help: "The session (default: the active scene).", completion: LiveCompletion.sessions) var session: String?
-    @Option(help: "With no scene: the app whose declared menu to show.") var app: String?
+    @Option(help: "With no scene: the app whose declared menu to show.", completion: LiveCompletion.apps) var app: String?
 
     func run() async throws {
         let global = self.global
@@ -95,7 +95,7 @@ struct Commands: AsyncParsableCommand {
         abstract: "Every command of a scene's app, flat; --overlay: exactly what the shortcut overlay shows.")
     @OptionGroup var global: GlobalOptions
     @Option(help: "The session (default: the active scene).", completion: LiveCompletion.sessions) var session: String?
-    @Option(help: "With no scene: the app whose declared commands to list.") var app: String?
+    @Option(help: "With no scene: the app whose declared commands to list.", completion: LiveCompletion.apps) var app: String?
     @Flag(help: "Only what the overlay shows: commands with a shortcut, not hidden, that a responder performs; discoverability titles.")
     var overlay = false
 
@@ -122,7 +122,7 @@ struct Key: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Press a shortcut in a scene (default: the key scene): its responder chain, then the system, performs it.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The shortcut as key symbols, e.g. ctrl+shift+u, alt+grave.") var shortcut: String
+    @Argument(help: "The shortcut as key symbols, e.g. ctrl+shift+u, alt+grave.", completion: LiveCompletion.shortcuts) var shortcut: String
     @Option(help: "The session (default: the key scene).", completion: LiveCompletion.sessions) var session: String?
 
     func run() async throws {
@@ -163,7 +163,7 @@ struct MenuInvoke: AsyncParsableCommand {
         commandName: "invoke",
         abstract: "Perform a menu command by its id, as choosing it in the menu would (keyless commands too).")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The command's id, e.g. notes.insertDate (`wmctl menu` lists them).") var command: String
+    @Argument(help: "The command's id, e.g. notes.insertDate (`wmctl menu` lists them).", completion: LiveCompletion.commandIDs) var command: String
     @Option(help: "The session (default: the key scene).", completion: LiveCompletion.sessions) var session: String?
 
     func run() async throws {

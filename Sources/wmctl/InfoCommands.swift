@@ -57,9 +57,11 @@ struct Watch: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Option(help: "Stop after this many events.") var count: Int?
     @Option(help: "Stop after this many seconds.") var timeout: Double?
-    @Option(name: .customLong("session"), help: "Only events of this session (repeatable).") var sessions: [String] = []
-    @Option(name: .customLong("app"), help: "Only events of this app (repeatable).") var apps: [String] = []
-    @Option(name: .customLong("event"), help: "Only events of this name, e.g. didBecomeActive, reclaimed (repeatable).") var events: [String] = []
+    @Option(name: .customLong("session"), help: "Only events of this session (repeatable).", completion: LiveCompletion.sessions)
+    var sessions: [String] = []
+    @Option(name: .customLong("app"), help: "Only events of this app (repeatable).", completion: LiveCompletion.apps) var apps: [String] = []
+    @Option(name: .customLong("event"), help: "Only events of this name, e.g. didBecomeActive, reclaimed (repeatable).",
+            completion: LiveCompletion.eventNames) var events: [String] = []
 
     func run() async throws {
         let global = self.global

@@ -19,6 +19,44 @@ enum LiveCompletion {
         }
     }
 
+    /// The activity types of the app named on the command line (`open APP --activity`), or of
+    /// every app.
+    static let activityTypes = CompletionKind.custom { words, _, prefix in
+        let app = words.firstIndex(of: "open").flatMap { $0 + 1 < words.count ? words[$0 + 1] : nil }
+        return query(words) { client in
+            guard case .apps(let reply) = try await client.request(.apps(.init())) else { return [] }
+            let types = reply.apps.filter { app == nil || $0.id == app }.flatMap(\.activityTypes)
+            return Array(Set(types)).sorted().filter { $0.hasPrefix(prefix) }
+        }
+    }
+
+    /// The shortcuts of the scene a key goes to (the key scene, or `--session`), as `key` takes them.
+    static let shortcuts = commands { $0.shortcut }
+
+    /// The ids of the commands of that scene's menu (`menu invoke`).
+    static let commandIDs = commands { $0.id }
+
+    private static func commands(_ field: @escaping @Sendable (Windowbroker_V1_MenuCommand) -> String) -> CompletionKind {
+        .custom { words, _, prefix in
+            let session = words.firstIndex(of: "--session").flatMap { $0 + 1 < words.count ? words[$0 + 1] : nil }
+            return query(words) { client in
+                guard case .commands(let reply) = try await client.request(.commands(.with { $0.sessionID = session ?? "" })) else { return [] }
+                return reply.commands.map(field).filter { !$0.isEmpty && $0.hasPrefix(prefix) }.sorted()
+            }
+        }
+    }
+
+    static let eventNames = CompletionKind.list(WireProtocol.eventNames.sorted())
+
+    /// The keys of the app's shared defaults (`defaults APP get|set|delete KEY`).
+    static let defaultsKeys = CompletionKind.custom { words, _, prefix in
+        let app = words.firstIndex(of: "defaults").flatMap { $0 + 1 < words.count ? words[$0 + 1] : nil } ?? ""
+        return query(words) { client in
+            guard case .defaults(let reply) = try await client.request(.defaults(.with { $0.appID = app })) else { return [] }
+            return reply.values.entries.keys.filter { $0.hasPrefix(prefix) }.sorted()
+        }
+    }
+
     /// Runs one short request against the broker named on the command line (or the default),
     /// waiting at most a second: a completion must never hang a shell.
     private static func query(_ words: [String], _ body: @escaping @Sendable (BrokerClient) async throws -> [String]) -> [String] {

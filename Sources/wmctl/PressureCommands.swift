@@ -78,7 +78,7 @@ struct PressureSimulate: AsyncParsableCommand {
         commandName: "simulate",
         abstract: "Run the response to a memory warning or critical pressure now, as a real signal would.")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "warning or critical.") var level: String
+    @Argument(help: "warning or critical.", completion: .list(["warning", "critical"])) var level: String
     @Flag(name: .customLong("skip-save"), help: "Benchmark baseline only: kill background scenes without saving their state first.")
     var skipSave = false
 

@@ -9,7 +9,8 @@ struct Open: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The app id (see `wmctl apps`).", completion: LiveCompletion.apps) var app: String
-    @Option(help: "The activity type (one the app declares; default: its first, when --title, --target or --info is given).") var activity: String?
+    @Option(help: "The activity type (one the app declares; default: its first, when --title, --target or --info is given).",
+            completion: LiveCompletion.activityTypes) var activity: String?
     @Option(help: "The activity's title.") var title: String?
     @Option(help: "The activity's targetContentIdentifier (matched against scenes' activation conditions).") var target: String?
     @Option(help: "A userInfo entry KEY=VALUE (a string). Repeatable.") var info: [String] = []
@@ -132,7 +133,7 @@ struct Refresh: SessionCommand {
 struct Sessions: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "The switcher: every session, with or without a process.")
     @OptionGroup var global: GlobalOptions
-    @Option(help: "Only this app's sessions.") var app: String?
+    @Option(help: "Only this app's sessions.", completion: LiveCompletion.apps) var app: String?
     @Flag(name: [.short, .customLong("quiet")], help: "Print the session ids only, one per line.") var quiet = false
     @Flag(help: "Show full session ids (the table shows their first 8 characters, which work wherever a session is taken).")
     var noTrunc = false

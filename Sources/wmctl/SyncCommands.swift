@@ -79,8 +79,8 @@ struct Defaults: AsyncParsableCommand {
             """)
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The app id.", completion: LiveCompletion.apps) var app: String
-    @Argument(help: "get, set or delete (none: list every key).") var verb: String?
-    @Argument(help: "The key.") var key: String?
+    @Argument(help: "get, set or delete (none: list every key).", completion: .list(["get", "set", "delete"])) var verb: String?
+    @Argument(help: "The key.", completion: LiveCompletion.defaultsKeys) var key: String?
     @Argument(help: "For set: the value as JSON (true, 3, \"text\", {\"a\": 1}); @PATH reads it from a file, @- from stdin.") var value: String?
 
     func validate() throws {

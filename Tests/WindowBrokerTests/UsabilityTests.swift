@@ -228,12 +228,13 @@ final class UsabilityTests: BrokerTestCase {
         let session = try harness.openNote("completed")
         let wmctl = BrokerHarness.binDirectory + "/wmctl"
         func complete(_ line: String) throws -> [String] {
-            // What bash does on TAB: the generated script, its completion function, COMPREPLY.
+            // What bash does on TAB: the generated script, its completion function called with
+            // the command, the current word and the previous one, COMPREPLY.
             let words = line.split(separator: " ", omittingEmptySubsequences: false).map { "'\($0)'" }.joined(separator: " ")
             let script = """
                 source <("\(wmctl)" --generate-completion-script bash)
                 COMP_WORDS=(\(words)); COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 )); COMP_LINE='\(line)'; COMP_POINT=${#COMP_LINE}
-                _wmctl; printf '%s\\n' "${COMPREPLY[@]}"
+                _wmctl wmctl "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"; printf '%s\\n' "${COMPREPLY[@]}"
                 """
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/bin/bash")
@@ -249,7 +250,21 @@ final class UsabilityTests: BrokerTestCase {
         }
         XCTAssertEqual(try complete("wmctl show \(session.prefix(3))"), [session])
         XCTAssertEqual(try complete("wmctl open no"), ["notes", "notes-single"])
-        XCTAssertTrue(try complete("wmctl sess").contains("sessions"))
+        XCTAssertEqual(try complete("wmctl sess"), ["sessions"])
+        // What each argument takes, from the broker where it is live (issue 22, section 4).
+        XCTAssertEqual(try complete("wmctl open notes --activity no"), ["notes.edit"])
+        XCTAssertEqual(try complete("wmctl sessions --app notes-"), ["notes-single"])
+        XCTAssertEqual(try complete("wmctl watch --app notes-s"), ["notes-single"])
+        XCTAssertEqual(try complete("wmctl watch --session \(session.prefix(3))"), [session])
+        XCTAssertEqual(try complete("wmctl watch --event didBecome"), ["didBecomeActive", "didBecomeKey"])
+        XCTAssertEqual(try complete("wmctl pressure simulate c"), ["critical"])
+        XCTAssertEqual(try complete("wmctl defaults notes s"), ["set"])
+        _ = try harness.json("defaults", "notes", "set", "toolbarHidden", "--json", "true")
+        XCTAssertEqual(try complete("wmctl defaults notes get tool"), ["toolbarHidden"])
+        // The key scene's shortcuts and command ids, as its menu has them.
+        let shortcuts = try complete("wmctl key ctrl+")
+        XCTAssertTrue(shortcuts.contains("ctrl+u"), "\(shortcuts)")
+        XCTAssertEqual(try complete("wmctl menu invoke notes.ins"), ["notes.insertDate"])
     }
 
     func testTopShowsALiveViewAndQuitsOnQ() throws {

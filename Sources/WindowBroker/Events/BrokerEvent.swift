@@ -76,13 +76,7 @@ package enum BrokerEvent: Sendable, Equatable {
     }
 
     /// Every name an event can have, for validating filters.
-    public static let names: Set<String> = [
-        "created", "launched", "willConnect", "restoreInteractionState", "willEnterForeground", "didBecomeActive",
-        "willResignActive", "didEnterBackground", "didDisconnect", "restorationSaved", "restorationExtended",
-        "continue", "didDiscardSceneSessions", "exited", "crashed", "discarded", "didReceiveMemoryWarning",
-        "reclaimed", "pressure", "activationRequested", "destructionRequested", "refreshRequested",
-        "updatePosted", "defaultsChanged", "updatesDropped", "commandPerformed", "didBecomeKey", "didResignKey",
-    ]
+    public static let names = Set(WireProtocol.eventNames)
 
     public var detail: String {
         switch self {
