@@ -40,7 +40,8 @@ clean:
 
 # A user install into ~/.local, or anywhere: make install PREFIX=/usr/local DESTDIR=/tmp/stage.
 # SYSTEMCTL=1 also enables (and, for uninstall, disables) the socket. See scripts/install.sh.
-install: deps
+# It builds what is not built yet and installs no system package (make deps does that).
+install:
 	SWIFT=$(SWIFT) bash scripts/install.sh install
 
 uninstall:

@@ -12,12 +12,24 @@ make --no-print-directory install DESTDIR="$STAGE" PREFIX=/usr/local >/dev/null
 P=$STAGE/usr/local
 for f in bin/windowbrokerd bin/wmctl libexec/windowbroker/notes share/windowbroker/apps/notes.json \
          lib/systemd/user/windowbroker.service lib/systemd/user/windowbroker.socket \
-         share/man/man1/wmctl.1 share/man/man1/windowbrokerd.1 share/bash-completion/completions/wmctl \
+         share/man/man1/wmctl.1.gz share/man/man1/windowbrokerd.1.gz share/bash-completion/completions/wmctl \
          share/zsh/site-functions/_wmctl share/fish/vendor_completions.d/wmctl.fish \
          share/doc/windowbroker/README.md share/doc/windowbroker/windowbrokerd.conf.example; do
   [ -e "$P/$f" ] || { echo "missing after install: $f"; exit 1; }
 done
 [ ! -e "$P/bin/notes" ] || { echo "notes must not be in bin"; exit 1; }
+# The man pages: every command (nested ones too) and the sections a reader looks for.
+if command -v man >/dev/null; then
+  WMCTL_PAGE=$(MANWIDTH=100 man -l "$P/share/man/man1/wmctl.1.gz" 2>/dev/null)
+  DAEMON_PAGE=$(MANWIDTH=100 man -l "$P/share/man/man1/windowbrokerd.1.gz" 2>/dev/null)
+  for want in "pressure simulate <level>" "menu invoke <command>" "ENVIRONMENT" "FILES" "EXAMPLES" "EXIT STATUS"; do
+    grep -q -- "$want" <<<"$WMCTL_PAGE" || { echo "wmctl(1) lacks: $want"; exit 1; }
+  done
+  for want in "SIGNALS" "EXIT STATUS" "ENVIRONMENT" "--dbus"; do
+    grep -q -- "$want" <<<"$DAEMON_PAGE" || { echo "windowbrokerd(1) lacks: $want"; exit 1; }
+  done
+  grep -A2 "SEE ALSO" <<<"$WMCTL_PAGE" | grep -q "wmctl(1)" && { echo "wmctl(1) names itself in SEE ALSO"; exit 1; }
+fi
 grep -q '^ExecStart=/usr/local/bin/windowbrokerd$' "$P/lib/systemd/user/windowbroker.service"
 grep -q '"executable": "/usr/local/libexec/windowbroker/notes"' "$P/share/windowbroker/apps/notes.json"
 # systemd verifies units against the running system's paths: a second install, into a PREFIX
@@ -52,6 +64,6 @@ env -i PATH=/usr/bin:/bin HOME="$RUN" /usr/bin/python3 "$EX/wbclient.py" --socke
 kill $BROKER; wait $BROKER 2>/dev/null || true
 echo "sizes: $(du -h "$P/bin/windowbrokerd" "$P/bin/wmctl" "$P/libexec/windowbroker/notes" | awk '{print $2 ": " $1}' | xargs)"
 make --no-print-directory uninstall DESTDIR="$STAGE" PREFIX=/usr/local >/dev/null
-left=$(find "$STAGE" -path "$STAGE/run" -prune -o -type f -print | sed "s|$STAGE||")
-[ -z "$left" ] || { echo "left after uninstall:"; echo "$left"; exit 1; }
+left=$(find "$STAGE" -mindepth 1 -path "$STAGE/run" -prune -o -print | sed "s|$STAGE||" | grep -v '^/usr$\|^/usr/local$\|^/prefix$' || true)
+[ -z "$left" ] || { echo "left after uninstall (files or empty directories):"; echo "$left"; exit 1; }
 echo "install check passed"

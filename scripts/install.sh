@@ -5,7 +5,7 @@
 #   libexec/windowbroker/notes                the reference app (not a command)
 #   share/windowbroker/apps/*.json            its manifests, pointing at libexec
 #   <unit dir>/windowbroker.{socket,service}  generated with the real paths
-#   share/man/man1/{wmctl,windowbrokerd}.1    generated from the argument parsers
+#   share/man/man1/{wmctl,windowbrokerd}.1.gz generated from the argument parsers
 #   share/{bash-completion,zsh,fish}/...      wmctl completions (session ids from the broker)
 #   share/doc/windowbroker/                   README, docs (with the JSON Schemas), config example,
 #                                             the .proto and the Python examples
@@ -49,14 +49,26 @@ if [ "$ACTION" = uninstall ]; then
   rmdir "$DESTDIR$LIBEXECDIR" 2>/dev/null || true
   rm -f "$DESTDIR$DATADIR/windowbroker/apps/notes.json" "$DESTDIR$DATADIR/windowbroker/apps/notes-single.json"
   rm -f "$DESTDIR$UNIT_DIR/windowbroker.socket" "$DESTDIR$UNIT_DIR/windowbroker.service"
-  rm -f "$DESTDIR$MANDIR/man1/wmctl.1" "$DESTDIR$MANDIR/man1/windowbrokerd.1"
+  rm -f "$DESTDIR$MANDIR/man1/wmctl.1"* "$DESTDIR$MANDIR/man1/windowbrokerd.1"*
   rm -f "$DESTDIR$DATADIR/bash-completion/completions/wmctl" "$DESTDIR$DATADIR/zsh/site-functions/_wmctl" \
         "$DESTDIR$DATADIR/fish/vendor_completions.d/wmctl.fish"
   rm -rf "$DESTDIR$DOCDIR"
+  # The directories install made, when nothing else is in them (up to the prefix and no further).
+  for dir in "$BINDIR" "$LIBEXECDIR" "$DATADIR/windowbroker/apps" "$UNIT_DIR" "$MANDIR/man1" "$DATADIR/bash-completion/completions" \
+             "$DATADIR/zsh/site-functions" "$DATADIR/fish/vendor_completions.d" "$DATADIR/doc"; do
+    while [ "${#dir}" -gt "${#PREFIX}" ]; do
+      if [ -d "$DESTDIR$dir" ]; then rmdir "$DESTDIR$dir" 2>/dev/null || break; fi
+      dir=$(dirname "$dir")
+    done
+  done
   echo "uninstalled from $DESTDIR$PREFIX (sessions in \$XDG_STATE_HOME/windowbroker are kept)"
   exit 0
 fi
 
+# Nothing is installed on the system here (make deps does that): say what is missing instead.
+command -v "$SWIFT" >/dev/null || { echo "install: swift is not on PATH (expected /opt/swift/usr/bin)"; exit 1; }
+pkg-config --exists libsystemd sqlite3 wayland-client pangocairo xkbcommon 2>/dev/null \
+  || { echo "install: build dependencies are missing; run \`make deps\` first (it installs them with apt)"; exit 1; }
 "$SWIFT" build "${BUILD[@]}" --product windowbrokerd
 "$SWIFT" build "${BUILD[@]}" --product wmctl
 "$SWIFT" build "${BUILD[@]}" --product notes
@@ -81,6 +93,7 @@ write_units
 
 # Man pages and completions come from the programs' own argument parsers.
 bash scripts/manpages.sh "$OUT" "$DESTDIR$MANDIR/man1"
+gzip -9nf "$DESTDIR$MANDIR/man1/wmctl.1" "$DESTDIR$MANDIR/man1/windowbrokerd.1"  # as Debian ships them
 "$OUT/wmctl" --generate-completion-script bash > "$DESTDIR$DATADIR/bash-completion/completions/wmctl"
 "$OUT/wmctl" --generate-completion-script zsh > "$DESTDIR$DATADIR/zsh/site-functions/_wmctl"
 "$OUT/wmctl" --generate-completion-script fish > "$DESTDIR$DATADIR/fish/vendor_completions.d/wmctl.fish"
