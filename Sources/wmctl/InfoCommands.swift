@@ -97,7 +97,7 @@ struct Watch: AsyncParsableCommand {
                                 Output.pad(Output.truncate(text, toWidth: width), toWidth: width)
                             }
                             Output.line([
-                                Output.iso(event.time), column(event.sessionID.isEmpty ? "-" : String(event.sessionID.prefix(8)), 8),
+                                Output.localTime(event.time, milliseconds: true), column(event.sessionID.isEmpty ? "-" : String(event.sessionID.prefix(8)), 8),
                                 column(event.appID.isEmpty ? "-" : event.appID, 12), column(event.title, 20), column(event.event, 24), event.detail,
                             ].joined(separator: "  ").trimmingCharacters(in: .whitespaces))
                         }
@@ -139,7 +139,7 @@ struct Logs: AsyncParsableCommand {
                              "stream": .string(line.stream)])
             }
             func human(_ line: Windowbroker_V1_LogLine) -> String {
-                "\(Output.iso(line.time))  [\(line.pid)\(line.stream == "stderr" ? " stderr" : "")]  \(line.text)"
+                "\(Output.localTime(line.time, milliseconds: true))  [\(line.pid)\(line.stream == "stderr" ? " stderr" : "")]  \(line.text)"
             }
             var shown = try await fetch(count)
             if global.json, !follow {

@@ -92,11 +92,6 @@ enum SessionDetail {
     }
 
     static func localTime(_ seconds: Double) -> String {
-        guard seconds > 0 else { return "-" }
-        return Date(timeIntervalSince1970: seconds).formatted(localFormat)
+        Output.localTime(seconds)
     }
-
-    private static let localFormat = Date.VerbatimFormatStyle(
-        format: "\(year: .defaultDigits)-\(month: .twoDigits)-\(day: .twoDigits) \(hour: .twoDigits(clock: .twentyFourHour, hourCycle: .zeroBased)):\(minute: .twoDigits):\(second: .twoDigits)",
-        timeZone: .current, calendar: Calendar(identifier: .gregorian))
 }

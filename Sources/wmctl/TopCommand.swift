@@ -104,7 +104,8 @@ actor RecentEvents {
     private(set) var lines: [String] = []
 
     func add(_ event: LifecycleEvent) {
-        let time = Output.iso(event.time).split(separator: "T").last.map(String.init) ?? ""
+        // Time of day only: the frame's header says which day.
+        let time = Output.localTime(event.time, milliseconds: true).split(separator: " ").dropFirst().first.map(String.init) ?? ""
         let who = event.sessionID.isEmpty ? "-" : String(event.sessionID.prefix(8))
         lines.append("\(time)  \(who)  \(event.title.isEmpty ? event.appID : event.title)  \(event.event)  \(event.detail)")
         if lines.count > 8 { lines.removeFirst(lines.count - 8) }

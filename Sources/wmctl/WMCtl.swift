@@ -248,7 +248,23 @@ enum Output {
         }
     }
 
-    /// ISO 8601 with milliseconds, so `watch` timestamps can time what they record.
+    /// Times for people: local, with the zone's offset, so a line copied into a bug report
+    /// still says when (`2026-11-23 13:04:05 +01:00`; `.123` with `milliseconds`). JSON has
+    /// UTC (`iso`).
+    static func localTime(_ seconds: Double, milliseconds: Bool = false) -> String {
+        guard seconds > 0 else { return "-" }
+        let date = Date(timeIntervalSince1970: seconds)
+        let offset = TimeZone.current.secondsFromGMT(for: date)
+        let zone = String(format: "%@%02d:%02d", offset < 0 ? "-" : "+", abs(offset) / 3600, abs(offset) % 3600 / 60)
+        let fraction = milliseconds ? String(format: ".%03d", Int((seconds * 1000).rounded(.down)) % 1000) : ""
+        return date.formatted(localFormat) + fraction + " " + zone
+    }
+
+    private static let localFormat = Date.VerbatimFormatStyle(
+        format: "\(year: .defaultDigits)-\(month: .twoDigits)-\(day: .twoDigits) \(hour: .twoDigits(clock: .twentyFourHour, hourCycle: .zeroBased)):\(minute: .twoDigits):\(second: .twoDigits)",
+        timeZone: .current, calendar: Calendar(identifier: .gregorian))
+
+    /// ISO 8601 in UTC with milliseconds, for JSON: `watch` timestamps can time what they record.
     static func iso(_ seconds: Double) -> String {
         seconds == 0 ? "" : Date(timeIntervalSince1970: seconds).formatted(isoWithMilliseconds)
     }

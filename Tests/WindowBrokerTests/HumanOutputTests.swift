@@ -119,7 +119,7 @@ final class HumanOutputTests: BrokerTestCase {
         for (value, placeholder) in replacements { out = out.replacingOccurrences(of: value, with: placeholder) }
         let patterns: [(String, String)] = [
             (#"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"#, "<time>"),
-            (#"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d"#, "<time>"),
+            (#"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{3})? [+-]\d\d:\d\d"#, "<time>"),
             (#"\b(just now|\d+s ago|\d+ min ago|\d+h ago|\d+ days ago)"#, "<ago>"),
             (#"\bup (\d+d )?(\d+h ?)?(\d+min ?)?(\d+s)?"#, "up <uptime>"),
             (#"\d+(\.\d+)? (B|KiB|MiB|GiB)\b"#, "<size>"),

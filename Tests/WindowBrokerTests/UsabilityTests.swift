@@ -267,6 +267,26 @@ final class UsabilityTests: BrokerTestCase {
         XCTAssertEqual(try complete("wmctl menu invoke notes.ins"), ["notes.insertDate"])
     }
 
+    /// One rule for times (issue 22): people read local time with its offset, JSON has UTC.
+    func testTimesAreLocalWithAnOffsetForPeopleAndUTCInJSON() throws {
+        let session = try harness.openNote("timed")
+        _ = try harness.json("send", session, "print", "--arg", "text=tick")
+        func inTokyo(_ arguments: String...) -> String {
+            harness.run("/usr/bin/env", ["TZ=Asia/Tokyo", BrokerHarness.binDirectory + "/wmctl", "--socket", harness.socketPath] + arguments).stdout
+        }
+        let local = #"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \+09:00"#
+        XCTAssertNotNil(inTokyo("show", session).range(of: "created +" + local, options: .regularExpression), inTokyo("show", session))
+        try harness.eventually("the line is kept") { inTokyo("logs", session).contains("tick") }
+        XCTAssertNotNil(inTokyo("logs", session).range(of: #"\d\d:\d\d:\d\d\.\d{3} \+09:00  \["#, options: .regularExpression), inTokyo("logs", session))
+        let watch = try harness.subscribed(try harness.start("/usr/bin/env", [
+            "TZ=Asia/Tokyo", BrokerHarness.binDirectory + "/wmctl", "--socket", harness.socketPath, "watch", "--count", "1"]))
+        _ = try harness.json("background", session)
+        XCTAssertEqual(watch.wait().code, 0)
+        XCTAssertNotNil(watch.output.range(of: #"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} \+09:00 "#, options: .regularExpression), watch.output)
+        let json = try XCTUnwrap(try harness.jsonList("logs", session).first?["time"] as? String)
+        XCTAssertTrue(json.hasSuffix("Z"), json)
+    }
+
     func testTopShowsALiveViewAndQuitsOnQ() throws {
         let session = try harness.openNote("watched", title: "Top of the list")
         let once = harness.wmctl("top", "--once")
