@@ -62,6 +62,23 @@ env -i "$P/bin/wmctl" --socket "$SOCK" open tally
 env -i PATH=/usr/bin:/bin HOME="$RUN" /usr/bin/python3 "$EX/wbclient.py" --socket "$SOCK" sessions | grep -q '"title":"Tally: 0"' \
   || { echo "the installed Python client does not see the installed Python scene"; cat "$RUN/broker.log"; exit 1; }
 kill $BROKER; wait $BROKER 2>/dev/null || true
+# An app in a package of its own (Examples/hello-scene, depending on this checkout's SceneWorker
+# by path) builds, and the installed broker runs it: its action, its restoration, its print().
+"${SWIFT:-swift}" build --package-path Examples/hello-scene >/dev/null
+env -i PATH=/usr/bin:/bin HOME="$RUN" XDG_RUNTIME_DIR="$RUN" XDG_STATE_HOME="$RUN/state" \
+  "$P/bin/windowbrokerd" --apps-dir Examples/hello-scene >"$RUN/hello.log" 2>&1 &
+BROKER=$!
+for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.1; done
+HELLO=$(env -i "$P/bin/wmctl" --socket "$SOCK" --json open hello | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["session"])')
+env -i "$P/bin/wmctl" --socket "$SOCK" send "$HELLO" greet --arg name=Ada | grep -q '"hello, Ada (1 greeted)"'
+env -i "$P/bin/wmctl" --socket "$SOCK" background "$HELLO" >/dev/null
+env -i "$P/bin/wmctl" --socket "$SOCK" reclaim "$HELLO" >/dev/null
+env -i "$P/bin/wmctl" --socket "$SOCK" activate "$HELLO" >/dev/null
+env -i "$P/bin/wmctl" --socket "$SOCK" send "$HELLO" greet --arg name=Grace | grep -q '"hello, Grace (2 greeted)"' \
+  || { echo "the separate package's app did not come back restored"; cat "$RUN/hello.log"; exit 1; }
+env -i "$P/bin/wmctl" --socket "$SOCK" logs "$HELLO" | grep -q "hello-scene: greeted Grace" \
+  || { echo "the app's print() did not reach wmctl logs"; cat "$RUN/hello.log"; exit 1; }
+kill $BROKER; wait $BROKER 2>/dev/null || true
 echo "sizes: $(du -h "$P/bin/windowbrokerd" "$P/bin/wmctl" "$P/libexec/windowbroker/notes" | awk '{print $2 ": " $1}' | xargs)"
 make --no-print-directory uninstall DESTDIR="$STAGE" PREFIX=/usr/local >/dev/null
 left=$(find "$STAGE" -mindepth 1 -path "$STAGE/run" -prune -o -print | sed "s|$STAGE||" | grep -v '^/usr$\|^/usr/local$\|^/prefix$' || true)

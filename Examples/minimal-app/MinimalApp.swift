@@ -1,10 +1,10 @@
-import SceneWorker  // re-exports IPCWire: UserActivity, PlistValue, BrokerError, UpdateEvent
+import SceneWorker  // re-exports IPCWire: SessionID, UserActivity, PlistValue, BrokerError, UpdateEvent
 
 @main struct Main { static func main() async { await SceneWorker.run(MyApp()) } }
 
 @MainActor final class MyApp: AppDelegate {
     func makeSceneDelegate(for session: SceneSessionInfo) -> any SceneDelegate { MyScene() }
-    func didDiscardSceneSessions(_ ids: [String]) { /* delete drafts of those sessions */ }
+    func didDiscardSceneSessions(_ ids: [SessionID]) { /* delete drafts of those sessions */ }
 }
 
 @MainActor final class MyScene: SceneDelegate {
