@@ -39,6 +39,16 @@ mkdir -m 0700 "$STAGE/run"
 MAN_CHECK=(); command -v man >/dev/null || MAN_CHECK=(--man=no)  # man pages checked only where man exists
 XDG_RUNTIME_DIR="$STAGE/run" MANPATH="$STAGE/prefix/share/man" systemd-analyze --user verify "${MAN_CHECK[@]}" \
   "$STAGE/prefix/share/systemd/user/windowbroker.socket" "$STAGE/prefix/share/systemd/user/windowbroker.service"
+# A prefix that is not on XDG_DATA_DIRS: the broker finds the apps installed with it.
+mkdir -m 0700 "$STAGE/run2"
+env -i PATH=/usr/bin:/bin HOME="$STAGE/run2" XDG_RUNTIME_DIR="$STAGE/run2" XDG_STATE_HOME="$STAGE/run2/state" \
+  "$STAGE/prefix/bin/windowbrokerd" >"$STAGE/run2/broker.log" 2>&1 &
+BROKER2=$!
+for _ in $(seq 100); do [ -S "$STAGE/run2/windowbroker/control.sock" ] && break; sleep 0.1; done
+APPS=$(env -i "$STAGE/prefix/bin/wmctl" --socket "$STAGE/run2/windowbroker/control.sock" apps)
+kill $BROKER2; wait $BROKER2 2>/dev/null || true
+grep -q "^notes " <<<"$APPS" || { echo "a broker in a prefix off XDG_DATA_DIRS does not find its own apps:"; echo "$APPS"; cat "$STAGE/run2/broker.log"; exit 1; }
+rm -rf "$STAGE/run2"
 make --no-print-directory uninstall PREFIX="$STAGE/prefix" >/dev/null
 # No toolchain needed: no RUNPATH into it, no Swift runtime libraries from it, and they run with nothing set.
 for b in "$P/bin/windowbrokerd" "$P/bin/wmctl" "$P/libexec/windowbroker/notes"; do

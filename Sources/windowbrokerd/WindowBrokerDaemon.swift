@@ -13,7 +13,7 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
         abstract: "The windowbroker daemon: one worker process per scene, persistent sessions, state restoration.",
         version: WireProtocol.versionLine)
 
-    @Option(name: .customLong("apps-dir"), help: "A directory of app manifests (*.json). Repeatable. Default: $XDG_DATA_HOME/windowbroker/apps and $XDG_DATA_DIRS.")
+    @Option(name: .customLong("apps-dir"), help: "A directory of app manifests (*.json). Repeatable. Default: $XDG_DATA_HOME/windowbroker/apps, each of $XDG_DATA_DIRS, then share/windowbroker/apps of the prefix this broker is installed in.")
     var appsDirectories: [String] = []
 
     @Option(name: .customLong("state-dir"), help: "Where state.sqlite lives. Default: $XDG_STATE_HOME/windowbroker.")
@@ -156,6 +156,12 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
             stateDirectory: stateDirectory.map(Self.absolute),
             runtimeDirectory: runtimeDirectory.map(Self.absolute),
             helperDirectory: Self.ownDirectory())
+        // The apps installed with this broker (PREFIX/share/windowbroker/apps beside PREFIX/bin),
+        // last: an install into a prefix that is not on XDG_DATA_DIRS still finds its own apps.
+        if appsDirectories.isEmpty, let own = Self.ownDirectory() {
+            let installed = ((own as NSString).appendingPathComponent("../share/windowbroker/apps") as NSString).standardizingPath
+            if !configuration.appsDirectories.contains(installed) { configuration.appsDirectories.append(installed) }
+        }
         configuration.maxForegroundScenes = max(1, maxForeground)
         configuration.maxLiveWorkers = max(1, maxWorkers)
         configuration.restorationTimeout = restorationTimeout.duration
