@@ -100,6 +100,8 @@ gzip -9nf "$DESTDIR$MANDIR/man1/wmctl.1" "$DESTDIR$MANDIR/man1/windowbrokerd.1" 
 
 install -m 0644 README.md config/windowbrokerd.conf.example "$DESTDIR$DOCDIR/"
 install -m 0644 docs/*.md "$DESTDIR$DOCDIR/docs/"
+install -d "$DESTDIR$DOCDIR/docs/images"
+install -m 0644 docs/images/*.png "$DESTDIR$DOCDIR/docs/images/"
 # The JSON Schemas of wmctl --json, the wire schema, and the Python examples, which find the
 # .proto at ../../proto from where they are installed.
 install -d "$DESTDIR$DOCDIR/docs/schema" "$DESTDIR$DOCDIR/proto" "$DESTDIR$DOCDIR/examples/python/apps"
