@@ -672,7 +672,7 @@ final class NoteSceneDelegate: SceneDelegate {
             UnsafeMutablePointer<Int>(bitPattern: 0x10)!.pointee = 1
             return .performed(nil)
         default:
-            return .declined("unknown action '\(action.name)' (type, focus, set-text, tag, searchable, move-cursor, state, toggle-toolbar, set-default, post, scroll, store, hang, open-in-window, open-other-app, activate-session, dismiss, close-session, refresh, allocate, fill-cache, set-restore-delay, set-save-delay, hang-on-save, close-socket, environment, open-files, crash)")
+            return .declined("unknown action '\(action.name)'; `wmctl actions \(scene.session.id)` lists the actions notes declares")
         }
     }
 

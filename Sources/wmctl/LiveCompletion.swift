@@ -48,6 +48,16 @@ enum LiveCompletion {
 
     static let eventNames = CompletionKind.list(WireProtocol.eventNames.sorted())
 
+    /// The actions the app of the session named after `send` declares.
+    static let actions = CompletionKind.custom { words, _, prefix in
+        let session = words.firstIndex(of: "send").flatMap { $0 + 1 < words.count ? words[$0 + 1] : nil } ?? ""
+        return query(words) { client in
+            guard case .session(let info) = try await client.request(.show(.with { $0.sessionID = session })),
+                  case .apps(let reply) = try await client.request(.apps(.init())) else { return [] }
+            return (reply.apps.first { $0.id == info.appID }?.actions ?? []).map(\.name).filter { $0.hasPrefix(prefix) }.sorted()
+        }
+    }
+
     /// The keys of the app's shared defaults (`defaults APP get|set|delete KEY`).
     static let defaultsKeys = CompletionKind.custom { words, _, prefix in
         let app = words.firstIndex(of: "defaults").flatMap { $0 + 1 < words.count ? words[$0 + 1] : nil } ?? ""

@@ -212,11 +212,54 @@ struct Show: AsyncParsableCommand {
     }
 }
 
+struct Actions: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The actions a session's scene takes (or an app's, with --app), as its manifest declares them, for `wmctl send`.")
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The session id (or a unique prefix of 4+ characters).", completion: LiveCompletion.sessions) var session: String?
+    @Option(help: "An app instead of a session.", completion: LiveCompletion.apps) var app: String?
+
+    func validate() throws {
+        guard (session == nil) != (app == nil) else { throw ValidationError("name a session or --app APP, one of them") }
+    }
+
+    func run() async throws {
+        let global = self.global
+        let (session, app) = (self.session, self.app)
+        try await global.withBroker { client in
+            let appID: String
+            if let app {
+                appID = app
+            } else {
+                guard case .session(let info) = try await client.request(.show(.with { $0.sessionID = session ?? "" })) else {
+                    throw BrokerError.unexpectedReply
+                }
+                appID = info.appID
+            }
+            guard case .apps(let reply) = try await client.request(.apps(.init())) else { throw BrokerError.unexpectedReply }
+            guard let declared = reply.apps.first(where: { $0.id == appID }) else {
+                throw BrokerError(.unknownApp, "no app '\(appID)' is installed; `wmctl apps` lists them")
+            }
+            global.emit(.list(declared.actions.map {
+                .dictionary(["name": .string($0.name), "arguments": .list($0.arguments.map { .string($0) }), "description": .string($0.description_p)])
+            })) {
+                guard !declared.actions.isEmpty else { return "(app '\(appID)' declares no actions in its manifest)" }
+                // As `send` takes it, then what it does, indented: descriptions are sentences.
+                return declared.actions.map { action in
+                    ([action.name] + action.arguments.map { "--arg \($0)=..." }).joined(separator: " ")
+                        + (action.description_p.isEmpty ? "" : "\n    " + action.description_p)
+                }.joined(separator: "\n")
+            }
+        }
+    }
+}
+
 struct Send: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Send an action to a connected scene.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The session id (or a unique prefix of 4+ characters).", completion: LiveCompletion.sessions) var session: String
-    @Argument(help: "The action name (notes: type, move-cursor, state).") var action: String
+    @Argument(help: "The action's name (`wmctl actions SESSION` lists what the scene's app declares).", completion: LiveCompletion.actions)
+    var action: String
     @Option(help: "An argument KEY=VALUE. Repeatable.") var arg: [String] = []
 
     func run() async throws {

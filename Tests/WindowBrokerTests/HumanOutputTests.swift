@@ -46,6 +46,7 @@ final class HumanOutputTests: BrokerTestCase {
         try record("key", "ctrl+shift+p", "--session", shopping)
         _ = try harness.json("send", shopping, "set-text", "--arg", "text=卵と牛乳")
         try record("send", shopping, "fly", "--arg", "to=moon", expectExit: 1)
+        try record("actions", "--app", "notes-single")
         try record("logs", shopping)
         try record("ping", "--count", "5")
         try record("pressure")

@@ -67,6 +67,8 @@ final class JSONSchemaTests: BrokerTestCase {
         try check("show", ["show", session])
         try check("send", ["send", session, "state"])
         try check("send", ["send", session, "no-such-action"], expectExit: 1)
+        try check("actions", ["actions", session])
+        try check("actions", ["actions", "--app", "notes"])
         try check("post", ["post", "notes", "ping", "--wait"])
         try check("post", ["post", "notes", "ping"])
         try harness.eventually("indexed") { !(try harness.jsonList("search", "schema")).isEmpty }

@@ -265,6 +265,30 @@ final class UsabilityTests: BrokerTestCase {
         let shortcuts = try complete("wmctl key ctrl+")
         XCTAssertTrue(shortcuts.contains("ctrl+u"), "\(shortcuts)")
         XCTAssertEqual(try complete("wmctl menu invoke notes.ins"), ["notes.insertDate"])
+        // The actions the session's app declares (its manifest's "actions").
+        XCTAssertEqual(try complete("wmctl send \(session) ty"), ["type"])
+        XCTAssertEqual(try complete("wmctl send \(session.prefix(8)) set-t"), ["set-text"])
+    }
+
+    /// Apps declare the actions their scenes take; wmctl lists them (issue 22, section 4).
+    func testAppsDeclareTheirActionsAndWmctlListsThem() throws {
+        let session = try harness.openNote("acting")
+        let listed = harness.wmctl("actions", session)
+        XCTAssertEqual(listed.code, 0, listed.stderr)
+        XCTAssertTrue(listed.stdout.contains("type --arg text=...\n    Types text at the cursor; the note is saved and every window on it follows.\n"),
+                      listed.stdout)
+        XCTAssertEqual(harness.wmctl("actions", "--app", "notes").stdout, listed.stdout)
+        let declined = harness.wmctl("send", session, "no-such-action")
+        XCTAssertEqual(declined.code, 1)
+        XCTAssertTrue(declined.stdout.contains("`wmctl actions \(session)` lists"), declined.stdout)
+        XCTAssertEqual(harness.wmctl("actions").code, 2, "a session or --app")
+        // Declared twice: the manifest is skipped, and wmctl apps says why.
+        let manifest = harness.appsDirectory + "/twice.json"
+        try JSONSerialization.data(withJSONObject: [
+            "id": "twice", "executable": "/bin/true", "actions": [["name": "go"], ["name": "go"]],
+        ]).write(to: URL(fileURLWithPath: manifest))
+        kill(harness.brokerPID, SIGHUP)
+        try harness.eventually("the manifest is refused") { harness.wmctl("apps").stdout.contains("actions[1].name': 'go' is declared twice") }
     }
 
     /// One rule for times (issue 22): people read local time with its offset, JSON has UTC.

@@ -1000,6 +1000,26 @@ package nonisolated struct Windowbroker_V1_AppInfo: Sendable {
   /// Menus and commands of the manifest that could not be inserted (file, element, reason).
   package var commandErrors: [String] = []
 
+  /// The actions its scenes take (`wmctl send`), as the manifest declares them.
+  package var actions: [Windowbroker_V1_ActionInfo] = []
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
+}
+
+package nonisolated struct Windowbroker_V1_ActionInfo: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  package var name: String = String()
+
+  package var description_p: String = String()
+
+  /// The names of the arguments it reads (`--arg NAME=VALUE`).
+  package var arguments: [String] = []
+
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
@@ -4715,7 +4735,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Windowbroker_V1_AppInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".AppInfo"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{3}supports_multiple_scenes\0\u{3}activity_types\0\u{1}configurations\0\u{3}command_errors\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{3}supports_multiple_scenes\0\u{3}activity_types\0\u{1}configurations\0\u{3}command_errors\0\u{1}actions\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4729,6 +4749,7 @@ nonisolated extension Windowbroker_V1_AppInfo: SwiftProtobuf.Message, SwiftProto
       case 4: try { try decoder.decodeRepeatedStringField(value: &self.activityTypes) }()
       case 5: try { try decoder.decodeRepeatedStringField(value: &self.configurations) }()
       case 6: try { try decoder.decodeRepeatedStringField(value: &self.commandErrors) }()
+      case 7: try { try decoder.decodeRepeatedMessageField(value: &self.actions) }()
       default: break
       }
     }
@@ -4753,6 +4774,9 @@ nonisolated extension Windowbroker_V1_AppInfo: SwiftProtobuf.Message, SwiftProto
     if !self.commandErrors.isEmpty {
       try visitor.visitRepeatedStringField(value: self.commandErrors, fieldNumber: 6)
     }
+    if !self.actions.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.actions, fieldNumber: 7)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4763,6 +4787,47 @@ nonisolated extension Windowbroker_V1_AppInfo: SwiftProtobuf.Message, SwiftProto
     if lhs.activityTypes != rhs.activityTypes {return false}
     if lhs.configurations != rhs.configurations {return false}
     if lhs.commandErrors != rhs.commandErrors {return false}
+    if lhs.actions != rhs.actions {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_ActionInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".ActionInfo"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}name\0\u{1}description\0\u{1}arguments\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.name) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.description_p) }()
+      case 3: try { try decoder.decodeRepeatedStringField(value: &self.arguments) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.name.isEmpty {
+      try visitor.visitSingularStringField(value: self.name, fieldNumber: 1)
+    }
+    if !self.description_p.isEmpty {
+      try visitor.visitSingularStringField(value: self.description_p, fieldNumber: 2)
+    }
+    if !self.arguments.isEmpty {
+      try visitor.visitRepeatedStringField(value: self.arguments, fieldNumber: 3)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Windowbroker_V1_ActionInfo, rhs: Windowbroker_V1_ActionInfo) -> Bool {
+    if lhs.name != rhs.name {return false}
+    if lhs.description_p != rhs.description_p {return false}
+    if lhs.arguments != rhs.arguments {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

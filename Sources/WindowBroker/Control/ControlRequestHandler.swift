@@ -262,6 +262,13 @@ struct ControlRequestHandler: Sendable {
                         $0.activityTypes = app.activityTypes
                         $0.configurations = app.configurations.map(\.name)
                         $0.commandErrors = app.commandErrors
+                        $0.actions = app.actions.map { action in
+                            .with {
+                                $0.name = action.name
+                                $0.description_p = action.description ?? ""
+                                $0.arguments = action.arguments ?? []
+                            }
+                        }
                     }
                 }
             })

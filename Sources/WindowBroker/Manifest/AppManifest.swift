@@ -14,7 +14,8 @@ import Foundation
 ///       "canActivate": ["*"], "prefersToActivate": [] }
 ///   ],
 ///   "activityTypes": ["notes.edit"],
-///   "prewarm": 1
+///   "prewarm": 1,
+///   "actions": [{ "name": "type", "arguments": ["text"], "description": "Types text at the cursor." }]
 /// }
 /// ```
 /// `executable` is an absolute path, a path relative to the manifest's directory (it contains
@@ -29,6 +30,14 @@ public struct AppManifest: Sendable, Equatable {
         public var prefersToActivate: [String]?
     }
 
+    /// An action the app's scenes take (`wmctl send SESSION NAME --arg K=V`): declared so that
+    /// people and completions can find it (`wmctl actions`).
+    public struct Action: Sendable, Equatable, Codable {
+        public var name: String
+        public var description: String?
+        public var arguments: [String]?
+    }
+
     public var id: String
     public var name: String
     public var executable: String
@@ -41,6 +50,7 @@ public struct AppManifest: Sendable, Equatable {
     public var prewarm: Int
     /// The file it was read from, for messages.
     public var source: String
+    public var actions: [Action] = []
     /// The system menu with the manifest's `menus` and `commands` inserted.
     public var mainMenu = MainMenu.system
     /// What of those could not be inserted: "file: command 'id': reason". The rest loaded.

@@ -97,6 +97,7 @@ public struct ManifestLoader: Sendable {
         var configurations: [AppManifest.Configuration]?
         var activityTypes: [String]?
         var prewarm: Int?
+        var actions: [AppManifest.Action]?
     }
 
     /// `menus` and `commands` are read element by element: one bad command is reported and
@@ -181,6 +182,16 @@ public struct ManifestLoader: Sendable {
             prewarm: prewarm,
             source: file
         )
+        var actionNames = Set<String>()
+        for (i, action) in (raw.actions ?? []).enumerated() {
+            guard !action.name.isEmpty, !action.name.contains(where: \.isWhitespace) else {
+                throw ManifestProblem(file: file, field: "actions[\(i)].name", reason: "'\(action.name)' must be a word with no spaces")
+            }
+            guard actionNames.insert(action.name).inserted else {
+                throw ManifestProblem(file: file, field: "actions[\(i)].name", reason: "'\(action.name)' is declared twice")
+            }
+        }
+        manifest.actions = raw.actions ?? []
         (manifest.mainMenu, manifest.commandErrors) = Self.mainMenu(file: file, data: data)
         return manifest
     }
@@ -279,7 +290,7 @@ public struct ManifestLoader: Sendable {
         return found
     }
 
-    static let knownKeys: Set<String> = ["id", "name", "executable", "arguments", "supportsMultipleScenes", "configurations", "activityTypes", "prewarm", "menus", "commands"]
+    static let knownKeys: Set<String> = ["id", "name", "executable", "arguments", "supportsMultipleScenes", "configurations", "activityTypes", "prewarm", "menus", "commands", "actions"]
     static let knownConfigurationKeys: Set<String> = ["name", "role", "delegate", "canActivate", "prefersToActivate"]
 
     /// Keys the broker does not know, as warnings: a misspelt `prefersToActivate` would
