@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "windowbrokerd", targets: ["windowbrokerd"]),
         .executable(name: "wmctl", targets: ["wmctl"]),
         .executable(name: "notes", targets: ["notes"]),
+        .executable(name: "windowbroker-ui", targets: ["windowbroker-ui"]),
         .library(name: "SceneWorker", targets: ["SceneWorker"]),
         .library(name: "IPCWire", targets: ["IPCWire"]),
     ],
@@ -82,6 +83,7 @@ let package = Package(
         .target(
             name: "CSceneWindow",
             dependencies: ["CWaylandCairo"],
+            exclude: ["protocol"],
             linkerSettings: ["wayland-client", "xkbcommon", "pangocairo-1.0", "pango-1.0", "gobject-2.0", "glib-2.0", "cairo"].map { .linkedLibrary($0) }
         ),
         .target(name: "SceneWindow", dependencies: ["CSceneWindow"]),
@@ -108,6 +110,14 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "notes", dependencies: ["SceneWorker", "IPCWire"]),
+        // The system UI the broker starts on the compositor: the switcher, the command overlay.
+        .executableTarget(
+            name: "windowbroker-ui",
+            dependencies: [
+                "IPCWire", "SceneWindow",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         // The README's SDK sample, built with everything else so it keeps compiling.
         .executableTarget(name: "minimal-app", dependencies: ["SceneWorker"], path: "Examples/minimal-app"),
         // The fuzz target (make fuzz builds it with -sanitize=fuzzer; built normally it replays inputs).

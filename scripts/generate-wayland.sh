@@ -19,3 +19,9 @@ cd ../wb-pointer
 xml=protocol/wlr-virtual-pointer-unstable-v1.xml
 wayland-scanner client-header "$xml" wlr-virtual-pointer-unstable-v1-client-protocol.h
 wayland-scanner private-code "$xml" wlr-virtual-pointer-unstable-v1-protocol.c
+# The system UI's layer surfaces (switcher, command overlay): wlroots' layer shell, described
+# in the repository for the same reason.
+cd ../CSceneWindow
+xml=protocol/wlr-layer-shell-unstable-v1.xml
+wayland-scanner client-header "$xml" wlr-layer-shell-unstable-v1-client-protocol.h
+wayland-scanner private-code "$xml" wlr-layer-shell-unstable-v1-protocol.c

@@ -6,6 +6,7 @@
 #include "xdg-shell-client-protocol.h"
 #include "xdg-activation-v1-client-protocol.h"
 #include "xdg-decoration-unstable-v1-client-protocol.h"
+#include "wayland_common.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -51,9 +52,7 @@ struct sw_window {
     uint8_t *drag_data;
     int32_t drag_length;
     int drag_dropped;
-    struct xkb_context *xkb;
-    struct xkb_keymap *keymap;
-    struct xkb_state *xkb_state;
+    struct sw_keys keys;
     sw_callbacks callbacks;
     // What the last xdg_toplevel.configure asked for, applied at xdg_surface.configure.
     int32_t pending_width, pending_height, pending_activated;
@@ -102,64 +101,25 @@ static const struct xdg_wm_base_listener wm_base_listener = { wm_base_ping };
 
 // ---------------------------------------------------------------- the keyboard
 
-static void drop_keymap(struct sw_window *w) {
-    if (w->xkb_state) xkb_state_unref(w->xkb_state);
-    if (w->keymap) xkb_keymap_unref(w->keymap);
-    w->xkb_state = NULL;
-    w->keymap = NULL;
-}
-
-// Every keymap event replaces the keymap: a virtual keyboard (wtype, an input method) brings
-// its own each time it types.
 static void keyboard_keymap(void *data, struct wl_keyboard *keyboard, uint32_t format, int32_t fd, uint32_t size) {
     struct sw_window *w = data;
-    if (format != WL_KEYBOARD_KEYMAP_FORMAT_XKB_V1) {
-        close(fd);
-        return;
-    }
-    char *text = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (text == MAP_FAILED) return;
-    struct xkb_keymap *keymap = xkb_keymap_new_from_string(w->xkb, text, XKB_KEYMAP_FORMAT_TEXT_V1, XKB_KEYMAP_COMPILE_NO_FLAGS);
-    munmap(text, size);
-    if (!keymap) return;
-    drop_keymap(w);
-    w->keymap = keymap;
-    w->xkb_state = xkb_state_new(keymap);
+    sw_keys_keymap(&w->keys, format, fd, size);
 }
 
 static void keyboard_enter(void *data, struct wl_keyboard *keyboard, uint32_t serial, struct wl_surface *surface, struct wl_array *keys) {}
 static void keyboard_leave(void *data, struct wl_keyboard *keyboard, uint32_t serial, struct wl_surface *surface) {}
 
-static uint32_t held_modifiers(struct xkb_state *state) {
-    uint32_t held = 0;
-    if (xkb_state_mod_name_is_active(state, XKB_MOD_NAME_CTRL, XKB_STATE_MODS_EFFECTIVE) > 0) held |= SW_MOD_CTRL;
-    if (xkb_state_mod_name_is_active(state, XKB_MOD_NAME_ALT, XKB_STATE_MODS_EFFECTIVE) > 0) held |= SW_MOD_ALT;
-    if (xkb_state_mod_name_is_active(state, XKB_MOD_NAME_SHIFT, XKB_STATE_MODS_EFFECTIVE) > 0) held |= SW_MOD_SHIFT;
-    if (xkb_state_mod_name_is_active(state, XKB_MOD_NAME_LOGO, XKB_STATE_MODS_EFFECTIVE) > 0) held |= SW_MOD_SUPER;
-    return held;
-}
-
 static void keyboard_key(void *data, struct wl_keyboard *keyboard, uint32_t serial, uint32_t time, uint32_t key, uint32_t state) {
     struct sw_window *w = data;
-    if (state != WL_KEYBOARD_KEY_STATE_PRESSED || !w->xkb_state || !w->callbacks.key) return;
-    xkb_keycode_t code = key + 8;  // evdev to xkb
-    // The key's name at its base level: ctrl+shift+u is named u, not U.
-    const xkb_keysym_t *syms;
-    xkb_layout_index_t layout = xkb_state_key_get_layout(w->xkb_state, code);
-    int count = xkb_keymap_key_get_syms_by_level(w->keymap, code, layout == XKB_LAYOUT_INVALID ? 0 : layout, 0, &syms);
-    if (count <= 0) return;
-    char name[64];
-    if (xkb_keysym_get_name(syms[0], name, sizeof name) <= 0) return;
-    for (char *c = name; *c; c++) *c = (char)tolower((unsigned char)*c);
-    char text[64];
-    if (xkb_state_key_get_utf8(w->xkb_state, code, text, sizeof text) < 0) text[0] = 0;
-    w->callbacks.key(w->callbacks.context, name, held_modifiers(w->xkb_state), text);
+    if (state != WL_KEYBOARD_KEY_STATE_PRESSED || !w->callbacks.key) return;
+    char name[64], text[64];
+    if (!sw_keys_describe(&w->keys, key, name, text)) return;
+    w->callbacks.key(w->callbacks.context, name, sw_keys_held(&w->keys), text);
 }
 
 static void keyboard_modifiers(void *data, struct wl_keyboard *keyboard, uint32_t serial, uint32_t depressed, uint32_t latched, uint32_t locked, uint32_t group) {
     struct sw_window *w = data;
-    if (w->xkb_state) xkb_state_update_mask(w->xkb_state, depressed, latched, locked, 0, 0, group);
+    sw_keys_modifiers(&w->keys, depressed, latched, locked, group);
 }
 
 static void keyboard_repeat_info(void *data, struct wl_keyboard *keyboard, int32_t rate, int32_t delay) {}
@@ -393,7 +353,6 @@ static void seat_capabilities(void *data, struct wl_seat *seat, uint32_t capabil
     } else if (!has_keyboard && w->keyboard) {
         wl_keyboard_destroy(w->keyboard);
         w->keyboard = NULL;
-        drop_keymap(w);
     }
 }
 
@@ -444,52 +403,12 @@ static const struct xdg_surface_listener xdg_surface_listener = { xdg_surface_co
 
 // ---------------------------------------------------------------- drawing
 
-static void buffer_release(void *data, struct wl_buffer *buffer) {
-    wl_buffer_destroy(buffer);
-}
-
-static const struct wl_buffer_listener buffer_listener = { buffer_release };
-
-/// A shared-memory buffer of the window's size; the compositor releases it after use.
-static struct wl_buffer *make_buffer(struct sw_window *w, void **pixels, size_t *size) {
-    int stride = w->width * 4;
-    *size = (size_t)stride * (size_t)w->height;
-    int fd = memfd_create("scene-window", MFD_CLOEXEC);
-    if (fd < 0) return NULL;
-    if (ftruncate(fd, (off_t)*size) < 0) {
-        close(fd);
-        return NULL;
-    }
-    *pixels = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (*pixels == MAP_FAILED) {
-        close(fd);
-        return NULL;
-    }
-    struct wl_shm_pool *pool = wl_shm_create_pool(w->shm, fd, (int32_t)*size);
-    struct wl_buffer *buffer = wl_shm_pool_create_buffer(pool, 0, w->width, w->height, stride, WL_SHM_FORMAT_ARGB8888);
-    wl_shm_pool_destroy(pool);
-    close(fd);
-    wl_buffer_add_listener(buffer, &buffer_listener, NULL);
-    return buffer;
-}
-
-static PangoLayout *layout(cairo_t *cr, const char *font, const char *text, int width) {
-    PangoLayout *layout = pango_cairo_create_layout(cr);
-    PangoFontDescription *description = pango_font_description_from_string(font);
-    pango_layout_set_font_description(layout, description);
-    pango_font_description_free(description);
-    pango_layout_set_width(layout, width * PANGO_SCALE);
-    pango_layout_set_wrap(layout, PANGO_WRAP_WORD_CHAR);
-    pango_layout_set_text(layout, text ? text : "", -1);
-    return layout;
-}
-
 int32_t sw_text_index_at(sw_window *w, double x, double y) {
     if (!w->configured || w->width <= 0) return -1;
     cairo_surface_t *scratch = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 1, 1);
     cairo_t *cr = cairo_create(scratch);
     int text_width = w->width - 2 * MARGIN;
-    PangoLayout *body = layout(cr, "Sans 13", w->text, text_width < 1 ? 1 : text_width);
+    PangoLayout *body = sw_text_layout(cr, "Sans 13", w->text, text_width < 1 ? 1 : text_width);
     int index = -1, trailing = 0;
     double lx = x - MARGIN, ly = y - (HEADING_HEIGHT + MARGIN);
     int inside = ly >= 0 && pango_layout_xy_to_index(body, (int)(lx * PANGO_SCALE), (int)(ly * PANGO_SCALE), &index, &trailing);
@@ -519,13 +438,13 @@ static void paint(cairo_t *cr, int width, int height, const char *heading_text, 
     cairo_fill(cr);
     int text_width = width - 2 * MARGIN;
     if (text_width < 1) text_width = 1;
-    PangoLayout *heading = layout(cr, "Sans Bold 13", heading_text, text_width);
+    PangoLayout *heading = sw_text_layout(cr, "Sans Bold 13", heading_text, text_width);
     pango_layout_set_ellipsize(heading, PANGO_ELLIPSIZE_END);
     cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
     cairo_move_to(cr, MARGIN, 10);
     pango_cairo_show_layout(cr, heading);
     g_object_unref(heading);
-    PangoLayout *body = layout(cr, "Sans 13", text, text_width);
+    PangoLayout *body = sw_text_layout(cr, "Sans 13", text, text_width);
     cairo_set_source_rgb(cr, 0.13, 0.13, 0.13);
     cairo_move_to(cr, MARGIN, HEADING_HEIGHT + MARGIN);
     pango_cairo_show_layout(cr, body);
@@ -545,7 +464,7 @@ static void draw(struct sw_window *w) {
     if (!w->configured || w->width <= 0 || w->height <= 0) return;
     void *pixels;
     size_t size;
-    struct wl_buffer *buffer = make_buffer(w, &pixels, &size);
+    struct wl_buffer *buffer = sw_shm_buffer(w->shm, w->width, w->height, &pixels, &size);
     if (!buffer) return;
     cairo_surface_t *target = cairo_image_surface_create_for_data(pixels, CAIRO_FORMAT_ARGB32, w->width, w->height, w->width * 4);
     cairo_t *cr = cairo_create(target);
@@ -625,7 +544,7 @@ sw_window *sw_open(const char *app_id, const char *title, sw_callbacks callbacks
     w->display = display;
     w->callbacks = callbacks;
     w->cursor = -1;
-    w->xkb = xkb_context_new(XKB_CONTEXT_NO_FLAGS);
+    sw_keys_init(&w->keys);
     w->registry = wl_display_get_registry(display);
     wl_registry_add_listener(w->registry, &registry_listener, w);
     wl_display_roundtrip(display);
@@ -735,8 +654,7 @@ void sw_close(sw_window *w) {
     if (!w) return;
     if (w->keyboard) wl_keyboard_destroy(w->keyboard);
     if (w->seat) wl_seat_destroy(w->seat);
-    drop_keymap(w);
-    if (w->xkb) xkb_context_unref(w->xkb);
+    sw_keys_free(&w->keys);
     if (w->drag_source) wl_data_source_destroy(w->drag_source);
     free(w->drag_data);
     if (w->offer) wl_data_offer_destroy(w->offer);

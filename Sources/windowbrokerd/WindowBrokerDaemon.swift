@@ -60,6 +60,9 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
     @Option(help: "Serve org.windowbroker.Broker1 on the D-Bus session bus: auto (when there is one: DBUS_SESSION_BUS_ADDRESS, else $XDG_RUNTIME_DIR/bus), off.")
     var dbus = SessionBusUse.auto
 
+    @Option(help: "The system UI program that shows the switcher and the command overlay (default: windowbroker-ui beside windowbrokerd).", completion: .file())
+    var systemUI: String?
+
     @Option(help: "Updates queued for one scene before they are dropped for a single updatesDropped notice.")
     var updateQueueLimit = 256
 
@@ -175,6 +178,7 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
         }
         configuration.updateAckTimeout = updateAckTimeout.duration
         configuration.sessionBus = dbus == .auto
+        configuration.systemUI = systemUI.map(Self.absolute)
         configuration.controlIdleTimeout = TimeSpan(seconds: max(0.2, controlIdleTimeout.seconds)).duration
         configuration.launchTimeout = TimeSpan(seconds: max(0.1, launchTimeout.seconds)).duration
         configuration.startLimitBurst = max(1, startLimitBurst)

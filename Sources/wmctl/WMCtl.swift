@@ -86,11 +86,6 @@ func hoistingGlobalOptions(_ arguments: [String]) -> [String] {
     return Array(arguments[index...]) + leading
 }
 
-extension BrokerError {
-    /// The broker answered with a reply of another kind than the request asks for.
-    static let unexpectedReply = BrokerError(.malformedFrame, "the broker sent a reply of the wrong kind")
-}
-
 struct CLIExit: Error {
     var code: Int32
 }
@@ -111,7 +106,7 @@ struct WMCtl: AsyncParsableCommand {
         version: WireProtocol.versionLine,
         subcommands: [
             Status.self, Apps.self, Open.self, Activate.self, Background.self, Reclaim.self, Close.self, Refresh.self,
-            Sessions.self, Show.self, Send.self, Actions.self, Post.self, Defaults.self, Search.self, Menu.self, Commands.self, Key.self, Logs.self, Top.self, Watch.self, Ping.self, Pressure.self,
+            Sessions.self, Show.self, Send.self, Actions.self, Post.self, Defaults.self, Search.self, Menu.self, Commands.self, Key.self, Logs.self, Top.self, Watch.self, Ping.self, Pressure.self, Switcher.self, Overlay.self,
         ])
 }
 
@@ -186,22 +181,6 @@ struct GlobalOptions: ParsableArguments {
     }
 }
 
-extension BrokerClient {
-    /// Every session, page by page: however many there are, no reply outgrows a frame.
-    func allSessions(app: String = "") async throws -> [Windowbroker_V1_SessionInfo] {
-        var sessions: [Windowbroker_V1_SessionInfo] = []
-        var offset: UInt32 = 0
-        repeat {
-            guard case .sessions(let page) = try await request(.sessions(.with {
-                $0.appID = app
-                $0.offset = offset
-            })) else { throw BrokerError.unexpectedReply }
-            sessions += page.sessions
-            offset = page.nextOffset
-        } while offset != 0
-        return sessions
-    }
-}
 
 /// Round-trip times in microseconds, for the commands that measure (`ping`, `search --repeat-count`).
 struct LatencySamples {

@@ -108,3 +108,25 @@ package final class BrokerClient: Sendable {
         return kind
     }
 }
+
+extension BrokerError {
+    /// The broker answered with a reply of another kind than the request asks for.
+    package static let unexpectedReply = BrokerError(.malformedFrame, "the broker sent a reply of the wrong kind")
+}
+
+extension BrokerClient {
+    /// Every session, page by page: however many there are, no reply outgrows a frame.
+    package func allSessions(app: String = "") async throws -> [Windowbroker_V1_SessionInfo] {
+        var sessions: [Windowbroker_V1_SessionInfo] = []
+        var offset: UInt32 = 0
+        repeat {
+            guard case .sessions(let page) = try await request(.sessions(.with {
+                $0.appID = app
+                $0.offset = offset
+            })) else { throw BrokerError.unexpectedReply }
+            sessions += page.sessions
+            offset = page.nextOffset
+        } while offset != 0
+        return sessions
+    }
+}

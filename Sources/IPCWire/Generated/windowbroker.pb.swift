@@ -1567,6 +1567,16 @@ package nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     set {kind = .snapshot(newValue)}
   }
 
+  /// Shows a system UI surface on the compositor (the switcher, "Show All Windows", the
+  /// command overlay) or hides the one shown; answered once its first frame is on screen.
+  package var systemUi: Windowbroker_V1_SystemUIRequest {
+    get {
+      if case .systemUi(let v)? = kind {return v}
+      return Windowbroker_V1_SystemUIRequest()
+    }
+    set {kind = .systemUi(newValue)}
+  }
+
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -1602,8 +1612,119 @@ package nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     /// The latest snapshot of a session's window (a PNG the scene rendered when it last went
     /// to the background).
     case snapshot(Windowbroker_V1_SessionCommand)
+    /// Shows a system UI surface on the compositor (the switcher, "Show All Windows", the
+    /// command overlay) or hides the one shown; answered once its first frame is on screen.
+    case systemUi(Windowbroker_V1_SystemUIRequest)
 
   }
+
+  package init() {}
+}
+
+package nonisolated struct Windowbroker_V1_SystemUIRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  package var surface: Windowbroker_V1_SystemUIRequest.Surface = .switcher
+
+  /// Switcher: only this app's sessions and a card that opens a new window ("Show All Windows").
+  package var appID: String = String()
+
+  /// Command overlay: whose commands (empty: the key scene's).
+  package var sessionID: String = String()
+
+  /// Hides the surface shown, if any; the other fields are ignored.
+  package var hide: Bool = false
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package nonisolated enum Surface: SwiftProtobuf.Enum, Swift.CaseIterable {
+    package typealias RawValue = Int
+
+    /// Every session as a card, most recent first.
+    case switcher // = 0
+
+    /// The commands of a scene's app, with their shortcuts, grouped by menu.
+    case commandOverlay // = 1
+    case UNRECOGNIZED(Int)
+
+    package init() {
+      self = .switcher
+    }
+
+    package init?(rawValue: Int) {
+      switch rawValue {
+      case 0: self = .switcher
+      case 1: self = .commandOverlay
+      default: self = .UNRECOGNIZED(rawValue)
+      }
+    }
+
+    package var rawValue: Int {
+      switch self {
+      case .switcher: return 0
+      case .commandOverlay: return 1
+      case .UNRECOGNIZED(let i): return i
+      }
+    }
+
+    // The compiler won't synthesize support with the UNRECOGNIZED case.
+    package static let allCases: [Windowbroker_V1_SystemUIRequest.Surface] = [
+      .switcher,
+      .commandOverlay,
+    ]
+
+  }
+
+  package init() {}
+}
+
+/// Where the system UI drew one item (a card, a command), in surface pixels.
+package nonisolated struct Windowbroker_V1_SystemUIItem: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// A session id, "new-window", or a command id.
+  package var id: String = String()
+
+  package var x: Int32 = 0
+
+  package var y: Int32 = 0
+
+  package var width: Int32 = 0
+
+  package var height: Int32 = 0
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
+}
+
+package nonisolated struct Windowbroker_V1_SystemUIReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  /// The system UI process (0 when hide found none).
+  package var pid: UInt32 = 0
+
+  /// The items shown (on screen or scrolled off), in order; frames only for those on screen.
+  package var items: [Windowbroker_V1_SystemUIItem] = []
+
+  /// From the request to its first frame on screen.
+  package var firstFrameMicros: UInt64 = 0
+
+  /// The surface's size.
+  package var width: Int32 = 0
+
+  package var height: Int32 = 0
+
+  /// hide: whether a surface was shown.
+  package var hidden: Bool = false
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 }
@@ -2069,6 +2190,14 @@ package nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     set {kind = .snapshot(newValue)}
   }
 
+  package var systemUi: Windowbroker_V1_SystemUIReply {
+    get {
+      if case .systemUi(let v)? = kind {return v}
+      return Windowbroker_V1_SystemUIReply()
+    }
+    set {kind = .systemUi(newValue)}
+  }
+
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -2090,6 +2219,7 @@ package nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     case key(Windowbroker_V1_KeyReply)
     case logs(Windowbroker_V1_LogsReply)
     case snapshot(Windowbroker_V1_SnapshotReply)
+    case systemUi(Windowbroker_V1_SystemUIReply)
 
   }
 
@@ -5542,7 +5672,7 @@ nonisolated extension Windowbroker_V1_KeyReply: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".ControlRequest"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{1}open\0\u{1}activate\0\u{1}background\0\u{1}reclaim\0\u{1}close\0\u{1}sessions\0\u{1}show\0\u{1}send\0\u{1}watch\0\u{1}ping\0\u{1}pressure\0\u{3}simulate_pressure\0\u{1}refresh\0\u{1}post\0\u{1}defaults\0\u{1}search\0\u{1}menu\0\u{1}commands\0\u{1}key\0\u{3}menu_change\0\u{1}logs\0\u{1}snapshot\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{1}open\0\u{1}activate\0\u{1}background\0\u{1}reclaim\0\u{1}close\0\u{1}sessions\0\u{1}show\0\u{1}send\0\u{1}watch\0\u{1}ping\0\u{1}pressure\0\u{3}simulate_pressure\0\u{1}refresh\0\u{1}post\0\u{1}defaults\0\u{1}search\0\u{1}menu\0\u{1}commands\0\u{1}key\0\u{3}menu_change\0\u{1}logs\0\u{1}snapshot\0\u{3}system_ui\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5862,6 +5992,19 @@ nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, Swi
           self.kind = .snapshot(v)
         }
       }()
+      case 25: try {
+        var v: Windowbroker_V1_SystemUIRequest?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .systemUi(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .systemUi(v)
+        }
+      }()
       default: break
       }
     }
@@ -5969,6 +6112,10 @@ nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, Swi
       guard case .snapshot(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 24)
     }()
+    case .systemUi?: try {
+      guard case .systemUi(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 25)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -5976,6 +6123,160 @@ nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, Swi
 
   package static func ==(lhs: Windowbroker_V1_ControlRequest, rhs: Windowbroker_V1_ControlRequest) -> Bool {
     if lhs.kind != rhs.kind {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_SystemUIRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".SystemUIRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}surface\0\u{3}app_id\0\u{3}session_id\0\u{1}hide\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularEnumField(value: &self.surface) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.appID) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.sessionID) }()
+      case 4: try { try decoder.decodeSingularBoolField(value: &self.hide) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.surface != .switcher {
+      try visitor.visitSingularEnumField(value: self.surface, fieldNumber: 1)
+    }
+    if !self.appID.isEmpty {
+      try visitor.visitSingularStringField(value: self.appID, fieldNumber: 2)
+    }
+    if !self.sessionID.isEmpty {
+      try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 3)
+    }
+    if self.hide != false {
+      try visitor.visitSingularBoolField(value: self.hide, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Windowbroker_V1_SystemUIRequest, rhs: Windowbroker_V1_SystemUIRequest) -> Bool {
+    if lhs.surface != rhs.surface {return false}
+    if lhs.appID != rhs.appID {return false}
+    if lhs.sessionID != rhs.sessionID {return false}
+    if lhs.hide != rhs.hide {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_SystemUIRequest.Surface: SwiftProtobuf._ProtoNameProviding {
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0SWITCHER\0\u{1}COMMAND_OVERLAY\0")
+}
+
+nonisolated extension Windowbroker_V1_SystemUIItem: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".SystemUIItem"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}x\0\u{1}y\0\u{1}width\0\u{1}height\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.id) }()
+      case 2: try { try decoder.decodeSingularInt32Field(value: &self.x) }()
+      case 3: try { try decoder.decodeSingularInt32Field(value: &self.y) }()
+      case 4: try { try decoder.decodeSingularInt32Field(value: &self.width) }()
+      case 5: try { try decoder.decodeSingularInt32Field(value: &self.height) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.id.isEmpty {
+      try visitor.visitSingularStringField(value: self.id, fieldNumber: 1)
+    }
+    if self.x != 0 {
+      try visitor.visitSingularInt32Field(value: self.x, fieldNumber: 2)
+    }
+    if self.y != 0 {
+      try visitor.visitSingularInt32Field(value: self.y, fieldNumber: 3)
+    }
+    if self.width != 0 {
+      try visitor.visitSingularInt32Field(value: self.width, fieldNumber: 4)
+    }
+    if self.height != 0 {
+      try visitor.visitSingularInt32Field(value: self.height, fieldNumber: 5)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Windowbroker_V1_SystemUIItem, rhs: Windowbroker_V1_SystemUIItem) -> Bool {
+    if lhs.id != rhs.id {return false}
+    if lhs.x != rhs.x {return false}
+    if lhs.y != rhs.y {return false}
+    if lhs.width != rhs.width {return false}
+    if lhs.height != rhs.height {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_SystemUIReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".SystemUIReply"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}pid\0\u{1}items\0\u{3}first_frame_micros\0\u{1}width\0\u{1}height\0\u{1}hidden\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.pid) }()
+      case 2: try { try decoder.decodeRepeatedMessageField(value: &self.items) }()
+      case 3: try { try decoder.decodeSingularUInt64Field(value: &self.firstFrameMicros) }()
+      case 4: try { try decoder.decodeSingularInt32Field(value: &self.width) }()
+      case 5: try { try decoder.decodeSingularInt32Field(value: &self.height) }()
+      case 6: try { try decoder.decodeSingularBoolField(value: &self.hidden) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.pid != 0 {
+      try visitor.visitSingularUInt32Field(value: self.pid, fieldNumber: 1)
+    }
+    if !self.items.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.items, fieldNumber: 2)
+    }
+    if self.firstFrameMicros != 0 {
+      try visitor.visitSingularUInt64Field(value: self.firstFrameMicros, fieldNumber: 3)
+    }
+    if self.width != 0 {
+      try visitor.visitSingularInt32Field(value: self.width, fieldNumber: 4)
+    }
+    if self.height != 0 {
+      try visitor.visitSingularInt32Field(value: self.height, fieldNumber: 5)
+    }
+    if self.hidden != false {
+      try visitor.visitSingularBoolField(value: self.hidden, fieldNumber: 6)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Windowbroker_V1_SystemUIReply, rhs: Windowbroker_V1_SystemUIReply) -> Bool {
+    if lhs.pid != rhs.pid {return false}
+    if lhs.items != rhs.items {return false}
+    if lhs.firstFrameMicros != rhs.firstFrameMicros {return false}
+    if lhs.width != rhs.width {return false}
+    if lhs.height != rhs.height {return false}
+    if lhs.hidden != rhs.hidden {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -6617,7 +6918,7 @@ nonisolated extension Windowbroker_V1_SendRequest: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".ControlReply"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{3}session_state\0\u{1}sessions\0\u{1}session\0\u{3}action_result\0\u{3}watch_started\0\u{1}ping\0\u{1}pressure\0\u{3}pressure_response\0\u{1}post\0\u{1}defaults\0\u{1}search\0\u{1}menu\0\u{1}commands\0\u{1}key\0\u{1}logs\0\u{1}snapshot\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{3}session_state\0\u{1}sessions\0\u{1}session\0\u{3}action_result\0\u{3}watch_started\0\u{1}ping\0\u{1}pressure\0\u{3}pressure_response\0\u{1}post\0\u{1}defaults\0\u{1}search\0\u{1}menu\0\u{1}commands\0\u{1}key\0\u{1}logs\0\u{1}snapshot\0\u{3}system_ui\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -6859,6 +7160,19 @@ nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, Swift
           self.kind = .snapshot(v)
         }
       }()
+      case 19: try {
+        var v: Windowbroker_V1_SystemUIReply?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .systemUi(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .systemUi(v)
+        }
+      }()
       default: break
       }
     }
@@ -6941,6 +7255,10 @@ nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, Swift
     case .snapshot?: try {
       guard case .snapshot(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 18)
+    }()
+    case .systemUi?: try {
+      guard case .systemUi(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
     }()
     case nil: break
     }

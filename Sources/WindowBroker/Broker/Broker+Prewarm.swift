@@ -94,7 +94,7 @@ extension Broker {
         pools.refillScheduled = true
         Task {
             try? await self.configuration.clock.sleep(for: wait)
-            await self.scheduledRefill()
+            self.scheduledRefill()
         }
     }
 

@@ -25,6 +25,8 @@ public actor Broker {
     /// Stored values that could not be read at start, kept aside (`SessionStore.loadAll`).
     private let damageWarnings: [String]
     let launcher: any WorkerLauncher
+    /// The switcher and the command overlay (a process of their own on the compositor).
+    let systemUI: SystemUIHost
     let logger: Logger
     let startedAt = Date()
 
@@ -76,6 +78,9 @@ public actor Broker {
         self.snapshots = SnapshotStore(stateDirectory: configuration.stateDirectory)
         self.workerOutput = WorkerOutput(logger: logger)
         self.launcher = launcher ?? WorkerSpawner(environment: configuration.environment, output: workerOutput)
+        var uiEnvironment = configuration.environment
+        uiEnvironment["WINDOWBROKER_SOCKET"] = configuration.socketPath
+        self.systemUI = SystemUIHost(executable: configuration.systemUIExecutable, environment: uiEnvironment)
         let loaded = try await store.loadAll()
         for session in loaded.sessions {
             drivers[session.id] = SessionDriver(session)

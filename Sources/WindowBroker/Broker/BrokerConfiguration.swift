@@ -59,6 +59,15 @@ public struct BrokerConfiguration: Sendable {
     public var handshakeTimeout: Duration = .seconds(10)
     /// Serve `org.windowbroker.Broker1` on the D-Bus session bus when there is one.
     public var sessionBus = true
+    /// The system UI program (switcher, command overlay); nil: `windowbroker-ui` in the
+    /// helper directory (beside windowbrokerd), when it is there.
+    public var systemUI: String?
+    var systemUIExecutable: String? {
+        if let systemUI { return systemUI }
+        guard let helperDirectory else { return nil }
+        let beside = helperDirectory + "/windowbroker-ui"
+        return FileManager.default.isExecutableFile(atPath: beside) ? beside : nil
+    }
     /// What the broker's waits and time-based policies go by (`BrokerClock`).
     public var clock: any BrokerClock = SystemClock()
 

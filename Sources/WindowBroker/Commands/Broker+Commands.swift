@@ -40,7 +40,7 @@ extension Broker {
     }
 
     /// The session a key or a menu query goes to: the one named, else the key scene.
-    private func commandTarget(_ session: SessionID?) throws(BrokerError) -> SessionID? {
+    func commandTarget(_ session: SessionID?) throws(BrokerError) -> SessionID? {
         if let session {
             _ = try existingSession(session)
             return session

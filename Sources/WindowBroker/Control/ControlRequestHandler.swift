@@ -316,6 +316,31 @@ struct ControlRequestHandler: Sendable {
             return .session(try await broker.sessionInfo(try await sessionID(command.sessionID)))
         case .snapshot(let command):
             return .snapshot(try await broker.snapshot(try await sessionID(command.sessionID)))
+        case .systemUi(let request):
+            if request.hide {
+                let hidden = await broker.hideSystemUI()
+                return .systemUi(.with { $0.hidden = hidden })
+            }
+            let surface: SystemUIRequestSurface = switch request.surface {
+            case .commandOverlay: .commandOverlay(session: try await optionalSessionID(request.sessionID))
+            default: .switcher(app: request.appID.isEmpty ? nil : request.appID)
+            }
+            let shown = try await broker.showSystemUI(surface)
+            return .systemUi(.with {
+                $0.pid = UInt32(shown.pid)
+                $0.firstFrameMicros = UInt64(max(0, shown.firstFrame.microseconds))
+                $0.width = Int32(shown.report.width)
+                $0.height = Int32(shown.report.height)
+                $0.items = shown.report.items.map { item in
+                    .with {
+                        $0.id = item.id
+                        $0.x = Int32(item.x ?? 0)
+                        $0.y = Int32(item.y ?? 0)
+                        $0.width = Int32(item.width ?? 0)
+                        $0.height = Int32(item.height ?? 0)
+                    }
+                }
+            })
         case .send(let send):
             let arguments = try PlistValue.dictionary(wire: send.arguments, path: "arguments")
             return .actionResult(try await broker.perform(try await sessionID(send.sessionID), action: send.action, arguments: arguments))

@@ -308,6 +308,17 @@ extension SessionDriver {
         }
     }
 
+    /// Asks a connected scene for a picture of its window as it is now (the switcher shows the
+    /// scenes on screen as they look, not as they last went to the background). Its
+    /// restoration activity comes along and is not stored here: saving is the lifecycle's.
+    func refreshSnapshot(in broker: isolated Broker) async {
+        guard worker != nil, session.state.isConnected else { return }
+        guard case .restorationActivity(let answer)? = try? await request(
+            .restorationActivityRequest(.init()), timeout: broker.configuration.workerTimeout, doing: "taking a snapshot", in: broker),
+            !answer.snapshotPng.isEmpty else { return }
+        await keepSnapshot(answer.snapshotPng, in: broker)
+    }
+
     /// Keeps the picture a scene sent with its restoration activity (in the session's turn, so
     /// a discard cannot come between). A picture that is refused or cannot be written costs the
     /// switcher its picture, never the save.

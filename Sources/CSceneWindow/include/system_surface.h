@@ -1,0 +1,86 @@
+// A surface of the system UI (the switcher, the command overlay) on a Wayland compositor with
+// wlroots' layer shell: above the windows, over the whole output, drawn with cairo and pango
+// into wl_shm buffers. One connection per surface; every call on one thread; events are read
+// when `ss_fd` is readable, by `ss_dispatch`.
+#ifndef SYSTEM_SURFACE_H
+#define SYSTEM_SURFACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ss_surface ss_surface;
+/// A decoded picture (a session's snapshot), drawn scaled into cards.
+typedef struct ss_picture ss_picture;
+
+typedef struct {
+    void *context;
+    /// The compositor gave the surface its size: draw (the surface shows nothing until then).
+    void (*configure)(void *context, int32_t width, int32_t height);
+    /// The compositor will not show the surface any more (its output went away, it was dismissed).
+    void (*closed)(void *context);
+    /// A key went down (the surface has the keyboard only when opened with `keyboard` 1); named
+    /// as in scene_window.h, with the SW_MOD_* bits held.
+    void (*key)(void *context, const char *name, uint32_t modifiers, const char *text);
+    /// The SW_MOD_* bits held changed (a modifier went down or up).
+    void (*modifiers)(void *context, uint32_t modifiers);
+    /// The pointer pressed, released or moved (SW_POINTER_* kinds, surface pixels, evdev button).
+    void (*pointer)(void *context, int32_t kind, double x, double y, uint32_t button);
+    /// Frame number `frame` (1 for the first) is on screen: the compositor asked for the next.
+    void (*presented)(void *context, uint32_t frame);
+} ss_callbacks;
+
+/// Connects to the compositor (`WAYLAND_DISPLAY`) and asks for a layer surface over the whole
+/// output on the overlay layer, under `name_space` ("windowbroker-switcher"). `keyboard` 1:
+/// it takes the keyboard while shown (exclusive); 0: keys stay with the focused window. NULL
+/// (with a reason in `error`) without a compositor or when it lacks the layer shell.
+ss_surface *ss_open(const char *name_space, int32_t keyboard, ss_callbacks callbacks, char *error, int error_size);
+
+int ss_fd(ss_surface *surface);
+/// Reads and handles pending events and flushes requests; -1 when the connection is gone.
+int ss_dispatch(ss_surface *surface);
+int32_t ss_width(ss_surface *surface);
+int32_t ss_height(ss_surface *surface);
+/// Frames committed so far.
+uint32_t ss_frames(ss_surface *surface);
+void ss_close(ss_surface *surface);
+
+ss_picture *ss_picture_from_png(const uint8_t *bytes, size_t length);
+void ss_picture_free(ss_picture *picture);
+
+enum { SS_CARD_SESSION = 0, SS_CARD_NEW_WINDOW = 1 };
+
+/// One card of the switcher: a session (its picture, title and a line of detail) or the card
+/// that opens a new window.
+typedef struct {
+    int32_t kind;
+    const char *title;
+    const char *detail;
+    const ss_picture *picture;  // NULL: the session has no snapshot
+} ss_card;
+
+/// Draws the switcher: `heading` and `hint` above a grid of cards, `selected` outlined and
+/// scrolled into view. Before the first configure it does nothing.
+void ss_draw_cards(ss_surface *surface, const char *heading, const char *hint, const ss_card *cards, int32_t count, int32_t selected);
+/// The card under (x, y) in the last frame, -1 for none.
+int32_t ss_card_at(ss_surface *surface, double x, double y);
+/// The frame of card `index` in the last frame: 1 and its rectangle when it was drawn.
+int32_t ss_card_frame(ss_surface *surface, int32_t index, int32_t frame[4]);
+
+/// One line of the command overlay: a group's title (`shortcut` NULL, not choosable) or a
+/// command with its shortcut ("" for none).
+typedef struct {
+    const char *title;
+    const char *shortcut;
+} ss_row;
+
+/// Draws the command overlay: a panel with `heading` and the rows in columns, `selected`
+/// highlighted (-1: none).
+void ss_draw_rows(ss_surface *surface, const char *heading, const ss_row *rows, int32_t count, int32_t selected);
+/// The command row under (x, y) in the last frame, -1 for none (or a group's title).
+int32_t ss_row_at(ss_surface *surface, double x, double y);
+
+/// The colours the switcher paints with (0xRRGGBB): its background and a card's, for tests
+/// that read its pixels.
+enum { SS_BACKGROUND_RGB = 0x1c1e23, SS_CARD_RGB = 0x3a3d45, SS_SELECTION_RGB = 0x4f9cf9 };
+
+#endif

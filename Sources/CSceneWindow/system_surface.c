@@ -1,0 +1,499 @@
+// The system UI's layer surfaces (see include/system_surface.h). C for the same reason as
+// scene_window.c: the protocol's variadic requests and listener structs.
+#define _GNU_SOURCE
+#include "system_surface.h"
+#include "scene_window.h"
+#include "wayland_common.h"
+#include "wlr-layer-shell-unstable-v1-client-protocol.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+enum {
+    CARD_WIDTH = 260, PICTURE_HEIGHT = 162, CARD_TEXT_HEIGHT = 54, GAP = 28, PAGE_MARGIN = 40,
+    HEADING_BAND = 96, ROW_HEIGHT = 30, COLUMN_WIDTH = 300, PANEL_PADDING = 28,
+};
+
+struct rect { double x, y, w, h; };
+
+struct ss_surface {
+    struct wl_display *display;
+    struct wl_registry *registry;
+    struct wl_compositor *compositor;
+    struct wl_shm *shm;
+    struct zwlr_layer_shell_v1 *layer_shell;
+    struct wl_surface *surface;
+    struct zwlr_layer_surface_v1 *layer_surface;
+    struct wl_seat *seat;
+    struct wl_keyboard *keyboard;
+    struct wl_pointer *pointer;
+    struct wl_callback *frame_callback;
+    struct sw_keys keys;
+    uint32_t held;
+    double pointer_x, pointer_y;
+    ss_callbacks callbacks;
+    int32_t width, height;
+    int configured;
+    uint32_t frames;
+    // What the last frame drew, for hit tests: card or row rectangles by index (rows of a
+    // group's title have zero width).
+    struct rect *hits;
+    int32_t hit_count;
+};
+
+struct ss_picture {
+    cairo_surface_t *image;
+};
+
+static const struct wl_seat_listener seat_listener;
+
+// ---------------------------------------------------------------- globals
+
+static void registry_global(void *data, struct wl_registry *registry, uint32_t name, const char *interface, uint32_t version) {
+    struct ss_surface *s = data;
+    if (strcmp(interface, wl_compositor_interface.name) == 0) {
+        s->compositor = wl_registry_bind(registry, name, &wl_compositor_interface, version < 4 ? version : 4);
+    } else if (strcmp(interface, wl_shm_interface.name) == 0) {
+        s->shm = wl_registry_bind(registry, name, &wl_shm_interface, 1);
+    } else if (strcmp(interface, zwlr_layer_shell_v1_interface.name) == 0) {
+        s->layer_shell = wl_registry_bind(registry, name, &zwlr_layer_shell_v1_interface, 1);
+    } else if (strcmp(interface, wl_seat_interface.name) == 0 && !s->seat) {
+        s->seat = wl_registry_bind(registry, name, &wl_seat_interface, version < 5 ? version : 5);
+        wl_seat_add_listener(s->seat, &seat_listener, s);
+    }
+}
+
+static void registry_global_remove(void *data, struct wl_registry *registry, uint32_t name) {}
+
+static const struct wl_registry_listener registry_listener = { registry_global, registry_global_remove };
+
+// ---------------------------------------------------------------- input
+
+static void keyboard_keymap(void *data, struct wl_keyboard *keyboard, uint32_t format, int32_t fd, uint32_t size) {
+    struct ss_surface *s = data;
+    sw_keys_keymap(&s->keys, format, fd, size);
+}
+
+static void keyboard_enter(void *data, struct wl_keyboard *keyboard, uint32_t serial, struct wl_surface *surface, struct wl_array *keys) {}
+static void keyboard_leave(void *data, struct wl_keyboard *keyboard, uint32_t serial, struct wl_surface *surface) {}
+
+static void keyboard_key(void *data, struct wl_keyboard *keyboard, uint32_t serial, uint32_t time, uint32_t key, uint32_t state) {
+    struct ss_surface *s = data;
+    if (state != WL_KEYBOARD_KEY_STATE_PRESSED || !s->callbacks.key) return;
+    char name[64], text[64];
+    if (!sw_keys_describe(&s->keys, key, name, text)) return;
+    s->callbacks.key(s->callbacks.context, name, sw_keys_held(&s->keys), text);
+}
+
+static void keyboard_modifiers(void *data, struct wl_keyboard *keyboard, uint32_t serial, uint32_t depressed, uint32_t latched, uint32_t locked, uint32_t group) {
+    struct ss_surface *s = data;
+    sw_keys_modifiers(&s->keys, depressed, latched, locked, group);
+    uint32_t held = sw_keys_held(&s->keys);
+    if (held != s->held) {
+        s->held = held;
+        if (s->callbacks.modifiers) s->callbacks.modifiers(s->callbacks.context, held);
+    }
+}
+
+static void keyboard_repeat_info(void *data, struct wl_keyboard *keyboard, int32_t rate, int32_t delay) {}
+
+static const struct wl_keyboard_listener keyboard_listener = {
+    keyboard_keymap, keyboard_enter, keyboard_leave, keyboard_key, keyboard_modifiers, keyboard_repeat_info,
+};
+
+static void pointer_enter(void *data, struct wl_pointer *pointer, uint32_t serial, struct wl_surface *surface, wl_fixed_t x, wl_fixed_t y) {
+    struct ss_surface *s = data;
+    s->pointer_x = wl_fixed_to_double(x);
+    s->pointer_y = wl_fixed_to_double(y);
+}
+
+static void pointer_leave(void *data, struct wl_pointer *pointer, uint32_t serial, struct wl_surface *surface) {}
+
+static void pointer_motion(void *data, struct wl_pointer *pointer, uint32_t time, wl_fixed_t x, wl_fixed_t y) {
+    struct ss_surface *s = data;
+    s->pointer_x = wl_fixed_to_double(x);
+    s->pointer_y = wl_fixed_to_double(y);
+    if (s->callbacks.pointer) s->callbacks.pointer(s->callbacks.context, SW_POINTER_MOVED, s->pointer_x, s->pointer_y, 0);
+}
+
+static void pointer_button(void *data, struct wl_pointer *pointer, uint32_t serial, uint32_t time, uint32_t button, uint32_t state) {
+    struct ss_surface *s = data;
+    int down = state == WL_POINTER_BUTTON_STATE_PRESSED;
+    if (s->callbacks.pointer) s->callbacks.pointer(s->callbacks.context, down ? SW_POINTER_DOWN : SW_POINTER_UP, s->pointer_x, s->pointer_y, button);
+}
+
+static void pointer_axis(void *data, struct wl_pointer *pointer, uint32_t time, uint32_t axis, wl_fixed_t value) {}
+static void pointer_frame(void *data, struct wl_pointer *pointer) {}
+static void pointer_axis_source(void *data, struct wl_pointer *pointer, uint32_t source) {}
+static void pointer_axis_stop(void *data, struct wl_pointer *pointer, uint32_t time, uint32_t axis) {}
+static void pointer_axis_discrete(void *data, struct wl_pointer *pointer, uint32_t axis, int32_t discrete) {}
+
+static const struct wl_pointer_listener pointer_listener = {
+    pointer_enter, pointer_leave, pointer_motion, pointer_button, pointer_axis,
+    pointer_frame, pointer_axis_source, pointer_axis_stop, pointer_axis_discrete,
+};
+
+static void seat_capabilities(void *data, struct wl_seat *seat, uint32_t capabilities) {
+    struct ss_surface *s = data;
+    int has_pointer = (capabilities & WL_SEAT_CAPABILITY_POINTER) != 0;
+    if (has_pointer && !s->pointer) {
+        s->pointer = wl_seat_get_pointer(seat);
+        wl_pointer_add_listener(s->pointer, &pointer_listener, s);
+    } else if (!has_pointer && s->pointer) {
+        wl_pointer_destroy(s->pointer);
+        s->pointer = NULL;
+    }
+    int has_keyboard = (capabilities & WL_SEAT_CAPABILITY_KEYBOARD) != 0;
+    if (has_keyboard && !s->keyboard) {
+        s->keyboard = wl_seat_get_keyboard(seat);
+        wl_keyboard_add_listener(s->keyboard, &keyboard_listener, s);
+    } else if (!has_keyboard && s->keyboard) {
+        wl_keyboard_destroy(s->keyboard);
+        s->keyboard = NULL;
+    }
+}
+
+static void seat_name(void *data, struct wl_seat *seat, const char *name) {}
+
+static const struct wl_seat_listener seat_listener = { seat_capabilities, seat_name };
+
+// ---------------------------------------------------------------- the layer surface
+
+static void layer_configure(void *data, struct zwlr_layer_surface_v1 *layer, uint32_t serial, uint32_t width, uint32_t height) {
+    struct ss_surface *s = data;
+    zwlr_layer_surface_v1_ack_configure(layer, serial);
+    int32_t w = width > 0 ? (int32_t)width : 1280, h = height > 0 ? (int32_t)height : 720;
+    // sway configures again after commits at the same size: nothing to redraw then (a redraw
+    // would commit and be configured once more).
+    if (s->configured && s->frames > 0 && w == s->width && h == s->height) return;
+    s->width = w;
+    s->height = h;
+    s->configured = 1;
+    if (s->callbacks.configure) s->callbacks.configure(s->callbacks.context, s->width, s->height);
+}
+
+static void layer_closed(void *data, struct zwlr_layer_surface_v1 *layer) {
+    struct ss_surface *s = data;
+    if (s->callbacks.closed) s->callbacks.closed(s->callbacks.context);
+}
+
+static const struct zwlr_layer_surface_v1_listener layer_listener = { layer_configure, layer_closed };
+
+static void frame_done(void *data, struct wl_callback *callback, uint32_t time) {
+    struct ss_surface *s = data;
+    wl_callback_destroy(callback);
+    if (s->frame_callback == callback) s->frame_callback = NULL;
+    if (s->callbacks.presented) s->callbacks.presented(s->callbacks.context, s->frames);
+}
+
+static const struct wl_callback_listener frame_listener = { frame_done };
+
+ss_surface *ss_open(const char *name_space, int32_t keyboard, ss_callbacks callbacks, char *error, int error_size) {
+    struct wl_display *display = wl_display_connect(NULL);
+    if (!display) {
+        if (error) snprintf(error, error_size, "cannot connect to the Wayland compositor (WAYLAND_DISPLAY): %s", strerror(errno));
+        return NULL;
+    }
+    struct ss_surface *s = calloc(1, sizeof *s);
+    s->display = display;
+    s->callbacks = callbacks;
+    sw_keys_init(&s->keys);
+    s->registry = wl_display_get_registry(display);
+    wl_registry_add_listener(s->registry, &registry_listener, s);
+    wl_display_roundtrip(display);
+    if (!s->compositor || !s->shm || !s->layer_shell) {
+        if (error) snprintf(error, error_size, "the compositor offers no %s", !s->compositor ? "wl_compositor" : !s->shm ? "wl_shm"
+                            : "zwlr_layer_shell_v1 (wlroots' layer shell, which sway, Hyprland, river, labwc and KDE have)");
+        ss_close(s);
+        return NULL;
+    }
+    s->surface = wl_compositor_create_surface(s->compositor);
+    s->layer_surface = zwlr_layer_shell_v1_get_layer_surface(s->layer_shell, s->surface, NULL, ZWLR_LAYER_SHELL_V1_LAYER_OVERLAY, name_space);
+    zwlr_layer_surface_v1_add_listener(s->layer_surface, &layer_listener, s);
+    zwlr_layer_surface_v1_set_anchor(s->layer_surface, ZWLR_LAYER_SURFACE_V1_ANCHOR_TOP | ZWLR_LAYER_SURFACE_V1_ANCHOR_BOTTOM
+                                     | ZWLR_LAYER_SURFACE_V1_ANCHOR_LEFT | ZWLR_LAYER_SURFACE_V1_ANCHOR_RIGHT);
+    zwlr_layer_surface_v1_set_size(s->layer_surface, 0, 0);
+    // Over panels too: the switcher covers the whole output.
+    zwlr_layer_surface_v1_set_exclusive_zone(s->layer_surface, -1);
+    zwlr_layer_surface_v1_set_keyboard_interactivity(s->layer_surface, keyboard ? 1 : 0);
+    wl_surface_commit(s->surface);
+    wl_display_flush(display);
+    return s;
+}
+
+int ss_fd(ss_surface *s) { return wl_display_get_fd(s->display); }
+
+int ss_dispatch(ss_surface *s) {
+    if (wl_display_dispatch(s->display) < 0) return -1;
+    return wl_display_flush(s->display) < 0 && errno != EAGAIN ? -1 : 0;
+}
+
+int32_t ss_width(ss_surface *s) { return s->configured ? s->width : 0; }
+int32_t ss_height(ss_surface *s) { return s->configured ? s->height : 0; }
+uint32_t ss_frames(ss_surface *s) { return s->frames; }
+
+void ss_close(ss_surface *s) {
+    if (!s) return;
+    if (s->frame_callback) wl_callback_destroy(s->frame_callback);
+    if (s->keyboard) wl_keyboard_destroy(s->keyboard);
+    if (s->pointer) wl_pointer_destroy(s->pointer);
+    if (s->seat) wl_seat_destroy(s->seat);
+    sw_keys_free(&s->keys);
+    if (s->layer_surface) zwlr_layer_surface_v1_destroy(s->layer_surface);
+    if (s->surface) wl_surface_destroy(s->surface);
+    if (s->layer_shell) zwlr_layer_shell_v1_destroy(s->layer_shell);
+    if (s->shm) wl_shm_destroy(s->shm);
+    if (s->compositor) wl_compositor_destroy(s->compositor);
+    if (s->registry) wl_registry_destroy(s->registry);
+    wl_display_flush(s->display);
+    wl_display_disconnect(s->display);
+    free(s->hits);
+    free(s);
+}
+
+// ---------------------------------------------------------------- pictures
+
+struct png_reader {
+    const uint8_t *bytes;
+    size_t length, at;
+};
+
+static cairo_status_t read_png(void *closure, unsigned char *data, unsigned int length) {
+    struct png_reader *reader = closure;
+    if (reader->at + length > reader->length) return CAIRO_STATUS_READ_ERROR;
+    memcpy(data, reader->bytes + reader->at, length);
+    reader->at += length;
+    return CAIRO_STATUS_SUCCESS;
+}
+
+ss_picture *ss_picture_from_png(const uint8_t *bytes, size_t length) {
+    struct png_reader reader = { bytes, length, 0 };
+    cairo_surface_t *image = cairo_image_surface_create_from_png_stream(read_png, &reader);
+    if (cairo_surface_status(image) != CAIRO_STATUS_SUCCESS) {
+        cairo_surface_destroy(image);
+        return NULL;
+    }
+    struct ss_picture *picture = malloc(sizeof *picture);
+    picture->image = image;
+    return picture;
+}
+
+void ss_picture_free(ss_picture *picture) {
+    if (!picture) return;
+    cairo_surface_destroy(picture->image);
+    free(picture);
+}
+
+// ---------------------------------------------------------------- drawing
+
+static void set_rgb(cairo_t *cr, uint32_t rgb) {
+    cairo_set_source_rgb(cr, ((rgb >> 16) & 0xff) / 255.0, ((rgb >> 8) & 0xff) / 255.0, (rgb & 0xff) / 255.0);
+}
+
+static void rounded(cairo_t *cr, double x, double y, double w, double h, double r) {
+    cairo_new_sub_path(cr);
+    cairo_arc(cr, x + w - r, y + r, r, -G_PI / 2, 0);
+    cairo_arc(cr, x + w - r, y + h - r, r, 0, G_PI / 2);
+    cairo_arc(cr, x + r, y + h - r, r, G_PI / 2, G_PI);
+    cairo_arc(cr, x + r, y + r, r, G_PI, 3 * G_PI / 2);
+    cairo_close_path(cr);
+}
+
+static void show_text(cairo_t *cr, const char *font, const char *text, double x, double y, int width, uint32_t rgb, int centred) {
+    PangoLayout *layout = sw_text_layout(cr, font, text, width);
+    pango_layout_set_ellipsize(layout, PANGO_ELLIPSIZE_END);
+    pango_layout_set_height(layout, 0);  // one line
+    if (centred) pango_layout_set_alignment(layout, PANGO_ALIGN_CENTER);
+    set_rgb(cr, rgb);
+    cairo_move_to(cr, x, y);
+    pango_cairo_show_layout(cr, layout);
+    g_object_unref(layout);
+}
+
+/// Begins a frame: a buffer of the surface's size and a cairo context on it.
+static struct wl_buffer *begin(struct ss_surface *s, cairo_t **cr, cairo_surface_t **target, void **pixels, size_t *size) {
+    if (!s->configured || s->width <= 0 || s->height <= 0) return NULL;
+    struct wl_buffer *buffer = sw_shm_buffer(s->shm, s->width, s->height, pixels, size);
+    if (!buffer) return NULL;
+    *target = cairo_image_surface_create_for_data(*pixels, CAIRO_FORMAT_ARGB32, s->width, s->height, s->width * 4);
+    *cr = cairo_create(*target);
+    return buffer;
+}
+
+/// Ends a frame: commits it and asks to hear when it is on screen.
+static void finish(struct ss_surface *s, struct wl_buffer *buffer, cairo_t *cr, cairo_surface_t *target, void *pixels, size_t size) {
+    cairo_destroy(cr);
+    cairo_surface_flush(target);
+    cairo_surface_destroy(target);
+    munmap(pixels, size);
+    // One callback pending at a time: it reports the newest frame shown when it fires.
+    if (!s->frame_callback) {
+        s->frame_callback = wl_surface_frame(s->surface);
+        wl_callback_add_listener(s->frame_callback, &frame_listener, s);
+    }
+    wl_surface_attach(s->surface, buffer, 0, 0);
+    wl_surface_damage(s->surface, 0, 0, s->width, s->height);
+    s->frames++;
+    wl_surface_commit(s->surface);
+    wl_display_flush(s->display);
+}
+
+static void reset_hits(struct ss_surface *s, int32_t count) {
+    free(s->hits);
+    s->hits = calloc(count > 0 ? (size_t)count : 1, sizeof *s->hits);
+    s->hit_count = count;
+}
+
+static void draw_picture(cairo_t *cr, const ss_picture *picture, double x, double y, double w, double h) {
+    int pw = cairo_image_surface_get_width(picture->image), ph = cairo_image_surface_get_height(picture->image);
+    if (pw <= 0 || ph <= 0) return;
+    double scale = w / pw < h / ph ? w / pw : h / ph;
+    double dw = pw * scale, dh = ph * scale;
+    cairo_save(cr);
+    cairo_rectangle(cr, x, y, w, h);
+    cairo_clip(cr);
+    cairo_translate(cr, x + (w - dw) / 2, y + (h - dh) / 2);
+    cairo_scale(cr, scale, scale);
+    cairo_set_source_surface(cr, picture->image, 0, 0);
+    cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_GOOD);
+    cairo_paint(cr);
+    cairo_restore(cr);
+}
+
+void ss_draw_cards(ss_surface *s, const char *heading, const char *hint, const ss_card *cards, int32_t count, int32_t selected) {
+    cairo_t *cr;
+    cairo_surface_t *target;
+    void *pixels;
+    size_t size;
+    struct wl_buffer *buffer = begin(s, &cr, &target, &pixels, &size);
+    if (!buffer) return;
+    reset_hits(s, count);
+    set_rgb(cr, SS_BACKGROUND_RGB);
+    cairo_paint(cr);
+    int text_width = s->width - 2 * PAGE_MARGIN;
+    show_text(cr, "Sans Bold 20", heading, PAGE_MARGIN, 28, text_width, 0xf2f2f2, 0);
+    show_text(cr, "Sans 11", hint, PAGE_MARGIN, 62, text_width, 0x9a9ca3, 0);
+
+    int card_height = PICTURE_HEIGHT + CARD_TEXT_HEIGHT;
+    int columns = (s->width - 2 * PAGE_MARGIN + GAP) / (CARD_WIDTH + GAP);
+    if (columns < 1) columns = 1;
+    if (columns > count && count > 0) columns = count;
+    int visible_rows = (s->height - HEADING_BAND - PAGE_MARGIN + GAP) / (card_height + GAP);
+    if (visible_rows < 1) visible_rows = 1;
+    // Scrolled by whole rows so that the selected card's row is on screen.
+    int selected_row = selected >= 0 ? selected / columns : 0;
+    int first_row = selected_row >= visible_rows ? selected_row - visible_rows + 1 : 0;
+    double grid_width = columns * CARD_WIDTH + (columns - 1) * GAP;
+    double left = (s->width - grid_width) / 2;
+    for (int32_t i = 0; i < count; i++) {
+        int row = i / columns - first_row, column = i % columns;
+        if (row < 0 || row >= visible_rows) continue;
+        double x = left + column * (CARD_WIDTH + GAP), y = HEADING_BAND + row * (card_height + GAP);
+        s->hits[i] = (struct rect){ x, y, CARD_WIDTH, card_height };
+        const ss_card *card = &cards[i];
+        if (i == selected) {
+            rounded(cr, x - 5, y - 5, CARD_WIDTH + 10, card_height + 10, 14);
+            set_rgb(cr, SS_SELECTION_RGB);
+            cairo_fill(cr);
+        }
+        rounded(cr, x, y, CARD_WIDTH, card_height, 10);
+        set_rgb(cr, SS_CARD_RGB);
+        cairo_fill(cr);
+        double px = x + 8, py = y + 8, pw = CARD_WIDTH - 16, ph = PICTURE_HEIGHT - 8;
+        if (card->kind == SS_CARD_NEW_WINDOW) {
+            set_rgb(cr, 0x9a9ca3);
+            cairo_set_line_width(cr, 6);
+            cairo_move_to(cr, px + pw / 2 - 24, py + ph / 2);
+            cairo_line_to(cr, px + pw / 2 + 24, py + ph / 2);
+            cairo_move_to(cr, px + pw / 2, py + ph / 2 - 24);
+            cairo_line_to(cr, px + pw / 2, py + ph / 2 + 24);
+            cairo_stroke(cr);
+        } else if (card->picture) {
+            draw_picture(cr, card->picture, px, py, pw, ph);
+        } else {
+            set_rgb(cr, 0x2b2d33);
+            cairo_rectangle(cr, px, py, pw, ph);
+            cairo_fill(cr);
+            show_text(cr, "Sans 11", "no picture yet", px, py + ph / 2 - 8, (int)pw, 0x7c7e85, 1);
+        }
+        show_text(cr, "Sans Bold 11", card->title, x + 10, y + PICTURE_HEIGHT + 6, CARD_WIDTH - 20, 0xf2f2f2, 0);
+        show_text(cr, "Sans 9", card->detail, x + 10, y + PICTURE_HEIGHT + 28, CARD_WIDTH - 20, 0xa9abb2, 0);
+    }
+    finish(s, buffer, cr, target, pixels, size);
+}
+
+int32_t ss_card_at(ss_surface *s, double x, double y) {
+    for (int32_t i = 0; i < s->hit_count; i++) {
+        struct rect r = s->hits[i];
+        if (r.w > 0 && x >= r.x && x < r.x + r.w && y >= r.y && y < r.y + r.h) return i;
+    }
+    return -1;
+}
+
+int32_t ss_card_frame(ss_surface *s, int32_t index, int32_t frame[4]) {
+    if (index < 0 || index >= s->hit_count || s->hits[index].w <= 0) return 0;
+    struct rect r = s->hits[index];
+    frame[0] = (int32_t)r.x;
+    frame[1] = (int32_t)r.y;
+    frame[2] = (int32_t)r.w;
+    frame[3] = (int32_t)r.h;
+    return 1;
+}
+
+void ss_draw_rows(ss_surface *s, const char *heading, const ss_row *rows, int32_t count, int32_t selected) {
+    cairo_t *cr;
+    cairo_surface_t *target;
+    void *pixels;
+    size_t size;
+    struct wl_buffer *buffer = begin(s, &cr, &target, &pixels, &size);
+    if (!buffer) return;
+    reset_hits(s, count);
+    // The windows stay visible, dimmed, around the panel (the overlay is translucent).
+    cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE);
+    cairo_set_source_rgba(cr, 0, 0, 0, 0.35);
+    cairo_paint(cr);
+    cairo_set_operator(cr, CAIRO_OPERATOR_OVER);
+    // Columns of rows, a new column when one is full, as iPadOS lays out its overlay.
+    int max_height = s->height - 2 * PAGE_MARGIN - 2 * PANEL_PADDING - 48;
+    int per_column = max_height / ROW_HEIGHT;
+    if (per_column < 1) per_column = 1;
+    int columns = (count + per_column - 1) / per_column;
+    if (columns < 1) columns = 1;
+    int rows_in_column = count < per_column ? count : per_column;
+    double panel_w = columns * COLUMN_WIDTH + 2 * PANEL_PADDING;
+    double panel_h = rows_in_column * ROW_HEIGHT + 2 * PANEL_PADDING + 48;
+    if (panel_w > s->width - 2 * PAGE_MARGIN) panel_w = s->width - 2 * PAGE_MARGIN;
+    double panel_x = (s->width - panel_w) / 2, panel_y = (s->height - panel_h) / 2;
+    rounded(cr, panel_x, panel_y, panel_w, panel_h, 16);
+    set_rgb(cr, 0xf4f4f2);
+    cairo_fill(cr);
+    show_text(cr, "Sans Bold 15", heading, panel_x + PANEL_PADDING, panel_y + PANEL_PADDING - 6, (int)panel_w - 2 * PANEL_PADDING, 0x202020, 0);
+    for (int32_t i = 0; i < count; i++) {
+        int column = i / per_column, row = i % per_column;
+        double x = panel_x + PANEL_PADDING + column * COLUMN_WIDTH;
+        double y = panel_y + PANEL_PADDING + 40 + row * ROW_HEIGHT;
+        if (x + COLUMN_WIDTH > panel_x + panel_w + 1) continue;
+        const ss_row *line = &rows[i];
+        if (!line->shortcut) {
+            show_text(cr, "Sans Bold 10", line->title, x, y + 8, COLUMN_WIDTH - 16, 0x7a7a7a, 0);
+            continue;
+        }
+        s->hits[i] = (struct rect){ x - 6, y, COLUMN_WIDTH - 10, ROW_HEIGHT };
+        if (i == selected) {
+            rounded(cr, x - 6, y + 1, COLUMN_WIDTH - 10, ROW_HEIGHT - 2, 6);
+            set_rgb(cr, SS_SELECTION_RGB);
+            cairo_fill(cr);
+        }
+        uint32_t ink = i == selected ? 0xffffff : 0x202020;
+        show_text(cr, "Sans 11", line->title, x + 4, y + 6, COLUMN_WIDTH - 130, ink, 0);
+        show_text(cr, "Sans 11", line->shortcut, x + COLUMN_WIDTH - 130, y + 6, 110, i == selected ? 0xffffff : 0x6a6a6a, 0);
+    }
+    finish(s, buffer, cr, target, pixels, size);
+}
+
+int32_t ss_row_at(ss_surface *s, double x, double y) {
+    return ss_card_at(s, x, y);
+}

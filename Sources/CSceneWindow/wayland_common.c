@@ -1,0 +1,111 @@
+// See wayland_common.h.
+#define _GNU_SOURCE
+#include "wayland_common.h"
+#include "scene_window.h"
+
+#include <ctype.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+void sw_keys_init(struct sw_keys *keys) {
+    keys->context = xkb_context_new(XKB_CONTEXT_NO_FLAGS);
+    keys->keymap = NULL;
+    keys->state = NULL;
+}
+
+static void drop_keymap(struct sw_keys *keys) {
+    if (keys->state) xkb_state_unref(keys->state);
+    if (keys->keymap) xkb_keymap_unref(keys->keymap);
+    keys->state = NULL;
+    keys->keymap = NULL;
+}
+
+void sw_keys_free(struct sw_keys *keys) {
+    drop_keymap(keys);
+    if (keys->context) xkb_context_unref(keys->context);
+    keys->context = NULL;
+}
+
+void sw_keys_keymap(struct sw_keys *keys, uint32_t format, int32_t fd, uint32_t size) {
+    if (format != WL_KEYBOARD_KEYMAP_FORMAT_XKB_V1 || !keys->context) {
+        close(fd);
+        return;
+    }
+    char *text = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (text == MAP_FAILED) return;
+    struct xkb_keymap *keymap = xkb_keymap_new_from_string(keys->context, text, XKB_KEYMAP_FORMAT_TEXT_V1, XKB_KEYMAP_COMPILE_NO_FLAGS);
+    munmap(text, size);
+    if (!keymap) return;
+    drop_keymap(keys);
+    keys->keymap = keymap;
+    keys->state = xkb_state_new(keymap);
+}
+
+void sw_keys_modifiers(struct sw_keys *keys, uint32_t depressed, uint32_t latched, uint32_t locked, uint32_t group) {
+    if (keys->state) xkb_state_update_mask(keys->state, depressed, latched, locked, 0, 0, group);
+}
+
+uint32_t sw_keys_held(const struct sw_keys *keys) {
+    struct xkb_state *state = keys->state;
+    if (!state) return 0;
+    uint32_t held = 0;
+    if (xkb_state_mod_name_is_active(state, XKB_MOD_NAME_CTRL, XKB_STATE_MODS_EFFECTIVE) > 0) held |= SW_MOD_CTRL;
+    if (xkb_state_mod_name_is_active(state, XKB_MOD_NAME_ALT, XKB_STATE_MODS_EFFECTIVE) > 0) held |= SW_MOD_ALT;
+    if (xkb_state_mod_name_is_active(state, XKB_MOD_NAME_SHIFT, XKB_STATE_MODS_EFFECTIVE) > 0) held |= SW_MOD_SHIFT;
+    if (xkb_state_mod_name_is_active(state, XKB_MOD_NAME_LOGO, XKB_STATE_MODS_EFFECTIVE) > 0) held |= SW_MOD_SUPER;
+    return held;
+}
+
+int sw_keys_describe(const struct sw_keys *keys, uint32_t key, char name[64], char text[64]) {
+    if (!keys->state) return 0;
+    xkb_keycode_t code = key + 8;  // evdev to xkb
+    // The key's name at its base level: ctrl+shift+u is named u, not U.
+    const xkb_keysym_t *syms;
+    xkb_layout_index_t layout = xkb_state_key_get_layout(keys->state, code);
+    int count = xkb_keymap_key_get_syms_by_level(keys->keymap, code, layout == XKB_LAYOUT_INVALID ? 0 : layout, 0, &syms);
+    if (count <= 0) return 0;
+    if (xkb_keysym_get_name(syms[0], name, 64) <= 0) return 0;
+    for (char *c = name; *c; c++) *c = (char)tolower((unsigned char)*c);
+    if (xkb_state_key_get_utf8(keys->state, code, text, 64) < 0) text[0] = 0;
+    return 1;
+}
+
+static void buffer_release(void *data, struct wl_buffer *buffer) {
+    wl_buffer_destroy(buffer);
+}
+
+static const struct wl_buffer_listener buffer_listener = { buffer_release };
+
+struct wl_buffer *sw_shm_buffer(struct wl_shm *shm, int32_t width, int32_t height, void **pixels, size_t *size) {
+    int stride = width * 4;
+    *size = (size_t)stride * (size_t)height;
+    int fd = memfd_create("windowbroker-surface", MFD_CLOEXEC);
+    if (fd < 0) return NULL;
+    if (ftruncate(fd, (off_t)*size) < 0) {
+        close(fd);
+        return NULL;
+    }
+    *pixels = mmap(NULL, *size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (*pixels == MAP_FAILED) {
+        close(fd);
+        return NULL;
+    }
+    struct wl_shm_pool *pool = wl_shm_create_pool(shm, fd, (int32_t)*size);
+    struct wl_buffer *buffer = wl_shm_pool_create_buffer(pool, 0, width, height, stride, WL_SHM_FORMAT_ARGB8888);
+    wl_shm_pool_destroy(pool);
+    close(fd);
+    wl_buffer_add_listener(buffer, &buffer_listener, NULL);
+    return buffer;
+}
+
+PangoLayout *sw_text_layout(cairo_t *cr, const char *font, const char *text, int width) {
+    PangoLayout *layout = pango_cairo_create_layout(cr);
+    PangoFontDescription *description = pango_font_description_from_string(font);
+    pango_layout_set_font_description(layout, description);
+    pango_font_description_free(description);
+    pango_layout_set_width(layout, width * PANGO_SCALE);
+    pango_layout_set_wrap(layout, PANGO_WRAP_WORD_CHAR);
+    pango_layout_set_text(layout, text ? text : "", -1);
+    return layout;
+}

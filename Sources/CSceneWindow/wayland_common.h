@@ -1,0 +1,38 @@
+// What the scene window and the system UI surfaces share: the keyboard (a keymap and its
+// state, keys named as shortcuts name them), shared-memory buffers and text layouts.
+// Internal to this module.
+#ifndef WAYLAND_COMMON_H
+#define WAYLAND_COMMON_H
+
+#include <pango/pangocairo.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <wayland-client.h>
+#include <xkbcommon/xkbcommon.h>
+
+struct sw_keys {
+    struct xkb_context *context;
+    struct xkb_keymap *keymap;
+    struct xkb_state *state;
+};
+
+void sw_keys_init(struct sw_keys *keys);
+void sw_keys_free(struct sw_keys *keys);
+/// wl_keyboard.keymap: replaces the keymap (a virtual keyboard brings its own each time).
+void sw_keys_keymap(struct sw_keys *keys, uint32_t format, int32_t fd, uint32_t size);
+/// wl_keyboard.modifiers.
+void sw_keys_modifiers(struct sw_keys *keys, uint32_t depressed, uint32_t latched, uint32_t locked, uint32_t group);
+/// The SW_MOD_* bits held now.
+uint32_t sw_keys_held(const struct sw_keys *keys);
+/// A pressed evdev key: its xkb name at the base level in lower case, and what it types.
+/// 0 when there is no keymap or the key has no symbol.
+int sw_keys_describe(const struct sw_keys *keys, uint32_t key, char name[64], char text[64]);
+
+/// A wl_shm buffer of width x height ARGB pixels, mapped at *pixels (munmap *size bytes
+/// after drawing); it destroys itself when the compositor releases it. NULL on failure.
+struct wl_buffer *sw_shm_buffer(struct wl_shm *shm, int32_t width, int32_t height, void **pixels, size_t *size);
+
+/// A wrapped layout of `text` in `font` (a Pango description), `width` pixels wide.
+PangoLayout *sw_text_layout(cairo_t *cr, const char *font, const char *text, int width);
+
+#endif

@@ -1,0 +1,184 @@
+import CSceneWindow
+import Dispatch
+import Foundation
+
+/// A surface of the system UI above every window (wlroots' layer shell): the switcher and the
+/// command overlay draw into one. Like `ToplevelWindow`, every call and callback happens on
+/// the main queue.
+@MainActor
+public final class SystemSurface {
+    /// A decoded snapshot, drawn scaled into a card.
+    public final class Picture {
+        fileprivate let pointer: OpaquePointer
+        public init?(png: Data) {
+            guard let decoded = png.withUnsafeBytes({ raw in
+                ss_picture_from_png(raw.bindMemory(to: UInt8.self).baseAddress, raw.count)
+            }) else { return nil }
+            pointer = decoded
+        }
+        deinit { ss_picture_free(pointer) }
+    }
+
+    public struct Card {
+        public enum Kind: Sendable { case session, newWindow }
+        public var kind: Kind
+        public var title: String
+        public var detail: String
+        public var picture: Picture?
+        public init(kind: Kind, title: String, detail: String, picture: Picture?) {
+            self.kind = kind
+            self.title = title
+            self.detail = detail
+            self.picture = picture
+        }
+    }
+
+    /// A line of the command overlay: a group's title (`shortcut` nil) or a command.
+    public struct Row: Sendable {
+        public var title: String
+        public var shortcut: String?
+        public init(title: String, shortcut: String?) {
+            self.title = title
+            self.shortcut = shortcut
+        }
+    }
+
+    public struct Frame: Sendable, Equatable {
+        public var x, y, width, height: Int
+    }
+
+    public var onConfigure: ((WindowSize) -> Void)?
+    public var onClosed: (() -> Void)?
+    public var onKey: ((KeyPress) -> Void)?
+    public var onModifiers: ((KeyPress.Modifiers) -> Void)?
+    public var onPointer: ((PointerEvent) -> Void)?
+    /// A frame is on screen (its number, 1 for the first).
+    public var onPresented: ((Int) -> Void)?
+    /// The connection to the compositor ended.
+    public var onDisconnect: (() -> Void)?
+    public private(set) var size = WindowSize(width: 0, height: 0)
+
+    private var surface: OpaquePointer?
+    private var source: DispatchSourceRead?
+
+    /// Asks for a layer surface under `namespace`; with `keyboard`, it takes the keyboard while
+    /// shown. Throws `ToplevelWindow.OpenError` without a compositor or its layer shell.
+    public init(namespace: String, keyboard: Bool) throws {
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        var callbacks = ss_callbacks()
+        callbacks.context = context
+        callbacks.configure = { context, width, height in
+            guard let surface = SystemSurface.from(context) else { return }
+            MainActor.assumeIsolated {
+                surface.size = WindowSize(width: Int(width), height: Int(height))
+                surface.onConfigure?(surface.size)
+            }
+        }
+        callbacks.closed = { context in
+            guard let surface = SystemSurface.from(context) else { return }
+            MainActor.assumeIsolated { surface.onClosed?() }
+        }
+        callbacks.key = { context, name, modifiers, text in
+            guard let surface = SystemSurface.from(context), let name else { return }
+            let press = KeyPress(name: String(cString: name), modifiers: .init(rawValue: modifiers), text: text.map { String(cString: $0) } ?? "")
+            MainActor.assumeIsolated { surface.onKey?(press) }
+        }
+        callbacks.modifiers = { context, modifiers in
+            guard let surface = SystemSurface.from(context) else { return }
+            MainActor.assumeIsolated { surface.onModifiers?(.init(rawValue: modifiers)) }
+        }
+        callbacks.pointer = { context, kind, x, y, button in
+            guard let surface = SystemSurface.from(context) else { return }
+            let kind: PointerEvent.Kind = kind == Int32(SW_POINTER_DOWN) ? .down : kind == Int32(SW_POINTER_UP) ? .up : .moved
+            let event = PointerEvent(kind: kind, location: Point(x: x, y: y), button: button)
+            MainActor.assumeIsolated { surface.onPointer?(event) }
+        }
+        callbacks.presented = { context, frame in
+            guard let surface = SystemSurface.from(context) else { return }
+            MainActor.assumeIsolated { surface.onPresented?(Int(frame)) }
+        }
+        var reason = [CChar](repeating: 0, count: 256)
+        guard let opened = ss_open(namespace, keyboard ? 1 : 0, callbacks, &reason, Int32(reason.count)) else {
+            throw ToplevelWindow.OpenError.unavailable(String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
+        surface = opened
+        let source = DispatchSource.makeReadSource(fileDescriptor: ss_fd(opened), queue: .main)
+        source.setEventHandler { [weak self] in
+            MainActor.assumeIsolated {
+                guard let self, let surface = self.surface else { return }
+                if ss_dispatch(surface) < 0 {
+                    self.close()
+                    self.onDisconnect?()
+                }
+            }
+        }
+        source.resume()
+        self.source = source
+    }
+
+    private nonisolated static func from(_ context: UnsafeMutableRawPointer?) -> SystemSurface? {
+        context.map { Unmanaged<SystemSurface>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    /// Draws the switcher's cards, `selected` outlined and scrolled into view.
+    public func drawCards(heading: String, hint: String, cards: [Card], selected: Int) {
+        guard let surface else { return }
+        withCStrings(cards.flatMap { [$0.title, $0.detail] }) { strings in
+            var raw = cards.enumerated().map { index, card in
+                ss_card(kind: card.kind == .newWindow ? Int32(SS_CARD_NEW_WINDOW) : Int32(SS_CARD_SESSION),
+                        title: strings[2 * index], detail: strings[2 * index + 1], picture: card.picture?.pointer)
+            }
+            ss_draw_cards(surface, heading, hint, &raw, Int32(raw.count), Int32(selected))
+        }
+    }
+
+    /// The card under `point` in the last frame.
+    public func card(at point: Point) -> Int? {
+        guard let surface else { return nil }
+        let index = Int(ss_card_at(surface, point.x, point.y))
+        return index >= 0 ? index : nil
+    }
+
+    /// Where item `index` (a card or a row) was drawn in the last frame; nil when it was not.
+    public func frame(ofItem index: Int) -> Frame? {
+        guard let surface else { return nil }
+        var frame: [Int32] = [0, 0, 0, 0]
+        guard ss_card_frame(surface, Int32(index), &frame) != 0 else { return nil }
+        return Frame(x: Int(frame[0]), y: Int(frame[1]), width: Int(frame[2]), height: Int(frame[3]))
+    }
+
+    /// Draws the command overlay's panel, `selected` (a row index) highlighted.
+    public func drawRows(heading: String, rows: [Row], selected: Int?) {
+        guard let surface else { return }
+        withCStrings(rows.flatMap { [$0.title, $0.shortcut ?? ""] }) { strings in
+            var raw = rows.enumerated().map { index, row in
+                ss_row(title: strings[2 * index], shortcut: row.shortcut == nil ? nil : strings[2 * index + 1])
+            }
+            ss_draw_rows(surface, heading, &raw, Int32(raw.count), Int32(selected ?? -1))
+        }
+    }
+
+    /// The command row under `point` in the last frame (never a group's title).
+    public func row(at point: Point) -> Int? {
+        guard let surface else { return nil }
+        let index = Int(ss_row_at(surface, point.x, point.y))
+        return index >= 0 ? index : nil
+    }
+
+    /// Unmaps the surface and disconnects.
+    public func close() {
+        source?.cancel()
+        source = nil
+        if let surface { ss_close(surface) }
+        surface = nil
+    }
+
+    public var isOpen: Bool { surface != nil }
+}
+
+/// Runs `body` with C copies of the strings, valid for its duration.
+private func withCStrings<R>(_ strings: [String], _ body: ([UnsafePointer<CChar>?]) -> R) -> R {
+    let copies = strings.map { strdup($0) }
+    defer { copies.forEach { free($0) } }
+    return body(copies.map { UnsafePointer($0) })
+}

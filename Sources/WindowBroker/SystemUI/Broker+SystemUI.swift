@@ -1,0 +1,50 @@
+import Foundation
+import IPCWire
+
+extension Broker {
+    /// Shows the switcher (every session, or one app's: Show All Windows) or the command
+    /// overlay of a scene (nil: the key scene), answered once its first frame is on screen.
+    func showSystemUI(_ surface: SystemUIRequestSurface) async throws -> SystemUIHost.Shown {
+        let resolved: SystemUIHost.Surface
+        switch surface {
+        case .switcher(let app):
+            if let app { try checkKnownApp(app) }
+            resolved = .switcher(app: app)
+            await refreshSnapshots(of: allSessions.filter { $0.state.isForeground && (app == nil || $0.appID == app) }.map(\.id))
+        case .commandOverlay(let session):
+            guard let target = try commandTarget(session) else {
+                throw BrokerError(.invalidState, "no scene is the key scene: the command overlay shows the commands of a scene (name one with --session)")
+            }
+            resolved = .commandOverlay(session: target)
+        }
+        let shown = try await systemUI.show(resolved)
+        logger.info("system UI shown", metadata: [
+            "surface": "\(resolved.name)", "pid": "\(shown.pid)", "items": "\(shown.report.items.count)",
+            "firstFrame": "\(shown.firstFrame.formattedSeconds)",
+        ])
+        return shown
+    }
+
+    /// Fresh pictures of the scenes on screen, all at once, each in its session's turn.
+    private func refreshSnapshots(of ids: [SessionID]) async {
+        let tasks = ids.map { id in
+            laterOnSession(id, orElse: ()) { await self.refreshSnapshotInTurn(id) }
+        }
+        for task in tasks { await task.value }
+    }
+
+    private func refreshSnapshotInTurn(_ id: SessionID) async {
+        await drivers[id]?.refreshSnapshot(in: self)
+    }
+
+    /// Ends the switcher or overlay shown; false when none was.
+    func hideSystemUI() async -> Bool {
+        await systemUI.hide()
+    }
+}
+
+/// What a request for the system UI names, before the broker checks it.
+enum SystemUIRequestSurface: Sendable {
+    case switcher(app: String?)
+    case commandOverlay(session: SessionID?)
+}

@@ -1,0 +1,149 @@
+import CLinuxShim
+import Foundation
+import Glibc
+import IPCWire
+
+/// Starts the system UI process (`windowbroker-ui`: the switcher, the command overlay) on the
+/// user's compositor, one surface at a time, and answers once its first frame is on screen.
+///
+/// The process is a control client like wmctl (it reads sessions and snapshots, asks for
+/// activations and closes over the control socket); what only the broker needs to hear, that
+/// it is shown and where it drew its items, comes back as one JSON line on a pipe it inherits
+/// as fd 3 (`SystemUIReport`). A new request replaces the surface shown.
+actor SystemUIHost {
+    enum Surface: Sendable, Equatable {
+        case switcher(app: String?)
+        case commandOverlay(session: SessionID)
+
+        var name: String {
+            switch self {
+            case .switcher(nil): "the switcher"
+            case .switcher(let app?): "Show All Windows of \(app)"
+            case .commandOverlay: "the command overlay"
+            }
+        }
+
+        var arguments: [String] {
+            switch self {
+            case .switcher(nil): ["switcher"]
+            case .switcher(let app?): ["switcher", "--app", app]
+            case .commandOverlay(let session): ["overlay", "--session", session.description]
+            }
+        }
+    }
+
+    struct Shown: Sendable {
+        var pid: pid_t
+        var report: SystemUIReport
+        var firstFrame: Duration
+    }
+
+    /// The executable, when one was found.
+    let executable: String?
+    private let environment: [String: String]
+    private let timeout: Duration
+    private var current: (pid: pid_t, surface: Surface)?
+
+    /// `executable`: the system UI program; `environment`: the broker's, with the control
+    /// socket in WINDOWBROKER_SOCKET.
+    init(executable: String?, environment: [String: String], timeout: Duration = .seconds(10)) {
+        self.executable = executable
+        self.environment = environment.filter { !WorkerSpawner.scrubbedVariables.contains($0.key) }
+        self.timeout = timeout
+    }
+
+    /// The surface shown now, if any.
+    var shown: Surface? { current?.surface }
+
+    func show(_ surface: Surface) async throws -> Shown {
+        guard let display = environment["WAYLAND_DISPLAY"], !display.isEmpty else {
+            throw BrokerError(.invalidState, "\(surface.name) needs a display, and the broker was started without one (WAYLAND_DISPLAY); with systemd: `systemctl --user import-environment WAYLAND_DISPLAY`, then restart windowbroker")
+        }
+        guard let executable else {
+            throw BrokerError(.internalError, "\(surface.name) cannot be shown: windowbroker-ui is not installed beside windowbrokerd (give its path with --system-ui)")
+        }
+        _ = hide()
+        let started = ContinuousClock.now
+        var fds: [Int32] = [-1, -1]
+        guard Glibc.pipe(&fds) == 0 else {
+            throw BrokerError(.resourceExhausted, "cannot create a pipe for the system UI: \(String(cString: strerror(errno)))")
+        }
+        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        var (readEnd, writeEnd) = (fds[0], fds[1])
+        if writeEnd <= 3 {
+            // wb_spawn_worker moves it onto 3 and needs it elsewhere first (see its comment).
+            let moved = fcntl(writeEnd, F_DUPFD_CLOEXEC, 4)
+            close(writeEnd)
+            writeEnd = moved
+        }
+        var env = environment
+        env[SystemUIReport.descriptorVariable] = "3"
+        let argv = [executable] + surface.arguments
+        let envp = env.map { "\($0.key)=\($0.value)" }.sorted()
+        let (rc, pid) = try await OffLoop.run { [writeEnd] () -> (Int32, pid_t) in
+            var pid: pid_t = 0
+            let rc = withCStrings(argv) { cArgv in
+                withCStrings(envp) { cEnvp in wb_spawn_worker(executable, cArgv, cEnvp, writeEnd, -1, -1, &pid) }
+            }
+            return (rc, pid)
+        }
+        close(writeEnd)
+        guard rc == 0 else {
+            close(readEnd)
+            throw BrokerError(.internalError, "cannot start \(executable): \(String(cString: strerror(rc)))")
+        }
+        current = (pid, surface)
+        ExitWatcher.watch(pid: pid) { [weak self] _ in
+            Task { await self?.exited(pid) }
+        }
+        let timeout = self.timeout
+        let line = try? await OffLoop.run { [readEnd] in readLine(from: readEnd, within: timeout) }
+        close(readEnd)
+        guard let line, let report = try? JSONDecoder().decode(SystemUIReport.self, from: line) else {
+            kill(pid, SIGKILL)
+            if current?.pid == pid { current = nil }
+            throw BrokerError(.timedOut, "\(surface.name) did not appear within \(timeout.formattedSeconds) (windowbroker-ui, pid \(pid); its messages are in the broker's log)")
+        }
+        if let error = report.error {
+            if current?.pid == pid { current = nil }
+            throw BrokerError(.invalidState, "\(surface.name) cannot be shown: \(error)")
+        }
+        return Shown(pid: pid, report: report, firstFrame: ContinuousClock.now - started)
+    }
+
+    /// Ends the surface shown; false when none was.
+    @discardableResult
+    func hide() -> Bool {
+        guard let current else { return false }
+        kill(current.pid, SIGTERM)
+        self.current = nil
+        return true
+    }
+
+    private func exited(_ pid: pid_t) {
+        if current?.pid == pid { current = nil }
+    }
+}
+
+/// Reads up to the first newline (or the end) from `fd`, waiting at most `timeout` in all;
+/// nil when nothing complete came.
+private func readLine(from fd: Int32, within timeout: Duration) -> Data? {
+    let deadline = ContinuousClock.now + timeout
+    var bytes = Data()
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let left = ContinuousClock.now.duration(to: deadline)
+        guard left > .zero else { return nil }
+        var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&poller, 1, Int32(max(1, left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000)))
+        if ready < 0 && errno == EINTR { continue }
+        guard ready > 0 else { return nil }
+        let n = read(fd, &buffer, buffer.count)
+        if n < 0 && errno == EINTR { continue }
+        guard n > 0 else { return bytes.isEmpty ? nil : bytes }
+        bytes.append(contentsOf: buffer[0..<n])
+        if let newline = bytes.firstIndex(of: 0x0a) { return bytes[..<newline] }
+        // A report is small; anything larger is not one.
+        if bytes.count > 4 << 20 { return nil }
+    }
+}

@@ -1,0 +1,98 @@
+/// windowbroker-ui: the system UI process. The broker starts it on the user's compositor when
+/// the switcher or the command overlay is asked for (`wmctl switcher`, the Show All Windows
+/// command, holding the command key) and it ends when the user is done with it. It talks to
+/// the broker over the control socket like any client, and tells the broker that its first
+/// frame is on screen (or why there is none) on the descriptor `WINDOWBROKER_UI_FD` names.
+import ArgumentParser
+import Foundation
+import IPCWire
+import SceneWindow
+
+@main
+struct SystemUI: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "windowbroker-ui",
+        abstract: "The switcher and the command overlay of windowbroker (started by the broker).",
+        discussion: "Run by windowbrokerd, not by hand: `wmctl switcher` and `wmctl overlay` ask the broker for them.",
+        subcommands: [SwitcherCommand.self, OverlayCommand.self])
+}
+
+struct ConnectionOptions: ParsableArguments {
+    @Option(help: "The broker's control socket (default: $WINDOWBROKER_SOCKET).")
+    var socket: String?
+
+    var socketPath: String {
+        socket ?? ProcessInfo.processInfo.environment["WINDOWBROKER_SOCKET"].flatMap { $0.isEmpty ? nil : $0 } ?? BrokerClient.defaultSocketPath()
+    }
+}
+
+struct SwitcherCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "switcher", abstract: "Every session as a card; with --app, one app's (Show All Windows).")
+    @OptionGroup var connection: ConnectionOptions
+    @Option(help: "Only this app's sessions, and a card that opens a new window.") var app: String?
+
+    func run() async throws {
+        let app = self.app
+        try await SystemUIRun.run(socketPath: connection.socketPath) { client in
+            try await Switcher.run(client: client, app: app)
+        }
+    }
+}
+
+struct OverlayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "overlay", abstract: "The commands of a scene's app with their shortcuts, while the command key is held.")
+    @OptionGroup var connection: ConnectionOptions
+    @Option(help: "Whose commands (default: the key scene's).") var session: String?
+
+    func run() async throws {
+        let session = self.session
+        try await SystemUIRun.run(socketPath: connection.socketPath) { client in
+            try await CommandOverlay.run(client: client, session: session)
+        }
+    }
+}
+
+/// Connects, runs a surface to its end, and makes sure the broker hears how it went.
+enum SystemUIRun {
+    static func run(socketPath: String, _ body: @escaping @Sendable @MainActor (BrokerClient) async throws -> Void) async throws {
+        do {
+            try await BrokerClient.withConnection(socketPath: socketPath, clientName: "windowbroker-ui", timeout: .seconds(10)) { client in
+                try await body(client)
+            }
+        } catch {
+            let message = (error as? BrokerError)?.message ?? "\(error)"
+            await Readiness.report(SystemUIReport(error: message))
+            FileHandle.standardError.write(Data("windowbroker-ui: \(message)\n".utf8))
+            throw ExitCode(1)
+        }
+        await Readiness.report(nil)
+    }
+}
+
+/// The descriptor the broker waits on: one report, then closed.
+@MainActor
+enum Readiness {
+    private static var descriptor: Int32? = {
+        guard let text = ProcessInfo.processInfo.environment[SystemUIReport.descriptorVariable], let fd = Int32(text), fd >= 0 else { return nil }
+        return fd
+    }()
+
+    /// Writes `report` (nil: only closes) the first time; later calls do nothing.
+    static func report(_ report: SystemUIReport?) {
+        guard let fd = descriptor else { return }
+        descriptor = nil
+        if let report, var line = try? JSONEncoder().encode(report) {
+            line.append(0x0a)
+            line.withUnsafeBytes { raw in
+                var offset = 0
+                while offset < raw.count {
+                    let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
+                    if n < 0 && errno == EINTR { continue }
+                    if n <= 0 { break }
+                    offset += n
+                }
+            }
+        }
+        close(fd)
+    }
+}
