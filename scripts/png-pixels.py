@@ -4,6 +4,7 @@
 the same line. 8-bit, non-interlaced PNGs of colour type 2 (RGB) or 6 (RGBA) only.
 
     png-pixels.py FILE.png [x y width height]   # optionally a crop
+    png-pixels.py FILE.png --at x y [x y ...]   # the colours at those points, as rrggbb
 """
 import hashlib
 import struct
@@ -54,6 +55,10 @@ def pixels(path):
 
 
 width, height, channels, rows = pixels(sys.argv[1])
+if len(sys.argv) > 2 and sys.argv[2] == "--at":
+    points = [int(v) for v in sys.argv[3:]]
+    print(" ".join(rows[py][px * channels:px * channels + 3].hex() for px, py in zip(points[0::2], points[1::2])))
+    sys.exit(0)
 x, y, w, h = (int(v) for v in sys.argv[2:6]) if len(sys.argv) >= 6 else (0, 0, width, height)
 digest = hashlib.sha256()
 for row in rows[y:y + h]:

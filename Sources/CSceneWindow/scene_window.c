@@ -53,6 +53,7 @@ struct sw_window {
     int32_t drag_length;
     int drag_dropped;
     struct sw_keys keys;
+    uint32_t held;  // the modifiers last reported
     sw_callbacks callbacks;
     // What the last xdg_toplevel.configure asked for, applied at xdg_surface.configure.
     int32_t pending_width, pending_height, pending_activated;
@@ -107,7 +108,16 @@ static void keyboard_keymap(void *data, struct wl_keyboard *keyboard, uint32_t f
 }
 
 static void keyboard_enter(void *data, struct wl_keyboard *keyboard, uint32_t serial, struct wl_surface *surface, struct wl_array *keys) {}
-static void keyboard_leave(void *data, struct wl_keyboard *keyboard, uint32_t serial, struct wl_surface *surface) {}
+static void report_modifiers(struct sw_window *w, uint32_t held) {
+    if (held == w->held) return;
+    w->held = held;
+    if (w->callbacks.modifiers) w->callbacks.modifiers(w->callbacks.context, held);
+}
+
+static void keyboard_leave(void *data, struct wl_keyboard *keyboard, uint32_t serial, struct wl_surface *surface) {
+    // Keys held when the focus left are no longer the window's.
+    report_modifiers(data, 0);
+}
 
 static void keyboard_key(void *data, struct wl_keyboard *keyboard, uint32_t serial, uint32_t time, uint32_t key, uint32_t state) {
     struct sw_window *w = data;
@@ -120,6 +130,7 @@ static void keyboard_key(void *data, struct wl_keyboard *keyboard, uint32_t seri
 static void keyboard_modifiers(void *data, struct wl_keyboard *keyboard, uint32_t serial, uint32_t depressed, uint32_t latched, uint32_t locked, uint32_t group) {
     struct sw_window *w = data;
     sw_keys_modifiers(&w->keys, depressed, latched, locked, group);
+    report_modifiers(w, sw_keys_held(&w->keys));
 }
 
 static void keyboard_repeat_info(void *data, struct wl_keyboard *keyboard, int32_t rate, int32_t delay) {}

@@ -152,6 +152,8 @@ public final class ToplevelWindow {
     /// A drag this window started is over: true when a window took it, false when it was
     /// cancelled (dropped on no window, or on one that does not take it).
     public var onDragEnded: ((Bool) -> Void)?
+    /// The modifiers held changed while the window has the keyboard (empty when it loses it).
+    public var onModifiers: ((KeyPress.Modifiers) -> Void)?
     public private(set) var size = WindowSize(width: 0, height: 0)
     public private(set) var isActivated = false
 
@@ -217,6 +219,11 @@ public final class ToplevelWindow {
             guard let context else { return }
             let window = Unmanaged<ToplevelWindow>.fromOpaque(context).takeUnretainedValue()
             MainActor.assumeIsolated { window.onDragEnded?(dropped != 0) }
+        }
+        callbacks.modifiers = { context, modifiers in
+            guard let context else { return }
+            let window = Unmanaged<ToplevelWindow>.fromOpaque(context).takeUnretainedValue()
+            MainActor.assumeIsolated { window.onModifiers?(.init(rawValue: modifiers)) }
         }
         var reason = [CChar](repeating: 0, count: 256)
         guard let opened = sw_open(appID, title, callbacks, &reason, Int32(reason.count)) else {

@@ -60,6 +60,10 @@ public final class SystemSurface {
 
     private var surface: OpaquePointer?
     private var source: DispatchSourceRead?
+    /// Inside ss_dispatch (a callback is running): closing then would free the connection
+    /// under libwayland's feet, so it waits until the dispatch returns.
+    private var dispatching = false
+    private var closeRequested = false
 
     /// Asks for a layer surface under `namespace`; with `keyboard`, it takes the keyboard while
     /// shown. Throws `ToplevelWindow.OpenError` without a compositor or its layer shell.
@@ -106,7 +110,12 @@ public final class SystemSurface {
         source.setEventHandler { [weak self] in
             MainActor.assumeIsolated {
                 guard let self, let surface = self.surface else { return }
-                if ss_dispatch(surface) < 0 {
+                self.dispatching = true
+                let result = ss_dispatch(surface)
+                self.dispatching = false
+                if self.closeRequested {
+                    self.close()
+                } else if result < 0 {
                     self.close()
                     self.onDisconnect?()
                 }
@@ -122,7 +131,7 @@ public final class SystemSurface {
 
     /// Draws the switcher's cards, `selected` outlined and scrolled into view.
     public func drawCards(heading: String, hint: String, cards: [Card], selected: Int) {
-        guard let surface else { return }
+        guard let surface, !closeRequested else { return }
         withCStrings(cards.flatMap { [$0.title, $0.detail] }) { strings in
             var raw = cards.enumerated().map { index, card in
                 ss_card(kind: card.kind == .newWindow ? Int32(SS_CARD_NEW_WINDOW) : Int32(SS_CARD_SESSION),
@@ -149,7 +158,7 @@ public final class SystemSurface {
 
     /// Draws the command overlay's panel, `selected` (a row index) highlighted.
     public func drawRows(heading: String, rows: [Row], selected: Int?) {
-        guard let surface else { return }
+        guard let surface, !closeRequested else { return }
         withCStrings(rows.flatMap { [$0.title, $0.shortcut ?? ""] }) { strings in
             var raw = rows.enumerated().map { index, row in
                 ss_row(title: strings[2 * index], shortcut: row.shortcut == nil ? nil : strings[2 * index + 1])
@@ -167,13 +176,17 @@ public final class SystemSurface {
 
     /// Unmaps the surface and disconnects.
     public func close() {
+        if dispatching {
+            closeRequested = true
+            return
+        }
         source?.cancel()
         source = nil
         if let surface { ss_close(surface) }
         surface = nil
     }
 
-    public var isOpen: Bool { surface != nil }
+    public var isOpen: Bool { surface != nil && !closeRequested }
 }
 
 /// Runs `body` with C copies of the strings, valid for its duration.

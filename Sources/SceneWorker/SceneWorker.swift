@@ -74,6 +74,8 @@ final class SceneRuntime {
     private var pendingStorage: PendingStorage?
     /// The scene's window while it is in the foreground and the process has a display.
     private var window: ToplevelWindow?
+    /// The command overlay while the command key is held over the window.
+    private var commandKeyHold: CommandKeyHold?
     private var redrawScheduled = false
     /// The window's size when it was last open (a snapshot keeps it), and the last snapshot.
     private var lastWindowSize: WindowSize?
@@ -528,8 +530,18 @@ final class SceneRuntime {
                 // broker decides and drives it; the window goes with the didEnterBackground.
                 self?.enqueue(.message(.closeRequested(.init())))
             }
+            let connection = self.connection
+            let hold = commandKeyHold ?? CommandKeyHold(environment: ProcessInfo.processInfo.environment, delay: .milliseconds(500)) { request in
+                guard let connection else { throw BrokerError(.connectionClosed, "the scene is not connected to the broker") }
+                _ = try await connection.request(.controlRequest(.with { $0.kind = request }), timeout: .seconds(15), what: "the broker")
+            }
+            commandKeyHold = hold
             opened.onKey = { [weak self] press in
+                hold.keyPressed()
                 self?.keys.yield(press)
+            }
+            opened.onModifiers = { held in
+                hold.modifiersChanged(held)
             }
             opened.onPointer = { [weak self, weak scene] event in
                 guard let scene, let delegate = self?.delegate else { return }
@@ -574,6 +586,7 @@ final class SceneRuntime {
 
     private func closeWindow(_ scene: Scene) {
         guard let window else { return }
+        commandKeyHold?.windowClosed()
         window.close()
         self.window = nil
         scene.windowTitleChanged = nil

@@ -60,6 +60,13 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
     @Option(help: "Serve org.windowbroker.Broker1 on the D-Bus session bus: auto (when there is one: DBUS_SESSION_BUS_ADDRESS, else $XDG_RUNTIME_DIR/bus), off.")
     var dbus = SessionBusUse.auto
 
+    enum CommandKey: String, ExpressibleByArgument, CaseIterable {
+        case `super`, ctrl, alt, none
+    }
+
+    @Option(help: "Held alone over a scene's window, this key shows the app's commands (the command overlay): super, ctrl, alt, none.")
+    var commandKey = CommandKey.super
+
     @Option(help: "The system UI program that shows the switcher and the command overlay (default: windowbroker-ui beside windowbrokerd).", completion: .file())
     var systemUI: String?
 
@@ -179,6 +186,8 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
         configuration.updateAckTimeout = updateAckTimeout.duration
         configuration.sessionBus = dbus == .auto
         configuration.systemUI = systemUI.map(Self.absolute)
+        // The scenes watch for the command key themselves (their windows have the keyboard).
+        configuration.environment["WINDOWBROKER_COMMAND_KEY"] = commandKey.rawValue
         configuration.controlIdleTimeout = TimeSpan(seconds: max(0.2, controlIdleTimeout.seconds)).duration
         configuration.launchTimeout = TimeSpan(seconds: max(0.1, launchTimeout.seconds)).duration
         configuration.startLimitBurst = max(1, startLimitBurst)

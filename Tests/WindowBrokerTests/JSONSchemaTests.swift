@@ -9,6 +9,11 @@ final class JSONSchemaTests: BrokerTestCase {
     static var schemaDirectory: String { BrokerHarness.repository.appendingPathComponent("docs/schema").path }
 
     private func check(_ name: String, _ arguments: [String], expectExit: Int32 = 0, file: StaticString = #filePath, line: UInt = #line) throws {
+        try Self.check(name, arguments, on: harness, expectExit: expectExit, file: file, line: line)
+    }
+
+    /// `wmctl --json ARGUMENTS` against `harness` matches docs/schema/NAME.schema.json.
+    static func check(_ name: String, _ arguments: [String], on harness: BrokerHarness, expectExit: Int32 = 0, file: StaticString = #filePath, line: UInt = #line) throws {
         let result = harness.wmctl(["--json"] + arguments)
         XCTAssertEqual(result.code, expectExit, "wmctl \(arguments.joined(separator: " ")): \(result.stderr)", file: file, line: line)
         let output = try JSONDecoder().decode(PlistValue.self, from: Data(result.stdout.utf8))
@@ -80,6 +85,7 @@ final class JSONSchemaTests: BrokerTestCase {
         try check("logs", ["logs", session])
         try check("ping", ["ping", "--count", "3"])
         try check("pressure", ["pressure"])
+        try check("system-ui-hide", ["overlay", "--hide"])
         try check("top", ["top", "--once"])
         try check("pressure-simulate", ["pressure", "simulate", "warning"])
         try check("menu", ["menu"])
@@ -103,9 +109,12 @@ final class JSONSchemaTests: BrokerTestCase {
         try check("error", ["stauts"], expectExit: 2)
     }
 
-    /// Every JSON shape wmctl documents has its schema, and every schema is checked above.
+    /// Every JSON shape wmctl documents has its schema, and every schema is checked by a test
+    /// (above, or beside the display it needs: SystemUITests).
     func testEverySchemaIsUsed() throws {
-        let source = try String(contentsOfFile: #filePath, encoding: .utf8)
+        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        let source = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".swift") }
+            .map { try String(contentsOf: directory.appendingPathComponent($0), encoding: .utf8) }.joined()
         let names = try FileManager.default.contentsOfDirectory(atPath: Self.schemaDirectory).filter { $0.hasSuffix(".schema.json") }
         for name in names.map({ String($0.dropLast(".schema.json".count)) }) {
             XCTAssertTrue(source.contains("check(\"\(name)\"") || source.contains("/\(name).schema.json"), "docs/schema/\(name).schema.json is checked by no test")

@@ -30,6 +30,9 @@ typedef struct {
     /// A drag this window started is over: `dropped` 1 when a window took it, 0 when it was
     /// cancelled (dropped on no window, or on one that does not take it).
     void (*drag_ended)(void *context, int32_t dropped);
+    /// The SW_MOD_* bits held changed while the window has the keyboard (a modifier went down
+    /// or up; 0 when the window loses the keyboard).
+    void (*modifiers)(void *context, uint32_t modifiers);
 } sw_callbacks;
 
 enum { SW_POINTER_DOWN = 0, SW_POINTER_UP = 1, SW_POINTER_MOVED = 2 };

@@ -162,6 +162,11 @@ extension Broker {
             _ = try await activate(next, requestedBy: id)
             return .string(next.description)
         case .showAppSwitcher:
+            // On a display: Show All Windows on screen. The answer lists the sessions either way
+            // (headless, that list is all there is to show).
+            if await systemUI.hasDisplay {
+                _ = try await showSystemUI(.switcher(app: app))
+            }
             return .list(allSessions.filter { $0.appID == app }.sorted { $0.lastActiveAt > $1.lastActiveAt }.map {
                 .dictionary(["session": .string($0.id.description), "title": .string($0.title), "state": .string($0.state.rawValue)])
             })

@@ -131,11 +131,12 @@ struct ControlRequestHandler: Sendable {
     }
 
     /// Scenes may ask for what UIKit lets an app ask for: activation, destruction, refresh,
-    /// and what one process of a UIKit app shares with its other windows: posts and defaults.
-    /// Everything else on the control protocol is for wmctl.
+    /// and what one process of a UIKit app shares with its other windows: posts and defaults;
+    /// and its own command overlay while the command key is held over its window. Everything
+    /// else on the control protocol is for wmctl.
     static func checkSceneMay(_ kind: ControlRequest, requester: SessionID) throws(BrokerError) {
         switch kind {
-        case .open, .activate, .close, .refresh, .post, .defaults, .menuChange: return
+        case .open, .activate, .close, .refresh, .post, .defaults, .menuChange, .systemUi: return
         default:
             throw BrokerError(.permissionDenied, "a scene may request activation, destruction and refresh of its app's scenes, post updates and change its app's defaults; the rest of the control protocol is for wmctl")
         }
@@ -317,12 +318,16 @@ struct ControlRequestHandler: Sendable {
         case .snapshot(let command):
             return .snapshot(try await broker.snapshot(try await sessionID(command.sessionID)))
         case .systemUi(let request):
+            // A scene shows and hides only its own command overlay (its command key held).
+            if requester != nil, !request.hide, request.surface != .commandOverlay {
+                throw BrokerError(.permissionDenied, "a scene may show only its own command overlay")
+            }
             if request.hide {
-                let hidden = await broker.hideSystemUI()
+                let hidden = await broker.hideSystemUI(onlyOverlayOf: requester)
                 return .systemUi(.with { $0.hidden = hidden })
             }
             let surface: SystemUIRequestSurface = switch request.surface {
-            case .commandOverlay: .commandOverlay(session: try await optionalSessionID(request.sessionID))
+            case .commandOverlay: .commandOverlay(session: requester != nil ? requester : try await optionalSessionID(request.sessionID))
             default: .switcher(app: request.appID.isEmpty ? nil : request.appID)
             }
             let shown = try await broker.showSystemUI(surface)

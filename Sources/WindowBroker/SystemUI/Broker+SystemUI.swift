@@ -37,9 +37,13 @@ extension Broker {
         await drivers[id]?.refreshSnapshot(in: self)
     }
 
-    /// Ends the switcher or overlay shown; false when none was.
-    func hideSystemUI() async -> Bool {
-        await systemUI.hide()
+    /// Ends the switcher or overlay shown; false when none was. With a session: only that
+    /// scene's command overlay.
+    func hideSystemUI(onlyOverlayOf session: SessionID? = nil) async -> Bool {
+        if let session {
+            guard await systemUI.shown == .commandOverlay(session: session) else { return false }
+        }
+        return await systemUI.hide()
     }
 }
 

@@ -52,6 +52,9 @@ actor SystemUIHost {
         self.timeout = timeout
     }
 
+    /// Whether the broker was given a display to show the system UI on.
+    var hasDisplay: Bool { !(environment["WAYLAND_DISPLAY"] ?? "").isEmpty }
+
     /// The surface shown now, if any.
     var shown: Surface? { current?.surface }
 

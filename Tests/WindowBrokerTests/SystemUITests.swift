@@ -1,0 +1,188 @@
+import Foundation
+import XCTest
+
+/// The system UI (issue 21) on a headless sway of the test's own: the switcher the broker
+/// starts on the compositor shows one card per session with its picture, the keys and the
+/// pointer choose, open and close sessions through it; the command overlay lists the key
+/// scene's commands and performs the one clicked.
+final class SystemUITests: WindowTestCase {
+    /// The switcher's colours (system_surface.h), for reading its pixels.
+    private let background = "1c1e23", card = "3a3d45", selection = "4f9cf9"
+
+    private struct Item {
+        var id: String
+        var x, y, width, height: Int
+        var centre: (String, String) { (String(x + width / 2), String(y + height / 2)) }
+    }
+
+    /// `wmctl --json ARGS` for switcher or overlay: the items on screen, in order.
+    private func show(_ arguments: String...) throws -> (pid: Int, items: [Item]) {
+        let reply = try harness.json(arguments)
+        let items = try (reply["items"] as? [[String: Any]] ?? []).map { item in
+            let frame = try XCTUnwrap(item["frame"] as? [String: Int], "\(item) has no frame")
+            return Item(id: item["id"] as? String ?? "", x: frame["x"] ?? 0, y: frame["y"] ?? 0, width: frame["width"] ?? 0, height: frame["height"] ?? 0)
+        }
+        return (reply["pid"] as? Int ?? 0, items)
+    }
+
+    private func colours(_ screenshot: Data, at points: [(Int, Int)]) throws -> [String] {
+        let path = harness.root + "/colours-\(UUID().uuidString.prefix(6)).png"
+        try screenshot.write(to: URL(fileURLWithPath: path))
+        let script = BrokerHarness.repository.appendingPathComponent("scripts/png-pixels.py").path
+        let run = try runToCompletion("/usr/bin/python3", [script, path, "--at"] + points.flatMap { [String($0.0), String($0.1)] })
+        guard run.code == 0 else { throw HarnessError("png-pixels: \(run.output)") }
+        return run.output.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+    }
+
+    /// Whether a system UI surface is still shown (asking to hide one says, and hides it).
+    private func systemUIShown() throws -> Bool {
+        try harness.json("switcher", "--hide")["hidden"] as? Bool ?? false
+    }
+
+    func testTheSwitcherShowsACardPerSessionAndReturnBringsAReclaimedOneBack() throws {
+        let packing = try harness.openNote("packing", title: "Packing")
+        try harness.type(packing, "socks, tent")
+        _ = try harness.json("background", packing)
+        _ = try harness.json("reclaim", packing)
+        XCTAssertEqual(try harness.state(packing), "unattached")
+        let shopping = try harness.openNote("shopping", title: "Shopping")
+        let letter = try harness.openNote("letter", title: "Letter")
+        try harness.eventually("two windows") { try sway.windows().count == 2 }
+        let before = try sway.screenshot()
+
+        let (pid, items) = try show("switcher")
+        XCTAssertGreaterThan(pid, 0)
+        // Most recent first; the key scene (letter) first of all.
+        XCTAssertEqual(items.map(\.id), [letter, shopping, packing])
+        let shot = try sway.screenshot()
+        XCTAssertNotEqual(shot, before, "the switcher is on screen")
+        // Each card is painted where the switcher says, on its background; the card after the
+        // key scene is the one chosen first (outlined).
+        var points: [(Int, Int)] = []
+        for item in items {
+            points.append((item.x + 20, item.y + item.height - 6))      // inside the card, below its text
+            points.append((item.x - 3, item.y + item.height / 2))       // just left of it: outline or background
+        }
+        points.append((items[2].x + items[2].width + 14, items[2].y + items[2].height / 2))  // right of the last
+        let seen = try colours(shot, at: points)
+        XCTAssertEqual(seen, [card, background, card, selection, card, background, background], "cards at \(items)")
+
+        // Right, then Return: the reclaimed note comes back, with its text.
+        try sway.wtype("-k", "Right", "-k", "Return")
+        try harness.eventually("the chosen session is active again") { try harness.state(packing) == "foregroundActive" }
+        XCTAssertEqual(try harness.noteState(packing).text, "socks, tent")
+        try harness.eventually("the switcher is gone") { !(try systemUIShown()) }
+        try harness.eventually("its window is back") { try window(of: packing) != nil }
+    }
+
+    func testDeleteClosesTheChosenSessionAndItsPicture() throws {
+        let draft = try harness.openNote("draft", title: "Draft")
+        try harness.type(draft, "to be closed")
+        _ = try harness.json("background", draft)
+        let snapshot = harness.stateDirectory + "/snapshots/\(draft).png"
+        XCTAssertTrue(FileManager.default.fileExists(atPath: snapshot), "a background scene leaves a picture")
+        let kept = try harness.openNote("kept", title: "Kept")
+
+        let (_, items) = try show("switcher")
+        XCTAssertEqual(items.map(\.id), [kept, draft])
+        try sway.wtype("-k", "Delete")
+        try harness.eventually("the session is gone") { !(try harness.jsonList("sessions").contains { $0["id"] as? String == draft }) }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: snapshot), "a closed session's picture is in no file")
+        XCTAssertEqual(try harness.state(kept), "foregroundActive", "the other session is untouched")
+        // The switcher stays for the rest; Escape leaves it.
+        try sway.wtype("-k", "Escape")
+        try harness.eventually("Escape leaves the switcher") { !(try systemUIShown()) }
+    }
+
+    func testShowAllWindowsOfAnAppOpensANewWindowFromItsCard() throws {
+        let first = try harness.openNote("first", title: "First")
+        _ = try harness.openNote("other", title: "Other app's", app: "notes-single")
+        let (_, items) = try show("switcher", "--app", "notes")
+        XCTAssertEqual(items.map(\.id), [first, "new-window"], "one app's sessions and the new-window card")
+        let (x, y) = items[1].centre
+        try sway.pointer("click", x, y)
+        try harness.eventually("a second notes session") { try harness.jsonList("sessions", "--app", "notes").count == 2 }
+        try harness.eventually("the switcher is gone") { !(try systemUIShown()) }
+    }
+
+    func testTheShowAllWindowsShortcutShowsTheSwitcherForTheKeyScenesApp() throws {
+        let note = try harness.openNote("keyed", title: "Keyed")
+        let reply = try harness.json("key", "super+grave")
+        XCTAssertEqual(reply["result"] as? String, "performed")
+        XCTAssertEqual(reply["session"] as? String, note)
+        XCTAssertTrue(try systemUIShown(), "Show All Windows put the switcher on screen")
+        // What wmctl prints for them, as documented.
+        try JSONSchemaTests.check("system-ui", ["overlay"], on: harness)
+        try JSONSchemaTests.check("system-ui", ["switcher", "--app", "notes"], on: harness)
+        try JSONSchemaTests.check("system-ui-hide", ["switcher", "--hide"], on: harness)
+    }
+
+    func testTheCommandOverlayListsTheKeySceneCommandsAndPerformsTheOneClicked() throws {
+        let note = try harness.openNote("overlaid", title: "Overlaid")
+        try harness.eventually("the window") { try window(of: note) != nil }
+        let before = try sway.screenshot()
+        let (_, items) = try show("overlay")
+        let listed = Set(try harness.jsonList("commands", "--overlay").compactMap { $0["id"] as? String })
+        XCTAssertEqual(Set(items.map(\.id)), listed, "the overlay shows what `commands --overlay` lists")
+        XCTAssertTrue(listed.contains("file.newWindow"))
+        XCTAssertNotEqual(try sway.screenshot(), before, "the overlay is on screen")
+        // It leaves the keyboard with the scene: a shortcut still reaches it.
+        XCTAssertTrue(try sway.windows().first { $0.pid == Int32(try harness.session(note)["pid"] as? Int ?? 0) }?.focused ?? false)
+
+        let newWindow = try XCTUnwrap(items.first { $0.id == "file.newWindow" })
+        let (x, y) = newWindow.centre
+        try sway.pointer("click", x, y)
+        try harness.eventually("New Window was performed") { try harness.jsonList("sessions").count == 2 }
+        try harness.eventually("the overlay is gone") { !(try systemUIShown()) }
+    }
+
+    /// Holding the command key alone over a scene shows the overlay; releasing it hides it.
+    func testHoldingTheCommandKeyShowsTheOverlayUntilItIsReleased() throws {
+        let note = try harness.openNote("held", title: "Held")
+        try harness.eventually("the window has the keyboard") { try window(of: note)?.focused == true }
+        var before = Data()
+        try harness.eventually("the window is drawn and settled") {
+            let first = try sway.screenshot()
+            Thread.sleep(forTimeInterval: 0.2)
+            before = try sway.screenshot()
+            return first == before
+        }
+        // wtype holds the logo (super) key for four seconds on a virtual keyboard.
+        let hold = Process()
+        hold.executableURL = URL(fileURLWithPath: "/usr/bin/wtype")
+        hold.arguments = ["-s", "300", "-M", "logo", "-s", "4000", "-m", "logo"]
+        hold.environment = ["WAYLAND_DISPLAY": sway.waylandDisplay, "PATH": "/usr/bin:/bin"]
+        try hold.run()
+        defer { hold.terminateAndWait() }
+        var shown = Data()
+        try harness.eventually("the overlay appears while the key is held", timeout: 3.5) {
+            shown = try sway.screenshot()
+            return shown != before
+        }
+        // Its panel is in the middle of the output, over the dimmed window.
+        XCTAssertEqual(try colours(shown, at: [(640, 360)]), ["f4f4f2"])
+        hold.waitUntilExit()
+        try harness.eventually("releasing the key hides it") { try sway.screenshot() == before }
+        XCTAssertFalse(try systemUIShown())
+    }
+}
+
+/// Without a display there is no system UI: a clear error, nothing started.
+final class HeadlessSystemUITests: XCTestCase {
+    func testTheSwitcherNeedsADisplay() throws {
+        let harness = try BrokerHarness()
+        defer { harness.tearDown() }
+        harness.brokerEnvironment["WAYLAND_DISPLAY"] = nil
+        try harness.start()
+        _ = try harness.openNote("headless")
+        let shown = harness.wmctl("switcher")
+        XCTAssertNotEqual(shown.code, 0)
+        XCTAssertTrue(shown.stderr.contains("needs a display"), shown.stderr)
+        XCTAssertTrue(shown.stderr.contains("WAYLAND_DISPLAY"), shown.stderr)
+        // Show All Windows still answers the app's sessions, as a list.
+        let key = try harness.json("key", "super+grave")
+        XCTAssertEqual(key["result"] as? String, "performed")
+        XCTAssertEqual((key["value"] as? [Any])?.count, 1)
+        XCTAssertEqual(try harness.json("switcher", "--hide")["hidden"] as? Bool, false)
+    }
+}
