@@ -81,6 +81,11 @@ public actor Broker {
         var uiEnvironment = configuration.environment
         uiEnvironment["WINDOWBROKER_SOCKET"] = configuration.socketPath
         self.systemUI = SystemUIHost(executable: configuration.systemUIExecutable, environment: uiEnvironment)
+        if let executable = configuration.systemUIExecutable {
+            logger.info("system UI (switcher, command overlay)", metadata: ["path": "\(executable)"])
+        } else {
+            logger.warning("no system UI: windowbroker-ui is neither beside windowbrokerd nor in ../libexec/windowbroker; the switcher and the command overlay cannot be shown (give --system-ui)")
+        }
         let loaded = try await store.loadAll()
         for session in loaded.sessions {
             drivers[session.id] = SessionDriver(session)

@@ -59,14 +59,14 @@ public struct BrokerConfiguration: Sendable {
     public var handshakeTimeout: Duration = .seconds(10)
     /// Serve `org.windowbroker.Broker1` on the D-Bus session bus when there is one.
     public var sessionBus = true
-    /// The system UI program (switcher, command overlay); nil: `windowbroker-ui` in the
-    /// helper directory (beside windowbrokerd), when it is there.
+    /// The system UI program (switcher, command overlay); nil: `windowbroker-ui` beside
+    /// windowbrokerd (a build directory) or in PREFIX/libexec/windowbroker (an install).
     public var systemUI: String?
     var systemUIExecutable: String? {
         if let systemUI { return systemUI }
         guard let helperDirectory else { return nil }
-        let beside = helperDirectory + "/windowbroker-ui"
-        return FileManager.default.isExecutableFile(atPath: beside) ? beside : nil
+        let candidates = [helperDirectory + "/windowbroker-ui", helperDirectory + "/../libexec/windowbroker/windowbroker-ui"]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }.map { ($0 as NSString).standardizingPath }
     }
     /// What the broker's waits and time-based policies go by (`BrokerClock`).
     public var clock: any BrokerClock = SystemClock()
