@@ -11,6 +11,10 @@
 #   prewarmed open      the same, bound from the app's pool      vs the cold open
 #   open -> first frame open request to the window's first frame on a headless sway, cold and
 #                       prewarmed                     vs spawning a minimal C client to its first frame
+#   switcher            wmctl switcher to its first frame on screen, 50 sessions with pictures
+#                                                     vs open -> first frame, cold
+#   snapshot            background with a display (activity + picture) vs headless (activity only);
+#                       picture bytes per session  vs restoration activity bytes
 #   reclaim             10 background scenes, save + stop         vs kill only (1 and 50 printed too)
 #   update fan-out      post --wait to 10 and 100 connected scenes: time until the last scene
 #                       acknowledged (broker side), p50 and p99  vs the raw Unix-socket round trip
@@ -24,7 +28,7 @@ bash scripts/install-deps.sh bench
 N=${BENCH_SCENES:-20}
 # Only what the benchmark runs: a plain `swift build -c release` also builds swift-protobuf's
 # protoc from C++ (10 minutes on two cores) for nothing.
-for product in windowbrokerd wmctl notes spawn-probe; do
+for product in windowbrokerd wmctl notes windowbroker-ui spawn-probe; do
   swift build -c release --product "$product" >/dev/null
 done
 BIN=$(swift build -c release --show-bin-path)
@@ -148,8 +152,39 @@ cc -O2 -o "$DIR/bin/first_window" bench/first_window.c Sources/CSceneWindow/xdg-
 start_broker "$DIR/frames"
 read -r FRAME_COLD FRAME_WARM FRAME_LIMIT <<<"$(/usr/bin/python3 bench/first_frame.py "$SWAYSOCK" "$SOCK" "$DIR/bin/first_window" "$N")"
 kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
+
+# ---------------------------------------------------------------- the switcher and snapshots
+# 50 sessions, each typed into and sent to the background (its picture kept); the switcher is
+# asked for 10 times (each replaces the last) and answers at its first frame on screen.
+background_times() {  # $1 = count, $2 = id prefix; opens, types, backgrounds; prints p50 of background in ms
+  for i in $(seq "$1"); do
+    s=$(W --json open notes --activity notes.edit --info "noteID=$2$i" | json 'd["session"]')
+    W send "$s" type --arg text="Note $i: a line of text to draw, and another, and one more for the picture." >/dev/null
+    a=$(date +%s%N); W background "$s" >/dev/null; b=$(date +%s%N)
+    echo $(( (b - a) / 1000 ))
+  done | sort -n | awk '{ v[NR] = $1 } END { printf "%.1f", v[int((NR + 1) / 2)] / 1000 }'
+}
+activity_bytes() {  # $1 = state dir: mean stored restoration activity, bytes
+  /usr/bin/python3 -c "import sqlite3,sys; print(round(sqlite3.connect(sys.argv[1]).execute('select avg(length(activity)) from restorationActivity').fetchone()[0]))" "$1/state.sqlite"
+}
+start_broker "$DIR/switcher" --max-workers 128
+BG_DISPLAY=$(background_times 50 sw)
+for _ in $(seq 10); do W --json switcher | json 'd["firstFrameMs"]'; done | sort -n > "$DIR/switcher.ms"
+SWITCHER=$(awk '{ v[NR] = $1 } END { printf "%.1f", v[int((NR + 1) / 2)] }' "$DIR/switcher.ms")
+W switcher --hide >/dev/null
+SNAP_BYTES=$(du -cb "$DIR/switcher/state/snapshots/"*.png | awk 'END { print $1 }')
+SNAP_COUNT=$(ls "$DIR/switcher/state/snapshots/" | wc -l)
+SNAP_MEAN=$(( SNAP_BYTES / SNAP_COUNT ))
+ACT_DISPLAY=$(activity_bytes "$DIR/switcher/state")
+kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 kill "$SWAY_PID"; wait "$SWAY_PID" 2>/dev/null || true
 unset WAYLAND_DISPLAY
+start_broker "$DIR/headless" --max-workers 128
+BG_HEADLESS=$(background_times 50 hl)
+kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
+fig "switcher, request -> first frame p50 (50 sessions)" "$SWITCHER" "ms" "open -> first frame p50, cold" "$FRAME_COLD"
+fig "background with a picture p50 (wmctl, display)" "$BG_DISPLAY" "ms" "background, activity only (headless)" "$BG_HEADLESS"
+fig "picture per session ($SNAP_COUNT kept)" "$(awk -v b="$SNAP_MEAN" 'BEGIN { printf "%.1f", b / 1024 }')" "KiB" "restoration activity per session, KiB" "$(awk -v b="$ACT_DISPLAY" 'BEGIN { printf "%.2f", b / 1024 }')"
 fig "open -> first frame p50, cold" "$FRAME_COLD" "ms" "minimal C client, spawn -> first frame" "$FRAME_LIMIT"
 fig "open -> first frame p50, prewarmed" "$FRAME_WARM" "ms" "minimal C client, spawn -> first frame" "$FRAME_LIMIT"
 
