@@ -20,7 +20,7 @@ final class CommandOverlay {
     private var lines: [Line] = []
     private var hovered: Int?
     private var surface: SystemSurface?
-    private var finished: CheckedContinuation<Void, any Error>?
+    private let end = RunEnd()
 
     private init(client: BrokerClient) {
         self.client = client
@@ -30,7 +30,7 @@ final class CommandOverlay {
         let overlay = CommandOverlay(client: client)
         try await overlay.load(session: session ?? "")
         try overlay.show()
-        try await withCheckedThrowingContinuation { overlay.finished = $0 }
+        try await overlay.end.wait()
     }
 
     private func load(session requested: String) async throws {
@@ -138,8 +138,6 @@ final class CommandOverlay {
     private func finish(throwing error: (any Error)? = nil) {
         surface?.close()
         surface = nil
-        guard let finished else { return }
-        self.finished = nil
-        if let error { finished.resume(throwing: error) } else { finished.resume() }
+        end.end(throwing: error)
     }
 }

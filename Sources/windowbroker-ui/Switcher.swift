@@ -20,8 +20,7 @@ final class Switcher {
     private var heading = ""
     private var surface: SystemSurface?
     private var pressed: (index: Int, at: Point)?
-    private var finished: CheckedContinuation<Void, any Error>?
-    private var failure: (any Error)?
+    private let end = RunEnd()
 
     /// How far up a card is dragged to close its session.
     private static let closingDrag = 80.0
@@ -36,7 +35,7 @@ final class Switcher {
         let switcher = Switcher(client: client, app: app)
         try await switcher.load()
         try switcher.show()
-        try await withCheckedThrowingContinuation { switcher.finished = $0 }
+        try await switcher.end.wait()
     }
 
     // MARK: - What it shows
@@ -218,8 +217,6 @@ final class Switcher {
     private func finish(throwing error: (any Error)? = nil) {
         surface?.close()
         surface = nil
-        guard let finished else { return }
-        self.finished = nil
-        if let error { finished.resume(throwing: error) } else { finished.resume() }
+        end.end(throwing: error)
     }
 }

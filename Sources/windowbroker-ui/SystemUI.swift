@@ -96,3 +96,22 @@ enum Readiness {
         close(fd)
     }
 }
+
+/// Where a surface's run ends: the user chose, left, or what they chose failed.
+@MainActor
+final class RunEnd {
+    private var continuation: CheckedContinuation<Void, any Error>?
+    private var ended = false
+
+    func wait() async throws {
+        guard !ended else { return }
+        try await withCheckedThrowingContinuation { continuation = $0 }
+    }
+
+    func end(throwing error: (any Error)? = nil) {
+        guard !ended else { return }
+        ended = true
+        if let error { continuation?.resume(throwing: error) } else { continuation?.resume() }
+        continuation = nil
+    }
+}
