@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 enum {
     CARD_WIDTH = 260, PICTURE_HEIGHT = 162, CARD_TEXT_HEIGHT = 54, GAP = 28, PAGE_MARGIN = 40,
@@ -44,8 +46,14 @@ struct ss_surface {
     int32_t hit_count;
 };
 
+// A picture keeps its PNG until a card first shows it; it is then decoded and scaled to the
+// card once (decoding a window-sized PNG takes about 18 ms here: doing it for every session
+// before the first frame made the switcher wait for pictures nobody could see yet).
 struct ss_picture {
-    cairo_surface_t *image;
+    uint8_t *png;
+    size_t length;
+    int prepared;
+    cairo_surface_t *thumbnail;  // NULL when prepared and undecodable
 };
 
 static const struct wl_seat_listener seat_listener;
@@ -256,6 +264,25 @@ void ss_close(ss_surface *s) {
 
 // ---------------------------------------------------------------- pictures
 
+enum { THUMB_WIDTH = CARD_WIDTH - 16, THUMB_HEIGHT = PICTURE_HEIGHT - 8 };
+
+ss_picture *ss_picture_from_png(const uint8_t *bytes, size_t length) {
+    static const uint8_t signature[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+    if (!bytes || length < 8 || memcmp(bytes, signature, 8) != 0) return NULL;
+    struct ss_picture *picture = calloc(1, sizeof *picture);
+    picture->png = malloc(length);
+    memcpy(picture->png, bytes, length);
+    picture->length = length;
+    return picture;
+}
+
+void ss_picture_free(ss_picture *picture) {
+    if (!picture) return;
+    free(picture->png);
+    if (picture->thumbnail) cairo_surface_destroy(picture->thumbnail);
+    free(picture);
+}
+
 struct png_reader {
     const uint8_t *bytes;
     size_t length, at;
@@ -269,22 +296,65 @@ static cairo_status_t read_png(void *closure, unsigned char *data, unsigned int 
     return CAIRO_STATUS_SUCCESS;
 }
 
-ss_picture *ss_picture_from_png(const uint8_t *bytes, size_t length) {
-    struct png_reader reader = { bytes, length, 0 };
+/// Decodes the PNG and scales it into the card's picture area, once. Touches only the picture:
+/// several run at once on threads of their own.
+static void prepare(struct ss_picture *picture) {
+    if (picture->prepared) return;
+    picture->prepared = 1;
+    struct png_reader reader = { picture->png, picture->length, 0 };
     cairo_surface_t *image = cairo_image_surface_create_from_png_stream(read_png, &reader);
-    if (cairo_surface_status(image) != CAIRO_STATUS_SUCCESS) {
+    free(picture->png);
+    picture->png = NULL;
+    int pw = cairo_image_surface_get_width(image), ph = cairo_image_surface_get_height(image);
+    if (cairo_surface_status(image) != CAIRO_STATUS_SUCCESS || pw <= 0 || ph <= 0) {
         cairo_surface_destroy(image);
-        return NULL;
+        return;
     }
-    struct ss_picture *picture = malloc(sizeof *picture);
-    picture->image = image;
-    return picture;
+    double scale = (double)THUMB_WIDTH / pw < (double)THUMB_HEIGHT / ph ? (double)THUMB_WIDTH / pw : (double)THUMB_HEIGHT / ph;
+    int tw = (int)(pw * scale + 0.5), th = (int)(ph * scale + 0.5);
+    cairo_surface_t *thumbnail = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, tw > 0 ? tw : 1, th > 0 ? th : 1);
+    cairo_t *cr = cairo_create(thumbnail);
+    cairo_scale(cr, scale, scale);
+    cairo_set_source_surface(cr, image, 0, 0);
+    cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_GOOD);
+    cairo_paint(cr);
+    cairo_destroy(cr);
+    cairo_surface_destroy(image);
+    picture->thumbnail = thumbnail;
 }
 
-void ss_picture_free(ss_picture *picture) {
-    if (!picture) return;
-    cairo_surface_destroy(picture->image);
-    free(picture);
+struct preparation {
+    struct ss_picture **pictures;
+    int count, next;
+    pthread_mutex_t lock;
+};
+
+static void *prepare_some(void *data) {
+    struct preparation *work = data;
+    for (;;) {
+        pthread_mutex_lock(&work->lock);
+        int index = work->next++;
+        pthread_mutex_unlock(&work->lock);
+        if (index >= work->count) return NULL;
+        prepare(work->pictures[index]);
+    }
+}
+
+/// Prepares the pictures on as many threads as there are processors.
+static void prepare_all(struct ss_picture **pictures, int count) {
+    if (count <= 0) return;
+    struct preparation work = { pictures, count, 0, PTHREAD_MUTEX_INITIALIZER };
+    long processors = sysconf(_SC_NPROCESSORS_ONLN);
+    int helpers = (int)(processors > 1 ? processors - 1 : 0);
+    if (helpers > count - 1) helpers = count - 1;
+    if (helpers > 15) helpers = 15;
+    pthread_t threads[15];
+    int started = 0;
+    for (int i = 0; i < helpers; i++) {
+        if (pthread_create(&threads[started], NULL, prepare_some, &work) == 0) started++;
+    }
+    prepare_some(&work);
+    for (int i = 0; i < started; i++) pthread_join(threads[i], NULL);
 }
 
 // ---------------------------------------------------------------- drawing
@@ -348,17 +418,12 @@ static void reset_hits(struct ss_surface *s, int32_t count) {
 }
 
 static void draw_picture(cairo_t *cr, const ss_picture *picture, double x, double y, double w, double h) {
-    int pw = cairo_image_surface_get_width(picture->image), ph = cairo_image_surface_get_height(picture->image);
-    if (pw <= 0 || ph <= 0) return;
-    double scale = w / pw < h / ph ? w / pw : h / ph;
-    double dw = pw * scale, dh = ph * scale;
+    cairo_surface_t *thumbnail = picture->thumbnail;
+    int tw = cairo_image_surface_get_width(thumbnail), th = cairo_image_surface_get_height(thumbnail);
     cairo_save(cr);
     cairo_rectangle(cr, x, y, w, h);
     cairo_clip(cr);
-    cairo_translate(cr, x + (w - dw) / 2, y + (h - dh) / 2);
-    cairo_scale(cr, scale, scale);
-    cairo_set_source_surface(cr, picture->image, 0, 0);
-    cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_GOOD);
+    cairo_set_source_surface(cr, thumbnail, (int)(x + (w - tw) / 2), (int)(y + (h - th) / 2));
     cairo_paint(cr);
     cairo_restore(cr);
 }
@@ -388,6 +453,16 @@ void ss_draw_cards(ss_surface *s, const char *heading, const char *hint, const s
     int first_row = selected_row >= visible_rows ? selected_row - visible_rows + 1 : 0;
     double grid_width = columns * CARD_WIDTH + (columns - 1) * GAP;
     double left = (s->width - grid_width) / 2;
+    // The pictures of the cards on screen, decoded side by side.
+    struct ss_picture **unprepared = calloc(count > 0 ? (size_t)count : 1, sizeof *unprepared);
+    int pending = 0;
+    for (int32_t i = 0; i < count; i++) {
+        int row = i / columns - first_row;
+        struct ss_picture *picture = (struct ss_picture *)cards[i].picture;
+        if (row >= 0 && row < visible_rows && picture && !picture->prepared) unprepared[pending++] = picture;
+    }
+    prepare_all(unprepared, pending);
+    free(unprepared);
     for (int32_t i = 0; i < count; i++) {
         int row = i / columns - first_row, column = i % columns;
         if (row < 0 || row >= visible_rows) continue;
@@ -411,7 +486,7 @@ void ss_draw_cards(ss_surface *s, const char *heading, const char *hint, const s
             cairo_move_to(cr, px + pw / 2, py + ph / 2 - 24);
             cairo_line_to(cr, px + pw / 2, py + ph / 2 + 24);
             cairo_stroke(cr);
-        } else if (card->picture) {
+        } else if (card->picture && card->picture->thumbnail) {
             draw_picture(cr, card->picture, px, py, pw, ph);
         } else {
             set_rgb(cr, 0x2b2d33);

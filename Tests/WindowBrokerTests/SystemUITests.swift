@@ -94,6 +94,20 @@ final class SystemUITests: WindowTestCase {
         try harness.eventually("Escape leaves the switcher") { !(try systemUIShown()) }
     }
 
+    /// As on iPadOS, a card swiped up closes its session; a drag that does not go far enough
+    /// up only chooses nothing.
+    func testDraggingACardUpClosesItsSession() throws {
+        let gone = try harness.openNote("swiped", title: "Swiped")
+        let stays = try harness.openNote("stays", title: "Stays")
+        let (_, items) = try show("switcher")
+        XCTAssertEqual(items.map(\.id), [stays, gone])
+        let (x, y) = items[1].centre
+        try sway.pointer("drag", x, y, x, String(Int(y)! - 160))
+        try harness.eventually("the swiped session is gone") { !(try harness.jsonList("sessions").contains { $0["id"] as? String == gone }) }
+        XCTAssertEqual(try harness.state(stays), "foregroundActive")
+        XCTAssertTrue(try systemUIShown(), "the switcher stays for the sessions left")
+    }
+
     func testShowAllWindowsOfAnAppOpensANewWindowFromItsCard() throws {
         let first = try harness.openNote("first", title: "First")
         _ = try harness.openNote("other", title: "Other app's", app: "notes-single")

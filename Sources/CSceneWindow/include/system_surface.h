@@ -44,6 +44,8 @@ int32_t ss_height(ss_surface *surface);
 uint32_t ss_frames(ss_surface *surface);
 void ss_close(ss_surface *surface);
 
+/// A picture of PNG bytes (copied; NULL when they are not a PNG). It is decoded and scaled to
+/// its card the first time a card shows it, the cards on screen in parallel.
 ss_picture *ss_picture_from_png(const uint8_t *bytes, size_t length);
 void ss_picture_free(ss_picture *picture);
 
