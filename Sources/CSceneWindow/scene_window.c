@@ -35,11 +35,7 @@ struct sw_window {
     struct zxdg_decoration_manager_v1 *decorations;
     struct zxdg_toplevel_decoration_v1 *decoration;
     char *app_id;
-    struct wl_seat *seat;
-    struct wl_keyboard *keyboard;
-    struct wl_pointer *pointer;
-    double pointer_x, pointer_y;
-    uint32_t pressed_serial;  // the press of a button still down (0: none), a drag's serial
+    struct sw_input input;  // the seat: keyboard, pointer, the press a drag starts from
     struct wl_data_device_manager *data_manager;
     struct wl_data_device *data_device;
     // The offer being dragged over the window, and whether it is of SW_DRAG_MIME.
@@ -52,8 +48,6 @@ struct sw_window {
     uint8_t *drag_data;
     int32_t drag_length;
     int drag_dropped;
-    struct sw_keys keys;
-    uint32_t held;  // the modifiers last reported
     sw_callbacks callbacks;
     // What the last xdg_toplevel.configure asked for, applied at xdg_surface.configure.
     int32_t pending_width, pending_height, pending_activated;
@@ -66,7 +60,6 @@ struct sw_window {
 };
 
 static void draw(struct sw_window *w);
-static const struct wl_seat_listener seat_listener;
 
 // ---------------------------------------------------------------- globals
 
@@ -84,9 +77,8 @@ static void registry_global(void *data, struct wl_registry *registry, uint32_t n
         w->decorations = wl_registry_bind(registry, name, &zxdg_decoration_manager_v1_interface, 1);
     } else if (strcmp(interface, wl_data_device_manager_interface.name) == 0) {
         w->data_manager = wl_registry_bind(registry, name, &wl_data_device_manager_interface, version < 3 ? version : 3);
-    } else if (strcmp(interface, wl_seat_interface.name) == 0 && !w->seat) {
-        w->seat = wl_registry_bind(registry, name, &wl_seat_interface, version < 5 ? version : 5);
-        wl_seat_add_listener(w->seat, &seat_listener, w);
+    } else if (strcmp(interface, wl_seat_interface.name) == 0) {
+        sw_input_bind(&w->input, registry, name, version);
     }
 }
 
@@ -99,83 +91,6 @@ static void wm_base_ping(void *data, struct xdg_wm_base *base, uint32_t serial) 
 }
 
 static const struct xdg_wm_base_listener wm_base_listener = { wm_base_ping };
-
-// ---------------------------------------------------------------- the keyboard
-
-static void keyboard_keymap(void *data, struct wl_keyboard *keyboard, uint32_t format, int32_t fd, uint32_t size) {
-    struct sw_window *w = data;
-    sw_keys_keymap(&w->keys, format, fd, size);
-}
-
-static void keyboard_enter(void *data, struct wl_keyboard *keyboard, uint32_t serial, struct wl_surface *surface, struct wl_array *keys) {}
-static void report_modifiers(struct sw_window *w, uint32_t held) {
-    if (held == w->held) return;
-    w->held = held;
-    if (w->callbacks.modifiers) w->callbacks.modifiers(w->callbacks.context, held);
-}
-
-static void keyboard_leave(void *data, struct wl_keyboard *keyboard, uint32_t serial, struct wl_surface *surface) {
-    // Keys held when the focus left are no longer the window's.
-    report_modifiers(data, 0);
-}
-
-static void keyboard_key(void *data, struct wl_keyboard *keyboard, uint32_t serial, uint32_t time, uint32_t key, uint32_t state) {
-    struct sw_window *w = data;
-    if (state != WL_KEYBOARD_KEY_STATE_PRESSED || !w->callbacks.key) return;
-    char name[64], text[64];
-    if (!sw_keys_describe(&w->keys, key, name, text)) return;
-    w->callbacks.key(w->callbacks.context, name, sw_keys_held(&w->keys), text);
-}
-
-static void keyboard_modifiers(void *data, struct wl_keyboard *keyboard, uint32_t serial, uint32_t depressed, uint32_t latched, uint32_t locked, uint32_t group) {
-    struct sw_window *w = data;
-    sw_keys_modifiers(&w->keys, depressed, latched, locked, group);
-    report_modifiers(w, sw_keys_held(&w->keys));
-}
-
-static void keyboard_repeat_info(void *data, struct wl_keyboard *keyboard, int32_t rate, int32_t delay) {}
-
-static const struct wl_keyboard_listener keyboard_listener = {
-    keyboard_keymap, keyboard_enter, keyboard_leave, keyboard_key, keyboard_modifiers, keyboard_repeat_info,
-};
-
-// ---------------------------------------------------------------- the pointer
-
-static void pointer_enter(void *data, struct wl_pointer *pointer, uint32_t serial, struct wl_surface *surface, wl_fixed_t x, wl_fixed_t y) {
-    struct sw_window *w = data;
-    w->pointer_x = wl_fixed_to_double(x);
-    w->pointer_y = wl_fixed_to_double(y);
-}
-
-static void pointer_leave(void *data, struct wl_pointer *pointer, uint32_t serial, struct wl_surface *surface) {
-    struct sw_window *w = data;
-    w->pressed_serial = 0;
-}
-
-static void pointer_motion(void *data, struct wl_pointer *pointer, uint32_t time, wl_fixed_t x, wl_fixed_t y) {
-    struct sw_window *w = data;
-    w->pointer_x = wl_fixed_to_double(x);
-    w->pointer_y = wl_fixed_to_double(y);
-    if (w->callbacks.pointer) w->callbacks.pointer(w->callbacks.context, SW_POINTER_MOVED, w->pointer_x, w->pointer_y, 0);
-}
-
-static void pointer_button(void *data, struct wl_pointer *pointer, uint32_t serial, uint32_t time, uint32_t button, uint32_t state) {
-    struct sw_window *w = data;
-    int down = state == WL_POINTER_BUTTON_STATE_PRESSED;
-    w->pressed_serial = down ? serial : 0;
-    if (w->callbacks.pointer) w->callbacks.pointer(w->callbacks.context, down ? SW_POINTER_DOWN : SW_POINTER_UP, w->pointer_x, w->pointer_y, button);
-}
-
-static void pointer_axis(void *data, struct wl_pointer *pointer, uint32_t time, uint32_t axis, wl_fixed_t value) {}
-static void pointer_frame(void *data, struct wl_pointer *pointer) {}
-static void pointer_axis_source(void *data, struct wl_pointer *pointer, uint32_t source) {}
-static void pointer_axis_stop(void *data, struct wl_pointer *pointer, uint32_t time, uint32_t axis) {}
-static void pointer_axis_discrete(void *data, struct wl_pointer *pointer, uint32_t axis, int32_t discrete) {}
-
-static const struct wl_pointer_listener pointer_listener = {
-    pointer_enter, pointer_leave, pointer_motion, pointer_button, pointer_axis,
-    pointer_frame, pointer_axis_source, pointer_axis_stop, pointer_axis_discrete,
-};
 
 // ---------------------------------------------------------------- drag and drop
 // A scene drags a user activity out of its window (the source); a window of a scene under the
@@ -345,31 +260,6 @@ static void source_action(void *data, struct wl_data_source *source, uint32_t ac
 static const struct wl_data_source_listener source_listener = {
     source_target, source_send, source_cancelled, source_dnd_drop_performed, source_dnd_finished, source_action,
 };
-
-static void seat_capabilities(void *data, struct wl_seat *seat, uint32_t capabilities) {
-    struct sw_window *w = data;
-    int has_pointer = (capabilities & WL_SEAT_CAPABILITY_POINTER) != 0;
-    if (has_pointer && !w->pointer) {
-        w->pointer = wl_seat_get_pointer(seat);
-        wl_pointer_add_listener(w->pointer, &pointer_listener, w);
-    } else if (!has_pointer && w->pointer) {
-        wl_pointer_destroy(w->pointer);
-        w->pointer = NULL;
-        w->pressed_serial = 0;
-    }
-    int has_keyboard = (capabilities & WL_SEAT_CAPABILITY_KEYBOARD) != 0;
-    if (has_keyboard && !w->keyboard) {
-        w->keyboard = wl_seat_get_keyboard(seat);
-        wl_keyboard_add_listener(w->keyboard, &keyboard_listener, w);
-    } else if (!has_keyboard && w->keyboard) {
-        wl_keyboard_destroy(w->keyboard);
-        w->keyboard = NULL;
-    }
-}
-
-static void seat_name(void *data, struct wl_seat *seat, const char *name) {}
-
-static const struct wl_seat_listener seat_listener = { seat_capabilities, seat_name };
 
 // ---------------------------------------------------------------- the toplevel
 
@@ -555,7 +445,7 @@ sw_window *sw_open(const char *app_id, const char *title, sw_callbacks callbacks
     w->display = display;
     w->callbacks = callbacks;
     w->cursor = -1;
-    sw_keys_init(&w->keys);
+    sw_input_init(&w->input, (struct sw_input_callbacks){ callbacks.context, callbacks.key, callbacks.modifiers, callbacks.pointer });
     w->registry = wl_display_get_registry(display);
     wl_registry_add_listener(w->registry, &registry_listener, w);
     wl_display_roundtrip(display);
@@ -565,8 +455,8 @@ sw_window *sw_open(const char *app_id, const char *title, sw_callbacks callbacks
         return NULL;
     }
     xdg_wm_base_add_listener(w->wm_base, &wm_base_listener, w);
-    if (w->data_manager && w->seat) {
-        w->data_device = wl_data_device_manager_get_data_device(w->data_manager, w->seat);
+    if (w->data_manager && w->input.seat) {
+        w->data_device = wl_data_device_manager_get_data_device(w->data_manager, w->input.seat);
         wl_data_device_add_listener(w->data_device, &device_listener, w);
     }
     w->surface = wl_compositor_create_surface(w->compositor);
@@ -619,7 +509,7 @@ int sw_activate(sw_window *w, const char *token) {
 }
 
 int sw_start_drag(sw_window *w, const uint8_t *data, int32_t length) {
-    if (!w->data_manager || !w->data_device || !w->pressed_serial || w->drag_source || length < 0) return 0;
+    if (!w->data_manager || !w->data_device || !w->input.pressed_serial || w->drag_source || length < 0) return 0;
     w->drag_data = malloc(length > 0 ? (size_t)length : 1);
     if (length > 0) memcpy(w->drag_data, data, (size_t)length);
     w->drag_length = length;
@@ -630,7 +520,7 @@ int sw_start_drag(sw_window *w, const uint8_t *data, int32_t length) {
     if (wl_data_source_get_version(w->drag_source) >= 3) {
         wl_data_source_set_actions(w->drag_source, WL_DATA_DEVICE_MANAGER_DND_ACTION_COPY | WL_DATA_DEVICE_MANAGER_DND_ACTION_MOVE);
     }
-    wl_data_device_start_drag(w->data_device, w->drag_source, w->surface, NULL, w->pressed_serial);
+    wl_data_device_start_drag(w->data_device, w->drag_source, w->surface, NULL, w->input.pressed_serial);
     wl_display_flush(w->display);
     return 1;
 }
@@ -663,16 +553,13 @@ int32_t sw_height(sw_window *w) { return w->configured ? w->height : 0; }
 
 void sw_close(sw_window *w) {
     if (!w) return;
-    if (w->keyboard) wl_keyboard_destroy(w->keyboard);
-    if (w->seat) wl_seat_destroy(w->seat);
-    sw_keys_free(&w->keys);
     if (w->drag_source) wl_data_source_destroy(w->drag_source);
     free(w->drag_data);
     if (w->offer) wl_data_offer_destroy(w->offer);
     if (w->announced && w->announced != w->offer) wl_data_offer_destroy(w->announced);
     if (w->data_device) wl_data_device_destroy(w->data_device);
     if (w->data_manager) wl_data_device_manager_destroy(w->data_manager);
-    if (w->pointer) wl_pointer_destroy(w->pointer);
+    sw_input_free(&w->input);
     if (w->decoration) zxdg_toplevel_decoration_v1_destroy(w->decoration);
     if (w->decorations) zxdg_decoration_manager_v1_destroy(w->decorations);
     if (w->activation) xdg_activation_v1_destroy(w->activation);

@@ -29,13 +29,8 @@ struct ss_surface {
     struct zwlr_layer_shell_v1 *layer_shell;
     struct wl_surface *surface;
     struct zwlr_layer_surface_v1 *layer_surface;
-    struct wl_seat *seat;
-    struct wl_keyboard *keyboard;
-    struct wl_pointer *pointer;
     struct wl_callback *frame_callback;
-    struct sw_keys keys;
-    uint32_t held;
-    double pointer_x, pointer_y;
+    struct sw_input input;
     ss_callbacks callbacks;
     int32_t width, height;
     int configured;
@@ -56,8 +51,6 @@ struct ss_picture {
     cairo_surface_t *thumbnail;  // NULL when prepared and undecodable
 };
 
-static const struct wl_seat_listener seat_listener;
-
 // ---------------------------------------------------------------- globals
 
 static void registry_global(void *data, struct wl_registry *registry, uint32_t name, const char *interface, uint32_t version) {
@@ -68,105 +61,14 @@ static void registry_global(void *data, struct wl_registry *registry, uint32_t n
         s->shm = wl_registry_bind(registry, name, &wl_shm_interface, 1);
     } else if (strcmp(interface, zwlr_layer_shell_v1_interface.name) == 0) {
         s->layer_shell = wl_registry_bind(registry, name, &zwlr_layer_shell_v1_interface, 1);
-    } else if (strcmp(interface, wl_seat_interface.name) == 0 && !s->seat) {
-        s->seat = wl_registry_bind(registry, name, &wl_seat_interface, version < 5 ? version : 5);
-        wl_seat_add_listener(s->seat, &seat_listener, s);
+    } else if (strcmp(interface, wl_seat_interface.name) == 0) {
+        sw_input_bind(&s->input, registry, name, version);
     }
 }
 
 static void registry_global_remove(void *data, struct wl_registry *registry, uint32_t name) {}
 
 static const struct wl_registry_listener registry_listener = { registry_global, registry_global_remove };
-
-// ---------------------------------------------------------------- input
-
-static void keyboard_keymap(void *data, struct wl_keyboard *keyboard, uint32_t format, int32_t fd, uint32_t size) {
-    struct ss_surface *s = data;
-    sw_keys_keymap(&s->keys, format, fd, size);
-}
-
-static void keyboard_enter(void *data, struct wl_keyboard *keyboard, uint32_t serial, struct wl_surface *surface, struct wl_array *keys) {}
-static void keyboard_leave(void *data, struct wl_keyboard *keyboard, uint32_t serial, struct wl_surface *surface) {}
-
-static void keyboard_key(void *data, struct wl_keyboard *keyboard, uint32_t serial, uint32_t time, uint32_t key, uint32_t state) {
-    struct ss_surface *s = data;
-    if (state != WL_KEYBOARD_KEY_STATE_PRESSED || !s->callbacks.key) return;
-    char name[64], text[64];
-    if (!sw_keys_describe(&s->keys, key, name, text)) return;
-    s->callbacks.key(s->callbacks.context, name, sw_keys_held(&s->keys), text);
-}
-
-static void keyboard_modifiers(void *data, struct wl_keyboard *keyboard, uint32_t serial, uint32_t depressed, uint32_t latched, uint32_t locked, uint32_t group) {
-    struct ss_surface *s = data;
-    sw_keys_modifiers(&s->keys, depressed, latched, locked, group);
-    uint32_t held = sw_keys_held(&s->keys);
-    if (held != s->held) {
-        s->held = held;
-        if (s->callbacks.modifiers) s->callbacks.modifiers(s->callbacks.context, held);
-    }
-}
-
-static void keyboard_repeat_info(void *data, struct wl_keyboard *keyboard, int32_t rate, int32_t delay) {}
-
-static const struct wl_keyboard_listener keyboard_listener = {
-    keyboard_keymap, keyboard_enter, keyboard_leave, keyboard_key, keyboard_modifiers, keyboard_repeat_info,
-};
-
-static void pointer_enter(void *data, struct wl_pointer *pointer, uint32_t serial, struct wl_surface *surface, wl_fixed_t x, wl_fixed_t y) {
-    struct ss_surface *s = data;
-    s->pointer_x = wl_fixed_to_double(x);
-    s->pointer_y = wl_fixed_to_double(y);
-}
-
-static void pointer_leave(void *data, struct wl_pointer *pointer, uint32_t serial, struct wl_surface *surface) {}
-
-static void pointer_motion(void *data, struct wl_pointer *pointer, uint32_t time, wl_fixed_t x, wl_fixed_t y) {
-    struct ss_surface *s = data;
-    s->pointer_x = wl_fixed_to_double(x);
-    s->pointer_y = wl_fixed_to_double(y);
-    if (s->callbacks.pointer) s->callbacks.pointer(s->callbacks.context, SW_POINTER_MOVED, s->pointer_x, s->pointer_y, 0);
-}
-
-static void pointer_button(void *data, struct wl_pointer *pointer, uint32_t serial, uint32_t time, uint32_t button, uint32_t state) {
-    struct ss_surface *s = data;
-    int down = state == WL_POINTER_BUTTON_STATE_PRESSED;
-    if (s->callbacks.pointer) s->callbacks.pointer(s->callbacks.context, down ? SW_POINTER_DOWN : SW_POINTER_UP, s->pointer_x, s->pointer_y, button);
-}
-
-static void pointer_axis(void *data, struct wl_pointer *pointer, uint32_t time, uint32_t axis, wl_fixed_t value) {}
-static void pointer_frame(void *data, struct wl_pointer *pointer) {}
-static void pointer_axis_source(void *data, struct wl_pointer *pointer, uint32_t source) {}
-static void pointer_axis_stop(void *data, struct wl_pointer *pointer, uint32_t time, uint32_t axis) {}
-static void pointer_axis_discrete(void *data, struct wl_pointer *pointer, uint32_t axis, int32_t discrete) {}
-
-static const struct wl_pointer_listener pointer_listener = {
-    pointer_enter, pointer_leave, pointer_motion, pointer_button, pointer_axis,
-    pointer_frame, pointer_axis_source, pointer_axis_stop, pointer_axis_discrete,
-};
-
-static void seat_capabilities(void *data, struct wl_seat *seat, uint32_t capabilities) {
-    struct ss_surface *s = data;
-    int has_pointer = (capabilities & WL_SEAT_CAPABILITY_POINTER) != 0;
-    if (has_pointer && !s->pointer) {
-        s->pointer = wl_seat_get_pointer(seat);
-        wl_pointer_add_listener(s->pointer, &pointer_listener, s);
-    } else if (!has_pointer && s->pointer) {
-        wl_pointer_destroy(s->pointer);
-        s->pointer = NULL;
-    }
-    int has_keyboard = (capabilities & WL_SEAT_CAPABILITY_KEYBOARD) != 0;
-    if (has_keyboard && !s->keyboard) {
-        s->keyboard = wl_seat_get_keyboard(seat);
-        wl_keyboard_add_listener(s->keyboard, &keyboard_listener, s);
-    } else if (!has_keyboard && s->keyboard) {
-        wl_keyboard_destroy(s->keyboard);
-        s->keyboard = NULL;
-    }
-}
-
-static void seat_name(void *data, struct wl_seat *seat, const char *name) {}
-
-static const struct wl_seat_listener seat_listener = { seat_capabilities, seat_name };
 
 // ---------------------------------------------------------------- the layer surface
 
@@ -208,7 +110,7 @@ ss_surface *ss_open(const char *name_space, int32_t keyboard, ss_callbacks callb
     struct ss_surface *s = calloc(1, sizeof *s);
     s->display = display;
     s->callbacks = callbacks;
-    sw_keys_init(&s->keys);
+    sw_input_init(&s->input, (struct sw_input_callbacks){ callbacks.context, callbacks.key, NULL, callbacks.pointer });
     s->registry = wl_display_get_registry(display);
     wl_registry_add_listener(s->registry, &registry_listener, s);
     wl_display_roundtrip(display);
@@ -239,17 +141,10 @@ int ss_dispatch(ss_surface *s) {
     return wl_display_flush(s->display) < 0 && errno != EAGAIN ? -1 : 0;
 }
 
-int32_t ss_width(ss_surface *s) { return s->configured ? s->width : 0; }
-int32_t ss_height(ss_surface *s) { return s->configured ? s->height : 0; }
-uint32_t ss_frames(ss_surface *s) { return s->frames; }
-
 void ss_close(ss_surface *s) {
     if (!s) return;
     if (s->frame_callback) wl_callback_destroy(s->frame_callback);
-    if (s->keyboard) wl_keyboard_destroy(s->keyboard);
-    if (s->pointer) wl_pointer_destroy(s->pointer);
-    if (s->seat) wl_seat_destroy(s->seat);
-    sw_keys_free(&s->keys);
+    sw_input_free(&s->input);
     if (s->layer_surface) zwlr_layer_surface_v1_destroy(s->layer_surface);
     if (s->surface) wl_surface_destroy(s->surface);
     if (s->layer_shell) zwlr_layer_shell_v1_destroy(s->layer_shell);
@@ -383,38 +278,44 @@ static void show_text(cairo_t *cr, const char *font, const char *text, double x,
     g_object_unref(layout);
 }
 
-/// Begins a frame: a buffer of the surface's size and a cairo context on it.
-static struct wl_buffer *begin(struct ss_surface *s, cairo_t **cr, cairo_surface_t **target, void **pixels, size_t *size) {
-    if (!s->configured || s->width <= 0 || s->height <= 0) return NULL;
-    struct wl_buffer *buffer = sw_shm_buffer(s->shm, s->width, s->height, pixels, size);
-    if (!buffer) return NULL;
-    *target = cairo_image_surface_create_for_data(*pixels, CAIRO_FORMAT_ARGB32, s->width, s->height, s->width * 4);
-    *cr = cairo_create(*target);
-    return buffer;
+/// A frame being drawn: a buffer of the surface's size and a cairo context on it.
+struct frame {
+    struct wl_buffer *buffer;
+    cairo_surface_t *target;
+    cairo_t *cr;
+    void *pixels;
+    size_t size;
+};
+
+/// Begins a frame, and the hit areas of its `items`; 0 before the first configure.
+static int begin(struct ss_surface *s, struct frame *f, int32_t items) {
+    if (!s->configured || s->width <= 0 || s->height <= 0) return 0;
+    f->buffer = sw_shm_buffer(s->shm, s->width, s->height, &f->pixels, &f->size);
+    if (!f->buffer) return 0;
+    f->target = cairo_image_surface_create_for_data(f->pixels, CAIRO_FORMAT_ARGB32, s->width, s->height, s->width * 4);
+    f->cr = cairo_create(f->target);
+    free(s->hits);
+    s->hits = calloc(items > 0 ? (size_t)items : 1, sizeof *s->hits);
+    s->hit_count = items;
+    return 1;
 }
 
 /// Ends a frame: commits it and asks to hear when it is on screen.
-static void finish(struct ss_surface *s, struct wl_buffer *buffer, cairo_t *cr, cairo_surface_t *target, void *pixels, size_t size) {
-    cairo_destroy(cr);
-    cairo_surface_flush(target);
-    cairo_surface_destroy(target);
-    munmap(pixels, size);
+static void finish(struct ss_surface *s, struct frame *f) {
+    cairo_destroy(f->cr);
+    cairo_surface_flush(f->target);
+    cairo_surface_destroy(f->target);
+    munmap(f->pixels, f->size);
     // One callback pending at a time: it reports the newest frame shown when it fires.
     if (!s->frame_callback) {
         s->frame_callback = wl_surface_frame(s->surface);
         wl_callback_add_listener(s->frame_callback, &frame_listener, s);
     }
-    wl_surface_attach(s->surface, buffer, 0, 0);
+    wl_surface_attach(s->surface, f->buffer, 0, 0);
     wl_surface_damage(s->surface, 0, 0, s->width, s->height);
     s->frames++;
     wl_surface_commit(s->surface);
     wl_display_flush(s->display);
-}
-
-static void reset_hits(struct ss_surface *s, int32_t count) {
-    free(s->hits);
-    s->hits = calloc(count > 0 ? (size_t)count : 1, sizeof *s->hits);
-    s->hit_count = count;
 }
 
 static void draw_picture(cairo_t *cr, const ss_picture *picture, double x, double y, double w, double h) {
@@ -429,13 +330,9 @@ static void draw_picture(cairo_t *cr, const ss_picture *picture, double x, doubl
 }
 
 void ss_draw_cards(ss_surface *s, const char *heading, const char *hint, const ss_card *cards, int32_t count, int32_t selected) {
-    cairo_t *cr;
-    cairo_surface_t *target;
-    void *pixels;
-    size_t size;
-    struct wl_buffer *buffer = begin(s, &cr, &target, &pixels, &size);
-    if (!buffer) return;
-    reset_hits(s, count);
+    struct frame f;
+    if (!begin(s, &f, count)) return;
+    cairo_t *cr = f.cr;
     set_rgb(cr, SS_BACKGROUND_RGB);
     cairo_paint(cr);
     int text_width = s->width - 2 * PAGE_MARGIN;
@@ -497,10 +394,10 @@ void ss_draw_cards(ss_surface *s, const char *heading, const char *hint, const s
         show_text(cr, "Sans Bold 11", card->title, x + 10, y + PICTURE_HEIGHT + 6, CARD_WIDTH - 20, 0xf2f2f2, 0);
         show_text(cr, "Sans 9", card->detail, x + 10, y + PICTURE_HEIGHT + 28, CARD_WIDTH - 20, 0xa9abb2, 0);
     }
-    finish(s, buffer, cr, target, pixels, size);
+    finish(s, &f);
 }
 
-int32_t ss_card_at(ss_surface *s, double x, double y) {
+int32_t ss_item_at(ss_surface *s, double x, double y) {
     for (int32_t i = 0; i < s->hit_count; i++) {
         struct rect r = s->hits[i];
         if (r.w > 0 && x >= r.x && x < r.x + r.w && y >= r.y && y < r.y + r.h) return i;
@@ -508,7 +405,7 @@ int32_t ss_card_at(ss_surface *s, double x, double y) {
     return -1;
 }
 
-int32_t ss_card_frame(ss_surface *s, int32_t index, int32_t frame[4]) {
+int32_t ss_item_frame(ss_surface *s, int32_t index, int32_t frame[4]) {
     if (index < 0 || index >= s->hit_count || s->hits[index].w <= 0) return 0;
     struct rect r = s->hits[index];
     frame[0] = (int32_t)r.x;
@@ -519,13 +416,9 @@ int32_t ss_card_frame(ss_surface *s, int32_t index, int32_t frame[4]) {
 }
 
 void ss_draw_rows(ss_surface *s, const char *heading, const ss_row *rows, int32_t count, int32_t selected) {
-    cairo_t *cr;
-    cairo_surface_t *target;
-    void *pixels;
-    size_t size;
-    struct wl_buffer *buffer = begin(s, &cr, &target, &pixels, &size);
-    if (!buffer) return;
-    reset_hits(s, count);
+    struct frame f;
+    if (!begin(s, &f, count)) return;
+    cairo_t *cr = f.cr;
     // The windows stay visible, dimmed, around the panel (the overlay is translucent).
     cairo_set_operator(cr, CAIRO_OPERATOR_SOURCE);
     cairo_set_source_rgba(cr, 0, 0, 0, 0.35);
@@ -566,9 +459,5 @@ void ss_draw_rows(ss_surface *s, const char *heading, const ss_row *rows, int32_
         show_text(cr, "Sans 11", line->title, x + 4, y + 6, COLUMN_WIDTH - 130, ink, 0);
         show_text(cr, "Sans 11", line->shortcut, x + COLUMN_WIDTH - 130, y + 6, 110, i == selected ? 0xffffff : 0x6a6a6a, 0);
     }
-    finish(s, buffer, cr, target, pixels, size);
-}
-
-int32_t ss_row_at(ss_surface *s, double x, double y) {
-    return ss_card_at(s, x, y);
+    finish(s, &f);
 }

@@ -4,6 +4,7 @@
 #include "scene_window.h"
 
 #include <ctype.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -70,6 +71,133 @@ int sw_keys_describe(const struct sw_keys *keys, uint32_t key, char name[64], ch
     if (xkb_state_key_get_utf8(keys->state, code, text, 64) < 0) text[0] = 0;
     return 1;
 }
+
+// ---------------------------------------------------------------- the seat
+
+static void report_modifiers(struct sw_input *input, uint32_t held) {
+    if (held == input->held) return;
+    input->held = held;
+    if (input->callbacks.modifiers) input->callbacks.modifiers(input->callbacks.context, held);
+}
+
+static void keyboard_keymap(void *data, struct wl_keyboard *keyboard, uint32_t format, int32_t fd, uint32_t size) {
+    struct sw_input *input = data;
+    sw_keys_keymap(&input->keys, format, fd, size);
+}
+
+static void keyboard_enter(void *data, struct wl_keyboard *keyboard, uint32_t serial, struct wl_surface *surface, struct wl_array *keys) {}
+
+static void keyboard_leave(void *data, struct wl_keyboard *keyboard, uint32_t serial, struct wl_surface *surface) {
+    // Keys held when the focus left are no longer the surface's.
+    report_modifiers(data, 0);
+}
+
+static void keyboard_key(void *data, struct wl_keyboard *keyboard, uint32_t serial, uint32_t time, uint32_t key, uint32_t state) {
+    struct sw_input *input = data;
+    if (state != WL_KEYBOARD_KEY_STATE_PRESSED || !input->callbacks.key) return;
+    char name[64], text[64];
+    if (!sw_keys_describe(&input->keys, key, name, text)) return;
+    input->callbacks.key(input->callbacks.context, name, sw_keys_held(&input->keys), text);
+}
+
+static void keyboard_modifiers(void *data, struct wl_keyboard *keyboard, uint32_t serial, uint32_t depressed, uint32_t latched, uint32_t locked, uint32_t group) {
+    struct sw_input *input = data;
+    sw_keys_modifiers(&input->keys, depressed, latched, locked, group);
+    report_modifiers(input, sw_keys_held(&input->keys));
+}
+
+static void keyboard_repeat_info(void *data, struct wl_keyboard *keyboard, int32_t rate, int32_t delay) {}
+
+static const struct wl_keyboard_listener keyboard_listener = {
+    keyboard_keymap, keyboard_enter, keyboard_leave, keyboard_key, keyboard_modifiers, keyboard_repeat_info,
+};
+
+static void pointer_enter(void *data, struct wl_pointer *pointer, uint32_t serial, struct wl_surface *surface, wl_fixed_t x, wl_fixed_t y) {
+    struct sw_input *input = data;
+    input->pointer_x = wl_fixed_to_double(x);
+    input->pointer_y = wl_fixed_to_double(y);
+}
+
+static void pointer_leave(void *data, struct wl_pointer *pointer, uint32_t serial, struct wl_surface *surface) {
+    struct sw_input *input = data;
+    input->pressed_serial = 0;
+}
+
+static void pointer_motion(void *data, struct wl_pointer *pointer, uint32_t time, wl_fixed_t x, wl_fixed_t y) {
+    struct sw_input *input = data;
+    input->pointer_x = wl_fixed_to_double(x);
+    input->pointer_y = wl_fixed_to_double(y);
+    if (input->callbacks.pointer) input->callbacks.pointer(input->callbacks.context, SW_POINTER_MOVED, input->pointer_x, input->pointer_y, 0);
+}
+
+static void pointer_button(void *data, struct wl_pointer *pointer, uint32_t serial, uint32_t time, uint32_t button, uint32_t state) {
+    struct sw_input *input = data;
+    int down = state == WL_POINTER_BUTTON_STATE_PRESSED;
+    input->pressed_serial = down ? serial : 0;
+    if (input->callbacks.pointer) {
+        input->callbacks.pointer(input->callbacks.context, down ? SW_POINTER_DOWN : SW_POINTER_UP, input->pointer_x, input->pointer_y, button);
+    }
+}
+
+static void pointer_axis(void *data, struct wl_pointer *pointer, uint32_t time, uint32_t axis, wl_fixed_t value) {}
+static void pointer_frame(void *data, struct wl_pointer *pointer) {}
+static void pointer_axis_source(void *data, struct wl_pointer *pointer, uint32_t source) {}
+static void pointer_axis_stop(void *data, struct wl_pointer *pointer, uint32_t time, uint32_t axis) {}
+static void pointer_axis_discrete(void *data, struct wl_pointer *pointer, uint32_t axis, int32_t discrete) {}
+
+static const struct wl_pointer_listener pointer_listener = {
+    pointer_enter, pointer_leave, pointer_motion, pointer_button, pointer_axis,
+    pointer_frame, pointer_axis_source, pointer_axis_stop, pointer_axis_discrete,
+};
+
+static void seat_capabilities(void *data, struct wl_seat *seat, uint32_t capabilities) {
+    struct sw_input *input = data;
+    int has_pointer = (capabilities & WL_SEAT_CAPABILITY_POINTER) != 0;
+    if (has_pointer && !input->pointer) {
+        input->pointer = wl_seat_get_pointer(seat);
+        wl_pointer_add_listener(input->pointer, &pointer_listener, input);
+    } else if (!has_pointer && input->pointer) {
+        wl_pointer_destroy(input->pointer);
+        input->pointer = NULL;
+        input->pressed_serial = 0;
+    }
+    int has_keyboard = (capabilities & WL_SEAT_CAPABILITY_KEYBOARD) != 0;
+    if (has_keyboard && !input->keyboard) {
+        input->keyboard = wl_seat_get_keyboard(seat);
+        wl_keyboard_add_listener(input->keyboard, &keyboard_listener, input);
+    } else if (!has_keyboard && input->keyboard) {
+        wl_keyboard_destroy(input->keyboard);
+        input->keyboard = NULL;
+    }
+}
+
+static void seat_name(void *data, struct wl_seat *seat, const char *name) {}
+
+static const struct wl_seat_listener seat_listener = { seat_capabilities, seat_name };
+
+void sw_input_init(struct sw_input *input, struct sw_input_callbacks callbacks) {
+    memset(input, 0, sizeof *input);
+    sw_keys_init(&input->keys);
+    input->callbacks = callbacks;
+}
+
+void sw_input_bind(struct sw_input *input, struct wl_registry *registry, uint32_t name, uint32_t version) {
+    if (input->seat) return;
+    input->seat = wl_registry_bind(registry, name, &wl_seat_interface, version < 5 ? version : 5);
+    wl_seat_add_listener(input->seat, &seat_listener, input);
+}
+
+void sw_input_free(struct sw_input *input) {
+    if (input->keyboard) wl_keyboard_destroy(input->keyboard);
+    if (input->pointer) wl_pointer_destroy(input->pointer);
+    if (input->seat) wl_seat_destroy(input->seat);
+    input->keyboard = NULL;
+    input->pointer = NULL;
+    input->seat = NULL;
+    sw_keys_free(&input->keys);
+}
+
+// ---------------------------------------------------------------- buffers and text
 
 static void buffer_release(void *data, struct wl_buffer *buffer) {
     wl_buffer_destroy(buffer);

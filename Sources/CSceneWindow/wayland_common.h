@@ -28,6 +28,36 @@ uint32_t sw_keys_held(const struct sw_keys *keys);
 /// 0 when there is no keymap or the key has no symbol.
 int sw_keys_describe(const struct sw_keys *keys, uint32_t key, char name[64], char text[64]);
 
+/// What a surface hears from its seat; the callbacks of scene_window.h and system_surface.h
+/// have these signatures. Any may be NULL.
+struct sw_input_callbacks {
+    void *context;
+    /// A key went down: its name at the base level, the SW_MOD_* bits held, what it types.
+    void (*key)(void *context, const char *name, uint32_t modifiers, const char *text);
+    /// The SW_MOD_* bits held changed (0 when the surface loses the keyboard).
+    void (*modifiers)(void *context, uint32_t modifiers);
+    /// SW_POINTER_DOWN, UP or MOVED at (x, y) in surface pixels; the evdev button (0 for a move).
+    void (*pointer)(void *context, int32_t kind, double x, double y, uint32_t button);
+};
+
+/// A seat's keyboard and pointer, taken and dropped as the seat's capabilities change (a
+/// virtual keyboard such as wtype's comes and goes).
+struct sw_input {
+    struct wl_seat *seat;
+    struct wl_keyboard *keyboard;
+    struct wl_pointer *pointer;
+    struct sw_keys keys;
+    uint32_t held;  // the modifiers last reported
+    double pointer_x, pointer_y;
+    uint32_t pressed_serial;  // the press of a button still down (0: none), a drag's serial
+    struct sw_input_callbacks callbacks;
+};
+
+void sw_input_init(struct sw_input *input, struct sw_input_callbacks callbacks);
+/// Binds the seat the registry announced, unless one is bound already (from registry.global).
+void sw_input_bind(struct sw_input *input, struct wl_registry *registry, uint32_t name, uint32_t version);
+void sw_input_free(struct sw_input *input);
+
 /// A wl_shm buffer of width x height ARGB pixels, mapped at *pixels (munmap *size bytes
 /// after drawing); it destroys itself when the compositor releases it. NULL on failure.
 struct wl_buffer *sw_shm_buffer(struct wl_shm *shm, int32_t width, int32_t height, void **pixels, size_t *size);

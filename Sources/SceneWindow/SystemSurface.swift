@@ -50,7 +50,6 @@ public final class SystemSurface {
     public var onConfigure: ((WindowSize) -> Void)?
     public var onClosed: (() -> Void)?
     public var onKey: ((KeyPress) -> Void)?
-    public var onModifiers: ((KeyPress.Modifiers) -> Void)?
     public var onPointer: ((PointerEvent) -> Void)?
     /// A frame is on screen (its number, 1 for the first).
     public var onPresented: ((Int) -> Void)?
@@ -86,10 +85,6 @@ public final class SystemSurface {
             guard let surface = SystemSurface.from(context), let name else { return }
             let press = KeyPress(name: String(cString: name), modifiers: .init(rawValue: modifiers), text: text.map { String(cString: $0) } ?? "")
             MainActor.assumeIsolated { surface.onKey?(press) }
-        }
-        callbacks.modifiers = { context, modifiers in
-            guard let surface = SystemSurface.from(context) else { return }
-            MainActor.assumeIsolated { surface.onModifiers?(.init(rawValue: modifiers)) }
         }
         callbacks.pointer = { context, kind, x, y, button in
             guard let surface = SystemSurface.from(context) else { return }
@@ -141,10 +136,10 @@ public final class SystemSurface {
         }
     }
 
-    /// The card under `point` in the last frame.
-    public func card(at point: Point) -> Int? {
+    /// The item (a card, a command row) under `point` in the last frame.
+    public func item(at point: Point) -> Int? {
         guard let surface else { return nil }
-        let index = Int(ss_card_at(surface, point.x, point.y))
+        let index = Int(ss_item_at(surface, point.x, point.y))
         return index >= 0 ? index : nil
     }
 
@@ -152,7 +147,7 @@ public final class SystemSurface {
     public func frame(ofItem index: Int) -> Frame? {
         guard let surface else { return nil }
         var frame: [Int32] = [0, 0, 0, 0]
-        guard ss_card_frame(surface, Int32(index), &frame) != 0 else { return nil }
+        guard ss_item_frame(surface, Int32(index), &frame) != 0 else { return nil }
         return Frame(x: Int(frame[0]), y: Int(frame[1]), width: Int(frame[2]), height: Int(frame[3]))
     }
 
@@ -165,13 +160,6 @@ public final class SystemSurface {
             }
             ss_draw_rows(surface, heading, &raw, Int32(raw.count), Int32(selected ?? -1))
         }
-    }
-
-    /// The command row under `point` in the last frame (never a group's title).
-    public func row(at point: Point) -> Int? {
-        guard let surface else { return nil }
-        let index = Int(ss_row_at(surface, point.x, point.y))
-        return index >= 0 ? index : nil
     }
 
     /// Unmaps the surface and disconnects.

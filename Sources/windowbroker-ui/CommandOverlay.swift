@@ -103,7 +103,7 @@ final class CommandOverlay {
     }
 
     private func pointer(_ event: PointerEvent) {
-        let row = surface?.row(at: event.location)
+        let row = surface?.item(at: event.location)
         switch event.kind {
         case .moved:
             if row != hovered {

@@ -148,19 +148,19 @@ final class Switcher {
     private func pointer(_ event: PointerEvent) {
         switch event.kind {
         case .down:
-            pressed = surface?.card(at: event.location).map { ($0, event.location) }
+            pressed = surface?.item(at: event.location).map { ($0, event.location) }
         case .moved:
             break
         case .up:
             defer { pressed = nil }
             guard let pressed else {
                 // A click beside every card leaves, as a tap on the background does.
-                if surface?.card(at: event.location) == nil { finish() }
+                if surface?.item(at: event.location) == nil { finish() }
                 return
             }
             if pressed.at.y - event.location.y >= Self.closingDrag {
                 closeSession(at: pressed.index)
-            } else if surface?.card(at: event.location) == pressed.index {
+            } else if surface?.item(at: event.location) == pressed.index {
                 choose(pressed.index)
             }
         }

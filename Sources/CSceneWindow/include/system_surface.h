@@ -21,8 +21,6 @@ typedef struct {
     /// A key went down (the surface has the keyboard only when opened with `keyboard` 1); named
     /// as in scene_window.h, with the SW_MOD_* bits held.
     void (*key)(void *context, const char *name, uint32_t modifiers, const char *text);
-    /// The SW_MOD_* bits held changed (a modifier went down or up).
-    void (*modifiers)(void *context, uint32_t modifiers);
     /// The pointer pressed, released or moved (SW_POINTER_* kinds, surface pixels, evdev button).
     void (*pointer)(void *context, int32_t kind, double x, double y, uint32_t button);
     /// Frame number `frame` (1 for the first) is on screen: the compositor asked for the next.
@@ -38,10 +36,6 @@ ss_surface *ss_open(const char *name_space, int32_t keyboard, ss_callbacks callb
 int ss_fd(ss_surface *surface);
 /// Reads and handles pending events and flushes requests; -1 when the connection is gone.
 int ss_dispatch(ss_surface *surface);
-int32_t ss_width(ss_surface *surface);
-int32_t ss_height(ss_surface *surface);
-/// Frames committed so far.
-uint32_t ss_frames(ss_surface *surface);
 void ss_close(ss_surface *surface);
 
 /// A picture of PNG bytes (copied; NULL when they are not a PNG). It is decoded and scaled to
@@ -63,10 +57,11 @@ typedef struct {
 /// Draws the switcher: `heading` and `hint` above a grid of cards, `selected` outlined and
 /// scrolled into view. Before the first configure it does nothing.
 void ss_draw_cards(ss_surface *surface, const char *heading, const char *hint, const ss_card *cards, int32_t count, int32_t selected);
-/// The card under (x, y) in the last frame, -1 for none.
-int32_t ss_card_at(ss_surface *surface, double x, double y);
-/// The frame of card `index` in the last frame: 1 and its rectangle when it was drawn.
-int32_t ss_card_frame(ss_surface *surface, int32_t index, int32_t frame[4]);
+/// The item (a card, or a command row; never a group's title) under (x, y) in the last
+/// frame, -1 for none.
+int32_t ss_item_at(ss_surface *surface, double x, double y);
+/// Where item `index` was drawn in the last frame: 1 and its rectangle when it was drawn.
+int32_t ss_item_frame(ss_surface *surface, int32_t index, int32_t frame[4]);
 
 /// One line of the command overlay: a group's title (`shortcut` NULL, not choosable) or a
 /// command with its shortcut ("" for none).
@@ -78,8 +73,6 @@ typedef struct {
 /// Draws the command overlay: a panel with `heading` and the rows in columns, `selected`
 /// highlighted (-1: none).
 void ss_draw_rows(ss_surface *surface, const char *heading, const ss_row *rows, int32_t count, int32_t selected);
-/// The command row under (x, y) in the last frame, -1 for none (or a group's title).
-int32_t ss_row_at(ss_surface *surface, double x, double y);
 
 /// The colours the switcher paints with (0xRRGGBB): its background and a card's, for tests
 /// that read its pixels.
