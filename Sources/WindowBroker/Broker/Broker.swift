@@ -80,8 +80,9 @@ public actor Broker {
         self.launcher = launcher ?? WorkerSpawner(environment: configuration.environment, output: workerOutput)
         var uiEnvironment = configuration.environment
         uiEnvironment["WINDOWBROKER_SOCKET"] = configuration.socketPath
-        self.systemUI = SystemUIHost(executable: configuration.systemUIExecutable, environment: uiEnvironment)
-        if let executable = configuration.systemUIExecutable {
+        let uiExecutable = configuration.systemUIExecutable
+        self.systemUI = SystemUIHost(executable: uiExecutable, environment: uiEnvironment)
+        if let executable = uiExecutable {
             logger.info("system UI (switcher, command overlay)", metadata: ["path": "\(executable)"])
         } else {
             logger.warning("no system UI: windowbroker-ui is neither beside windowbrokerd nor in ../libexec/windowbroker; the switcher and the command overlay cannot be shown (give --system-ui)")

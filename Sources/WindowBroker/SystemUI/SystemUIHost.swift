@@ -59,41 +59,26 @@ actor SystemUIHost {
     var shown: Surface? { current?.surface }
 
     func show(_ surface: Surface) async throws -> Shown {
-        guard let display = environment["WAYLAND_DISPLAY"], !display.isEmpty else {
+        guard hasDisplay else {
             throw BrokerError(.invalidState, "\(surface.name) needs a display, and the broker was started without one (WAYLAND_DISPLAY); with systemd: `systemctl --user import-environment WAYLAND_DISPLAY`, then restart windowbroker")
         }
         guard let executable else {
             throw BrokerError(.internalError, "\(surface.name) cannot be shown: windowbroker-ui is not installed beside windowbrokerd (give its path with --system-ui)")
         }
-        _ = hide()
+        hide()
         let started = ContinuousClock.now
-        var fds: [Int32] = [-1, -1]
-        guard Glibc.pipe(&fds) == 0 else {
-            throw BrokerError(.resourceExhausted, "cannot create a pipe for the system UI: \(String(cString: strerror(errno)))")
-        }
-        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        var (readEnd, writeEnd) = (fds[0], fds[1])
-        if writeEnd <= 3 {
-            // wb_spawn_worker moves it onto 3 and needs it elsewhere first (see its comment).
-            let moved = fcntl(writeEnd, F_DUPFD_CLOEXEC, 4)
-            close(writeEnd)
-            writeEnd = moved
-        }
+        let (readEnd, writeEnd) = try ChildProcess.pipe(for: "the system UI's report")
         var env = environment
         env[SystemUIReport.descriptorVariable] = "3"
-        let argv = [executable] + surface.arguments
-        let envp = env.map { "\($0.key)=\($0.value)" }.sorted()
-        let (rc, pid) = try await OffLoop.run { [writeEnd] () -> (Int32, pid_t) in
-            var pid: pid_t = 0
-            let rc = withCStrings(argv) { cArgv in
-                withCStrings(envp) { cEnvp in wb_spawn_worker(executable, cArgv, cEnvp, writeEnd, -1, -1, &pid) }
-            }
-            return (rc, pid)
-        }
+        let spawned = try await ChildProcess.spawn([executable] + surface.arguments, environment: env, fd3: writeEnd)
         close(writeEnd)
-        guard rc == 0 else {
+        let pid: pid_t
+        switch spawned {
+        case .success(let child):
+            pid = child
+        case .failure(let reason):
             close(readEnd)
-            throw BrokerError(.internalError, "cannot start \(executable): \(String(cString: strerror(rc)))")
+            throw BrokerError(.internalError, "cannot start \(executable): \(reason)")
         }
         current = (pid, surface)
         ExitWatcher.watch(pid: pid) { [weak self] _ in

@@ -44,21 +44,10 @@ public final class WorkerOutput: Sendable {
     /// A pipe for a new worker: the write end goes to the child (then is closed here); the read
     /// end is read until the worker and everything it started have closed it.
     func pipe() throws -> (read: Int32, write: Int32) {
-        var fds: [Int32] = [-1, -1]
-        guard Glibc.pipe(&fds) == 0 else {
-            throw BrokerError(.resourceExhausted, "cannot create an output pipe for a new worker: \(String(cString: strerror(errno)))")
-        }
-        // Both ends close on exec (the spawn hands the write end over explicitly); only the
-        // broker's end is non-blocking: the worker writes as to any terminal or file.
-        for fd in fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        _ = fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK)
-        // The child's descriptors 0 to 3 are taken; keep the write end above them.
-        if fds[1] <= 3 {
-            let moved = fcntl(fds[1], F_DUPFD_CLOEXEC, 4)
-            close(fds[1])
-            fds[1] = moved
-        }
-        return (fds[0], fds[1])
+        let pipe = try ChildProcess.pipe(for: "a new worker's output")
+        // Only the broker's end is non-blocking: the worker writes as to any terminal or file.
+        _ = fcntl(pipe.read, F_SETFL, fcntl(pipe.read, F_GETFL) | O_NONBLOCK)
+        return pipe
     }
 
     /// Starts reading one of a worker's outputs (each has a pipe: a worker has two readers,

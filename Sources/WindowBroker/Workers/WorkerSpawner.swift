@@ -45,20 +45,13 @@ public struct WorkerSpawner: WorkerLauncher {
             throw BrokerError(.resourceExhausted, "cannot create a socket pair for a new worker: \(String(cString: strerror(errno)))")
         }
         let brokerEnd = pair[0]
-        var workerEnd = pair[1]
-        if workerEnd == 3 {
-            // dup2(3, 3) would keep FD_CLOEXEC set; move it out of the way first.
-            workerEnd = fcntl(3, F_DUPFD_CLOEXEC, 4)
-            close(3)
-        }
+        let workerEnd = ChildProcess.aboveChildDescriptors(pair[1])
 
         var env = environment
         env["WINDOWBROKER_FD"] = "3"
         env["WINDOWBROKER_SESSION"] = sessionID?.description
         env["WINDOWBROKER_APP"] = app.id
         env["WINDOWBROKER_PID"] = String(getpid())
-        let argv = [app.executable] + app.arguments
-        let envp = env.map { "\($0.key)=\($0.value)" }.sorted()
 
         var outputPipe: (read: Int32, write: Int32)?
         var errorPipe: (read: Int32, write: Int32)?
@@ -71,24 +64,19 @@ public struct WorkerSpawner: WorkerLauncher {
                 throw error
             }
         }
-        let writeEnd = outputPipe?.write ?? -1
-        let errorEnd = errorPipe?.write ?? -1
-        let executable = app.executable
-        let (rc, pid) = try await OffLoop.run { [workerEnd] () -> (Int32, pid_t) in
-            var pid: pid_t = 0
-            let rc = withCStrings(argv) { cArgv in
-                withCStrings(envp) { cEnvp in
-                    wb_spawn_worker(executable, cArgv, cEnvp, workerEnd, writeEnd, errorEnd, &pid)
-                }
-            }
-            return (rc, pid)
-        }
+        let spawned = try await ChildProcess.spawn(
+            [app.executable] + app.arguments, environment: env,
+            fd3: workerEnd, output: outputPipe?.write ?? -1, error: errorPipe?.write ?? -1)
         close(workerEnd)
         for pipe in [outputPipe, errorPipe].compactMap({ $0 }) { close(pipe.write) }
-        guard rc == 0 else {
+        let pid: pid_t
+        switch spawned {
+        case .success(let child):
+            pid = child
+        case .failure(let reason):
             close(brokerEnd)
             for pipe in [outputPipe, errorPipe].compactMap({ $0 }) { close(pipe.read) }
-            throw BrokerError(.workerFailed, "cannot start \(app.executable): \(String(cString: strerror(rc)))")
+            throw BrokerError(.workerFailed, "cannot start \(app.executable): \(reason)")
         }
         if let output, let outputPipe, let errorPipe {
             output.follow(outputPipe.read, stream: .stdout, pid: pid, session: sessionID, app: app.id)
@@ -111,12 +99,4 @@ public struct WorkerSpawner: WorkerLauncher {
         }
         return handle
     }
-}
-
-/// Runs `body` with a NULL-terminated C array of the strings.
-func withCStrings<R>(_ strings: [String], _ body: (UnsafePointer<UnsafeMutablePointer<CChar>?>) -> R) -> R {
-    var pointers = strings.map { strdup($0) }
-    pointers.append(nil)
-    defer { pointers.forEach { free($0) } }
-    return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
 }
