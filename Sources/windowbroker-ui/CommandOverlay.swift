@@ -86,12 +86,7 @@ final class CommandOverlay {
         surface.onPresented = { [weak self] _ in
             // Readiness reports once: the first frame on screen.
             guard let self, let surface = self.surface else { return }
-            let items = self.lines.indices.compactMap { index -> SystemUIReport.Item? in
-                guard let id = self.lines[index].id else { return nil }
-                let frame = surface.frame(ofItem: index)
-                return SystemUIReport.Item(id: id, x: frame?.x, y: frame?.y, width: frame?.width, height: frame?.height)
-            }
-            Readiness.report(SystemUIReport(width: surface.size.width, height: surface.size.height, items: items))
+            Readiness.reportShown(surface, ids: self.lines.map(\.id))
         }
         surface.onPointer = { [weak self] event in self?.pointer(event) }
         surface.onClosed = { [weak self] in self?.finish() }

@@ -41,20 +41,15 @@ final class Switcher {
     // MARK: - What it shows
 
     private func load() async throws {
+        guard case .apps(let apps) = try await client.request(.apps(.init())) else { throw BrokerError.unexpectedReply }
+        let names = Dictionary(apps.apps.map { ($0.id, $0.name.isEmpty ? $0.id : $0.name) }, uniquingKeysWith: { first, _ in first })
         if let app {
-            guard case .apps(let apps) = try await client.request(.apps(.init())) else { throw BrokerError.unexpectedReply }
-            guard let info = apps.apps.first(where: { $0.id == app }) else {
+            guard let name = names[app] else {
                 throw BrokerError(.unknownApp, "no app '\(app)' is installed (`wmctl apps` lists them)")
             }
-            heading = "All Windows of \(info.name.isEmpty ? app : info.name)"
+            heading = "All Windows of \(name)"
         } else {
             heading = "Windows"
-        }
-        let names: [String: String]
-        if case .apps(let apps) = try await client.request(.apps(.init())) {
-            names = Dictionary(apps.apps.map { ($0.id, $0.name.isEmpty ? $0.id : $0.name) }, uniquingKeysWith: { first, _ in first })
-        } else {
-            names = [:]
         }
         let sessions = try await client.allSessions(app: app ?? "").sorted { $0.lastActiveAt > $1.lastActiveAt }
         for session in sessions {
@@ -92,8 +87,8 @@ final class Switcher {
         surface.onConfigure = { [weak self] _ in self?.draw() }
         surface.onPresented = { [weak self] _ in
             // Readiness reports once: the first frame on screen.
-            guard let self else { return }
-            self.reportShown()
+            guard let self, let surface = self.surface else { return }
+            Readiness.reportShown(surface, ids: self.entries.map(\.id))
         }
         surface.onKey = { [weak self] key in self?.key(key) }
         surface.onPointer = { [weak self] event in self?.pointer(event) }
@@ -103,15 +98,6 @@ final class Switcher {
 
     private func draw() {
         surface?.drawCards(heading: heading, hint: Self.hint, cards: entries.map(\.card), selected: selected)
-    }
-
-    private func reportShown() {
-        guard let surface else { return }
-        let items = entries.indices.map { index in
-            let frame = surface.frame(ofItem: index)
-            return SystemUIReport.Item(id: entries[index].id, x: frame?.x, y: frame?.y, width: frame?.width, height: frame?.height)
-        }
-        Readiness.report(SystemUIReport(width: surface.size.width, height: surface.size.height, items: items))
     }
 
     // MARK: - Input

@@ -21,9 +21,7 @@ struct ConnectionOptions: ParsableArguments {
     @Option(help: "The broker's control socket (default: $WINDOWBROKER_SOCKET).")
     var socket: String?
 
-    var socketPath: String {
-        socket ?? ProcessInfo.processInfo.environment["WINDOWBROKER_SOCKET"].flatMap { $0.isEmpty ? nil : $0 } ?? BrokerClient.defaultSocketPath()
-    }
+    var socketPath: String { BrokerClient.socketPath(given: socket) }
 }
 
 struct SwitcherCommand: AsyncParsableCommand {
@@ -94,6 +92,18 @@ enum Readiness {
             }
         }
         close(fd)
+    }
+
+    /// Reports `surface` shown: item `index` drawn on it is `ids[index]` (nil: not reported,
+    /// such as a menu heading).
+    @MainActor
+    static func reportShown(_ surface: SystemSurface, ids: [String?]) {
+        let items = ids.indices.compactMap { index -> SystemUIReport.Item? in
+            guard let id = ids[index] else { return nil }
+            let frame = surface.frame(ofItem: index)
+            return SystemUIReport.Item(id: id, x: frame?.x, y: frame?.y, width: frame?.width, height: frame?.height)
+        }
+        report(SystemUIReport(width: surface.size.width, height: surface.size.height, items: items))
     }
 }
 

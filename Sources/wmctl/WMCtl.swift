@@ -128,15 +128,7 @@ struct GlobalOptions: ParsableArguments {
     /// JSON out: --json, or --pretty (which only makes sense for JSON).
     var json: Bool { jsonFlag || pretty }
 
-    var socketPath: String { Self.socketPath(given: socket) }
-
-    /// --socket when given, else $WINDOWBROKER_SOCKET, else the default path.
-    static func socketPath(given socket: String?) -> String {
-        if let socket { return socket }
-        let env = ProcessInfo.processInfo.environment
-        if let fromEnv = env["WINDOWBROKER_SOCKET"], !fromEnv.isEmpty { return fromEnv }
-        return BrokerClient.defaultSocketPath(environment: env)
-    }
+    var socketPath: String { BrokerClient.socketPath(given: socket) }
 
     /// Connects, runs `body`, and turns failures into the documented exit codes.
     func withBroker(_ body: @Sendable (BrokerClient) async throws -> Void) async throws {

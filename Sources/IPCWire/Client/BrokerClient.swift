@@ -33,6 +33,14 @@ package final class BrokerClient: Sendable {
         return runtime + "/windowbroker/control.sock"
     }
 
+    /// The socket a client uses: `given` (its --socket) when there is one, else
+    /// `$WINDOWBROKER_SOCKET`, else the default path.
+    public static func socketPath(given: String?, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let given { return given }
+        if let fromEnvironment = environment["WINDOWBROKER_SOCKET"], !fromEnvironment.isEmpty { return fromEnvironment }
+        return defaultSocketPath(environment: environment)
+    }
+
     /// Connects, says Hello, runs `body` with the connected client and closes.
     /// Failure to connect throws `brokerUnreachable`; a refused Hello throws the broker's error.
     public static func withConnection<Result: Sendable>(
