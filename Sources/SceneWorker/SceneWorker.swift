@@ -178,11 +178,7 @@ final class SceneRuntime {
             return
         case .request(let request, let waiter):
             do {
-                let reply = try await connection.request(.controlRequest(.with { $0.kind = request }), timeout: .seconds(60), what: "the broker")
-                guard case .controlReply(let control) = reply.body, let kind = control.kind else {
-                    throw BrokerError(.malformedFrame, "the broker sent an unexpected reply")
-                }
-                waiter.resume(returning: kind)
+                waiter.resume(returning: try await Self.controlRequest(request, over: connection, timeout: .seconds(60)))
             } catch {
                 waiter.resume(throwing: error)
             }
@@ -206,6 +202,17 @@ final class SceneRuntime {
     private func enqueue(_ item: Outgoing) {
         outgoingInFlight += 1
         outgoingSink.yield(item)
+    }
+
+    /// Sends a control request as this scene (nil `connection`: not connected) and returns the
+    /// broker's answer.
+    private nonisolated static func controlRequest(_ request: ControlRequest, over connection: WireConnection?, timeout: Duration) async throws -> ControlReply {
+        guard let connection else { throw BrokerError(.connectionClosed, "the scene is not connected to the broker") }
+        let reply = try await connection.request(.controlRequest(.with { $0.kind = request }), timeout: timeout, what: "the broker")
+        guard case .controlReply(let control) = reply.body, let kind = control.kind else {
+            throw BrokerError(.malformedFrame, "the broker sent an unexpected reply")
+        }
+        return kind
     }
 
     /// A control request in this scene's order (after the updates and storage it wrote before).
@@ -485,12 +492,7 @@ final class SceneRuntime {
             // Scene is main-actor isolated: its publisher is called there.
             MainActor.assumeIsolated { self?.publish(update) }
         }, requester: { request in
-            guard let connection else { throw BrokerError(.connectionClosed, "the scene is not connected to the broker") }
-            let reply = try await connection.request(.controlRequest(.with { $0.kind = request }), timeout: .seconds(60), what: "the broker")
-            guard case .controlReply(let control) = reply.body, let kind = control.kind else {
-                throw BrokerError(.malformedFrame, "the broker sent an unexpected reply")
-            }
-            return kind
+            try await Self.controlRequest(request, over: connection, timeout: .seconds(60))
         }, orderedRequester: { [weak self] request in
             guard let self else { throw BrokerError(.connectionClosed, "the scene is not connected to the broker") }
             return try await self.orderedRequest(request)
@@ -532,8 +534,7 @@ final class SceneRuntime {
             }
             let connection = self.connection
             let hold = commandKeyHold ?? CommandKeyHold(environment: ProcessInfo.processInfo.environment, delay: .milliseconds(500)) { request in
-                guard let connection else { throw BrokerError(.connectionClosed, "the scene is not connected to the broker") }
-                _ = try await connection.request(.controlRequest(.with { $0.kind = request }), timeout: .seconds(15), what: "the broker")
+                _ = try await Self.controlRequest(request, over: connection, timeout: .seconds(15))
             }
             commandKeyHold = hold
             opened.onKey = { [weak self] press in
