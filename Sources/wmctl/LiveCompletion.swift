@@ -22,7 +22,7 @@ enum LiveCompletion {
     /// The activity types of the app named on the command line (`open APP --activity`), or of
     /// every app.
     static let activityTypes = CompletionKind.custom { words, _, prefix in
-        let app = words.firstIndex(of: "open").flatMap { $0 + 1 < words.count ? words[$0 + 1] : nil }
+        let app = word(after: "open", in: words)
         return query(words) { client in
             guard case .apps(let reply) = try await client.request(.apps(.init())) else { return [] }
             let types = reply.apps.filter { app == nil || $0.id == app }.flatMap(\.activityTypes)
@@ -38,7 +38,7 @@ enum LiveCompletion {
 
     private static func commands(_ field: @escaping @Sendable (Windowbroker_V1_MenuCommand) -> String) -> CompletionKind {
         .custom { words, _, prefix in
-            let session = words.firstIndex(of: "--session").flatMap { $0 + 1 < words.count ? words[$0 + 1] : nil }
+            let session = word(after: "--session", in: words)
             return query(words) { client in
                 guard case .commands(let reply) = try await client.request(.commands(.with { $0.sessionID = session ?? "" })) else { return [] }
                 return reply.commands.map(field).filter { !$0.isEmpty && $0.hasPrefix(prefix) }.sorted()
@@ -50,7 +50,7 @@ enum LiveCompletion {
 
     /// The actions the app of the session named after `send` declares.
     static let actions = CompletionKind.custom { words, _, prefix in
-        let session = words.firstIndex(of: "send").flatMap { $0 + 1 < words.count ? words[$0 + 1] : nil } ?? ""
+        let session = word(after: "send", in: words) ?? ""
         return query(words) { client in
             guard case .session(let info) = try await client.request(.show(.with { $0.sessionID = session })),
                   case .apps(let reply) = try await client.request(.apps(.init())) else { return [] }
@@ -60,18 +60,23 @@ enum LiveCompletion {
 
     /// The keys of the app's shared defaults (`defaults APP get|set|delete KEY`).
     static let defaultsKeys = CompletionKind.custom { words, _, prefix in
-        let app = words.firstIndex(of: "defaults").flatMap { $0 + 1 < words.count ? words[$0 + 1] : nil } ?? ""
+        let app = word(after: "defaults", in: words) ?? ""
         return query(words) { client in
             guard case .defaults(let reply) = try await client.request(.defaults(.with { $0.appID = app })) else { return [] }
             return reply.values.entries.keys.filter { $0.hasPrefix(prefix) }.sorted()
         }
     }
 
+    /// The word after the first `word` on the command line, if any.
+    private static func word(after word: String, in words: [String]) -> String? {
+        guard let index = words.firstIndex(of: word), index + 1 < words.count else { return nil }
+        return words[index + 1]
+    }
+
     /// Runs one short request against the broker named on the command line (or the default),
     /// waiting at most a second: a completion must never hang a shell.
     private static func query(_ words: [String], _ body: @escaping @Sendable (BrokerClient) async throws -> [String]) -> [String] {
-        let given = words.firstIndex(of: "--socket").flatMap { $0 + 1 < words.count ? words[$0 + 1] : nil }
-        let path = GlobalOptions.socketPath(given: given)
+        let path = BrokerClient.socketPath(given: word(after: "--socket", in: words))
         let done = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var found: [String] = []
         Task {
