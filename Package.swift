@@ -109,7 +109,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .executableTarget(name: "notes", dependencies: ["SceneWorker", "IPCWire"]),
+        // The reference app: the app itself (NotesApp) and its executable.
+        .target(name: "NotesApp", dependencies: ["SceneWorker"]),
+        .executableTarget(name: "notes", dependencies: ["NotesApp", "SceneWorker"]),
+        // The tests' app: notes inside a probe that adds the test-only actions; not installed.
+        .executableTarget(name: "scene-probe", dependencies: ["NotesApp", "SceneWorker", "IPCWire"], exclude: ["actions.json"]),
         // The system UI the broker starts on the compositor: the switcher, the command overlay.
         .executableTarget(
             name: "windowbroker-ui",

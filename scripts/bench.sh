@@ -28,7 +28,7 @@ bash scripts/install-deps.sh bench
 N=${BENCH_SCENES:-20}
 # Only what the benchmark runs: a plain `swift build -c release` also builds swift-protobuf's
 # protoc from C++ (10 minutes on two cores) for nothing.
-for product in windowbrokerd wmctl notes windowbroker-ui spawn-probe; do
+for product in windowbrokerd wmctl notes scene-probe windowbroker-ui spawn-probe; do
   swift build -c release --product "$product" >/dev/null
 done
 BIN=$(swift build -c release --show-bin-path)
@@ -73,6 +73,10 @@ start_broker() {  # $1 = dir; remaining: extra flags. Sets BROKER and SOCK.
 import json, sys
 m = json.load(open("apps/notes.json")); m["id"] = "warm"; m["prewarm"] = 1
 json.dump(m, open(sys.argv[1] + "/warm.json", "w"))
+# notes run by the tests' probe, for what only the probe does (allocate).
+probe = json.load(open("Sources/scene-probe/actions.json"))
+m = json.load(open("apps/notes.json")); m["id"] = "probe"; m["executable"] = probe["executable"]; m["actions"] += probe["actions"]
+json.dump(m, open(sys.argv[1] + "/probe.json", "w"))
 PY
   DBUS_SESSION_BUS_ADDRESS=unix:path=$DIR/bus XDG_RUNTIME_DIR=$dir/run XDG_STATE_HOME=$dir/state NOTES_DATA_DIR=$dir/notes \
     "$BIN/windowbrokerd" --apps-dir "$dir/apps" --state-dir "$dir/state" --runtime-dir "$dir/run" \
@@ -194,7 +198,7 @@ reclaim_run() {  # $1 = scenes, $2 = save|skip; prints the broker-side time of t
   dir=$(mktemp -d "$DIR/reclaim.XXXXXX")
   start_broker "$dir" --max-workers 128 --mem-available-floor 0
   for i in $(seq "$n"); do
-    s=$(W --json open notes --activity notes.edit --info "noteID=r$i" | json 'd["session"]')
+    s=$(W --json open probe --activity notes.edit --info "noteID=r$i" | json 'd["session"]')
     W send "$s" allocate --arg megabytes=8 >/dev/null
     W background "$s" >/dev/null
   done

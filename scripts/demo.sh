@@ -63,7 +63,7 @@ run wmctl sessions
 
 say "Activate it: a new process, restored (willConnect -> restoreInteractionState -> foreground)"
 run wmctl activate "$SESSION"
-run wmctl send "$SESSION" state
+run wmctl send "$SESSION" note
 shot 2-after-restore
 
 say "A second window beside it: both are active, the new one has the keyboard (the key scene)"
@@ -74,7 +74,7 @@ if [ -n "${SWAY:-}" ] && command -v wtype >/dev/null; then
   sleep 0.3
   wtype -s 300 "milk, eggs"; wtype -s 300 -M ctrl u -m ctrl
   sleep 0.3
-  wmctl --json send "$OTHER" state | field "['value']['text']" | sed 's/^/the focused note now says: /'
+  wmctl --json send "$OTHER" note | field "['value']['text']" | sed 's/^/the focused note now says: /'
 fi
 shot 3-two-windows
 if [ -n "${SWAY:-}" ] && [ -x "$BIN/wb-pointer" ]; then
@@ -82,7 +82,7 @@ if [ -n "${SWAY:-}" ] && [ -x "$BIN/wb-pointer" ]; then
   echo "dropped on no window it would open as a note of its own)"
   "$BIN/wb-pointer" drag 40 92 900 300  # from the first line of the left note (below the title bar and heading)
   sleep 0.3
-  wmctl --json send "$OTHER" state | field "['value']['text']" | sed 's/^/the second note now says: /'
+  wmctl --json send "$OTHER" note | field "['value']['text']" | sed 's/^/the second note now says: /'
   shot 4-after-a-drag
 fi
 
@@ -100,13 +100,13 @@ say "Two windows on one note stay in sync: typing in one posts noteChanged, the 
 TWIN=$(wmctl --json open notes --new --title "Groceries (2)" --info noteID=groceries | field "['session']")
 wmctl send "$OTHER" type --arg "text=apples, pears" >/dev/null
 sleep 0.3
-wmctl --json send "$TWIN" state | field "['value']['text']" | sed 's/^/the other window shows: /'
+wmctl --json send "$TWIN" note | field "['value']['text']" | sed 's/^/the other window shows: /'
 run wmctl post notes ping --wait
 
 say "Shared defaults: one window hides the toolbar, every window of the app follows"
 run wmctl send "$OTHER" toggle-toolbar
 sleep 0.3
-wmctl --json send "$TWIN" state | field "['value']['toolbarHidden']" | sed 's/^/toolbarHidden in the other window: /'
+wmctl --json send "$TWIN" note | field "['value']['toolbarHidden']" | sed 's/^/toolbarHidden in the other window: /'
 run wmctl defaults notes
 
 say "Search finds a window by its content (accents and ß do not matter) and reopens it"

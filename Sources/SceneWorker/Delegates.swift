@@ -228,6 +228,19 @@ public enum ActionOutcome: Sendable {
     case performed(PlistValue?)
     /// Not done, and why (the caller sees the reason).
     case declined(String)
+
+    /// Performed with what `body` returns, or declined with what it throws: a broker's
+    /// refusal as "code: message" (`permissionDenied: ...`), so that the caller sees why.
+    @MainActor
+    public static func performing(_ body: () async throws -> PlistValue?) async -> ActionOutcome {
+        do {
+            return .performed(try await body())
+        } catch let error as BrokerError {
+            return .declined("\(error.code): \(error.message)")
+        } catch {
+            return .declined("\(error)")
+        }
+    }
 }
 
 /// Handed to `restoreInteractionState`: extend to finish later, then complete. The broker

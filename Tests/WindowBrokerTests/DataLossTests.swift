@@ -253,7 +253,7 @@ final class QuiescingShutdownTests: BrokerTestCase {
         // In flight when SIGTERM arrives: an activation that takes 2.5 s, and a scene's action
         // that asks for a new scene one second into the stop.
         let activate = try harness.start(wmctl: ["--json", "activate", slow])
-        let ask = try harness.start(wmctl: ["--json", "send", asker, "open-in-window", "--arg", "noteID=child", "--arg", "delayMs=1000"])
+        let ask = try harness.start(wmctl: ["--json", "send", asker, "request-activation", "--arg", "noteID=child", "--arg", "activityType=notes.edit", "--arg", "delayMs=1000"])
         try harness.eventually("the activation is under way") { try harness.session(slow)["pid"] as? Int ?? 0 > 0 }
         kill(harness.brokerPID, SIGTERM)
         try harness.eventually("the broker stops") {

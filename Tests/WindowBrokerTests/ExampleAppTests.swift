@@ -36,4 +36,42 @@ final class ExampleAppTests: BrokerTestCase {
         XCTAssertEqual(reset["handledBy"] as? String, "scene")
         XCTAssertEqual(try harness.json("send", first, "increment")["value"] as? Int, 1)
     }
+
+    /// The reference app as users get it (the `notes` binary and `apps/notes.json`, not the
+    /// probe the other tests run): it answers like an app, with the note, and has no test hooks.
+    func testTheReferenceAppAnswersLikeAnAppAndHasNoTestHooks() throws {
+        var manifest = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: Self.repository.appendingPathComponent("apps/notes.json"))) as? [String: Any])
+        XCTAssertEqual(manifest["executable"] as? String, "notes")
+        manifest["name"] = "Notes (as installed)"
+        try harness.install(app: "real-notes", manifest: manifest)
+        let session = try XCTUnwrap(try harness.json("open", "real-notes", "--activity", "notes.edit", "--info", "noteID=plain")["session"] as? String)
+
+        let typed = try XCTUnwrap(try harness.json("send", session, "type", "--arg", "text=milk, eggs")["value"] as? [String: Any])
+        XCTAssertEqual(typed["text"] as? String, "milk, eggs")
+        XCTAssertEqual(typed["cursor"] as? Int, 10)
+        XCTAssertEqual(typed["noteID"] as? String, "plain")
+        XCTAssertNil(typed["callbacks"], "no test state in an app's answer: \(typed)")
+        XCTAssertNil(typed["pid"])
+        XCTAssertEqual(Set(typed.keys), ["noteID", "text", "cursor", "revision", "tags", "pinned", "toolbarHidden", "scrollOffset"])
+        XCTAssertEqual((try harness.json("send", session, "note")["value"] as? [String: Any])?["text"] as? String, "milk, eggs")
+
+        // The probe's actions are neither declared nor performed.
+        let declared = harness.wmctl("actions", "--app", "real-notes").stdout
+        for probe in ["state", "hang", "crash", "allocate", "flood", "exit", "close-socket", "request-activation"] {
+            XCTAssertFalse(declared.contains("\n\(probe)") || declared.hasPrefix(probe), "\(probe) is declared:\n\(declared)")
+            let refused = harness.wmctl("send", session, probe)
+            XCTAssertEqual(refused.code, 1, "\(probe): \(refused.stdout)")
+            XCTAssertTrue(refused.stdout.contains("unknown action '\(probe)'"), refused.stdout)
+        }
+        XCTAssertEqual(try harness.state(session), "foregroundActive", "still running after every probe was refused")
+
+        // Restored after a reclaim from its own activity, cursor included.
+        _ = try harness.json("send", session, "move-cursor", "--arg", "position=4")
+        _ = try harness.json("background", session)
+        _ = try harness.json("reclaim", session)
+        _ = try harness.json("activate", session)
+        let restored = try XCTUnwrap(try harness.json("send", session, "note")["value"] as? [String: Any])
+        XCTAssertEqual(restored["text"] as? String, "milk, eggs")
+        XCTAssertEqual(restored["cursor"] as? Int, 4)
+    }
 }

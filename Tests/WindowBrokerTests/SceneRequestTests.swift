@@ -179,7 +179,7 @@ final class SceneRequestTests: BrokerTestCase {
 
     func testAnUndeclaredActivityFromASceneIsRefused() throws {
         let note = try harness.openNote("typed")
-        let reply = try ask(note, "open-in-window", "noteID=x", "activityType=mail.compose")
+        let reply = try ask(note, "request-activation", "noteID=x", "activityType=mail.compose")
         XCTAssertTrue((reply["reason"] as? String ?? "").hasPrefix("undeclaredActivityType"), "\(reply)")
         XCTAssertEqual(try harness.jsonList("sessions").count, 1)
     }

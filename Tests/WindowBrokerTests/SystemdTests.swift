@@ -45,10 +45,9 @@ final class NotifyTests: XCTestCase {
         defer { harness.tearDown() }
         try harness.start()
         XCTAssertEqual(try harness.jsonList("apps").count, 2)
-        try FileManager.default.copyItem(atPath: harness.appsDirectory + "/notes.json", toPath: harness.root + "/extra.json")
-        let manifest = try String(contentsOfFile: harness.root + "/extra.json", encoding: .utf8)
-            .replacingOccurrences(of: "\"id\": \"notes\"", with: "\"id\": \"notes-extra\"")
-        try manifest.write(toFile: harness.appsDirectory + "/extra.json", atomically: true, encoding: .utf8)
+        var manifest = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: harness.appsDirectory + "/notes.json"))) as? [String: Any])
+        manifest["id"] = "notes-extra"
+        try JSONSerialization.data(withJSONObject: manifest).write(to: URL(fileURLWithPath: harness.appsDirectory + "/extra.json"))
 
         let before = harness.notify.messages.count
         kill(harness.brokerPID, SIGHUP)

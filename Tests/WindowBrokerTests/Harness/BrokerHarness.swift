@@ -43,7 +43,7 @@ final class BrokerHarness {
         extraArguments = arguments
         try FileManager.default.createDirectory(atPath: appsDirectory, withIntermediateDirectories: true)
         for name in ["notes.json", "notes-single.json"] {
-            try FileManager.default.copyItem(atPath: Self.repositoryAppsDirectory + "/" + name, toPath: appsDirectory + "/" + name)
+            try Self.probeManifest(Self.repositoryAppsDirectory + "/" + name).write(to: URL(fileURLWithPath: appsDirectory + "/" + name))
         }
         notify = try NotifyListener(path: base + "/notify.sock")
         guard FileManager.default.isExecutableFile(atPath: Self.binDirectory + "/windowbrokerd") else {
@@ -347,10 +347,23 @@ final class BrokerHarness {
         }
     }
 
-    /// A copy of the notes manifest with other fields.
+    /// `manifest` (one of notes') run by the probe: scene-probe as its executable, the probe's
+    /// actions declared beside notes' own (Sources/scene-probe/actions.json).
+    static func probeManifest(_ manifest: String) throws -> Data {
+        let probe = repository.appendingPathComponent("Sources/scene-probe/actions.json")
+        guard var app = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: manifest))) as? [String: Any],
+              let overlay = try JSONSerialization.jsonObject(with: Data(contentsOf: probe)) as? [String: Any] else {
+            throw HarnessError("\(manifest) or \(probe.path) is not a JSON object")
+        }
+        app["executable"] = overlay["executable"]
+        app["actions"] = (app["actions"] as? [Any] ?? []) + (overlay["actions"] as? [Any] ?? [])
+        return try JSONSerialization.data(withJSONObject: app, options: [.prettyPrinted, .sortedKeys])
+    }
+
+    /// A copy of the notes manifest (run by the probe) with other fields.
     func installNotes(as id: String, _ fields: [String: Any]) throws {
         var manifest: [String: Any] = [
-            "name": id, "executable": "notes", "supportsMultipleScenes": true, "activityTypes": ["notes.edit"],
+            "name": id, "executable": "scene-probe", "supportsMultipleScenes": true, "activityTypes": ["notes.edit"],
         ]
         manifest.merge(fields) { _, new in new }
         try install(app: id, manifest: manifest)

@@ -1,33 +1,25 @@
-/// notes: the reference app. Each scene edits one note (text and cursor) and exercises every
-/// SceneWorker callback; its `state` action reports the callbacks this process received, in order.
+/// notes, the reference app: each window edits one note (text and cursor), shares it with the
+/// note's other windows, comes back as it was after a reclaim, a crash or a restart, and has
+/// menus and keyboard commands. The `notes` executable runs it; the tests' `scene-probe` runs
+/// the same app with its test-only actions around it.
 import Foundation
-import IPCWire
 import SceneWorker
 
-@main
-struct NotesMain {
-    static func main() async {
-        await SceneWorker.run(NotesAppDelegate())
-    }
+/// The app, ready for `SceneWorker.run`.
+@MainActor
+public func makeNotesApp() -> any AppDelegate {
+    NotesAppDelegate()
 }
 
 @MainActor
 final class NotesAppDelegate: AppDelegate {
-    /// Every delegate callback this process received, app-level and scene-level, in order.
-    var callbacks: [String] = []
     let drafts = DraftStore()
     /// The model every window of a note shares: what a scene that fell behind reloads.
     let notes = NoteStore()
 
-    func didFinishLaunching() {
-        callbacks.append("didFinishLaunching")
-    }
-
     /// The sessions are gone for good: their drafts go, and a note no other session shows goes
     /// too (closing a note's window in the switcher leaves none of its text behind).
     func didDiscardSceneSessions(_ sessionIDs: [SessionID]) {
-        callbacks.append("didDiscardSceneSessions")
-        discardedSessions += sessionIDs.map(\.description)
         for id in sessionIDs {
             drafts.delete(session: id)
             if let note = drafts.forget(session: id), !drafts.isShown(note: note) {
@@ -36,14 +28,9 @@ final class NotesAppDelegate: AppDelegate {
         }
     }
 
-    var discardedSessions: [String] = []
-    /// How often this process was asked for a session's configuration (only for new sessions).
-    var configurationQuestions = 0
-
     /// A new note may ask for another of the app's configurations through its activity.
     func configurationName(forConnecting session: SceneSessionInfo, options: ConnectionOptions) -> String? {
-        configurationQuestions += 1
-        return options.userActivities.first?.userInfo["configuration"]?.stringValue
+        options.userActivities.first?.userInfo["configuration"]?.stringValue
     }
 
     func makeSceneDelegate(for session: SceneSessionInfo) -> any SceneDelegate {

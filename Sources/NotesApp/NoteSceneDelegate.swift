@@ -1,0 +1,413 @@
+import Foundation
+import SceneWorker
+
+/// One note: text and a cursor (a character offset). Its restoration activity carries the
+/// note id and text in `userInfo` and the cursor as interaction state.
+@MainActor
+final class NoteSceneDelegate: SceneDelegate {
+    static let activityType = "notes.edit"
+
+    private unowned let app: NotesAppDelegate
+    var noteID = ""
+    var text = ""
+    var cursor = 0
+    /// The note's revision this window's text is at (see `NoteStore`).
+    var revision: Int64 = 0
+    /// The shared default `toolbarHidden`, as observed (the KVO pattern).
+    var toolbarHidden = false
+    /// Tags (keywords only) and whether the note may be found by search (it may, unless told not).
+    var tags: [String] = []
+    var searchable = true
+    /// Keyboard-command state: pinned (Pin / Unpin Note) and bookmarks added.
+    var pinned = false
+    var bookmarks = 0
+    /// Where the button went down, and the line under it.
+    private var press: (point: Point, line: String)?
+
+    init(app: NotesAppDelegate) {
+        self.app = app
+    }
+
+    func willConnect(to scene: Scene, options: ConnectionOptions) {
+        if let restoration = scene.session.restorationActivity {
+            load(restoration)
+        } else if let activity = options.userActivities.first(where: { $0.activityType == Self.activityType }) {
+            load(activity)
+            if let requested = activity.interactionState.flatMap(Self.decodeCursor) { cursor = min(requested, text.count) }
+        }
+        if noteID.isEmpty { noteID = scene.session.id.description }
+        app.drafts.remember(note: noteID, session: scene.session.id)
+        catchUp()
+        // Shared defaults are in place before willConnect: a new window starts the way the others look.
+        toolbarHidden = scene.defaults["toolbarHidden"]?.boolValue ?? false
+        let changes = scene.defaults.changes(for: "toolbarHidden")
+        Task { [weak self] in
+            for await value in changes { self?.toolbarHidden = value?.boolValue ?? false }
+        }
+        if let title = options.userActivities.first?.title, !title.isEmpty { scene.title = title }
+        scene.activationConditions = (["*"], [noteID])
+        publish(scene)
+    }
+
+    private func load(_ activity: UserActivity) {
+        noteID = activity.userInfo["noteID"]?.stringValue ?? activity.targetContentIdentifier ?? noteID
+        tags = activity.keywords.filter { $0.hasPrefix("#") }
+        searchable = activity.isEligibleForSearch || activity.userInfo["text"] == nil
+        text = activity.userInfo["text"]?.stringValue ?? text
+        revision = activity.userInfo["revision"]?.integerValue ?? 0
+    }
+
+    /// Takes the model's text when it is newer than this window's: never the other way round.
+    private func catchUp() {
+        guard let saved = app.notes.load(note: noteID), saved.revision > revision else { return }
+        text = saved.text
+        revision = saved.revision
+        cursor = min(cursor, text.count)
+    }
+
+    /// Every change of the text: on top of the newest revision, saved to the model, published.
+    private func edit(_ scene: Scene, _ change: (inout String, inout Int) -> Void) {
+        catchUp()
+        change(&text, &cursor)
+        cursor = max(0, min(cursor, text.count))
+        revision += 1
+        app.notes.save(.init(revision: revision, text: text), id: noteID)
+        publish(scene)
+    }
+
+    func restoreInteractionState(_ scene: Scene, with activity: UserActivity, restoration: RestorationRequest) {
+        let restored = activity.interactionState.flatMap(Self.decodeCursor) ?? 0
+        cursor = min(max(0, restored), text.count)
+        publish(scene)  // the current activity carries the cursor again
+    }
+
+    /// Typing: at the cursor, saved to the model, and told to the app's other windows.
+    private func insert(_ inserted: String, in scene: Scene) async {
+        edit(scene) { text, cursor in
+            let at = min(cursor, text.count)
+            text.insert(contentsOf: inserted, at: text.index(text.startIndex, offsetBy: at))
+            cursor = at + inserted.count
+        }
+        await textChanged(scene)
+    }
+
+    private func textChanged(_ scene: Scene) async {
+        app.drafts.save(text, session: scene.session.id)
+        do {
+            try await scene.post(UpdateEvent(name: "noteChanged", payload: [
+                "noteID": .string(noteID), "text": .string(text), "revision": .integer(revision),
+            ]))
+        } catch {
+            // The other windows catch up from the model when they next need the note.
+            FileHandle.standardError.write(Data("notes: the change was not announced: \(error)\n".utf8))
+        }
+    }
+
+    // MARK: The keyboard (the window's)
+
+    func insertText(_ scene: Scene, _ text: String) {
+        Task { await insert(text, in: scene) }
+    }
+
+    func deleteBackward(_ scene: Scene) {
+        guard cursor > 0 else { return }
+        edit(scene) { text, cursor in
+            text.remove(at: text.index(text.startIndex, offsetBy: cursor - 1))
+            cursor -= 1
+        }
+        Task { await textChanged(scene) }
+    }
+
+    func keyPressed(_ scene: Scene, key: String) -> Bool {
+        switch key {
+        case "left": cursor = max(0, cursor - 1)
+        case "right": cursor = min(text.count, cursor + 1)
+        case "home", "up": cursor = 0
+        case "end", "down": cursor = text.count
+        default: return false
+        }
+        publish(scene)
+        return true
+    }
+
+    // MARK: The pointer: a click places the cursor; a line dragged out becomes a note of its own
+
+    func pointer(_ scene: Scene, _ event: PointerEvent) {
+        switch event.kind {
+        case .down:
+            guard let index = scene.characterIndex(at: event.location, in: text) else { return }
+            cursor = index
+            press = (event.location, Self.line(in: text, at: index))
+            publish(scene)
+        case .moved:
+            // A few pixels with the button down make it a drag, of the line it started on.
+            guard let press, !scene.isDragging, !press.line.isEmpty, event.location.distance(to: press.point) > 8 else { return }
+            let id = "line-" + UUID().uuidString.prefix(8).lowercased()
+            let activity = UserActivity(
+                activityType: Self.activityType, title: String(press.line.prefix(60)), targetContentIdentifier: id,
+                userInfo: ["noteID": .string(id), "text": .string(press.line)])
+            _ = scene.beginDrag(DragItem(activity: activity))
+            self.press = nil
+        case .up:
+            press = nil
+        }
+    }
+
+    /// A line dragged from a notes window: inserted before the line under the pointer (at the
+    /// end when it is below the text). A line let go over its own window stays where it was.
+    func drop(_ scene: Scene, activity: UserActivity, at point: Point) -> Bool {
+        guard activity.activityType == Self.activityType, let line = activity.userInfo["text"]?.stringValue else { return false }
+        if scene.isDragging { return true }
+        let at = scene.characterIndex(at: point, in: text).map { Self.lineStart(in: text, at: $0) }
+        edit(scene) { text, cursor in
+            if let at {
+                text.insert(contentsOf: line + "\n", at: text.index(text.startIndex, offsetBy: at))
+                cursor = at + line.count
+            } else {
+                text += (text.isEmpty || text.hasSuffix("\n") ? "" : "\n") + line
+                cursor = text.count
+            }
+        }
+        Task { await textChanged(scene) }
+        return true
+    }
+
+    /// The line that holds the character at `index` (without its newline).
+    static func line(in text: String, at index: Int) -> String {
+        let start = lineStart(in: text, at: index)
+        let rest = text.dropFirst(start)
+        return String(rest.prefix { $0 != "\n" })
+    }
+
+    static func lineStart(in text: String, at index: Int) -> Int {
+        let before = text.prefix(max(0, min(index, text.count)))
+        guard let newline = before.lastIndex(of: "\n") else { return 0 }
+        return before.distance(from: before.startIndex, to: newline) + 1
+    }
+
+    func stateRestorationActivity(for scene: Scene) -> UserActivity? {
+        currentActivity(scene)
+    }
+
+    private func currentActivity(_ scene: Scene) -> UserActivity {
+        UserActivity(
+            activityType: Self.activityType,
+            title: scene.title,
+            targetContentIdentifier: noteID,
+            userInfo: ["noteID": .string(noteID), "text": .string(text), "revision": .integer(revision)],
+            // The note's tags and its first words: what the system's search finds it by.
+            keywords: tags + text.split(whereSeparator: { $0.isWhitespace }).prefix(8).map(String.init),
+            isEligibleForSearch: searchable,
+            interactionState: Data("{\"cursor\":\(cursor)}".utf8),
+            persistentIdentifier: scene.session.id.description)
+    }
+
+    private func publish(_ scene: Scene) {
+        scene.userActivity = currentActivity(scene)
+        scene.setNeedsDisplay()
+    }
+
+    /// The window shows the note's text with its cursor.
+    func draw(_ scene: Scene, in context: DrawingContext) {
+        context.text(text, cursor: cursor)
+    }
+
+    static func decodeCursor(_ data: Data) -> Int? {
+        struct State: Decodable { var cursor: Int }
+        return (try? JSONDecoder().decode(State.self, from: data))?.cursor
+    }
+
+    // MARK: - Keyboard commands (the scene's link of the responder chain)
+
+    func canPerform(_ command: Command, in scene: Scene) -> Bool {
+        switch command.id {
+        case "notes.uppercase": !text.isEmpty  // nothing to uppercase: not shown, not performed
+        case "notes.insertDate", "notes.toggleToolbar", "notes.pin", "notes.addBookmark", "notes.dumpState", "edit.copy", "edit.selectAll": true
+        case "notes.openRecent": bookmarks > 0
+        default: false
+        }
+    }
+
+    func validate(_ command: inout CommandValidation, in scene: Scene) {
+        if command.id == "notes.pin" {
+            command.title = pinned ? "Unpin Note" : "Pin Note"
+            command.state = pinned ? .on : .off
+        }
+    }
+
+    func perform(_ command: Command, in scene: Scene) async -> ActionOutcome {
+        switch command.id {
+        case "notes.uppercase":
+            edit(scene) { text, _ in text = text.uppercased() }
+            return .performed(.string(text))
+        case "notes.insertDate":
+            let date = ISO8601DateFormatter().string(from: Date()).prefix(10)
+            edit(scene) { text, cursor in
+                text.insert(contentsOf: date, at: text.index(text.startIndex, offsetBy: min(cursor, text.count)))
+                cursor += date.count
+            }
+            return .performed(.string(text))
+        case "notes.toggleToolbar":
+            return await toggleToolbar(scene)
+        case "notes.pin":
+            pinned.toggle()
+            return .performed(.bool(pinned))
+        case "notes.addBookmark":
+            bookmarks += 1
+            return .performed(.integer(Int64(bookmarks)))
+        case "notes.openRecent":
+            return .performed(.integer(Int64(bookmarks)))
+        case "notes.dumpState":
+            return .performed(noteValue(scene))
+        case "edit.copy":
+            return .performed(.string(text))
+        case "edit.selectAll":
+            cursor = text.count
+            return .performed(.integer(Int64(cursor)))
+        default:
+            return .declined("notes does not perform \(command.id)")
+        }
+    }
+
+    /// One-way data flow: whichever window typed, every window on the note shows the text.
+    func didReceive(_ scene: Scene, update: UpdateEvent) {
+        guard update.name == "noteChanged", update.payload["noteID"]?.stringValue == noteID,
+              update.postedBy != scene.session.id, let newText = update.payload["text"]?.stringValue else { return }
+        let newRevision = update.payload["revision"]?.integerValue ?? revision + 1
+        guard newRevision > revision else { return }  // this window already has newer text
+        text = newText
+        revision = newRevision
+        cursor = min(cursor, text.count)
+        publish(scene)
+    }
+
+    /// This window fell behind: the note is read back from the model.
+    func updatesDropped(_ scene: Scene, from: UInt64, to: UInt64) {
+        let before = revision
+        catchUp()
+        if revision != before { publish(scene) }
+    }
+
+    /// requestSceneSessionRefresh reached this note: its title follows the note's first line.
+    func refresh(_ scene: Scene) {
+        if let first = text.split(separator: "\n", omittingEmptySubsequences: true).first {
+            scene.title = String(first.prefix(80))
+        }
+    }
+
+    /// The actions the manifest declares (`wmctl actions --app notes`): what a script or another
+    /// program may ask of a note. Each answers with what changed, as the app sees it.
+    func perform(_ scene: Scene, action: SceneAction) async -> ActionOutcome {
+        switch action.name {
+        case "note":
+            return .performed(noteValue(scene))
+        case "type":
+            guard let inserted = action["text"]?.stringValue else { return .declined("type needs text=...") }
+            await insert(inserted, in: scene)
+            return .performed(noteValue(scene))
+        case "set-text":
+            // Replaces the whole text (an edit that removes words).
+            guard let newText = action["text"]?.stringValue else { return .declined("set-text needs text=...") }
+            edit(scene) { text, _ in text = newText }
+            await textChanged(scene)
+            return .performed(noteValue(scene))
+        case "move-cursor":
+            guard let position = action["position"]?.integerValue else { return .declined("move-cursor needs position=N") }
+            cursor = Int(max(0, min(Int64(text.count), position)))
+            publish(scene)
+            return .performed(noteValue(scene))
+        case "open-in-window":
+            // "Open in new window" from a context menu: another note, through the SDK.
+            guard let note = action["noteID"]?.stringValue, !note.isEmpty else { return .declined("open-in-window needs noteID=...") }
+            guard let presentation = Presentation(rawValue: action["presentation"]?.stringValue ?? Presentation.standard.rawValue) else {
+                return .declined("presentation is standard, prominent or modal")
+            }
+            let activity = UserActivity(
+                activityType: Self.activityType, title: note, targetContentIdentifier: note, userInfo: ["noteID": .string(note)])
+            return await .performing {
+                let outcome = try await scene.requestActivation(activity: activity, options: .init(presentation: presentation))
+                return .dictionary([
+                    "session": .string(outcome.session.description), "created": .bool(outcome.created),
+                    "presentation": .string(outcome.presentation.rawValue), "state": .string(outcome.state.rawValue),
+                ])
+            }
+        case "activate-session":
+            guard let session = action["session"]?.stringValue.flatMap(SessionID.init) else { return .declined("activate-session needs session=ID") }
+            return await .performing {
+                let outcome = try await scene.requestActivation(session: session)
+                return .dictionary(["session": .string(outcome.session.description), "presentation": .string(outcome.presentation.rawValue)])
+            }
+        case "dismiss":
+            // The Done button: this scene asks for its own destruction. It does not wait: the
+            // answer comes after this process has been told to disconnect.
+            let id = scene.session.id
+            Task { try? await scene.requestDestruction(session: id) }
+            return .performed(.string(id.description))
+        case "close-session":
+            guard let session = action["session"]?.stringValue.flatMap(SessionID.init) else { return .declined("close-session needs session=ID") }
+            return await .performing {
+                try await scene.requestDestruction(session: session, dismissal: .commit)
+                return .string(session.description)
+            }
+        case "refresh":
+            guard let session = action["session"]?.stringValue.flatMap(SessionID.init) else { return .declined("refresh needs session=ID") }
+            return await .performing {
+                try await scene.requestRefresh(session: session)
+                return .string(session.description)
+            }
+        case "toggle-toolbar":
+            return await toggleToolbar(scene)
+        case "scroll":
+            // Kept in scene storage: this window's own, back after reclaim, a crash or a restart.
+            guard let offset = action["offset"]?.integerValue else { return .declined("scroll needs offset=N") }
+            scene.storage["scrollOffset"] = .integer(offset)
+            return .performed(noteValue(scene))
+        case "tag":
+            // A tag goes into the activity's keywords only (as #tag).
+            guard let tag = action["tag"]?.stringValue, !tag.isEmpty else { return .declined("tag needs tag=...") }
+            tags.append("#" + tag)
+            publish(scene)
+            return .performed(.list(tags.map { .string($0) }))
+        case "searchable":
+            // Whether the note's activity is marked eligibleForSearch.
+            guard let value = action["value"]?.stringValue, let flag = Bool(value) else { return .declined("searchable needs value=true|false") }
+            searchable = flag
+            publish(scene)
+            return .performed(.bool(flag))
+        case "focus":
+            // Moves the keyboard focus to an element (`list/row3`); an empty path focuses the scene.
+            let path = (action["path"]?.stringValue ?? "").split(separator: "/").map(String.init)
+            scene.focusPath = path
+            if path.first == "list", path.count == 2 {
+                scene.setCommandResponder(RowResponder(name: path[1]), forElement: path)
+            }
+            return .performed(.string(path.joined(separator: "/")))
+        default:
+            return .declined("unknown action '\(action.name)'; `wmctl actions \(scene.session.id)` lists the actions notes declares")
+        }
+    }
+
+    /// The shared default every window follows; written from one window (the action or the
+    /// ctrl+shift+t command), and the writer hears it too, in the app's order.
+    private func toggleToolbar(_ scene: Scene) async -> ActionOutcome {
+        let hidden = !(scene.defaults["toolbarHidden"]?.boolValue ?? false)
+        return await .performing {
+            try await scene.defaults.set(.bool(hidden), forKey: "toolbarHidden")
+            return .bool(hidden)
+        }
+    }
+
+    /// The note as the app sees it: what `note`, the edits and Dump State answer.
+    private func noteValue(_ scene: Scene) -> PlistValue {
+        .dictionary([
+            "noteID": .string(noteID),
+            "text": .string(text),
+            "cursor": .integer(Int64(cursor)),
+            "revision": .integer(revision),
+            "tags": .list(tags.map { .string($0) }),
+            "pinned": .bool(pinned),
+            "toolbarHidden": .bool(toolbarHidden),
+            "scrollOffset": scene.storage["scrollOffset"] ?? .null,
+        ])
+    }
+}

@@ -1,0 +1,10 @@
+/// scene-probe: the tests' app. It runs the reference app (notes) unchanged inside a probe
+/// that sees every callback the SDK makes and adds the actions only a test needs: the
+/// callbacks received so far (`state`), a scene that hangs, crashes, exits, floods the broker,
+/// holds memory, or pokes the SDK's requests directly. The harness installs it under the app
+/// id `notes` with these actions declared beside notes' own (`actions.json`); it is never
+/// installed for users.
+import NotesApp
+import SceneWorker
+
+await SceneWorker.run(ProbeAppDelegate(wrapping: makeNotesApp()))
