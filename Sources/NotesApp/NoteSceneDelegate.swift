@@ -45,7 +45,7 @@ final class NoteSceneDelegate: SceneDelegate {
             for await value in changes { self?.toolbarHidden = value?.boolValue ?? false }
         }
         if let title = options.userActivities.first?.title, !title.isEmpty { scene.title = title }
-        scene.activationConditions = (["*"], [noteID])
+        scene.activationConditions = ActivationConditions(prefersToActivate: [noteID])
         publish(scene)
     }
 

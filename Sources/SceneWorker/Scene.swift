@@ -70,15 +70,10 @@ public final class Scene {
     }
 
     /// Target content identifiers (shell globs) this scene wants (`prefersToActivate`) or accepts (`canActivate`).
-    public var activationConditions: (canActivate: [String], prefersToActivate: [String]) = (["*"], []) {
+    public var activationConditions = ActivationConditions.default {
         didSet {
-            let conditions = activationConditions
-            publish(.with {
-                $0.activationConditions = .with {
-                    $0.canActivate = conditions.canActivate
-                    $0.prefersToActivate = conditions.prefersToActivate
-                }
-            })
+            let conditions = activationConditions.wire
+            publish(.with { $0.activationConditions = conditions })
         }
     }
 

@@ -71,15 +71,6 @@ public enum DisconnectReason: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// Activation conditions of a scene: which target content identifiers it may take (`canActivate`)
-/// and which it wants (`prefersToActivate`). Patterns are shell globs.
-public struct ActivationConditions: Sendable, Equatable, Codable {
-    public var canActivate: [String]
-    public var prefersToActivate: [String]
-
-    public static let `default` = ActivationConditions(canActivate: ["*"], prefersToActivate: [])
-}
-
 /// One entry in the switcher: outlives its worker process and broker restarts, ends only when discarded.
 public struct SceneSession: Sendable, Equatable {
     public let id: SessionID

@@ -23,9 +23,7 @@ extension SessionDriver {
         if let activity { changed.currentActivity = activity }
         if !update.title.isEmpty { changed.title = String(update.title.prefix(256)) }
         if update.hasActivationConditions {
-            changed.activationConditions = ActivationConditions(
-                canActivate: update.activationConditions.canActivate,
-                prefersToActivate: update.activationConditions.prefersToActivate)
+            changed.activationConditions = ActivationConditions(wire: update.activationConditions)
         }
         guard changed != session else { return }
         try await commit(changing: { current in
