@@ -55,14 +55,14 @@ extension CommandResponder {
 extension Scene {
     /// The chain for a command, innermost first: the focused element and its ancestors
     /// (`focusPath` prefixes that have a responder), then the scene, then the app.
-    func responderChain(scene delegate: any SceneDelegate, app: any AppDelegate) -> [(level: String, element: String?, responder: any CommandResponder)] {
-        var chain: [(String, String?, any CommandResponder)] = []
+    func responderChain(scene delegate: any SceneDelegate, app: any AppDelegate) -> [(level: Responder, element: String?, responder: any CommandResponder)] {
+        var chain: [(Responder, String?, any CommandResponder)] = []
         for length in stride(from: focusPath.count, to: 0, by: -1) {
             let path = focusPath.prefix(length).joined(separator: "/")
-            if let responder = elementResponders[path] { chain.append(("element", path, responder)) }
+            if let responder = elementResponders[path] { chain.append((.element, path, responder)) }
         }
-        chain.append(("scene", nil, delegate))
-        chain.append(("app", nil, app))
+        chain.append((.scene, nil, delegate))
+        chain.append((.app, nil, app))
         return chain
     }
 }

@@ -397,7 +397,7 @@ final class SceneRuntime {
             for link in scene.responderChain(scene: delegate, app: app) where link.responder.canPerform(command, in: scene) {
                 let outcome = await link.responder.perform(command, in: scene)
                 return .commandResult(.with {
-                    $0.handledBy = link.level
+                    $0.handledBy = link.level.rawValue
                     $0.element = link.element ?? ""
                     switch outcome {
                     case .performed(let value):
@@ -423,7 +423,7 @@ final class SceneRuntime {
                     var validation = CommandValidation(id: wire.id, title: wire.title, state: .off)
                     link.responder.validate(&validation, in: scene)
                     answer.enabled = true
-                    answer.handler = link.level
+                    answer.handler = link.level.rawValue
                     answer.title = validation.title
                     answer.state = validation.state.rawValue
                     return answer

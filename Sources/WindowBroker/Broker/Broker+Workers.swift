@@ -126,8 +126,8 @@ extension Broker {
             let outcome = try await key(shortcut, session: id)
             return .workerMessage(.with {
                 $0.commandResult = .with {
-                    $0.handledBy = outcome.handledBy ?? ""
-                    $0.performed = outcome.result == "performed"
+                    $0.handledBy = outcome.handledBy?.rawValue ?? ""
+                    $0.performed = outcome.result == .performed
                     $0.declineReason = outcome.detail
                     if let value = outcome.value { $0.value = value.wire }
                 }

@@ -8,7 +8,8 @@ extension Broker {
     /// state after `validate`.
     public struct CommandState: Sendable, Equatable {
         public var enabled: Bool
-        public var handler: String
+        /// Who would perform it; nil when it is unavailable.
+        public var handler: Responder?
         public var title: String?
         public var state: String
     }
@@ -26,8 +27,8 @@ extension Broker {
         public var shortcut: KeyShortcut?
         public var command: String?
         public var session: SessionID?
-        public var handledBy: String?
-        public var result: String
+        public var handledBy: Responder?
+        public var result: CommandResult
         public var value: PlistValue?
         public var element: String?
         public var detail: String
@@ -75,7 +76,7 @@ extension Broker {
             let bySystem = !byScene && command.systemAction != nil
             states[command.id] = CommandState(
                 enabled: !command.attributes.contains(.disabled) && (byScene || bySystem),
-                handler: byScene ? answer?.handler ?? "scene" : bySystem ? "system" : "",
+                handler: byScene ? answer.flatMap { Responder(rawValue: $0.handler) } ?? .scene : bySystem ? .system : nil,
                 title: answer.flatMap { $0.title.isEmpty || $0.title == command.title ? nil : $0.title },
                 state: answer?.state.isEmpty == false ? answer!.state : "off")
         }
@@ -98,7 +99,7 @@ extension Broker {
     /// The one dispatch of keys and menu choices.
     public func dispatch(_ input: CommandInput, session requested: SessionID?) async throws -> KeyOutcome {
         let shortcut: KeyShortcut? = if case .shortcut(let key) = input { key } else { nil }
-        var outcome = KeyOutcome(shortcut: shortcut, session: nil, result: "unhandled", detail: "")
+        var outcome = KeyOutcome(shortcut: shortcut, session: nil, result: .unhandled, detail: "")
         guard let target = try commandTarget(requested), let app = drivers[target]?.session.appID else {
             outcome.detail = "no scene is the key scene: the \(shortcut == nil ? "command" : "key") went nowhere"
             return outcome
@@ -118,7 +119,7 @@ extension Broker {
         }
         outcome.command = command.id
         let shortcutText = shortcut?.description ?? ""
-        defer { emit(target, app: app, .commandPerformed(command: command.id, shortcut: shortcutText, handledBy: outcome.handledBy ?? "", result: outcome.result)) }
+        defer { emit(target, app: app, .commandPerformed(command: command.id, shortcut: shortcutText, handledBy: outcome.handledBy?.rawValue ?? "", result: outcome.result.rawValue)) }
         if command.attributes.contains(.disabled) {
             outcome.detail = "'\(command.id)' is disabled"
             return outcome
@@ -129,9 +130,10 @@ extension Broker {
                 $0.shortcut = shortcutText
             }), timeout: configuration.workerTimeout, doing: "performing \(command.id)")
             if case .commandResult(let result) = reply, !result.handledBy.isEmpty {
-                outcome.handledBy = result.handledBy
+                // A level this broker does not know (a newer SDK's) is still the scene's.
+                outcome.handledBy = Responder(rawValue: result.handledBy) ?? .scene
                 outcome.element = result.element.isEmpty ? nil : result.element
-                outcome.result = result.performed ? "performed" : "declined"
+                outcome.result = result.performed ? .performed : .declined
                 outcome.detail = result.declineReason
                 if result.hasValue { outcome.value = try? PlistValue(wire: result.value, path: "value") }
                 return outcome
@@ -141,8 +143,8 @@ extension Broker {
             outcome.detail = "nobody in the scene performs '\(command.id)'"
             return outcome
         }
-        outcome.handledBy = "system"
-        outcome.result = "performed"
+        outcome.handledBy = .system
+        outcome.result = .performed
         outcome.value = try await perform(action, from: target, app: app)
         return outcome
     }

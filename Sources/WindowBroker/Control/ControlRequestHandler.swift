@@ -166,7 +166,7 @@ struct ControlRequestHandler: Sendable {
         var wire = command.wire
         if let state = states?[command.id] {
             wire.enabled = state.enabled
-            wire.handler = state.handler
+            wire.handler = state.handler?.rawValue ?? ""
             wire.state = state.state
             if let title = state.title { wire.title = title }
         } else {
@@ -443,8 +443,8 @@ struct ControlRequestHandler: Sendable {
                 $0.shortcut = outcome.shortcut?.description ?? ""
                 $0.command = outcome.command ?? ""
                 $0.sessionID = outcome.session?.description ?? ""
-                $0.handledBy = outcome.handledBy ?? ""
-                $0.result = outcome.result
+                $0.handledBy = outcome.handledBy?.rawValue ?? ""
+                $0.result = outcome.result.rawValue
                 if let value = outcome.value { $0.value = value.wire }
                 $0.element = outcome.element ?? ""
                 $0.detail = outcome.detail
