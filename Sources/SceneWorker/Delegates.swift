@@ -190,7 +190,7 @@ public struct SceneSessionInfo: Sendable, Equatable {
     /// The session's id, the same across reclaims and broker restarts.
     public var id: SessionID
     /// The app's id from its manifest.
-    public var appID: String
+    public var appID: AppID
     /// The scene configuration the session uses (from the manifest's `configurations`).
     public var configuration: String
     /// The configuration's role, e.g. `windowApplication`.

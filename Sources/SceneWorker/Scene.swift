@@ -179,11 +179,11 @@ public final class Scene {
     /// invalid userInfo, a prominent scene in the way (`requestDenied`), another app's scene
     /// (`permissionDenied`), no room (`resourceExhausted`).
     public func requestActivation(
-        app: String? = nil, session: SessionID? = nil, activity: UserActivity? = nil,
+        app: AppID? = nil, session: SessionID? = nil, activity: UserActivity? = nil,
         options: ActivationRequestOptions = .init()
     ) async throws -> ActivationOutcome {
         let request = Windowbroker_V1_OpenRequest.with {
-            $0.appID = app ?? (session == nil ? self.session.appID : "")
+            $0.appID = (app ?? (session == nil ? self.session.appID : nil))?.rawValue ?? ""
             $0.sessionID = session?.description ?? ""
             if let activity { $0.activity = activity.wire }
             $0.presentation = options.presentation.wire

@@ -474,7 +474,7 @@ final class SceneRuntime {
         let info = connect.session
         let restoration = connect.hasRestorationActivity ? try? UserActivity(wire: connect.restorationActivity, maxBytes: .max) : nil
         var session = SceneSessionInfo(
-            id: SessionID(info.id) ?? SessionID(), appID: info.appID, configuration: info.configuration, role: info.role,
+            id: SessionID(info.id) ?? SessionID(), appID: AppID(info.appID), configuration: info.configuration, role: info.role,
             title: info.title, restorationActivity: restoration, delegateName: connect.delegateName,
             isNew: connect.newSession)
         let options = ConnectionOptions(userActivities: connect.userActivities.compactMap { try? UserActivity(wire: $0, maxBytes: .max) })

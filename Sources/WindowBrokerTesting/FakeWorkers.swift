@@ -22,7 +22,7 @@ package typealias WorkerMessageKind = Windowbroker_V1_WorkerMessage.OneOf_Kind
 public actor FakeWorkers: WorkerLauncher {
     /// Commands matching a hold are handed to the test instead of being answered.
     struct Hold {
-        var app: String?
+        var app: AppID?
         var matches: @Sendable (WorkerCommandKind) -> Bool
         var sink: AsyncStream<FakeCommand>.Continuation
     }
@@ -44,7 +44,7 @@ public actor FakeWorkers: WorkerLauncher {
 
     /// From now on, commands of `app` (any app if nil) that match are parked and delivered
     /// to the returned stream, in arrival order, until the stream is dropped.
-    package func hold(app: String? = nil, _ matches: @escaping @Sendable (WorkerCommandKind) -> Bool) -> AsyncStream<FakeCommand> {
+    package func hold(app: AppID? = nil, _ matches: @escaping @Sendable (WorkerCommandKind) -> Bool) -> AsyncStream<FakeCommand> {
         let key = UUID()
         let (stream, sink) = AsyncStream.makeStream(of: FakeCommand.self)
         holds[key] = Hold(app: app, matches: matches, sink: sink)
@@ -56,7 +56,7 @@ public actor FakeWorkers: WorkerLauncher {
         holds.removeValue(forKey: key)
     }
 
-    func holdFor(app: String, command: WorkerCommandKind) -> AsyncStream<FakeCommand>.Continuation? {
+    func holdFor(app: AppID, command: WorkerCommandKind) -> AsyncStream<FakeCommand>.Continuation? {
         holds.values.first { ($0.app == nil || $0.app == app) && $0.matches(command) }?.sink
     }
 
@@ -106,7 +106,7 @@ public struct FakeCommand: Sendable {
 /// command and answers it at once unless a hold parks it.
 public actor FakeWorker {
     public nonisolated let pid: pid_t
-    public nonisolated let appID: String
+    public nonisolated let appID: AppID
     public nonisolated let sessionID: SessionID?
     private let launcher: FakeWorkers
     private var channel: (any Channel)?
@@ -115,7 +115,7 @@ public actor FakeWorker {
     /// Names of the commands received, in order (`FakeCommand.name`).
     public private(set) var received: [String] = []
 
-    init(pid: pid_t, appID: String, sessionID: SessionID?, launcher: FakeWorkers) {
+    init(pid: pid_t, appID: AppID, sessionID: SessionID?, launcher: FakeWorkers) {
         self.pid = pid
         self.appID = appID
         self.sessionID = sessionID

@@ -26,7 +26,7 @@ enum ProbeActions {
         case "open-other-app":
             // A scene may only open scenes of its own app: this shows the refusal.
             guard let other = action["app"]?.stringValue else { return .declined("open-other-app needs app=...") }
-            return await .performing { .string(try await scene.requestActivation(app: other).session.description) }
+            return await .performing { .string(try await scene.requestActivation(app: AppID(other)).session.description) }
         case "retitle":
             // A flood of title changes (each one a scene update the broker must absorb).
             let count = max(1, min(100_000, Int(action["count"]?.integerValue ?? 1)))

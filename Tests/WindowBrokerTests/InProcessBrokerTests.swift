@@ -306,7 +306,7 @@ final class InProcessBrokerTests: XCTestCase {
     }
 }
 
-private func openScene(_ app: String, on broker: Broker) async throws -> Broker.Outcome {
+private func openScene(_ app: AppID, on broker: Broker) async throws -> Broker.Outcome {
     try await broker.open(ActivationRequest(appID: app, sessionID: nil, activity: nil, forceNew: true))
 }
 

@@ -214,7 +214,7 @@ final class FocusCoordinatorTests: XCTestCase {
     func testTheInvariantsHoldForAnyOrderOfDecisions() {
         var focus = FocusCoordinator(maxForeground: 2)
         let ids = (0..<5).map { _ in SessionID() }
-        let apps = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, $0 % 2 == 0 ? "notes" : "tally") })
+        let apps: [SessionID: AppID] = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, $0 % 2 == 0 ? "notes" : "tally") })
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<1000 {
             let id = ids.randomElement(using: &generator)!

@@ -5,7 +5,7 @@ import IPCWire
 /// An activation request as the broker receives it (`requestSceneSessionActivation`), from
 /// wmctl or from a scene (`requestedBy`).
 public struct ActivationRequest: Sendable {
-    public var appID: String?
+    public var appID: AppID?
     public var sessionID: SessionID?
     public var activity: UserActivity?
     /// Always create a new scene (`wmctl open --new`).
@@ -20,7 +20,7 @@ public struct ActivationRequest: Sendable {
     public var activationToken: String?
 
     public init(
-        appID: String?, sessionID: SessionID?, activity: UserActivity?, forceNew: Bool,
+        appID: AppID?, sessionID: SessionID?, activity: UserActivity?, forceNew: Bool,
         presentation: Presentation = .standard, requestedBy: SessionID? = nil
     ) {
         self.appID = appID

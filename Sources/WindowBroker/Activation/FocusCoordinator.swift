@@ -24,7 +24,7 @@ public struct FocusCoordinator: Sendable, Equatable {
     /// The key scene when the prominent one came up; key again when it goes.
     public private(set) var returnTo: SessionID?
     /// Which app each visible scene belongs to: a prominent scene dims only its own app.
-    private var apps: [SessionID: String] = [:]
+    private var apps: [SessionID: AppID] = [:]
     /// Counts decisions, so a failure can tell whether a later decision superseded its own.
     private var generation: UInt64 = 0
 
@@ -52,12 +52,12 @@ public struct FocusCoordinator: Sendable, Equatable {
         public var previousKey: SessionID?
         public var presentation: Presentation = .standard
         fileprivate var generation: UInt64 = 0
-        fileprivate var previousKeyApp: String?
+        fileprivate var previousKeyApp: AppID?
     }
 
     /// The prominent scene that keeps `id` (of `app`) from being activated, if any: a modal
     /// scene blocks only its own app's other scenes.
-    public func blockingProminent(for id: SessionID?, app: String) -> SessionID? {
+    public func blockingProminent(for id: SessionID?, app: AppID) -> SessionID? {
         guard let prominent, prominent != id, apps[prominent] == app else { return nil }
         return prominent
     }
@@ -95,7 +95,7 @@ public struct FocusCoordinator: Sendable, Equatable {
     /// `id` (a scene of `app`) comes forward and becomes the key scene. With `requester` (a
     /// scene asked for it), the requester stays in the foreground beside it; the least
     /// recently used scenes beyond the bound go to the background.
-    public mutating func bringForward(_ id: SessionID, app: String, beside requester: SessionID? = nil) -> Decision {
+    public mutating func bringForward(_ id: SessionID, app: AppID, beside requester: SessionID? = nil) -> Decision {
         if prominent == id { return present(id, app: app) }
         let previous = key
         let previousApp = previous.flatMap { apps[$0] }
@@ -117,7 +117,7 @@ public struct FocusCoordinator: Sendable, Equatable {
 
     /// `id` is presented prominently: it becomes the key scene over its app's foreground
     /// scenes, which stay visible, dimmed (foregroundInactive), until it is dismissed.
-    public mutating func present(_ id: SessionID, app: String) -> Decision {
+    public mutating func present(_ id: SessionID, app: AppID) -> Decision {
         let previous = key
         generation += 1
         if prominent == nil { returnTo = previous == id ? nil : previous }

@@ -37,7 +37,7 @@ extension Broker {
         BrokerError(.unknownSession, "no session \(id); `wmctl sessions` lists them")
     }
 
-    func checkRequester(_ requester: SessionID?, mayReach appID: String) throws(BrokerError) {
+    func checkRequester(_ requester: SessionID?, mayReach appID: AppID) throws(BrokerError) {
         guard let requester else { return }
         guard let mine = drivers[requester]?.session.appID else {
             throw BrokerError(.permissionDenied, "the requesting scene \(requester) has no session any more")
@@ -51,7 +51,7 @@ extension Broker {
     /// activations of its own app (other apps go on), and there is one prominent scene at a
     /// time. `automatic` is prominent exactly when the standard placement would push a scene
     /// out of the foreground (the split is full), standard otherwise.
-    func presentation(_ requested: Presentation, target: SessionID?, app: String) throws(BrokerError) -> Presentation {
+    func presentation(_ requested: Presentation, target: SessionID?, app: AppID) throws(BrokerError) -> Presentation {
         let blocking = focus.blockingProminent(for: target, app: app)
             ?? (requested == .prominent && focus.prominent != target ? focus.prominent : nil)
         if let blocking {
@@ -63,10 +63,10 @@ extension Broker {
 
     public func open(_ request: ActivationRequest) async throws -> Outcome {
         if let id = request.sessionID { _ = try visibleSession(id, to: request.requestedBy) }
-        let appID = request.appID ?? request.sessionID.flatMap { drivers[$0]?.session.appID } ?? ""
+        let appID = request.appID ?? request.sessionID.flatMap { drivers[$0]?.session.appID } ?? AppID("")
         try checkRequester(request.requestedBy, mayReach: appID)
         guard let app = apps[appID] else {
-            let known = apps.keys.sorted().joined(separator: ", ")
+            let known = apps.keys.sorted().map(\.rawValue).joined(separator: ", ")
             throw BrokerError(.unknownApp, "no app '\(appID)' is installed (known: \(known.isEmpty ? "none" : known))")
         }
         let route = try ActivationRouter.route(request, app: app, sessions: Array(allSessions))

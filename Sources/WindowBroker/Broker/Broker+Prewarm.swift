@@ -8,9 +8,9 @@ import IPCWire
 /// scene is warned or reclaimed, and stay empty until the level is back to normal.
 struct PrewarmPools {
     /// Ready workers per app, oldest first.
-    var ready: [String: [WorkerHandle]] = [:]
+    var ready: [AppID: [WorkerHandle]] = [:]
     /// Spawns under way per app.
-    var warming: [String: Int] = [:]
+    var warming: [AppID: Int] = [:]
     /// Set for good once the broker stops.
     var closed = false
     /// A refill is scheduled (after a failed one, or for when a crash loop's wait is over).
@@ -104,11 +104,11 @@ extension Broker {
     }
 
     /// Prewarmed workers of the app waiting to be bound (tests and `status`).
-    public func prewarmedCount(_ appID: String) -> Int {
+    public func prewarmedCount(_ appID: AppID) -> Int {
         pools.ready[appID]?.count ?? 0
     }
 
-    func takePrewarmed(_ appID: String) async -> WorkerHandle? {
+    func takePrewarmed(_ appID: AppID) async -> WorkerHandle? {
         while let worker = pools.ready[appID]?.first {
             pools.ready[appID]?.removeFirst()
             if await worker.isReady { return worker }
@@ -137,8 +137,8 @@ extension Broker {
     }
 
     /// Ready prewarmed workers per app, for every app that asks for some.
-    public func prewarmedCounts() -> [String: Int] {
-        var counts: [String: Int] = [:]
+    public func prewarmedCounts() -> [AppID: Int] {
+        var counts: [AppID: Int] = [:]
         for app in apps.values where app.prewarm > 0 { counts[app.id] = pools.ready[app.id]?.count ?? 0 }
         return counts
     }

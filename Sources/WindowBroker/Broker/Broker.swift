@@ -30,7 +30,7 @@ public actor Broker {
     let logger: Logger
     let startedAt = Date()
 
-    var apps: [String: AppManifest] = [:]
+    var apps: [AppID: AppManifest] = [:]
     /// One driver per session (`Sessions/SessionDriver`): the session, its process, its mailbox.
     var drivers: [SessionID: SessionDriver] = [:]
     /// The session each live scene process shows, found by the process (its frames and its end).
@@ -49,7 +49,7 @@ public actor Broker {
     /// Update events, shared defaults and the scenes' update queues (`Sync/`).
     var sync = SyncState()
     /// Main-menu changes scenes made at runtime, per app, and the menu they give.
-    var runtimeMenus: [String: (operations: [MenuOperation], menu: MainMenu)] = [:]
+    var runtimeMenus: [AppID: (operations: [MenuOperation], menu: MainMenu)] = [:]
     /// Where the broker is in its own life: `draining` refuses new work and lets what is in
     /// flight finish before every scene is saved and stopped.
     public enum Phase: String, Sendable {
@@ -61,7 +61,7 @@ public actor Broker {
     var requestsDrained: [CheckedContinuation<Void, Never>] = []
     /// Discards waiting for their app's next connecting scene, per app: claimed in one step
     /// by the scene that connects first, so two scenes connecting at once never both get one.
-    var pendingDiscards: [String: [SessionID]] = [:]
+    var pendingDiscards: [AppID: [SessionID]] = [:]
 
     /// `launcher` starts workers; nil means real processes (`WorkerSpawner`).
     public init(
@@ -213,9 +213,9 @@ public actor Broker {
 
     /// An app filter names an app: installed, or one that still has sessions (its manifest
     /// went away). Anything else is a typo that would silently match nothing.
-    func checkKnownApp(_ id: String) throws(BrokerError) {
+    func checkKnownApp(_ id: AppID) throws(BrokerError) {
         guard apps[id] == nil, !allSessions.contains(where: { $0.appID == id }) else { return }
-        let known = apps.keys.sorted().joined(separator: ", ")
+        let known = apps.keys.sorted().map(\.rawValue).joined(separator: ", ")
         throw BrokerError(.unknownApp, "no app '\(id)' is installed (known: \(known.isEmpty ? "none" : known)); `wmctl apps` lists them")
     }
     /// Write transactions of the store since start.
@@ -228,7 +228,7 @@ public actor Broker {
         apps.values.sorted { $0.id < $1.id }
     }
 
-    package func sessionList(appID: String?) -> [Windowbroker_V1_SessionInfo] {
+    package func sessionList(appID: AppID?) -> [Windowbroker_V1_SessionInfo] {
         allSessions
             .filter { appID == nil || $0.appID == appID }
             .sorted { $0.createdAt < $1.createdAt }
@@ -242,7 +242,7 @@ public actor Broker {
     func info(_ session: SceneSession, includeRestoration: Bool) -> Windowbroker_V1_SessionInfo {
         .with {
             $0.id = session.id.description
-            $0.appID = session.appID
+            $0.appID = session.appID.rawValue
             $0.configuration = session.configuration
             $0.role = session.role
             $0.title = session.title
@@ -278,7 +278,7 @@ public actor Broker {
     }
 
     /// An installed app's manifest, or the error every request about an unknown app gets.
-    func installedApp(_ id: String) throws(BrokerError) -> AppManifest {
+    func installedApp(_ id: AppID) throws(BrokerError) -> AppManifest {
         guard let app = apps[id] else {
             throw BrokerError(.unknownApp, "no app '\(id)'; `wmctl apps` lists the installed ones")
         }
@@ -286,8 +286,8 @@ public actor Broker {
     }
 
     /// The activity type an activation without one gets: the app's first declared type.
-    public func defaultActivityType(app appID: String, session: String) throws(BrokerError) -> String {
-        let id = appID.isEmpty ? SessionID(session).flatMap { drivers[$0]?.session.appID } ?? "" : appID
+    public func defaultActivityType(app appID: AppID?, session: String) throws(BrokerError) -> String {
+        let id = appID ?? SessionID(session).flatMap { drivers[$0]?.session.appID } ?? AppID("")
         let app = try installedApp(id)
         guard let type = app.activityTypes.first else {
             throw BrokerError(.invalidRequest, "app '\(id)' declares no activity types; an activation cannot carry an activity")
@@ -314,7 +314,7 @@ public actor Broker {
             if let gone = discarded.first(where: { $0.description.hasPrefix(typed) }) { return gone }
             throw BrokerError(.unknownSession, "no session starts with '\(text)'; `wmctl sessions` lists them")
         default:
-            let listed = matches.prefix(10).map { "\($0.id) (\($0.title.isEmpty ? $0.appID : $0.title))" }
+            let listed = matches.prefix(10).map { "\($0.id) (\($0.title.isEmpty ? $0.appID.rawValue : $0.title))" }
             throw BrokerError(.invalidRequest, "'\(text)' matches \(matches.count) sessions; type more of the id: \(listed.joined(separator: ", "))")
         }
     }
@@ -361,7 +361,7 @@ public actor Broker {
     }
 
     /// Publishes an event about a session (or, with nil, about the broker as a whole).
-    func emit(_ sessionID: SessionID?, app: String = "", _ event: BrokerEvent) {
+    func emit(_ sessionID: SessionID?, app: AppID = "", _ event: BrokerEvent) {
         var record = event.record(session: sessionID, app: app)
         record.title = sessionID.flatMap { drivers[$0]?.session.title } ?? ""
         // The steps an operator follows a scene by (open, spawn, background, restore, reclaim,

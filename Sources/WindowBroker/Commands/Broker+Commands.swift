@@ -15,7 +15,7 @@ extension Broker {
     }
 
     public struct MenuView: Sendable {
-        public var app: String
+        public var app: AppID
         public var session: SessionID?
         public var menu: MainMenu
         /// nil: no scene to ask (the menu as declared).
@@ -35,7 +35,7 @@ extension Broker {
     }
 
     /// The app's main menu: as the manifest built it, with the scenes' runtime changes.
-    func mainMenu(_ app: String) throws(BrokerError) -> MainMenu {
+    func mainMenu(_ app: AppID) throws(BrokerError) -> MainMenu {
         let manifest = try installedApp(app)
         return runtimeMenus[app]?.menu ?? manifest.mainMenu
     }
@@ -50,7 +50,7 @@ extension Broker {
     }
 
     /// The menu of the target scene's app, validated by that scene when it runs.
-    public func menuView(session requested: SessionID?, app requestedApp: String?) async throws -> MenuView {
+    public func menuView(session requested: SessionID?, app requestedApp: AppID?) async throws -> MenuView {
         let target = try commandTarget(requested)
         guard let app = target.flatMap({ drivers[$0]?.session.appID }) ?? requestedApp else {
             throw BrokerError(.invalidState, "no scene is the key scene; name a session (--session) or an app (--app)")
@@ -149,7 +149,7 @@ extension Broker {
         return outcome
     }
 
-    private func perform(_ action: SystemAction, from id: SessionID, app: String) async throws -> PlistValue? {
+    private func perform(_ action: SystemAction, from id: SessionID, app: AppID) async throws -> PlistValue? {
         switch action {
         case .newWindow:
             let opened = try await open(ActivationRequest(appID: app, sessionID: nil, activity: nil, forceNew: true, requestedBy: id))

@@ -77,7 +77,7 @@ extension Broker {
     /// ids and shortcuts, the system's shortcuts reserved), applied whole or refused whole.
     /// The change lasts while the broker runs; every process of the app builds it again at
     /// launch (`AppDelegate.buildMenu`), so identical insertions are accepted as no-ops.
-    package func changeMenu(app: String, operations wire: [Windowbroker_V1_MenuOperation]) throws(BrokerError) -> MainMenu {
+    package func changeMenu(app: AppID, operations wire: [Windowbroker_V1_MenuOperation]) throws(BrokerError) -> MainMenu {
         guard wire.count <= 256 else { throw BrokerError(.invalidRequest, "at most 256 menu operations at once") }
         var operations: [MenuOperation] = []
         for operation in wire { operations.append(try MenuOperation(wire: operation)) }

@@ -68,7 +68,7 @@ struct ControlRequestHandler: Sendable {
                     }
                     let filter: EventFilter
                     do {
-                        for app in watch.appIds { try await broker.checkKnownApp(app) }
+                        for app in watch.appIds { try await broker.checkKnownApp(AppID(app)) }
                         var resolved = watch
                         resolved.sessionIds = []
                         for text in watch.sessionIds {
@@ -191,10 +191,15 @@ struct ControlRequestHandler: Sendable {
     }
 
     /// The app a post or defaults request is about; a scene's is always its own.
-    private func app(_ requested: String, requester: SessionID?) async throws -> String {
+    private func app(_ requested: String, requester: SessionID?) async throws -> AppID {
         if let requester { return try await broker.appForSceneRequest(requested, requester: requester) }
-        guard !requested.isEmpty else { throw BrokerError(.invalidRequest, "name the app") }
-        return requested
+        guard let app = Self.optionalApp(requested) else { throw BrokerError(.invalidRequest, "name the app") }
+        return app
+    }
+
+    /// The app a request names; nil for none (an empty field on the wire).
+    private static func optionalApp(_ text: String) -> AppID? {
+        text.isEmpty ? nil : AppID(text)
     }
 
     /// A full session id, or a unique prefix of at least 4 characters.
@@ -204,7 +209,7 @@ struct ControlRequestHandler: Sendable {
 
     /// The menu `menu` and `commands` answer with: of the named session, else of the app.
     private func menuView(session: String, app: String) async throws -> Broker.MenuView {
-        try await broker.menuView(session: try await optionalSessionID(session), app: app.isEmpty ? nil : app)
+        try await broker.menuView(session: try await optionalSessionID(session), app: Self.optionalApp(app))
     }
 
     /// The same, where a session is optional (empty: none).
@@ -238,7 +243,7 @@ struct ControlRequestHandler: Sendable {
                 $0.uptimeSeconds = status.uptime
                 $0.sessions = UInt32(status.sessions)
                 $0.workers = UInt32(status.workers)
-                $0.prewarmed = prewarmed.mapValues { UInt32($0) }
+                $0.prewarmed = Dictionary(uniqueKeysWithValues: prewarmed.map { ($0.key.rawValue, UInt32($0.value)) })
                 $0.warnings = warnings
                 $0.storeWrites = UInt64(broker.storeWrites)
                 $0.updatesPosted = status.updatesPosted
@@ -257,7 +262,7 @@ struct ControlRequestHandler: Sendable {
                 }
                 $0.apps = apps.map { app in
                     .with {
-                        $0.id = app.id
+                        $0.id = app.id.rawValue
                         $0.name = app.name
                         $0.supportsMultipleScenes = app.supportsMultipleScenes
                         $0.activityTypes = app.activityTypes
@@ -276,11 +281,11 @@ struct ControlRequestHandler: Sendable {
         case .open(var open):
             let maxBytes = broker.configuration.maxActivityBytes
             if open.hasActivity, open.activity.activityType.isEmpty {
-                open.activity.activityType = try await broker.defaultActivityType(app: open.appID, session: open.sessionID)
+                open.activity.activityType = try await broker.defaultActivityType(app: Self.optionalApp(open.appID), session: open.sessionID)
             }
             let activity = open.hasActivity ? try UserActivity(wire: open.activity, maxBytes: maxBytes) : nil
             var request = ActivationRequest(
-                appID: open.appID.isEmpty ? nil : open.appID,
+                appID: Self.optionalApp(open.appID),
                 sessionID: try await optionalSessionID(open.sessionID),
                 activity: activity,
                 forceNew: open.forceNew,
@@ -302,8 +307,9 @@ struct ControlRequestHandler: Sendable {
         case .refresh(let command):
             return stateReply(try await broker.refresh(try await sessionID(command.sessionID, for: requester), requestedBy: requester))
         case .sessions(let list):
-            if !list.appID.isEmpty { try await broker.checkKnownApp(list.appID) }
-            let sessions = await broker.sessionList(appID: list.appID.isEmpty ? nil : list.appID)
+            let listed = Self.optionalApp(list.appID)
+            if let listed { try await broker.checkKnownApp(listed) }
+            let sessions = await broker.sessionList(appID: listed)
             // A page at most 500 long: with titles capped at 256 characters it fits a frame.
             let limit = Int(list.limit == 0 ? 500 : min(list.limit, 500))
             let start = min(Int(list.offset), sessions.count)
@@ -328,7 +334,7 @@ struct ControlRequestHandler: Sendable {
             }
             let surface: SystemUIRequestSurface = switch request.surface {
             case .commandOverlay: .commandOverlay(session: requester != nil ? requester : try await optionalSessionID(request.sessionID))
-            default: .switcher(app: request.appID.isEmpty ? nil : request.appID)
+            default: .switcher(app: Self.optionalApp(request.appID))
             }
             let shown = try await broker.showSystemUI(surface)
             return .systemUi(.with {
@@ -394,12 +400,12 @@ struct ControlRequestHandler: Sendable {
                 if let value = values[request.key] { $0.values = PlistValue.wire(dictionary: [request.key: value]) }
             })
         case .search(let search):
-            let outcome = try await broker.search(search.query, app: search.appID.isEmpty ? nil : search.appID,
+            let outcome = try await broker.search(search.query, app: Self.optionalApp(search.appID),
                                                   limit: search.limit == 0 ? 20 : Int(search.limit))
             func wire(_ hit: SearchIndex.Hit) -> Windowbroker_V1_SearchHit {
                 .with {
                     $0.sessionID = hit.sessionID.description
-                    $0.appID = hit.appID
+                    $0.appID = hit.appID.rawValue
                     $0.title = hit.title
                     $0.snippet = hit.snippet
                     $0.activityType = hit.activityType
@@ -414,7 +420,7 @@ struct ControlRequestHandler: Sendable {
         case .menu(let request):
             let view = try await menuView(session: request.sessionID, app: request.appID)
             return .menu(.with {
-                $0.appID = view.app
+                $0.appID = view.app.rawValue
                 $0.sessionID = view.session?.description ?? ""
                 $0.menus = view.menu.menus.map { Self.wire($0, states: view.states) }
             })
@@ -432,7 +438,7 @@ struct ControlRequestHandler: Sendable {
                     }
             }
             return .commands(.with {
-                $0.appID = view.app
+                $0.appID = view.app.rawValue
                 $0.sessionID = view.session?.description ?? ""
                 $0.commands = commands
             })
@@ -456,7 +462,7 @@ struct ControlRequestHandler: Sendable {
             let app = try await broker.appForSceneRequest("", requester: requester)
             let menu = try await broker.changeMenu(app: app, operations: change.operations)
             return .menu(.with {
-                $0.appID = app
+                $0.appID = app.rawValue
                 $0.menus = menu.menus.map { Self.wire($0, states: nil) }
             })
         case .logs(let request):

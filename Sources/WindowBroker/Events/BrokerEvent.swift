@@ -109,11 +109,11 @@ package enum BrokerEvent: Sendable, Equatable {
     }
 
     /// The wire record, stamped now.
-    func record(session: SessionID?, app: String) -> LifecycleEvent {
+    func record(session: SessionID?, app: AppID) -> LifecycleEvent {
         .with {
             $0.time = Date().timeIntervalSince1970
             $0.sessionID = session?.description ?? ""
-            $0.appID = app
+            $0.appID = app.rawValue
             $0.event = name
             $0.detail = detail
             $0.kind = wireKind

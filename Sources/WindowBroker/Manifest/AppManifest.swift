@@ -1,4 +1,5 @@
 import Foundation
+import IPCWire
 
 /// What the broker knows about an app: read from one JSON file per app in an apps directory.
 ///
@@ -38,7 +39,7 @@ public struct AppManifest: Sendable, Equatable {
         public var arguments: [String]?
     }
 
-    public var id: String
+    public var id: AppID
     public var name: String
     public var executable: String
     public var arguments: [String]

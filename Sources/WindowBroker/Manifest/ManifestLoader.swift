@@ -41,13 +41,13 @@ public struct ManifestLoader: Sendable {
     /// directories: the earlier directory wins (the user's own overrides the system's, as with
     /// XDG data files) and both files are named in a warning. The same id twice in one
     /// directory: neither file loads, and both are named.
-    public func load() -> (apps: [String: AppManifest], problems: [ManifestProblem]) {
-        var apps: [String: AppManifest] = [:]
+    public func load() -> (apps: [AppID: AppManifest], problems: [ManifestProblem]) {
+        var apps: [AppID: AppManifest] = [:]
         var problems: [ManifestProblem] = []
         let fm = FileManager.default
         for directory in directories {
             guard let names = try? fm.contentsOfDirectory(atPath: directory) else { continue }
-            var inThisDirectory: [String: [AppManifest]] = [:]
+            var inThisDirectory: [AppID: [AppManifest]] = [:]
             for name in names.sorted() where name.hasSuffix(".json") {
                 let file = directory + "/" + name
                 // The size of what is read: a link's target, not the link.
@@ -172,7 +172,7 @@ public struct ManifestLoader: Sendable {
             throw ManifestProblem(file: file, field: "prewarm", reason: "\(prewarm) is out of range (0...\(Self.maxPrewarm))")
         }
         var manifest = AppManifest(
-            id: id,
+            id: AppID(id),
             name: raw.name ?? id,
             executable: executable,
             arguments: raw.arguments ?? [],

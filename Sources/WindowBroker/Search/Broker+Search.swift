@@ -64,7 +64,7 @@ extension Broker {
         public var unavailable: [SearchIndex.Hit]
     }
 
-    public func search(_ text: String, app: String?, limit: Int) async throws(BrokerError) -> SearchOutcome {
+    public func search(_ text: String, app: AppID?, limit: Int) async throws(BrokerError) -> SearchOutcome {
         guard let searchIndex else {
             throw BrokerError(.internalError, "the search index is unavailable (see `wmctl status` warnings); restart with --rebuild-index")
         }

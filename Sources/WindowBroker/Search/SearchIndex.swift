@@ -19,7 +19,7 @@ public final class SearchIndex: Sendable {
 
     public struct Hit: Sendable, Equatable {
         public var sessionID: SessionID
-        public var appID: String
+        public var appID: AppID
         public var activityType: String
         public var title: String
         public var targetContentIdentifier: String
@@ -85,7 +85,7 @@ public final class SearchIndex: Sendable {
 
     /// Puts the session's entry in place of the old one; an activity not marked eligible
     /// removes it (such activities are never indexed).
-    public func index(_ activity: UserActivity?, session: SessionID, app: String) async throws {
+    public func index(_ activity: UserActivity?, session: SessionID, app: AppID) async throws {
         let key = session.description
         try await queue.write { db in
             try db.execute(sql: "DELETE FROM activitySearch WHERE sessionID = ?", arguments: [key])
@@ -100,7 +100,7 @@ public final class SearchIndex: Sendable {
     }
 
     /// One entry, when the activity may be indexed at all.
-    private static func insert(_ activity: UserActivity?, session key: String, app: String, into db: Database) throws {
+    private static func insert(_ activity: UserActivity?, session key: String, app: AppID, into db: Database) throws {
         guard let activity, activity.isEligibleForSearch else { return }
         try db.execute(sql: """
             INSERT INTO activitySearch (title, keywords, body, target, sessionID, appID, activityType)
@@ -124,7 +124,7 @@ public final class SearchIndex: Sendable {
 
     /// Rebuilds every entry from `activities` (each session's latest stored activity) and
     /// drops entries of sessions that no longer exist.
-    public func rebuild(_ activities: [(session: SessionID, app: String, activity: UserActivity?)]) throws {
+    public func rebuild(_ activities: [(session: SessionID, app: AppID, activity: UserActivity?)]) throws {
         try queue.write { db in
             try db.execute(sql: "DELETE FROM activitySearch")
             for entry in activities {
@@ -152,7 +152,7 @@ public final class SearchIndex: Sendable {
     }
 
     /// The best `limit` hits for what a person typed (see `SearchQuery`).
-    public func search(_ text: String, app: String?, limit: Int) async throws(BrokerError) -> [Hit] {
+    public func search(_ text: String, app: AppID?, limit: Int) async throws(BrokerError) -> [Hit] {
         let match = try SearchQuery.match(text)
         do {
             return try await queue.read { db in

@@ -74,7 +74,7 @@ public enum DisconnectReason: Sendable, Equatable, CustomStringConvertible {
 /// One entry in the switcher: outlives its worker process and broker restarts, ends only when discarded.
 public struct SceneSession: Sendable, Equatable {
     public let id: SessionID
-    public let appID: String
+    public let appID: AppID
     public var configuration: String
     public var role: String
     public var title: String
@@ -109,7 +109,7 @@ public struct SceneSession: Sendable, Equatable {
     /// connection, deleted with the session.
     public var storage: [String: PlistValue] = [:]
 
-    public init(id: SessionID = SessionID(), appID: String, configuration: String, role: String, title: String, now: Date = Date()) {
+    public init(id: SessionID = SessionID(), appID: AppID, configuration: String, role: String, title: String, now: Date = Date()) {
         self.id = id
         self.appID = appID
         self.configuration = configuration

@@ -34,7 +34,7 @@ final class SessionDriver {
         self.session = session
     }
 
-    var appID: String { session.appID }
+    var appID: AppID { session.appID }
     /// A running process that finished connecting: the scene can take commands.
     var isConnected: Bool { worker != nil && session.state.isConnected }
 }

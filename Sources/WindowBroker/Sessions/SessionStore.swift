@@ -206,9 +206,9 @@ public final class SessionStore: Sendable {
     }
 
     /// Every app's shared defaults; a value that cannot be decoded is left out (and logged by the caller).
-    public func loadDefaults() async throws -> [String: [String: PlistValue]] {
+    public func loadDefaults() async throws -> [AppID: [String: PlistValue]] {
         try await pool.read { db in
-            var out: [String: [String: PlistValue]] = [:]
+            var out: [AppID: [String: PlistValue]] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT appID, key, value FROM appDefault") {
                 guard let data = row["value"] as Data?, let value = try? PlistValue(serialized: data) else { continue }
                 out[row["appID"], default: [:]][row["key"]] = value
@@ -218,7 +218,7 @@ public final class SessionStore: Sendable {
     }
 
     /// Writes one default of an app (nil deletes it); when this returns, it is on disk.
-    public func setDefault(app: String, key: String, value: PlistValue?) async throws {
+    public func setDefault(app: AppID, key: String, value: PlistValue?) async throws {
         let blob = value?.serialized()
         try await write { db in
             if let blob {
@@ -399,7 +399,7 @@ public final class SessionStore: Sendable {
 
     /// Deletes the session and its restoration data; when `remember` is set, keeps the
     /// discard to deliver at the app's next launch. One transaction.
-    public func discard(_ id: SessionID, appID: String, remember: Bool) async throws {
+    public func discard(_ id: SessionID, appID: AppID, remember: Bool) async throws {
         let key = id.uuid.uuidString
         try await write { db in
             try db.execute(sql: "DELETE FROM session WHERE id = ?", arguments: [key])
@@ -454,9 +454,9 @@ public final class SessionStore: Sendable {
     }
 
     /// Every app's discards still to deliver, oldest first.
-    public func pendingDiscards() async throws -> [String: [SessionID]] {
+    public func pendingDiscards() async throws -> [AppID: [SessionID]] {
         try await pool.read { db in
-            var out: [String: [SessionID]] = [:]
+            var out: [AppID: [SessionID]] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT appID, sessionID FROM pendingDiscard ORDER BY discardedAt") {
                 if let id = SessionID(row["sessionID"]) { out[row["appID"], default: []].append(id) }
             }
@@ -464,7 +464,7 @@ public final class SessionStore: Sendable {
         }
     }
 
-    public func removePendingDiscards(_ ids: [SessionID], appID: String) async throws {
+    public func removePendingDiscards(_ ids: [SessionID], appID: AppID) async throws {
         guard !ids.isEmpty else { return }
         let keys = ids.map(\.uuid.uuidString)
         try await write { db in
@@ -538,5 +538,14 @@ public final class SessionStore: Sendable {
             "requestedBy": session.requestedBy?.uuid.uuidString,
             "storage": session.storage.isEmpty ? nil : try? PlistValue.wire(dictionary: session.storage).serializedData(),
         ]
+    }
+}
+
+/// App ids are stored as their text.
+extension AppID: DatabaseValueConvertible {
+    public var databaseValue: DatabaseValue { rawValue.databaseValue }
+
+    public static func fromDatabaseValue(_ dbValue: DatabaseValue) -> AppID? {
+        String.fromDatabaseValue(dbValue).map { AppID($0) }
     }
 }

@@ -11,19 +11,19 @@ import IPCWire
 /// scene's acknowledgement, so a slow scene only ever delays itself.
 struct SyncState {
     /// The last sequence each app handed out.
-    var sequences: [String: UInt64] = [:]
+    var sequences: [AppID: UInt64] = [:]
     /// Each app's shared defaults, as committed to the store.
-    var defaults: [String: [String: PlistValue]] = [:]
+    var defaults: [AppID: [String: PlistValue]] = [:]
     /// Connected scenes and what is queued for them.
     var outlets: [SessionID: UpdateOutlet] = [:]
     /// `post --wait` callers, until every receiver acknowledged.
     var waits: [PostKey: PostWait] = [:]
     /// Writes of an app's defaults, one at a time, so the store and memory agree on the last.
-    var defaultsTurns = SerialQueues<String>()
+    var defaultsTurns = SerialQueues<AppID>()
     var postedCount: UInt64 = 0
     var droppedNotices: UInt64 = 0
 
-    mutating func nextSequence(_ app: String) -> UInt64 {
+    mutating func nextSequence(_ app: AppID) -> UInt64 {
         let next = (sequences[app] ?? 0) + 1
         sequences[app] = next
         return next
@@ -40,7 +40,7 @@ struct UpdateOutlet {
     /// This connection's outlet (a session that reconnects gets a new one): a delivery task
     /// of the old connection never touches the new outlet.
     let token = UUID()
-    let appID: String
+    let appID: AppID
     let connection: WireConnection
     var queue: UpdateQueue<QueuedUpdate>
     /// The scene finished willConnect: deliveries may start (updates queue up until then).
@@ -50,7 +50,7 @@ struct UpdateOutlet {
 }
 
 struct PostKey: Hashable {
-    var app: String
+    var app: AppID
     var sequence: UInt64
 }
 
@@ -78,7 +78,7 @@ extension Broker {
     /// Posts an event to every connected scene of `app`, the poster's own scene included.
     /// With `wait`, returns once each of them acknowledged it, dropped it in an overflow or
     /// went away, or when `wait` has passed.
-    public func post(app: String, name: String, payload: [String: PlistValue], from poster: SessionID?, wait: Duration?) async throws(BrokerError) -> PostOutcome {
+    public func post(app: AppID, name: String, payload: [String: PlistValue], from poster: SessionID?, wait: Duration?) async throws(BrokerError) -> PostOutcome {
         _ = try installedApp(app)
         try SyncLimits.checkKey(name, what: "the update's name")
         try SyncLimits.checkSize(payload, maxBytes: configuration.maxUpdatePayloadBytes, what: "the update's payload")
@@ -130,7 +130,7 @@ extension Broker {
 
     // MARK: - Shared defaults
 
-    public func defaults(app: String) throws(BrokerError) -> [String: PlistValue] {
+    public func defaults(app: AppID) throws(BrokerError) -> [String: PlistValue] {
         _ = try installedApp(app)
         return sync.defaults[app] ?? [:]
     }
@@ -138,7 +138,7 @@ extension Broker {
     /// Writes (or with nil, deletes) one default of `app`: committed to the store first, then
     /// delivered to every connected scene of the app, the writer's included. Returns the
     /// change's sequence (0: nothing changed).
-    public func setDefault(app: String, key: String, value: PlistValue?, from writer: SessionID?) async throws(BrokerError) -> UInt64 {
+    public func setDefault(app: AppID, key: String, value: PlistValue?, from writer: SessionID?) async throws(BrokerError) -> UInt64 {
         _ = try installedApp(app)
         try SyncLimits.checkKey(key, what: "the default's key")
         let ticket = sync.defaultsTurns.take(app)
@@ -174,7 +174,7 @@ extension Broker {
 
     /// What a connecting scene gets before willConnect, taken in the same turn as its queue
     /// opens: nothing posted after the snapshot is missed, nothing in it is delivered twice.
-    func openOutlet(_ id: SessionID, app: String, connection: WireConnection) -> (defaults: [String: PlistValue], sequence: UInt64) {
+    func openOutlet(_ id: SessionID, app: AppID, connection: WireConnection) -> (defaults: [String: PlistValue], sequence: UInt64) {
         sync.outlets[id] = UpdateOutlet(appID: app, connection: connection, queue: UpdateQueue(capacity: configuration.updateQueueLimit))
         return (sync.defaults[app] ?? [:], sync.sequences[app] ?? 0)
     }
@@ -271,11 +271,11 @@ extension Broker {
     }
 
     /// The app a scene's own request is about: its own (a scene may not touch another app's).
-    func appForSceneRequest(_ requested: String, requester: SessionID) throws(BrokerError) -> String {
+    func appForSceneRequest(_ requested: String, requester: SessionID) throws(BrokerError) -> AppID {
         guard let own = drivers[requester]?.session.appID else {
             throw BrokerError(.unknownSession, "the requesting scene's session is gone")
         }
-        guard requested.isEmpty || requested == own else {
+        guard requested.isEmpty || AppID(requested) == own else {
             throw BrokerError(.permissionDenied, "a scene of '\(own)' may post and change defaults for its own app only, not '\(requested)'")
         }
         return own

@@ -49,6 +49,6 @@ extension Broker {
 
 /// What a request for the system UI names, before the broker checks it.
 enum SystemUIRequestSurface: Sendable {
-    case switcher(app: String?)
+    case switcher(app: AppID?)
     case commandOverlay(session: SessionID?)
 }

@@ -12,7 +12,7 @@ import IPCWire
 /// as fd 3 (`SystemUIReport`). A new request replaces the surface shown.
 actor SystemUIHost {
     enum Surface: Sendable, Equatable {
-        case switcher(app: String?)
+        case switcher(app: AppID?)
         case commandOverlay(session: SessionID)
 
         var name: String {
@@ -26,7 +26,7 @@ actor SystemUIHost {
         var arguments: [String] {
             switch self {
             case .switcher(nil): ["switcher"]
-            case .switcher(let app?): ["switcher", "--app", app]
+            case .switcher(let app?): ["switcher", "--app", app.rawValue]
             case .commandOverlay(let session): ["overlay", "--session", session.description]
             }
         }

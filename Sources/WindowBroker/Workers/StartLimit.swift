@@ -1,4 +1,5 @@
 import Foundation
+import IPCWire
 
 /// Systemd's `StartLimitBurst`/`StartLimitIntervalSec` for scene launches, per app: `burst`
 /// failed launches or crashes within `interval` put the app in a crash loop, during which new
@@ -8,9 +9,9 @@ public struct StartLimit: Sendable, Equatable {
     public var burst: Int
     public var interval: Duration
     public var maxBackoff: Duration = .seconds(300)
-    private var failures: [String: [ContinuousClock.Instant]] = [:]
-    private var loopUntil: [String: ContinuousClock.Instant] = [:]
-    private var streak: [String: Int] = [:]
+    private var failures: [AppID: [ContinuousClock.Instant]] = [:]
+    private var loopUntil: [AppID: ContinuousClock.Instant] = [:]
+    private var streak: [AppID: Int] = [:]
 
     public init(burst: Int, interval: Duration) {
         self.burst = max(1, burst)
@@ -18,13 +19,13 @@ public struct StartLimit: Sendable, Equatable {
     }
 
     /// How long until `app` may launch again; nil when it may now.
-    public func retryAfter(_ app: String, now: ContinuousClock.Instant) -> Duration? {
+    public func retryAfter(_ app: AppID, now: ContinuousClock.Instant) -> Duration? {
         guard let until = loopUntil[app], until > now else { return nil }
         return until - now
     }
 
     /// A launch of `app` failed or one of its scenes crashed.
-    public mutating func recordFailure(_ app: String, now: ContinuousClock.Instant) {
+    public mutating func recordFailure(_ app: AppID, now: ContinuousClock.Instant) {
         var recent = (failures[app] ?? []).filter { now - $0 < interval }
         recent.append(now)
         guard recent.count >= burst else {
@@ -39,7 +40,7 @@ public struct StartLimit: Sendable, Equatable {
     }
 
     /// A scene of `app` connected: the streak is over.
-    public mutating func recordSuccess(_ app: String) {
+    public mutating func recordSuccess(_ app: AppID) {
         streak[app] = nil
         failures[app] = nil
     }

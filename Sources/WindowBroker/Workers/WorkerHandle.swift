@@ -33,7 +33,7 @@ public actor WorkerHandle {
     private let sink: AsyncStream<WorkerEvent>.Continuation
     /// The session the worker was spawned for; nil for a prewarmed worker, bound later.
     public nonisolated let spawnedFor: SessionID?
-    public nonisolated let appID: String
+    public nonisolated let appID: AppID
     /// Ends the process at once (SIGKILL for a real one); its end is still reported through `recordExit`.
     private nonisolated let stop: @Sendable () -> Void
     /// A worker spawned without a session came from a prewarm pool.
@@ -54,7 +54,7 @@ public actor WorkerHandle {
     private var roomWaiter: CheckedContinuation<Void, Never>?
     public static let mailboxLimit = 64
 
-    init(pid: pid_t, connection: WireConnection, appID: String, spawnedFor: SessionID?, stop: @escaping @Sendable () -> Void) {
+    init(pid: pid_t, connection: WireConnection, appID: AppID, spawnedFor: SessionID?, stop: @escaping @Sendable () -> Void) {
         self.pid = pid
         self.stop = stop
         self.connection = connection
@@ -80,7 +80,7 @@ public actor WorkerHandle {
     /// Wraps the broker's end of a connected socket pair: the returned supervisor reads the
     /// connection until it ends. The launcher reports the process's end with `recordExit`.
     public static func adopt(
-        socket: Int32, pid: pid_t, appID: String, spawnedFor: SessionID?,
+        socket: Int32, pid: pid_t, appID: AppID, spawnedFor: SessionID?,
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         stop: @escaping @Sendable () -> Void
     ) async throws -> WorkerHandle {

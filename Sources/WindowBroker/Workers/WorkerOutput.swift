@@ -28,7 +28,7 @@ public final class WorkerOutput: Sendable {
     public static let maxLineBytes = 4096
 
     private struct State {
-        var sessionOfPID: [Int32: (session: SessionID?, app: String, readers: Int)] = [:]
+        var sessionOfPID: [Int32: (session: SessionID?, app: AppID, readers: Int)] = [:]
         /// A ring per session: the oldest line goes in O(1) when a new one comes.
         var lines: [SessionID: CircularBuffer<Line>] = [:]
     }
@@ -52,7 +52,7 @@ public final class WorkerOutput: Sendable {
 
     /// Starts reading one of a worker's outputs (each has a pipe: a worker has two readers,
     /// and its pid's owner stays known until both have ended).
-    func follow(_ fd: Int32, stream: Stream, pid: Int32, session: SessionID?, app: String) {
+    func follow(_ fd: Int32, stream: Stream, pid: Int32, session: SessionID?, app: AppID) {
         state.withLock { state in
             if state.sessionOfPID[pid] == nil { state.sessionOfPID[pid] = (session, app, 0) }
             state.sessionOfPID[pid]?.readers += 1
@@ -102,8 +102,8 @@ public final class WorkerOutput: Sendable {
         var text = String(decoding: data.prefix(Self.maxLineBytes), as: UTF8.self)
         if text.hasSuffix("\r") { text.removeLast() }
         let line = Line(time: Date(), pid: pid, text: text, stream: stream)
-        let owner = state.withLock { state -> (SessionID?, String) in
-            let owner = state.sessionOfPID[pid].map { ($0.session, $0.app) } ?? (nil, "")
+        let owner = state.withLock { state -> (SessionID?, AppID?) in
+            let owner: (SessionID?, AppID?) = state.sessionOfPID[pid].map { ($0.session, $0.app) } ?? (nil, nil)
             if let session = owner.0 {
                 state.lines[session, default: CircularBuffer(initialCapacity: 16)].append(line)
                 if state.lines[session]!.count > Self.linesPerSession { state.lines[session]!.removeFirst() }
@@ -112,7 +112,7 @@ public final class WorkerOutput: Sendable {
         }
         // stdout is what the scene tells, stderr what went wrong: the journal ranks them apart.
         logger.log(level: stream == .stderr ? .warning : .info, "\(text)", metadata: [
-            "session": "\(owner.0?.description ?? "")", "app": "\(owner.1)", "pid": "\(pid)", "event": "workerOutput",
+            "session": "\(owner.0?.description ?? "")", "app": "\(owner.1?.rawValue ?? "")", "pid": "\(pid)", "event": "workerOutput",
             "STREAM": "\(stream.rawValue)",
         ])
     }

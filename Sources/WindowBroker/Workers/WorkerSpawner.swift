@@ -50,7 +50,7 @@ public struct WorkerSpawner: WorkerLauncher {
         var env = environment
         env["WINDOWBROKER_FD"] = "3"
         env["WINDOWBROKER_SESSION"] = sessionID?.description
-        env["WINDOWBROKER_APP"] = app.id
+        env["WINDOWBROKER_APP"] = app.id.rawValue
         env["WINDOWBROKER_PID"] = String(getpid())
 
         var outputPipe: (read: Int32, write: Int32)?
