@@ -227,8 +227,9 @@ final class DragAndDropTests: WindowTestCase {
         try harness.type(source, "apples\npears")
         let target = try harness.openNote("basket", title: "Target")
         try harness.type(target, "kiwi")
-        try harness.eventually("both windows are mapped") { try sway.windows().count == 2 }
-        Thread.sleep(forTimeInterval: 0.3)  // the window rules have moved them into place
+        try harness.eventually("the window rules have moved both windows into place") {
+            try placed(["Source": (0, 0), "Target": (640, 0)])
+        }
 
         // Onto the other window: the line goes there (below its text), no scene is opened.
         try sway.pointer("drag", "40", "64", "900", "300")
@@ -247,13 +248,20 @@ final class DragAndDropTests: WindowTestCase {
         try harness.eventually("it has a window") { try window(of: id) != nil }
     }
 
+    /// Every window titled as given is mapped, at its place.
+    private func placed(_ places: [String: (x: Int, y: Int)]) throws -> Bool {
+        let windows = try sway.windows()
+        return places.allSatisfy { title, place in
+            windows.contains { $0.title == title && $0.x == place.x && $0.y == place.y && $0.width > 0 }
+        }
+    }
+
     /// A click places the cursor where the pointer is.
     func testAClickPlacesTheCursor() throws {
         let note = try harness.openNote("clicked", title: "Source")
         try harness.type(note, "abcdefghij")
         _ = try harness.json("send", note, "move-cursor", "--arg", "position=0")
-        try harness.eventually("the window is mapped") { try sway.windows().count == 1 }
-        Thread.sleep(forTimeInterval: 0.3)
+        try harness.eventually("the window rule has moved the window into place") { try placed(["Source": (0, 0)]) }
         try sway.pointer("click", "600", "64")  // right of the text on its line: the end
         try harness.eventually("the cursor moved to the end") { try harness.noteState(note).cursor == 10 }
     }

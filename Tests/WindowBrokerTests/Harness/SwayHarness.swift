@@ -77,6 +77,9 @@ final class SwayHarness {
         var pid: Int32
         var visible: Bool
         var focused: Bool
+        /// Where the compositor put it on the output, and its size.
+        var x: Int
+        var y: Int
         var width: Int
         var height: Int
     }
@@ -92,7 +95,7 @@ final class SwayHarness {
                 found.append(Window(
                     appID: appID, title: node["name"] as? String ?? "", pid: Int32(node["pid"] as? Int ?? 0),
                     visible: node["visible"] as? Bool ?? false, focused: node["focused"] as? Bool ?? false,
-                    width: rect?["width"] as? Int ?? 0, height: rect?["height"] as? Int ?? 0))
+                    x: rect?["x"] as? Int ?? 0, y: rect?["y"] as? Int ?? 0, width: rect?["width"] as? Int ?? 0, height: rect?["height"] as? Int ?? 0))
             }
             for key in ["nodes", "floating_nodes"] {
                 for child in node[key] as? [[String: Any]] ?? [] { walk(child) }
