@@ -565,6 +565,37 @@ final class ManifestLoaderTests: XCTestCase {
     }
 }
 
+final class AppRegistryTests: XCTestCase {
+    func testPendingDiscardsAreClaimedOnceAndComeBackInFrontWhenTheConnectionFails() {
+        let (a, b, c) = (SessionID(), SessionID(), SessionID())
+        var registry = AppRegistry(pendingDiscards: ["notes": [a]])
+        registry.addPendingDiscard(b, of: "notes")
+        registry.addPendingDiscard(c, of: "tally")
+        let claimed = registry.claimPendingDiscards(of: "notes")
+        XCTAssertEqual(claimed, [a, b], "oldest first")
+        XCTAssertEqual(registry.claimPendingDiscards(of: "notes"), [], "a second scene connecting meanwhile gets none")
+        registry.addPendingDiscard(c, of: "notes")
+        registry.returnPendingDiscards(claimed, of: "notes")
+        XCTAssertEqual(registry.claimPendingDiscards(of: "notes"), [a, b, c], "given back in front of newer ones")
+        XCTAssertEqual(registry.claimPendingDiscards(of: "tally"), [c], "per app")
+    }
+
+    func testAnUnknownAppIsAnErrorThatNamesTheKnownOnes() throws {
+        var registry = AppRegistry()
+        XCTAssertThrowsError(try registry.manifest("notes")) { error in
+            XCTAssertEqual((error as? BrokerError)?.code, .unknownApp)
+            XCTAssertTrue("\(error)".contains("known: none"), "\(error)")
+        }
+        registry.manifests["tally"] = AppManifest(
+            id: "tally", name: "Tally", executable: "/bin/true", arguments: [], supportsMultipleScenes: true,
+            configurations: [], activityTypes: [], prewarm: 0, source: "tally.json")
+        XCTAssertThrowsError(try registry.mainMenu("notes")) { error in
+            XCTAssertTrue("\(error)".contains("known: tally"), "\(error)")
+        }
+        XCTAssertEqual(try registry.mainMenu("tally"), MainMenu.system, "no runtime change: the manifest's menu")
+    }
+}
+
 final class StartLimitTests: XCTestCase {
     func testABurstWithinTheIntervalStartsALoopThatDoublesInARow() {
         var limit = StartLimit(burst: 3, interval: .seconds(10))

@@ -65,9 +65,8 @@ extension Broker {
         if let id = request.sessionID { _ = try visibleSession(id, to: request.requestedBy) }
         let appID = request.appID ?? request.sessionID.flatMap { drivers[$0]?.session.appID } ?? AppID("")
         try checkRequester(request.requestedBy, mayReach: appID)
-        guard let app = apps[appID] else {
-            let known = apps.keys.sorted().map(\.rawValue).joined(separator: ", ")
-            throw BrokerError(.unknownApp, "no app '\(appID)' is installed (known: \(known.isEmpty ? "none" : known))")
+        guard let app = apps.manifests[appID] else {
+            throw BrokerError(.unknownApp, "no app '\(appID)' is installed (known: \(apps.known))")
         }
         let route = try ActivationRouter.route(request, app: app, sessions: Array(allSessions))
         if let requester = request.requestedBy {
@@ -291,7 +290,7 @@ extension Broker {
             if delivered {
                 try? await store.removePendingDiscards([id], appID: session.appID)
             } else {
-                pendingDiscards[session.appID, default: []].append(id)
+                apps.addPendingDiscard(id, of: session.appID)
             }
             drivers[id] = nil
             discarded.insert(id)

@@ -27,7 +27,7 @@ extension Broker {
     /// Tops every app's pool up to its `prewarm` count, in the background.
     func refillPools() {
         guard !pools.closed, memory.policy.level == .normal else { return }
-        for app in apps.values.sorted(by: { $0.id < $1.id }) where app.prewarm > 0 {
+        for app in apps.manifests.values.sorted(by: { $0.id < $1.id }) where app.prewarm > 0 {
             // An app in a crash loop is not refilled either: refills count against its start
             // limit like launches, and the pool tries again once the wait is over.
             if let wait = startLimit.retryAfter(app.id, now: configuration.clock.now) {
@@ -61,7 +61,7 @@ extension Broker {
             prewarmFailed(app, error, "a prewarmed worker did not start")
             return
         }
-        let wanted = apps[app.id]?.prewarm ?? 0
+        let wanted = apps.manifests[app.id]?.prewarm ?? 0
         guard !pools.closed, memory.policy.level == .normal, (pools.ready[app.id]?.count ?? 0) < wanted else {
             await worker.markIntendedEnd(.memoryPressure)
             worker.kill()
@@ -139,7 +139,7 @@ extension Broker {
     /// Ready prewarmed workers per app, for every app that asks for some.
     public func prewarmedCounts() -> [AppID: Int] {
         var counts: [AppID: Int] = [:]
-        for app in apps.values where app.prewarm > 0 { counts[app.id] = pools.ready[app.id]?.count ?? 0 }
+        for app in apps.manifests.values where app.prewarm > 0 { counts[app.id] = pools.ready[app.id]?.count ?? 0 }
         return counts
     }
 

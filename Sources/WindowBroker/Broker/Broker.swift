@@ -30,7 +30,8 @@ public actor Broker {
     let logger: Logger
     let startedAt = Date()
 
-    var apps: [AppID: AppManifest] = [:]
+    /// Per app: manifests, runtime menus, pending discards (`AppRegistry`).
+    var apps = AppRegistry()
     /// One driver per session (`Sessions/SessionDriver`): the session, its process, its mailbox.
     var drivers: [SessionID: SessionDriver] = [:]
     /// The session each live scene process shows, found by the process (its frames and its end).
@@ -48,8 +49,6 @@ public actor Broker {
     var startLimit: StartLimit
     /// Update events, shared defaults and the scenes' update queues (`Sync/`).
     var sync = SyncState()
-    /// Main-menu changes scenes made at runtime, per app, and the menu they give.
-    var runtimeMenus: [AppID: (operations: [MenuOperation], menu: MainMenu)] = [:]
     /// Where the broker is in its own life: `draining` refuses new work and lets what is in
     /// flight finish before every scene is saved and stopped.
     public enum Phase: String, Sendable {
@@ -59,9 +58,6 @@ public actor Broker {
     /// Control requests (from wmctl and scenes) being answered now.
     var requestsInFlight = 0
     var requestsDrained: [CheckedContinuation<Void, Never>] = []
-    /// Discards waiting for their app's next connecting scene, per app: claimed in one step
-    /// by the scene that connects first, so two scenes connecting at once never both get one.
-    var pendingDiscards: [AppID: [SessionID]] = [:]
 
     /// `launcher` starts workers; nil means real processes (`WorkerSpawner`).
     public init(
@@ -93,7 +89,7 @@ public actor Broker {
         }
         damageWarnings = loaded.damage
         for (id, info) in snapshots.reconcile(with: Set(drivers.keys)) { drivers[id]?.snapshot = info }
-        pendingDiscards = try await store.pendingDiscards()
+        apps = AppRegistry(pendingDiscards: try await store.pendingDiscards())
         for warning in loaded.damage {
             logger.warning("session store: damaged value kept aside", metadata: ["warning": "\(warning)"])
         }
@@ -107,7 +103,7 @@ public actor Broker {
             logger.error("session store recovered", metadata: ["warning": "\(warning)"])
         }
         await reloadManifests()
-        logger.info("broker state loaded", metadata: ["sessions": "\(drivers.count)", "apps": "\(apps.count)", "store": "\(store.path)"])
+        logger.info("broker state loaded", metadata: ["sessions": "\(drivers.count)", "apps": "\(apps.manifests.count)", "store": "\(store.path)"])
     }
 
     /// Re-reads the app manifests; bad ones are logged with file, field and reason, and skipped.
@@ -125,7 +121,7 @@ public actor Broker {
         func rank(_ file: String) -> Int {
             loader.directories.firstIndex { file.hasPrefix($0.hasSuffix("/") ? $0 : $0 + "/") } ?? Int.max
         }
-        for (id, previous) in apps where loaded[id]?.source != previous.source {
+        for (id, previous) in apps.manifests where loaded[id]?.source != previous.source {
             if let replacement = loaded[id], rank(replacement.source) < rank(previous.source) { continue }
             if problems.contains(where: { !$0.isWarning && $0.file == previous.source }) {
                 loaded[id] = previous
@@ -144,9 +140,9 @@ public actor Broker {
                 logger.warning("app menu: element not inserted", metadata: ["app": "\(app.id)", "problem": "\(error)"])
             }
         }
-        apps = loaded
+        apps.manifests = loaded
         brokenManifests = problems.filter { !$0.isWarning }
-        if apps.isEmpty {
+        if apps.manifests.isEmpty {
             let searched = loader.directories.joined(separator: ", ")
             logger.warning("no apps are installed: no manifest was found in \(searched.isEmpty ? "no directory" : searched); give one with --apps-dir")
         }
@@ -199,7 +195,7 @@ public actor Broker {
     /// kept aside, manifests skipped, no app at all, ...).
     public var warnings: [String] {
         var manifests: [String] = []
-        if apps.isEmpty {
+        if apps.manifests.isEmpty {
             manifests.append("no apps are installed (no manifest in \(configuration.appsDirectories.joined(separator: ", "))); start the broker with --apps-dir DIR")
         }
         if !brokenManifests.isEmpty {
@@ -214,9 +210,8 @@ public actor Broker {
     /// An app filter names an app: installed, or one that still has sessions (its manifest
     /// went away). Anything else is a typo that would silently match nothing.
     func checkKnownApp(_ id: AppID) throws(BrokerError) {
-        guard apps[id] == nil, !allSessions.contains(where: { $0.appID == id }) else { return }
-        let known = apps.keys.sorted().map(\.rawValue).joined(separator: ", ")
-        throw BrokerError(.unknownApp, "no app '\(id)' is installed (known: \(known.isEmpty ? "none" : known)); `wmctl apps` lists them")
+        guard apps.manifests[id] == nil, !allSessions.contains(where: { $0.appID == id }) else { return }
+        throw BrokerError(.unknownApp, "no app '\(id)' is installed (known: \(apps.known)); `wmctl apps` lists them")
     }
     /// Write transactions of the store since start.
     public nonisolated var storeWrites: Int { store.writeCount }
@@ -225,7 +220,7 @@ public actor Broker {
     public func heartbeat() {}
 
     public func appList() -> [AppManifest] {
-        apps.values.sorted { $0.id < $1.id }
+        apps.manifests.values.sorted { $0.id < $1.id }
     }
 
     package func sessionList(appID: AppID?) -> [Windowbroker_V1_SessionInfo] {
@@ -279,10 +274,7 @@ public actor Broker {
 
     /// An installed app's manifest, or the error every request about an unknown app gets.
     func installedApp(_ id: AppID) throws(BrokerError) -> AppManifest {
-        guard let app = apps[id] else {
-            throw BrokerError(.unknownApp, "no app '\(id)'; `wmctl apps` lists the installed ones")
-        }
-        return app
+        try apps.manifest(id)
     }
 
     /// The activity type an activation without one gets: the app's first declared type.

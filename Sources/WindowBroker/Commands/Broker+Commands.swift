@@ -36,8 +36,7 @@ extension Broker {
 
     /// The app's main menu: as the manifest built it, with the scenes' runtime changes.
     func mainMenu(_ app: AppID) throws(BrokerError) -> MainMenu {
-        let manifest = try installedApp(app)
-        return runtimeMenus[app]?.menu ?? manifest.mainMenu
+        try apps.mainMenu(app)
     }
 
     /// The session a key or a menu query goes to: the one named, else the key scene.

@@ -81,7 +81,7 @@ extension Broker {
         guard wire.count <= 256 else { throw BrokerError(.invalidRequest, "at most 256 menu operations at once") }
         var operations: [MenuOperation] = []
         for operation in wire { operations.append(try MenuOperation(wire: operation)) }
-        guard (runtimeMenus[app]?.operations.count ?? 0) + operations.count <= 1024 else {
+        guard (apps.runtimeMenus[app]?.operations.count ?? 0) + operations.count <= 1024 else {
             throw BrokerError(.resourceExhausted, "app '\(app)' has made 1024 menu changes while this broker runs; that is the limit")
         }
         let current = try mainMenu(app)
@@ -91,16 +91,16 @@ extension Broker {
         } catch {
             throw BrokerError(.invalidRequest, "menu change refused, nothing changed: \(error)")
         }
-        runtimeMenus[app] = ((runtimeMenus[app]?.operations ?? []) + operations, changed)
+        apps.runtimeMenus[app] = .init(operations: (apps.runtimeMenus[app]?.operations ?? []) + operations, menu: changed)
         return changed
     }
 
     /// After the manifests were read again: the runtime changes on top of the new manifest
     /// menu; changes that no longer fit are dropped with a warning.
     func reapplyRuntimeMenus() {
-        for (app, runtime) in runtimeMenus {
-            guard var menu = apps[app]?.mainMenu else {
-                runtimeMenus[app] = nil
+        for (app, runtime) in apps.runtimeMenus {
+            guard var menu = apps.manifests[app]?.mainMenu else {
+                apps.runtimeMenus[app] = nil
                 continue
             }
             var kept: [MenuOperation] = []
@@ -112,7 +112,7 @@ extension Broker {
                     logger.warning("app menu: a runtime change no longer fits the reloaded manifest; dropped", metadata: ["app": "\(app)"])
                 }
             }
-            runtimeMenus[app] = (kept, menu)
+            apps.runtimeMenus[app] = .init(operations: kept, menu: menu)
         }
     }
 }

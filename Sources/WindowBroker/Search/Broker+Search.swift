@@ -78,7 +78,7 @@ extension Broker {
         let hits = try await searchIndex.search(text, app: app, limit: limit)
         var outcome = SearchOutcome(hits: [], unavailable: [])
         for hit in hits where drivers[hit.sessionID] != nil {
-            if apps[hit.appID] == nil { outcome.unavailable.append(hit) } else { outcome.hits.append(hit) }
+            if apps.manifests[hit.appID] == nil { outcome.unavailable.append(hit) } else { outcome.hits.append(hit) }
         }
         return outcome
     }

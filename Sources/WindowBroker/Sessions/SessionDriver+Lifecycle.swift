@@ -150,7 +150,7 @@ extension SessionDriver {
     /// A process for the session: a prewarmed one of its app when there is one, else a new
     /// one, which must say Hello before the launch deadline.
     private func launch(in broker: isolated Broker) async throws {
-        guard let app = broker.apps[appID] else {
+        guard let app = broker.apps.manifests[appID] else {
             throw BrokerError(.unknownApp, "app '\(appID)' is not installed any more (no manifest); the session is kept")
         }
         let configuration = broker.configuration
@@ -206,10 +206,10 @@ extension SessionDriver {
 
     /// willConnect: everything the scene needs to start, in one command.
     private func connect(options: ConnectionOptions, in broker: isolated Broker) async throws {
-        guard let app = broker.apps[appID], let worker else { return }
+        guard let app = broker.apps.manifests[appID], let worker else { return }
         // Claimed before anything suspends: another scene of the app connecting meanwhile
         // finds none. They go back if this connection fails.
-        let discards = broker.pendingDiscards.removeValue(forKey: appID) ?? []
+        let discards = broker.apps.claimPendingDiscards(of: appID)
         // The defaults snapshot and the scene's place in the app's updates, taken together.
         let (defaults, sequence) = broker.openOutlet(id, app: app.id, connection: worker.connection)
         let session = self.session
@@ -230,7 +230,7 @@ extension SessionDriver {
             reply = try await request(command, timeout: broker.configuration.workerTimeout, doing: LifecycleStep.connect.callbackName, in: broker)
         } catch {
             broker.closeOutlet(id)
-            if !discards.isEmpty { broker.pendingDiscards[appID] = discards + (broker.pendingDiscards[appID] ?? []) }
+            broker.apps.returnPendingDiscards(discards, of: appID)
             throw error
         }
         broker.outletReady(id)
@@ -261,7 +261,7 @@ extension SessionDriver {
         }
         do {
             let activity = try UserActivity(wire: answer.activity, maxBytes: broker.configuration.maxActivityBytes)
-            if let app = broker.apps[appID], !app.declares(activityType: activity.activityType) {
+            if let app = broker.apps.manifests[appID], !app.declares(activityType: activity.activityType) {
                 throw BrokerError(.undeclaredActivityType, "app '\(app.id)' does not declare activity type '\(activity.activityType)'")
             }
             let now = Date()

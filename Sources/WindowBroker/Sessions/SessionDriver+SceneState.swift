@@ -14,7 +14,7 @@ extension SessionDriver {
         var activity: UserActivity?
         if update.hasUserActivity {
             let reported = try UserActivity(wire: update.userActivity, maxBytes: broker.configuration.maxActivityBytes)
-            if let app = broker.apps[appID], !app.declares(activityType: reported.activityType) {
+            if let app = broker.apps.manifests[appID], !app.declares(activityType: reported.activityType) {
                 throw BrokerError(.undeclaredActivityType, "app '\(app.id)' does not declare activity type '\(reported.activityType)'; the scene's last activity is kept")
             }
             if reported != session.currentActivity || session.currentSavedAt == nil { activity = reported }

@@ -1,0 +1,59 @@
+import IPCWire
+
+/// What the broker keeps per app rather than per session: the installed manifests, the menu
+/// changes the app's scenes made at runtime, and the discards waiting to be told to the app's
+/// next scene. One value, owned by the broker; its prewarm pool, start limit and shared
+/// defaults have types of their own (`PrewarmPools`, `StartLimit`, `SyncState`).
+struct AppRegistry {
+    /// Main-menu changes of one app while the broker runs, and the menu they give.
+    struct RuntimeMenu {
+        var operations: [MenuOperation]
+        var menu: MainMenu
+    }
+
+    /// The installed apps (`Broker.reloadManifests`).
+    var manifests: [AppID: AppManifest] = [:]
+    var runtimeMenus: [AppID: RuntimeMenu] = [:]
+    /// Discards not delivered yet, per app, oldest first.
+    private var pendingDiscards: [AppID: [SessionID]] = [:]
+
+    init(pendingDiscards: [AppID: [SessionID]] = [:]) {
+        self.pendingDiscards = pendingDiscards
+    }
+
+    /// An installed app's manifest, or the error every request about an unknown app gets.
+    func manifest(_ id: AppID) throws(BrokerError) -> AppManifest {
+        guard let app = manifests[id] else {
+            throw BrokerError(.unknownApp, "no app '\(id)' is installed (known: \(known)); `wmctl apps` lists them")
+        }
+        return app
+    }
+
+    /// The installed apps' ids for a message, or "none".
+    var known: String {
+        manifests.isEmpty ? "none" : manifests.keys.sorted().map(\.rawValue).joined(separator: ", ")
+    }
+
+    /// The app's main menu: as its manifest built it, with its scenes' runtime changes.
+    func mainMenu(_ id: AppID) throws(BrokerError) -> MainMenu {
+        let manifest = try manifest(id)
+        return runtimeMenus[id]?.menu ?? manifest.mainMenu
+    }
+
+    /// A discarded session the app's scenes have not been told of yet.
+    mutating func addPendingDiscard(_ session: SessionID, of app: AppID) {
+        pendingDiscards[app, default: []].append(session)
+    }
+
+    /// The app's pending discards, taken in one step: a second scene connecting meanwhile
+    /// finds none, so no discard is told twice.
+    mutating func claimPendingDiscards(of app: AppID) -> [SessionID] {
+        pendingDiscards.removeValue(forKey: app) ?? []
+    }
+
+    /// Discards claimed by a connection that failed: back in front, in their order.
+    mutating func returnPendingDiscards(_ sessions: [SessionID], of app: AppID) {
+        guard !sessions.isEmpty else { return }
+        pendingDiscards[app] = sessions + (pendingDiscards[app] ?? [])
+    }
+}
