@@ -44,7 +44,7 @@ final class InProcessBrokerTests: XCTestCase {
         XCTAssertEqual(opened.state, .foregroundActive)
         let betaState = try await sceneState(beta.sessionID, broker)
         XCTAssertEqual(betaState, .foregroundActive)
-        try await eventually("beta is the key scene") { try await broker.sessionInfo(beta.sessionID).key }
+        try await eventually("beta is the key scene") { try await broker.sessionStatus(beta.sessionID).isKey }
         let alphaWorker = try await XCTUnwrapAsync(await running.workers.workers.first { $0.appID == "alpha" })
         let received = await alphaWorker.received
         XCTAssertEqual(received, ["connect", "willEnterForeground", "didBecomeActive"], "alpha was never key")
@@ -52,11 +52,11 @@ final class InProcessBrokerTests: XCTestCase {
         // Activating alpha moves only the keyboard: beta stays active beside it.
         let activated = try await broker.activate(opened.sessionID)
         XCTAssertEqual(activated.state, .foregroundActive)
-        try await eventually("beta resigned key") { try await !broker.sessionInfo(beta.sessionID).key }
+        try await eventually("beta resigned key") { try await !broker.sessionStatus(beta.sessionID).isKey }
         let betaAfter = try await sceneState(beta.sessionID, broker)
         XCTAssertEqual(betaAfter, .foregroundActive)
-        let alphaInfo = try await broker.sessionInfo(opened.sessionID)
-        XCTAssertTrue(alphaInfo.key)
+        let alphaInfo = try await broker.sessionStatus(opened.sessionID)
+        XCTAssertTrue(alphaInfo.isKey)
         let betaWorker = try await XCTUnwrapAsync(await running.workers.workers.first { $0.appID == "beta" })
         let betaReceived = await betaWorker.received
         XCTAssertEqual(betaReceived.suffix(2), ["didBecomeKey", "didResignKey"])
@@ -75,10 +75,10 @@ final class InProcessBrokerTests: XCTestCase {
         let (alphaOutcome, betaOutcome) = try await InProcessBroker.withDeadline(.seconds(10)) { (try await alpha.value, try await beta.value) }
         XCTAssertEqual(alphaOutcome.state, .foregroundActive)
         XCTAssertEqual(betaOutcome.state, .foregroundActive)
-        try await eventually("beta is the key scene") { try await broker.sessionInfo(betaOutcome.sessionID).key }
-        let alphaInfo = try await broker.sessionInfo(alphaOutcome.sessionID)
-        XCTAssertFalse(alphaInfo.key)
-        XCTAssertEqual(SceneState(wire: alphaInfo.state), .foregroundActive, "alpha stays active beside beta")
+        try await eventually("beta is the key scene") { try await broker.sessionStatus(betaOutcome.sessionID).isKey }
+        let alphaInfo = try await broker.sessionStatus(alphaOutcome.sessionID)
+        XCTAssertFalse(alphaInfo.isKey)
+        XCTAssertEqual(alphaInfo.session.state, .foregroundActive, "alpha stays active beside beta")
         let alphaWorker = try await XCTUnwrapAsync(await running.workers.workers.first { $0.appID == "alpha" })
         let received = await alphaWorker.received
         XCTAssertFalse(received.contains("didBecomeKey"), "\(received)")
@@ -127,7 +127,7 @@ final class InProcessBrokerTests: XCTestCase {
         }
         XCTAssertEqual(opened, 3, "refused: \(refused)")
         XCTAssertEqual(Set(refused), [.resourceExhausted])
-        let live = await broker.sessionList(appID: "gamma").filter { $0.pid != 0 }.count
+        let live = await broker.sessionStatuses(app: "gamma").filter { $0.pid != nil }.count
         XCTAssertEqual(live, 3)
     }
 
@@ -208,17 +208,17 @@ final class InProcessBrokerTests: XCTestCase {
         } catch let error as BrokerError {
             XCTAssertEqual(error.code, .timedOut, error.message)
         }
-        let info = try await broker.sessionInfo(opened.sessionID)
-        XCTAssertEqual(SceneState(wire: info.state), .unattached)
-        XCTAssertEqual(info.lastDisconnect, "timedOut")
+        let info = try await broker.sessionStatus(opened.sessionID)
+        XCTAssertEqual(info.session.state, .unattached)
+        XCTAssertEqual(info.session.lastDisconnect?.description, "timedOut")
         let ended = await late.worker.hasEnded
         XCTAssertTrue(ended, "the scene that missed its deadline was stopped")
 
         // The answer arrives after all: nobody waits for it, nothing moves.
         await late.answer()
-        let after = try await broker.sessionInfo(opened.sessionID)
-        XCTAssertEqual(SceneState(wire: after.state), .unattached)
-        XCTAssertEqual(after.launchCount, 1)
+        let after = try await broker.sessionStatus(opened.sessionID)
+        XCTAssertEqual(after.session.state, .unattached)
+        XCTAssertEqual(after.session.launchCount, 1)
 
         // The session comes back with a new process.
         let again = try await broker.activate(opened.sessionID)
@@ -244,13 +244,13 @@ final class InProcessBrokerTests: XCTestCase {
         } catch let error as BrokerError {
             XCTAssertEqual(error.code, .workerFailed, error.message)
         }
-        try await eventually("the key went back to alpha") { try await broker.sessionInfo(alpha.sessionID).key }
+        try await eventually("the key went back to alpha") { try await broker.sessionStatus(alpha.sessionID).isKey }
         let alphaState = try await sceneState(alpha.sessionID, broker)
         XCTAssertEqual(alphaState, .foregroundActive)
-        let sessions = await broker.sessionList(appID: "beta")
+        let sessions = await broker.sessionStatuses(app: "beta")
         XCTAssertEqual(sessions.count, 1, "the session is kept, unattached")
-        XCTAssertEqual(SceneState(wire: sessions[0].state), .unattached)
-        XCTAssertEqual(sessions[0].lastDisconnect, "crashed(SIGSEGV)")
+        XCTAssertEqual(sessions[0].session.state, .unattached)
+        XCTAssertEqual(sessions[0].session.lastDisconnect?.description, "crashed(SIGSEGV)")
     }
 
     func testASocketClosedDuringAStepStopsTheProcess() async throws {
@@ -321,7 +321,7 @@ private func eventually(_ what: String, _ condition: () async throws -> Bool) as
 }
 
 private func sceneState(_ id: SessionID, _ broker: Broker) async throws -> SceneState {
-    SceneState(wire: try await broker.sessionInfo(id).state)
+    try await broker.sessionStatus(id).session.state
 }
 
 func XCTUnwrapAsync<T>(_ value: @autoclosure () async throws -> T?, file: StaticString = #filePath, line: UInt = #line) async throws -> T {

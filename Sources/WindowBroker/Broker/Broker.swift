@@ -223,55 +223,6 @@ public actor Broker {
         apps.manifests.values.sorted { $0.id < $1.id }
     }
 
-    package func sessionList(appID: AppID?) -> [Windowbroker_V1_SessionInfo] {
-        allSessions
-            .filter { appID == nil || $0.appID == appID }
-            .sorted { $0.createdAt < $1.createdAt }
-            .map { info($0, includeRestoration: false) }
-    }
-
-    package func sessionInfo(_ id: SessionID) throws -> Windowbroker_V1_SessionInfo {
-        info(try existingSession(id), includeRestoration: true)
-    }
-
-    func info(_ session: SceneSession, includeRestoration: Bool) -> Windowbroker_V1_SessionInfo {
-        .with {
-            $0.id = session.id.description
-            $0.appID = session.appID.rawValue
-            $0.configuration = session.configuration
-            $0.role = session.role
-            $0.title = session.title
-            $0.state = session.state.wire
-            let driver = drivers[session.id]
-            $0.pid = driver?.worker?.pid ?? 0
-            $0.pssBytes = driver?.worker != nil ? memory.pss[session.id] ?? 0 : 0
-            $0.createdAt = session.createdAt.timeIntervalSince1970
-            $0.lastActiveAt = session.lastActiveAt.timeIntervalSince1970
-            $0.lastDisconnect = session.lastDisconnect?.description ?? ""
-            $0.launchCount = UInt32(session.launchCount)
-            $0.restorationSaved = session.restoration != nil
-            $0.presentation = session.presentation.wire
-            $0.requestedBy = session.requestedBy?.description ?? ""
-            $0.key = driver?.toldKey == true
-            $0.snapshotKept = driver?.snapshot != nil
-            if let wait = startLimit.retryAfter(session.appID, now: configuration.clock.now) {
-                $0.crashLoopRetryAfterSeconds = wait.seconds
-            }
-            if includeRestoration, let restoration = session.restoration {
-                $0.restorationActivity = restoration.wire
-            }
-            if includeRestoration, let quarantined = session.quarantined {
-                $0.quarantinedRestoration = quarantined.wire
-            }
-            if includeRestoration, let current = session.currentActivity {
-                $0.currentActivity = current.wire
-            }
-            if includeRestoration, !session.storage.isEmpty {
-                $0.storage = PlistValue.wire(dictionary: session.storage)
-            }
-        }
-    }
-
     /// An installed app's manifest, or the error every request about an unknown app gets.
     func installedApp(_ id: AppID) throws(BrokerError) -> AppManifest {
         try apps.manifest(id)

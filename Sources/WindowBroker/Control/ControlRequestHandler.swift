@@ -309,7 +309,7 @@ struct ControlRequestHandler: Sendable {
         case .sessions(let list):
             let listed = Self.optionalApp(list.appID)
             if let listed { try await broker.checkKnownApp(listed) }
-            let sessions = await broker.sessionList(appID: listed)
+            let sessions = await broker.sessionStatuses(app: listed).map { $0.wire(includeRestoration: false) }
             // A page at most 500 long: with titles capped at 256 characters it fits a frame.
             let limit = Int(list.limit == 0 ? 500 : min(list.limit, 500))
             let start = min(Int(list.offset), sessions.count)
@@ -320,7 +320,7 @@ struct ControlRequestHandler: Sendable {
                 $0.nextOffset = end < sessions.count ? UInt32(end) : 0
             })
         case .show(let command):
-            return .session(try await broker.sessionInfo(try await sessionID(command.sessionID)))
+            return .session(try await broker.sessionStatus(try await sessionID(command.sessionID)).wire(includeRestoration: true))
         case .snapshot(let command):
             return .snapshot(try await broker.snapshot(try await sessionID(command.sessionID)))
         case .systemUi(let request):

@@ -87,7 +87,7 @@ final class SessionBusFace: Sendable {
         // The sessions as they are now, before the name is taken: nothing asks for an object
         // that is not there yet.
         let (_, events) = await broker.subscribe()
-        let current = await broker.sessionList(appID: nil)
+        let current = await broker.sessionStatuses(app: nil).map { $0.wire(includeRestoration: false) }
         sessions.withLock { sessions in
             for info in current { sessions[Self.path(of: info.id)] = SessionProperties(info) }
         }
@@ -114,7 +114,7 @@ final class SessionBusFace: Sendable {
         let path = event.sessionID.isEmpty ? "/" : Self.path(of: event.sessionID)
         var properties: SessionProperties?
         if let id = SessionID(event.sessionID) {
-            properties = (try? await broker.sessionInfo(id)).map(SessionProperties.init)
+            properties = (try? await broker.sessionStatus(id)).map { SessionProperties($0.wire(includeRestoration: false)) }
         }
         let now = properties
         let (eventName, detail) = (event.event, event.detail)

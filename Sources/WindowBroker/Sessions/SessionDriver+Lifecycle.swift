@@ -214,7 +214,7 @@ extension SessionDriver {
         let (defaults, sequence) = broker.openOutlet(id, app: app.id, connection: worker.connection)
         let session = self.session
         let command = Windowbroker_V1_WorkerCommand.OneOf_Kind.connect(.with {
-            $0.session = broker.info(session, includeRestoration: false)
+            $0.session = broker.status(session).wire(includeRestoration: false)
             $0.newSession = session.launchCount == 1
             $0.delegateName = app.configuration(named: session.configuration)?.delegate ?? ""
             $0.discardedSessionIds = discards.map { $0.description }
