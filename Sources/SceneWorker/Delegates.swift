@@ -222,13 +222,7 @@ public struct SceneAction: Sendable {
     public subscript(argument: String) -> PlistValue? { arguments[argument] }
 }
 
-/// What an action or a command came to.
-public enum ActionOutcome: Sendable {
-    /// Done, with an optional value for the caller.
-    case performed(PlistValue?)
-    /// Not done, and why (the caller sees the reason).
-    case declined(String)
-
+extension ActionOutcome {
     /// Performed with what `body` returns, or declined with what it throws: a broker's
     /// refusal as "code: message" (`permissionDenied: ...`), so that the caller sees why.
     @MainActor

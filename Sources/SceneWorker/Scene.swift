@@ -237,20 +237,6 @@ public struct ActivationRequestOptions: Sendable {
     }
 }
 
-/// UIKit's dismissal animations; the broker records them.
-public enum Dismissal: Sendable {
-    /// The default animation, a confirming one (the user finished), or a cancelling one.
-    case standard, commit, decline
-
-    var wire: Windowbroker_V1_Dismissal {
-        switch self {
-        case .standard: .standard
-        case .commit: .commit
-        case .decline: .decline
-        }
-    }
-}
-
 /// What an activation request did.
 public struct ActivationOutcome: Sendable {
     /// The session that was activated.

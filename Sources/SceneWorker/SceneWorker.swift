@@ -379,15 +379,7 @@ final class SceneRuntime {
         case .performAction(let request):
             let (scene, delegate) = try requireScene()
             let arguments = try PlistValue.dictionary(wire: request.arguments, path: "arguments")
-            switch await delegate.perform(scene, action: SceneAction(name: request.action, arguments: arguments)) {
-            case .performed(let value):
-                return .actionResult(.with {
-                    $0.performed = true
-                    if let value { $0.value = value.wire }
-                })
-            case .declined(let reason):
-                return .actionResult(.with { $0.declineReason = reason })
-            }
+            return .actionResult(await delegate.perform(scene, action: SceneAction(name: request.action, arguments: arguments)).wire)
         case .update(let delivery):
             try deliver(delivery)
             return .ack(.init())

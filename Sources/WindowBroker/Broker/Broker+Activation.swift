@@ -247,7 +247,7 @@ extension Broker {
     /// didDisconnect then didDiscardSceneSessions; otherwise running scenes of the app are told,
     /// or, with none running, the discard waits for the app's next launch. Its restoration
     /// data is deleted.
-    package func close(_ id: SessionID, requestedBy: SessionID? = nil, dismissal: Windowbroker_V1_Dismissal = .standard) async throws -> Outcome {
+    package func close(_ id: SessionID, requestedBy: SessionID? = nil, dismissal: Dismissal = .standard) async throws -> Outcome {
         let target = try visibleSession(id, to: requestedBy)
         if let requestedBy { emit(requestedBy, app: target.appID, .destructionRequested(target: id, dismissal: dismissal)) }
         let returning = leaveFocus(id)
@@ -328,7 +328,7 @@ extension Broker {
     /// Sends an action to a connected scene (`wmctl send`). Not in the session's turn: an
     /// action may make the scene ask for things (open a window, close itself) that need its
     /// turn, and the lifecycle never waits behind an action.
-    package func perform(_ id: SessionID, action: String, arguments: [String: PlistValue]) async throws -> Windowbroker_V1_ActionResult {
+    public func perform(_ id: SessionID, action: String, arguments: [String: PlistValue]) async throws -> ActionOutcome {
         let session = try existingSession(id)
         guard hasConnectedScene(id) else {
             throw BrokerError(.sessionNotConnected, "session \(id) has no running process (\(session.state.rawValue)); activate it first")
@@ -340,7 +340,11 @@ extension Broker {
         guard case .actionResult(let result) = reply else {
             throw BrokerError(.workerFailed, "the scene answered perform(\(action)) with an unexpected message")
         }
-        return result
+        do {
+            return try ActionOutcome(wire: result)
+        } catch {
+            throw BrokerError(.workerFailed, "the scene answered perform(\(action)) with a value that is not a property list: \(error.message)")
+        }
     }
 
     /// What a graceful stop could not do: each scene whose state was not saved, and why. Such a

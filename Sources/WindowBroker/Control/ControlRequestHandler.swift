@@ -303,7 +303,7 @@ struct ControlRequestHandler: Sendable {
         case .reclaim(let command):
             return stateReply(try await broker.reclaim(try await sessionID(command.sessionID), force: command.force))
         case .close(let command):
-            return stateReply(try await broker.close(try await sessionID(command.sessionID, for: requester), requestedBy: requester, dismissal: command.dismissal))
+            return stateReply(try await broker.close(try await sessionID(command.sessionID, for: requester), requestedBy: requester, dismissal: Dismissal(wire: command.dismissal)))
         case .refresh(let command):
             return stateReply(try await broker.refresh(try await sessionID(command.sessionID, for: requester), requestedBy: requester))
         case .sessions(let list):
@@ -354,7 +354,7 @@ struct ControlRequestHandler: Sendable {
             })
         case .send(let send):
             let arguments = try PlistValue.dictionary(wire: send.arguments, path: "arguments")
-            return .actionResult(try await broker.perform(try await sessionID(send.sessionID), action: send.action, arguments: arguments))
+            return .actionResult(try await broker.perform(try await sessionID(send.sessionID), action: send.action, arguments: arguments).wire)
         case .post(let post):
             let app = try await app(post.appID, requester: requester)
             let payload = try PlistValue.dictionary(wire: post.payload, path: "payload")

@@ -35,7 +35,7 @@ package enum BrokerEvent: Sendable, Equatable {
     case pressureChanged(from: PressureLevel, to: PressureLevel, reasons: [String], simulated: Bool)
     /// A scene asked for a scene (the event's session is the requester); nil target: a new one.
     case activationRequested(target: SessionID?, activityType: String, presentation: Presentation)
-    case destructionRequested(target: SessionID, dismissal: Windowbroker_V1_Dismissal)
+    case destructionRequested(target: SessionID, dismissal: Dismissal)
     case refreshRequested(target: SessionID)
     /// An update event was posted to the app's connected scenes (the session: the poster, if a scene).
     case updatePosted(name: String, sequence: UInt64, receivers: Int)
@@ -97,7 +97,7 @@ package enum BrokerEvent: Sendable, Equatable {
         case .activationRequested(let target, let type, let presentation):
             "\(target?.description ?? "new") \(type.isEmpty ? "" : type + " ")\(presentation.rawValue)"
         case .destructionRequested(let target, let dismissal):
-            "\(target) \(dismissal == .commit ? "commit" : dismissal == .decline ? "decline" : "standard")"
+            "\(target) \(dismissal.rawValue)"
         case .refreshRequested(let target): target.description
         case .updatePosted(let name, let sequence, let receivers): "\(name) #\(sequence) to \(receivers) scene\(receivers == 1 ? "" : "s")"
         case .defaultsChanged(let key, let removed, let sequence): "\(key) \(removed ? "removed" : "set") #\(sequence)"
@@ -182,7 +182,7 @@ package enum BrokerEvent: Sendable, Equatable {
         case .destructionRequested(let target, let dismissal):
             .destructionRequested(.with {
                 $0.targetSessionID = target.description
-                $0.dismissal = dismissal
+                $0.dismissal = dismissal.wire
             })
         case .refreshRequested(let target):
             .refreshRequested(.with { $0.targetSessionID = target.description })
