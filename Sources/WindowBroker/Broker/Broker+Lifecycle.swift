@@ -105,7 +105,7 @@ extension Broker {
     }
 
     /// The newest picture of a session's window.
-    package func snapshot(_ id: SessionID) async throws -> Windowbroker_V1_SnapshotReply {
+    public func snapshot(_ id: SessionID) async throws -> Snapshot {
         _ = try existingSession(id)
         guard let info = drivers[id]?.snapshot else {
             throw BrokerError(.invalidState, "session \(id) has no snapshot: a scene leaves one when it goes to the background with a display")
@@ -118,12 +118,6 @@ extension Broker {
             drivers[id]?.snapshot = nil
             throw BrokerError(.invalidState, "the snapshot of session \(id) cannot be read any more: \(error)")
         }
-        return .with {
-            $0.sessionID = id.description
-            $0.png = png
-            $0.savedAt = info.savedAt.timeIntervalSince1970
-            $0.width = UInt32(info.width)
-            $0.height = UInt32(info.height)
-        }
+        return Snapshot(session: id, png: png, savedAt: info.savedAt, width: info.width, height: info.height)
     }
 }

@@ -46,19 +46,12 @@ extension Broker {
         memory.pss.filter { drivers[$0.key]?.worker != nil }.values.reduce(0, +)
     }
 
-    package func pressureReport() -> Windowbroker_V1_PressureReply {
-        .with {
-            $0.level = memory.policy.level.wire
-            $0.someAvg10 = memory.inputs.psi?.some.avg10 ?? 0
-            $0.fullAvg10 = memory.inputs.psi?.full?.avg10 ?? 0
-            $0.memAvailable = memory.inputs.memInfo?.available ?? 0
-            $0.workersPss = liveWorkersPSS
-            $0.budget = memoryConfiguration.budget ?? 0
-            $0.reclaimedCount = UInt32(memory.reclaimedCount)
-            $0.reclaimedBytes = memory.reclaimedBytes
-            $0.psiSource = memory.psiSource
-            $0.reasons = memory.reasons
-        }
+    /// The memory picture `wmctl pressure` and `status` show.
+    public func pressureReport() -> PressureReport {
+        PressureReport(
+            level: memory.policy.level, reasons: memory.reasons, inputs: memory.inputs, psiSource: memory.psiSource,
+            workersPSS: liveWorkersPSS, budget: memoryConfiguration.budget,
+            reclaimedCount: memory.reclaimedCount, reclaimedBytes: memory.reclaimedBytes)
     }
 
     /// New readings from the monitor: update the level and respond when it calls for it.
@@ -207,4 +200,28 @@ extension PressureLevel {
         default: self = .normal
         }
     }
+}
+
+/// Memory pressure as the broker sees it now: the level and why, the last readings, what the
+/// live workers use against the budget, and what was reclaimed since start.
+public struct PressureReport: Sendable {
+    public var level: PressureLevel
+    public var reasons: [String]
+    public var inputs: PressureInputs
+    /// Where PSI is read and how it is watched (a trigger, or polling).
+    public var psiSource: String
+    public var workersPSS: UInt64
+    public var budget: UInt64?
+    public var reclaimedCount: Int
+    public var reclaimedBytes: UInt64
+}
+
+/// The newest picture of a session's window, as kept (`SnapshotStore`).
+public struct Snapshot: Sendable {
+    public var session: SessionID
+    /// The picture, PNG.
+    public var png: Data
+    public var savedAt: Date
+    public var width: Int
+    public var height: Int
 }

@@ -232,7 +232,7 @@ struct ControlRequestHandler: Sendable {
         switch request {
         case .status:
             let status = await broker.status()
-            let report = await broker.pressureReport()
+            let report = await broker.pressureReport().wire
             let prewarmed = await broker.prewarmedCounts()
             let warnings = await broker.warnings
             return .status(.with {
@@ -322,7 +322,7 @@ struct ControlRequestHandler: Sendable {
         case .show(let command):
             return .session(try await broker.sessionStatus(try await sessionID(command.sessionID)).wire(includeRestoration: true))
         case .snapshot(let command):
-            return .snapshot(try await broker.snapshot(try await sessionID(command.sessionID)))
+            return .snapshot(try await broker.snapshot(try await sessionID(command.sessionID)).wire)
         case .systemUi(let request):
             // A scene shows and hides only its own command overlay (its command key held).
             if requester != nil, !request.hide, request.surface != .commandOverlay {
@@ -488,7 +488,7 @@ struct ControlRequestHandler: Sendable {
             // Normally answered by ControlFastPath on the event loop; kept for completeness.
             return .ping(.with { $0.payload = ping.payload })
         case .pressure:
-            return .pressure(await broker.pressureReport())
+            return .pressure(await broker.pressureReport().wire)
         case .simulatePressure(let simulate):
             let level = PressureLevel(wire: simulate.level)
             guard level > .normal else {

@@ -1,3 +1,6 @@
+/// The broker's domain values put on the wire, in one place at the control edge: the broker
+/// answers with `SessionStatus`, `PressureReport`, `Snapshot`; wmctl, D-Bus and the scenes
+/// read `Windowbroker_V1_*` messages.
 import IPCWire
 
 extension SessionStatus {
@@ -28,6 +31,35 @@ extension SessionStatus {
             if let quarantined = session.quarantined { $0.quarantinedRestoration = quarantined.wire }
             if let current = session.currentActivity { $0.currentActivity = current.wire }
             if !session.storage.isEmpty { $0.storage = PlistValue.wire(dictionary: session.storage) }
+        }
+    }
+}
+
+extension PressureReport {
+    package var wire: Windowbroker_V1_PressureReply {
+        .with {
+            $0.level = level.wire
+            $0.someAvg10 = inputs.psi?.some.avg10 ?? 0
+            $0.fullAvg10 = inputs.psi?.full?.avg10 ?? 0
+            $0.memAvailable = inputs.memInfo?.available ?? 0
+            $0.workersPss = workersPSS
+            $0.budget = budget ?? 0
+            $0.reclaimedCount = UInt32(reclaimedCount)
+            $0.reclaimedBytes = reclaimedBytes
+            $0.psiSource = psiSource
+            $0.reasons = reasons
+        }
+    }
+}
+
+extension Snapshot {
+    package var wire: Windowbroker_V1_SnapshotReply {
+        .with {
+            $0.sessionID = session.description
+            $0.png = png
+            $0.savedAt = savedAt.timeIntervalSince1970
+            $0.width = UInt32(width)
+            $0.height = UInt32(height)
         }
     }
 }
