@@ -247,7 +247,7 @@ extension Broker {
     /// didDisconnect then didDiscardSceneSessions; otherwise running scenes of the app are told,
     /// or, with none running, the discard waits for the app's next launch. Its restoration
     /// data is deleted.
-    package func close(_ id: SessionID, requestedBy: SessionID? = nil, dismissal: Dismissal = .standard) async throws -> Outcome {
+    public func close(_ id: SessionID, requestedBy: SessionID? = nil, dismissal: Dismissal = .standard) async throws -> Outcome {
         let target = try visibleSession(id, to: requestedBy)
         if let requestedBy { emit(requestedBy, app: target.appID, .destructionRequested(target: id, dismissal: dismissal)) }
         let returning = leaveFocus(id)
