@@ -58,6 +58,15 @@ final class RawSocket {
         return try? Envelope(serializedBytes: body)
     }
 
+    /// True when the broker has closed its end, found without reading anything: a test of a
+    /// client that does not read must not become a reader while it waits.
+    func peerHasClosed() -> Bool {
+        // POLLRDHUP (0x2000): the peer shut down its writing; a closed Unix socket also hangs up.
+        var descriptor = pollfd(fd: fd, events: Int16(0x2000), revents: 0)
+        guard poll(&descriptor, 1, 0) > 0 else { return false }
+        return descriptor.revents & Int16(0x2000 | POLLHUP) != 0
+    }
+
     /// True when the broker has closed its end (read returns 0 after any pending frames).
     func isClosedByPeer() -> Bool {
         var byte: UInt8 = 0
