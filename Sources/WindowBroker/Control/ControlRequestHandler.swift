@@ -232,12 +232,12 @@ struct ControlRequestHandler: Sendable {
         switch request {
         case .status:
             let status = await broker.status()
-            let report = await broker.pressureReport().wire
+            let report = await broker.pressureReport()
             let prewarmed = await broker.prewarmedCounts()
             let warnings = await broker.warnings
             return .status(.with {
-                $0.pressureLevel = report.level
-                $0.reclaimedCount = report.reclaimedCount
+                $0.pressureLevel = report.level.wire
+                $0.reclaimedCount = UInt32(report.reclaimedCount)
                 $0.version = WireProtocol.brokerVersion
                 $0.pid = getpid()
                 $0.uptimeSeconds = status.uptime

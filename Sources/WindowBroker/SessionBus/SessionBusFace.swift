@@ -28,14 +28,14 @@ final class SessionBusFace: Sendable {
         var pid: UInt32
         var hasSnapshot: Bool
 
-        init(_ info: Windowbroker_V1_SessionInfo) {
-            id = info.id
-            appID = info.appID
-            title = info.title
-            state = SceneState(wire: info.state).rawValue
-            isKey = info.key
-            pid = UInt32(clamping: info.pid)
-            hasSnapshot = info.snapshotKept
+        init(_ status: SessionStatus) {
+            id = status.session.id.description
+            appID = status.session.appID.rawValue
+            title = status.session.title
+            state = status.session.state.rawValue
+            isKey = status.isKey
+            pid = UInt32(clamping: status.pid ?? 0)
+            hasSnapshot = status.hasSnapshot
         }
 
         /// The properties that differ from `old`, by their D-Bus names.
@@ -87,9 +87,9 @@ final class SessionBusFace: Sendable {
         // The sessions as they are now, before the name is taken: nothing asks for an object
         // that is not there yet.
         let (_, events) = await broker.subscribe()
-        let current = await broker.sessionStatuses(app: nil).map { $0.wire(includeRestoration: false) }
+        let current = await broker.sessionStatuses(app: nil).map(SessionProperties.init)
         sessions.withLock { sessions in
-            for info in current { sessions[Self.path(of: info.id)] = SessionProperties(info) }
+            for properties in current { sessions[Self.path(of: properties.id)] = properties }
         }
         do {
             try await thread.start(address: address, callbacks: callbacks)
@@ -114,7 +114,7 @@ final class SessionBusFace: Sendable {
         let path = event.sessionID.isEmpty ? "/" : Self.path(of: event.sessionID)
         var properties: SessionProperties?
         if let id = SessionID(event.sessionID) {
-            properties = (try? await broker.sessionStatus(id)).map { SessionProperties($0.wire(includeRestoration: false)) }
+            properties = (try? await broker.sessionStatus(id)).map(SessionProperties.init)
         }
         let now = properties
         let (eventName, detail) = (event.event, event.detail)

@@ -3,7 +3,7 @@ import IPCWire
 
 /// A session as the broker sees it now: what is stored of it, and what is live about it (its
 /// process, memory, keyboard focus, picture, crash loop). What `sessions`, `show`, D-Bus and a
-/// connecting scene are told, before it is put on the wire (`SessionStatus+Wire`).
+/// connecting scene are told, before it is put on the wire (`Control/DomainToWire.swift`).
 public struct SessionStatus: Sendable {
     public var session: SceneSession
     /// The scene's process; nil while the session is unattached.
