@@ -223,15 +223,10 @@ public actor Broker {
         apps.manifests.values.sorted { $0.id < $1.id }
     }
 
-    /// An installed app's manifest, or the error every request about an unknown app gets.
-    func installedApp(_ id: AppID) throws(BrokerError) -> AppManifest {
-        try apps.manifest(id)
-    }
-
     /// The activity type an activation without one gets: the app's first declared type.
     public func defaultActivityType(app appID: AppID?, session: String) throws(BrokerError) -> String {
         let id = appID ?? SessionID(session).flatMap { drivers[$0]?.session.appID } ?? AppID("")
-        let app = try installedApp(id)
+        let app = try apps.manifest(id)
         guard let type = app.activityTypes.first else {
             throw BrokerError(.invalidRequest, "app '\(id)' declares no activity types; an activation cannot carry an activity")
         }

@@ -34,11 +34,6 @@ extension Broker {
         public var detail: String
     }
 
-    /// The app's main menu: as the manifest built it, with the scenes' runtime changes.
-    func mainMenu(_ app: AppID) throws(BrokerError) -> MainMenu {
-        try apps.mainMenu(app)
-    }
-
     /// The session a key or a menu query goes to: the one named, else the key scene.
     func commandTarget(_ session: SessionID?) throws(BrokerError) -> SessionID? {
         if let session {
@@ -54,7 +49,7 @@ extension Broker {
         guard let app = target.flatMap({ drivers[$0]?.session.appID }) ?? requestedApp else {
             throw BrokerError(.invalidState, "no scene is the key scene; name a session (--session) or an app (--app)")
         }
-        let menu = try mainMenu(app)
+        let menu = try apps.mainMenu(app)
         guard let target, drivers[target]?.session.appID == app, hasConnectedScene(target) else {
             return MenuView(app: app, session: target, menu: menu, states: nil)
         }
@@ -104,7 +99,7 @@ extension Broker {
             return outcome
         }
         outcome.session = target
-        let menu = try mainMenu(app)
+        let menu = try apps.mainMenu(app)
         let found: MenuCommand? = switch input {
         case .shortcut(let key): menu.command(for: key)
         case .command(let id): menu.command(id: id)

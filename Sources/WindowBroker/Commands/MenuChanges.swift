@@ -84,7 +84,7 @@ extension Broker {
         guard (apps.runtimeMenus[app]?.operations.count ?? 0) + operations.count <= 1024 else {
             throw BrokerError(.resourceExhausted, "app '\(app)' has made 1024 menu changes while this broker runs; that is the limit")
         }
-        let current = try mainMenu(app)
+        let current = try apps.mainMenu(app)
         let changed: MainMenu
         do {
             changed = try current.applying(operations)

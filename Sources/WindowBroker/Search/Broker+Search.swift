@@ -70,7 +70,7 @@ extension Broker {
         }
         // 200 hits with their titles and snippets fit a frame.
         guard (1...200).contains(limit) else { throw BrokerError(.invalidRequest, "the limit must be between 1 and 200") }
-        if let app { _ = try installedApp(app) }
+        if let app { _ = try apps.manifest(app) }
         // Control characters are nothing a person searches for; NUL would cut the query short.
         guard !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else {
             throw BrokerError(.invalidRequest, "the query contains a control character (NUL, newline, ...); search for words")

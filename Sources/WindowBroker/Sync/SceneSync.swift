@@ -79,7 +79,7 @@ extension Broker {
     /// With `wait`, returns once each of them acknowledged it, dropped it in an overflow or
     /// went away, or when `wait` has passed.
     public func post(app: AppID, name: String, payload: [String: PlistValue], from poster: SessionID?, wait: Duration?) async throws(BrokerError) -> PostOutcome {
-        _ = try installedApp(app)
+        _ = try apps.manifest(app)
         try SyncLimits.checkKey(name, what: "the update's name")
         try SyncLimits.checkSize(payload, maxBytes: configuration.maxUpdatePayloadBytes, what: "the update's payload")
         let sequence = sync.nextSequence(app)
@@ -131,7 +131,7 @@ extension Broker {
     // MARK: - Shared defaults
 
     public func defaults(app: AppID) throws(BrokerError) -> [String: PlistValue] {
-        _ = try installedApp(app)
+        _ = try apps.manifest(app)
         return sync.defaults[app] ?? [:]
     }
 
@@ -139,7 +139,7 @@ extension Broker {
     /// delivered to every connected scene of the app, the writer's included. Returns the
     /// change's sequence (0: nothing changed).
     public func setDefault(app: AppID, key: String, value: PlistValue?, from writer: SessionID?) async throws(BrokerError) -> UInt64 {
-        _ = try installedApp(app)
+        _ = try apps.manifest(app)
         try SyncLimits.checkKey(key, what: "the default's key")
         let ticket = sync.defaultsTurns.take(app)
         if !sync.defaultsTurns.tryEnter(app, ticket: ticket) {
