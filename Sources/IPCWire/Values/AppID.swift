@@ -1,7 +1,7 @@
 /// An app's identity: the `id` of its manifest (`notes`), the same in sessions, the store,
 /// the wire, logs and `wmctl`. A name in code, so that an app id and a session id, a title or
 /// an activity type cannot be swapped for one another; its text is exactly what the manifest says.
-public struct AppID: Hashable, Sendable, Comparable, Codable, CustomStringConvertible, LosslessStringConvertible, ExpressibleByStringLiteral {
+public struct AppID: Hashable, Sendable, Comparable, CustomStringConvertible, LosslessStringConvertible, ExpressibleByStringLiteral {
     /// The manifest's `id`.
     public let rawValue: String
 
@@ -13,17 +13,6 @@ public struct AppID: Hashable, Sendable, Comparable, Codable, CustomStringConver
     /// The app a literal names (`"notes"`).
     public init(stringLiteral value: String) {
         self.init(value)
-    }
-
-    /// Decoded from its text (JSON: a string).
-    public init(from decoder: any Decoder) throws {
-        self.init(try decoder.singleValueContainer().decode(String.self))
-    }
-
-    /// Encoded as its text (JSON: a string).
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
     }
 
     /// The manifest's `id`, as written.

@@ -1,6 +1,6 @@
 /// Which link of the responder chain performed a command: the focused element (or one of its
 /// ancestors), the scene, the app, or, when none of those did, the system's own action.
-public enum Responder: String, Sendable, CaseIterable, Codable {
+public enum Responder: String, Sendable {
     /// A focused element's responder (`Scene.setCommandResponder(_:forElement:)`).
     case element
     /// The scene's delegate.
@@ -13,7 +13,7 @@ public enum Responder: String, Sendable, CaseIterable, Codable {
 
 /// What a dispatched command came to: performed, declined by the responder that took it, or
 /// unhandled (no command has the key, it is disabled, or nobody performs it).
-public enum CommandResult: String, Sendable, CaseIterable, Codable {
+public enum CommandResult: String, Sendable {
     /// A responder performed it.
     case performed
     /// The responder that took it declined, and said why.

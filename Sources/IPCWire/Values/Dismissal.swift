@@ -1,6 +1,6 @@
 /// UIKit's dismissal animations for a scene that asks for a session's destruction
 /// (`requestSceneSessionDestruction`); the broker records which one in its events.
-public enum Dismissal: String, Sendable, CaseIterable {
+public enum Dismissal: String, Sendable {
     /// The default animation, a confirming one (the user finished), or a cancelling one.
     case standard, commit, decline
 

@@ -215,13 +215,3 @@ public struct PressureReport: Sendable {
     public var reclaimedCount: Int
     public var reclaimedBytes: UInt64
 }
-
-/// The newest picture of a session's window, as kept (`SnapshotStore`).
-public struct Snapshot: Sendable {
-    public var session: SessionID
-    /// The picture, PNG.
-    public var png: Data
-    public var savedAt: Date
-    public var width: Int
-    public var height: Int
-}

@@ -90,3 +90,13 @@ struct SnapshotStore: Sendable {
         return kept
     }
 }
+
+/// The newest picture of a session's window, as kept (`SnapshotStore`).
+public struct Snapshot: Sendable {
+    public var session: SessionID
+    /// The picture, PNG.
+    public var png: Data
+    public var savedAt: Date
+    public var width: Int
+    public var height: Int
+}
