@@ -47,6 +47,12 @@ final class ProbeSceneDelegate: SceneDelegate {
         app.callbacks.append(callback)
     }
 
+    /// Records `callback`, then hands it to the app's delegate.
+    private func recorded<T>(_ callback: String, _ call: (any SceneDelegate) -> T) -> T {
+        record(callback)
+        return call(scene)
+    }
+
     // MARK: - Lifecycle
 
     func willConnect(to scene: Scene, options: ConnectionOptions) {
@@ -71,30 +77,12 @@ final class ProbeSceneDelegate: SceneDelegate {
         }
     }
 
-    func didDisconnect(_ scene: Scene) {
-        record("didDisconnect")
-        self.scene.didDisconnect(scene)
-    }
-
-    func willEnterForeground(_ scene: Scene) {
-        record("willEnterForeground")
-        self.scene.willEnterForeground(scene)
-    }
-
-    func didBecomeActive(_ scene: Scene) {
-        record("didBecomeActive")
-        self.scene.didBecomeActive(scene)
-    }
-
-    func willResignActive(_ scene: Scene) {
-        record("willResignActive")
-        self.scene.willResignActive(scene)
-    }
-
-    func didEnterBackground(_ scene: Scene) {
-        record("didEnterBackground")
-        self.scene.didEnterBackground(scene)
-    }
+    func didDisconnect(_ scene: Scene) { recorded("didDisconnect") { $0.didDisconnect(scene) } }
+    func willEnterForeground(_ scene: Scene) { recorded("willEnterForeground") { $0.willEnterForeground(scene) } }
+    func didBecomeActive(_ scene: Scene) { recorded("didBecomeActive") { $0.didBecomeActive(scene) } }
+    func willResignActive(_ scene: Scene) { recorded("willResignActive") { $0.willResignActive(scene) } }
+    func didEnterBackground(_ scene: Scene) { recorded("didEnterBackground") { $0.didEnterBackground(scene) } }
+    func refresh(_ scene: Scene) { recorded("refresh") { $0.refresh(scene) } }
 
     func stateRestorationActivity(for scene: Scene) -> UserActivity? {
         record("stateRestorationActivity")
@@ -121,11 +109,6 @@ final class ProbeSceneDelegate: SceneDelegate {
         record("continue")
         continued.append(activity.activityType)
         self.scene.continue(scene, activity: activity)
-    }
-
-    func refresh(_ scene: Scene) {
-        record("refresh")
-        self.scene.refresh(scene)
     }
 
     func didReceiveMemoryWarning(_ scene: Scene, level: MemoryWarningLevel) -> Int {
