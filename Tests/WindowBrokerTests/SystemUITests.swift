@@ -94,8 +94,7 @@ final class SystemUITests: WindowTestCase {
         try harness.eventually("Escape leaves the switcher") { !(try systemUIShown()) }
     }
 
-    /// As on iPadOS, a card swiped up closes its session; a drag that does not go far enough
-    /// up only chooses nothing.
+    /// As on iPadOS, a card swiped up closes its session, and the switcher stays for the others.
     func testDraggingACardUpClosesItsSession() throws {
         let gone = try harness.openNote("swiped", title: "Swiped")
         let stays = try harness.openNote("stays", title: "Stays")

@@ -350,14 +350,22 @@ final class BrokerHarness {
     /// `manifest` (one of notes') run by the probe: scene-probe as its executable, the probe's
     /// actions declared beside notes' own (Sources/scene-probe/actions.json).
     static func probeManifest(_ manifest: String) throws -> Data {
-        let probe = repository.appendingPathComponent("Sources/scene-probe/actions.json")
-        guard var app = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: manifest))) as? [String: Any],
-              let overlay = try JSONSerialization.jsonObject(with: Data(contentsOf: probe)) as? [String: Any] else {
-            throw HarnessError("\(manifest) or \(probe.path) is not a JSON object")
+        let overlay = try probeOverlay.get()
+        guard var app = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: manifest))) as? [String: Any] else {
+            throw HarnessError("\(manifest) is not a JSON object")
         }
         app["executable"] = overlay["executable"]
         app["actions"] = (app["actions"] as? [Any] ?? []) + (overlay["actions"] as? [Any] ?? [])
         return try JSONSerialization.data(withJSONObject: app, options: [.prettyPrinted, .sortedKeys])
+    }
+
+    /// Sources/scene-probe/actions.json, read once for every harness of the run.
+    nonisolated(unsafe) private static let probeOverlay = Swift.Result { () throws -> [String: Any] in
+        let path = repository.appendingPathComponent("Sources/scene-probe/actions.json")
+        guard let overlay = try JSONSerialization.jsonObject(with: Data(contentsOf: path)) as? [String: Any] else {
+            throw HarnessError("\(path.path) is not a JSON object")
+        }
+        return overlay
     }
 
     /// A copy of the notes manifest (run by the probe) with other fields.
