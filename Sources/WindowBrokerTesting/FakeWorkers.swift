@@ -32,6 +32,8 @@ public actor FakeWorkers: WorkerLauncher {
     private var nextPID: pid_t = 900_000_000  // above any real pid_max: nothing real is ever signalled
     /// Launches fail with this error while set (a missing executable, a spawn failure).
     public var launchFailure: BrokerError?
+    /// Every launch the broker asked for, failed ones included.
+    public private(set) var launchAttempts = 0
 
     public init() {}
 
@@ -65,6 +67,7 @@ public actor FakeWorkers: WorkerLauncher {
     }
 
     private func launchWorker(app: AppManifest, sessionID: SessionID?) async throws -> WorkerHandle {
+        launchAttempts += 1
         if let launchFailure { throw launchFailure }
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, wb_sock_stream() | wb_sock_cloexec(), 0, &pair) == 0 else {

@@ -36,9 +36,11 @@ public final class InProcessBroker: Sendable {
         self.server = server
     }
 
-    /// Starts a broker with `apps` installed; `configure` adjusts timeouts and limits.
+    /// Starts a broker with `apps` installed; `configure` adjusts timeouts and limits. `workers`
+    /// launches its scenes: a test that needs them set up before the broker's first launch
+    /// (a prewarm pool starts at once) passes its own.
     public static func start(
-        apps: [App], configure: (inout BrokerConfiguration) -> Void = { _ in }
+        apps: [App], workers: FakeWorkers = FakeWorkers(), configure: (inout BrokerConfiguration) -> Void = { _ in }
     ) async throws -> InProcessBroker {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("windowbroker-inprocess-\(UUID().uuidString.prefix(8))").path
@@ -57,7 +59,6 @@ public final class InProcessBroker: Sendable {
         configure(&configuration)
         var logger = Logger(label: "windowbroker.inprocess")
         logger.logLevel = ProcessInfo.processInfo.environment["WINDOWBROKER_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
-        let workers = FakeWorkers()
         let broker = try await Broker(configuration: configuration, logger: logger, launcher: workers)
         let (listening, ready) = AsyncStream.makeStream(of: Void.self)
         let server = Task {

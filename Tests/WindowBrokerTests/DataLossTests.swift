@@ -369,12 +369,10 @@ final class PrewarmCrashLoopTests: BrokerTestCase {
     func testAPoolWhoseExecutableFailsIsHeldOffByTheStartLimit() throws {
         try harness.install(app: "doomed", manifest: ["name": "Doomed", "executable": "/bin/false", "prewarm": 2])
         try harness.eventually("the crash loop is reached") { harness.brokerLog.contains("its pool waits") }
-        let log = harness!
-        let attempts = { log.brokerLog.components(separatedBy: "app=doomed").count - 1 }
-        let atLoop = attempts()
-        Thread.sleep(forTimeInterval: 3)
-        XCTAssertLessThanOrEqual(attempts() - atLoop, 1, "no refills while the app is in its crash loop")
-        XCTAssertLessThanOrEqual(atLoop, 8, "a handful of tries, not a tight loop")
+        // That no refill comes during the wait, and one comes the moment it is over, is shown
+        // on a clock the test moves (InProcessBrokerTests); here, the real executable's failures.
+        let attempts = harness.brokerLog.components(separatedBy: "app=doomed").count - 1
+        XCTAssertLessThanOrEqual(attempts, 8, "a handful of tries, not a tight loop")
         let refused = try harness.refusal("open", "doomed")
         XCTAssertEqual(refused.code, "crashLoop", refused.message)
     }

@@ -174,6 +174,40 @@ final class InProcessBrokerTests: XCTestCase {
         XCTAssertEqual(wait, 20, "a second loop in a row waits twice as long")
     }
 
+    /// Issue 24, item 11, on a clock the test moves. Before: a pool whose refills put its app
+    /// in a crash loop was never refilled again (nothing was scheduled for the loop's end).
+    /// Now no refill comes during the wait, not even a moment before its end, and the pool is
+    /// full again the moment it is over.
+    func testAPoolInACrashLoopIsRefilledExactlyWhenTheWaitIsOver() async throws {
+        let clock = ManualClock()
+        let workers = FakeWorkers()
+        await workers.failLaunches(with: BrokerError(.workerFailed, "the executable is missing"))
+        running = try await InProcessBroker.start(apps: [.init("doomed", prewarm: 2)], workers: workers) {
+            $0.clock = clock
+            $0.startLimitBurst = 3
+            $0.startLimitInterval = .seconds(20)
+        }
+        let broker = running.broker
+        // Two failed refills are not a loop yet: the pool tries again in half a second.
+        try await eventually("two launches failed and a retry is scheduled") {
+            await workers.launchAttempts == 2 && clock.sleeperCount == 1
+        }
+        clock.advance(by: .milliseconds(500))
+        try await eventually("the third failure starts the crash loop, and the refill waits for its end") {
+            await workers.launchAttempts == 4 && clock.sleeperCount == 1
+        }
+        await workers.failLaunches(with: nil)
+        clock.advance(by: .seconds(19) + .milliseconds(999))
+        // Nothing was woken (the one sleeper is still asleep): no refill can have started.
+        XCTAssertEqual(clock.sleeperCount, 1)
+        let during = await workers.launchAttempts
+        XCTAssertEqual(during, 4, "no refill during the crash loop's wait")
+        clock.advance(by: .milliseconds(1))
+        try await eventually("the pool is full again once the wait is over") { await broker.prewarmedCount("doomed") == 2 }
+        let after = await workers.launchAttempts
+        XCTAssertEqual(after, 6)
+    }
+
     /// A prefix from a scene matches only its own app's sessions, and a miss lists none of the
     /// others (issue 24): a scene cannot even learn that another app's session exists.
     func testAScenesPrefixMatchesOnlyItsOwnAppsSessions() async throws {

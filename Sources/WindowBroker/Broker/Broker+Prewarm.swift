@@ -82,6 +82,7 @@ extension Broker {
             logger.warning("\(what); the app is in a crash loop, its pool waits", metadata: [
                 "app": "\(app.id)", "error": "\(error)", "retryAfter": "\(wait.formattedSeconds)",
             ])
+            scheduleRefill(after: wait)
         } else {
             logger.warning("\(what)", metadata: ["app": "\(app.id)", "error": "\(error)"])
             scheduleRefill(after: .milliseconds(500))
