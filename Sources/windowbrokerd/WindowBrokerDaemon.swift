@@ -40,6 +40,9 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
     @Option(help: "A control connection with no request for this long is closed; watchers excepted (60s, 5min, ...).")
     var controlIdleTimeout = TimeSpan(seconds: 60)
 
+    @Option(help: "A control client that does not read its answer within this long is disconnected (5s, ...).")
+    var replyWriteTimeout = TimeSpan(seconds: 5)
+
     @Option(help: "A configuration file: every flag as `key = value` (default: $XDG_CONFIG_HOME/windowbroker/windowbrokerd.conf when it exists; flags win).")
     var config: String?
 
@@ -189,6 +192,7 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
         // The scenes watch for the command key themselves (their windows have the keyboard).
         configuration.environment["WINDOWBROKER_COMMAND_KEY"] = commandKey.rawValue
         configuration.controlIdleTimeout = TimeSpan(seconds: max(0.2, controlIdleTimeout.seconds)).duration
+        configuration.replyWriteTimeout = TimeSpan(seconds: max(0.1, replyWriteTimeout.seconds)).duration
         configuration.launchTimeout = TimeSpan(seconds: max(0.1, launchTimeout.seconds)).duration
         configuration.startLimitBurst = max(1, startLimitBurst)
         configuration.startLimitInterval = TimeSpan(seconds: max(0.1, startLimitInterval.seconds)).duration

@@ -21,6 +21,7 @@ extension Output {
             "budget": .integer(Int64(p.budget)),
             "reclaimed": .dictionary(["count": .integer(Int64(p.reclaimedCount)), "bytes": .integer(Int64(p.reclaimedBytes))]),
             "reasons": .list(p.reasons.map { .string($0) }),
+            "samples": .integer(Int64(p.samples)),
         ])
     }
 

@@ -198,7 +198,7 @@ final class PeerCredentialTests: BrokerTestCase {
         // Open the path up so only the credential check stands in the way.
         for dir in [harness.root, harness.root + "/run", harness.runtimeDirectory] { chmod(dir, 0o755) }
         chmod(harness.socketPath, 0o666)
-        let process = Process()
+        let process = WaitableProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
         process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups",
                              BrokerHarness.binDirectory + "/wmctl", "--socket", harness.socketPath, "--json", "status"]

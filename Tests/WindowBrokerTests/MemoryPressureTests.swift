@@ -28,10 +28,12 @@ final class MemoryBudgetTests: BrokerTestCase {
             let sampledForeground = (try harness.session(foreground)["pss"] as? Int ?? 0) >= 60 << 20
             return sampledForeground && (pressure["workersPss"] as? Int ?? .max) <= 180 << 20
         }
-        // Several more samples: once under the target, nothing else is reclaimed.
-        let settled = try harness.json("pressure")["reclaimed"] as? [String: Any]
-        Thread.sleep(forTimeInterval: 1.5)
-        XCTAssertEqual((try harness.json("pressure")["reclaimed"] as? [String: Any])?["count"] as? Int, settled?["count"] as? Int)
+        // Five more readings: once under the target, nothing else is reclaimed.
+        let settled = try harness.json("pressure")
+        let settledSamples = try XCTUnwrap(settled["samples"] as? Int)
+        try harness.eventually("five more readings") { (try harness.json("pressure")["samples"] as? Int ?? 0) >= settledSamples + 5 }
+        XCTAssertEqual((try harness.json("pressure")["reclaimed"] as? [String: Any])?["count"] as? Int,
+                       (settled["reclaimed"] as? [String: Any])?["count"] as? Int)
 
         let reclaimed = try order.filter { try harness.session($0)["lastDisconnect"] as? String == "memoryPressure" }
         XCTAssertFalse(reclaimed.isEmpty)
@@ -124,7 +126,10 @@ final class PSIFileTests: BrokerTestCase {
         // Below the warning bar but above its exit bar: the level steps down to warning, no further.
         try write(some: 5, full: 0)
         try harness.eventually("critical steps down to warning after the cool-down") { try level() == "warning" }
-        Thread.sleep(forTimeInterval: 2)
+        // Fifteen readings, one every 0.1 s (a file takes no trigger, and nothing launches): they
+        // span more than the 1 s cool-down, so a level that could step down would have.
+        let steppedDown = try XCTUnwrap(try harness.json("pressure")["samples"] as? Int)
+        try harness.eventually("fifteen more readings") { (try harness.json("pressure")["samples"] as? Int ?? 0) >= steppedDown + 15 }
         XCTAssertEqual(try level(), "warning", "hysteresis holds while PSI stays above the exit bar")
 
         try write(some: 0, full: 0)

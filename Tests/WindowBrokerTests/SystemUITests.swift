@@ -161,7 +161,7 @@ final class SystemUITests: WindowTestCase {
             return first == before
         }
         // wtype holds the logo (super) key for four seconds on a virtual keyboard.
-        let hold = Process()
+        let hold = WaitableProcess()
         hold.executableURL = URL(fileURLWithPath: "/usr/bin/wtype")
         hold.arguments = ["-s", "300", "-M", "logo", "-s", "4000", "-m", "logo"]
         hold.environment = ["WAYLAND_DISPLAY": sway.waylandDisplay, "PATH": "/usr/bin:/bin"]

@@ -8,7 +8,7 @@ import XCTest
 final class UsabilityTests: BrokerTestCase {
     /// Runs wmctl with stdout on a pipe whose reader is gone; returns the exit status and stderr.
     private func wmctlIntoClosedPipe(_ arguments: [String]) throws -> (code: Int32, stderr: String) {
-        let process = Process()
+        let process = WaitableProcess()
         process.executableURL = URL(fileURLWithPath: BrokerHarness.binDirectory + "/wmctl")
         process.arguments = ["--socket", harness.socketPath] + arguments
         let out = Pipe()
@@ -33,7 +33,7 @@ final class UsabilityTests: BrokerTestCase {
     }
 
     func testWatchIntoAReaderThatStopsEndsQuietly() throws {
-        let process = Process()
+        let process = WaitableProcess()
         process.executableURL = URL(fileURLWithPath: BrokerHarness.binDirectory + "/wmctl")
         process.arguments = ["--socket", harness.socketPath, "watch"]
         let out = Pipe()
@@ -236,7 +236,7 @@ final class UsabilityTests: BrokerTestCase {
                 COMP_WORDS=(\(words)); COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 )); COMP_LINE='\(line)'; COMP_POINT=${#COMP_LINE}
                 _wmctl wmctl "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"; printf '%s\\n' "${COMPREPLY[@]}"
                 """
-            let process = Process()
+            let process = WaitableProcess()
             process.executableURL = URL(fileURLWithPath: "/bin/bash")
             process.arguments = ["-c", script]
             process.environment = harness.environment.merging(["PATH": BrokerHarness.binDirectory + ":/usr/bin:/bin"]) { _, new in new }

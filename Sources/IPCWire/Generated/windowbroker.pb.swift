@@ -3006,6 +3006,10 @@ package nonisolated struct Windowbroker_V1_PressureReply: Sendable {
   /// Why the level is what it is, e.g. "budget exceeded: 230 MiB of 200 MiB".
   package var reasons: [String] = []
 
+  /// How many readings the broker has acted on since it started: a client that wants to see
+  /// what the next readings do waits for this to grow, instead of for a time.
+  package var samples: UInt64 = 0
+
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
@@ -8909,7 +8913,7 @@ nonisolated extension Windowbroker_V1_PressureRequest: SwiftProtobuf.Message, Sw
 
 nonisolated extension Windowbroker_V1_PressureReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".PressureReply"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}level\0\u{3}some_avg10\0\u{3}full_avg10\0\u{3}mem_available\0\u{3}workers_pss\0\u{1}budget\0\u{3}reclaimed_count\0\u{3}reclaimed_bytes\0\u{3}psi_source\0\u{1}reasons\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}level\0\u{3}some_avg10\0\u{3}full_avg10\0\u{3}mem_available\0\u{3}workers_pss\0\u{1}budget\0\u{3}reclaimed_count\0\u{3}reclaimed_bytes\0\u{3}psi_source\0\u{1}reasons\0\u{1}samples\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -8927,6 +8931,7 @@ nonisolated extension Windowbroker_V1_PressureReply: SwiftProtobuf.Message, Swif
       case 8: try { try decoder.decodeSingularUInt64Field(value: &self.reclaimedBytes) }()
       case 9: try { try decoder.decodeSingularStringField(value: &self.psiSource) }()
       case 10: try { try decoder.decodeRepeatedStringField(value: &self.reasons) }()
+      case 11: try { try decoder.decodeSingularUInt64Field(value: &self.samples) }()
       default: break
       }
     }
@@ -8963,6 +8968,9 @@ nonisolated extension Windowbroker_V1_PressureReply: SwiftProtobuf.Message, Swif
     if !self.reasons.isEmpty {
       try visitor.visitRepeatedStringField(value: self.reasons, fieldNumber: 10)
     }
+    if self.samples != 0 {
+      try visitor.visitSingularUInt64Field(value: self.samples, fieldNumber: 11)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -8977,6 +8985,7 @@ nonisolated extension Windowbroker_V1_PressureReply: SwiftProtobuf.Message, Swif
     if lhs.reclaimedBytes != rhs.reclaimedBytes {return false}
     if lhs.psiSource != rhs.psiSource {return false}
     if lhs.reasons != rhs.reasons {return false}
+    if lhs.samples != rhs.samples {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -12,6 +12,8 @@ struct MemoryState: Sendable {
     var lastAction: ContinuousClock.Instant?
     var reclaimedCount = 0
     var reclaimedBytes: UInt64 = 0
+    /// Readings acted on since start.
+    var samples: UInt64 = 0
     var wake: (@Sendable () -> Void)?
 }
 
@@ -51,13 +53,14 @@ extension Broker {
         PressureReport(
             level: memory.policy.level, reasons: memory.reasons, inputs: memory.inputs, psiSource: memory.psiSource,
             workersPSS: liveWorkersPSS, budget: memoryConfiguration.budget,
-            reclaimedCount: memory.reclaimedCount, reclaimedBytes: memory.reclaimedBytes)
+            reclaimedCount: memory.reclaimedCount, reclaimedBytes: memory.reclaimedBytes, samples: memory.samples)
     }
 
     /// New readings from the monitor: update the level and respond when it calls for it.
     func applyPressure(_ inputs: PressureInputs, pss: [SessionID: UInt64]) async {
         memory.inputs = inputs
         memory.pss = pss
+        memory.samples += 1
         let before = memory.policy.level
         let (level, now, reasons) = memory.policy.update(inputs, now: configuration.clock.now)
         memory.reasons = reasons
@@ -214,4 +217,6 @@ public struct PressureReport: Sendable {
     public var budget: UInt64?
     public var reclaimedCount: Int
     public var reclaimedBytes: UInt64
+    /// How many readings the broker has acted on since it started.
+    public var samples: UInt64
 }

@@ -48,6 +48,7 @@ extension PressureReport {
             $0.reclaimedBytes = reclaimedBytes
             $0.psiSource = psiSource
             $0.reasons = reasons
+            $0.samples = samples
         }
     }
 }

@@ -71,7 +71,7 @@ final class BrokerHarness {
 
     /// Starts the broker and waits for READY=1 on the test's NOTIFY_SOCKET.
     func start() throws {
-        let process = Process()
+        let process = WaitableProcess()
         process.executableURL = URL(fileURLWithPath: Self.binDirectory + "/windowbrokerd")
         process.arguments = ["--apps-dir", appsDirectory, "--state-dir", stateDirectory, "--runtime-dir", runtimeDirectory,
                              "--log-level", "debug"] + extraArguments
@@ -127,7 +127,7 @@ final class BrokerHarness {
 
     /// Runs a program with the test's environment to completion; stdout and stderr apart.
     func run(_ executable: String, _ arguments: [String]) -> Result {
-        let process = Process()
+        let process = WaitableProcess()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.environment = environment
@@ -187,7 +187,7 @@ final class BrokerHarness {
     /// status and output. One that serves on instead is killed after 10 s, so the test fails
     /// rather than hangs (the kill is cancelled once it exits: no later process is hit).
     func runDaemon(_ arguments: [String]) throws -> (code: Int32, output: String) {
-        let process = Process()
+        let process = WaitableProcess()
         process.executableURL = URL(fileURLWithPath: Self.binDirectory + "/windowbrokerd")
         process.arguments = arguments
         let pipe = Pipe()
@@ -223,7 +223,7 @@ final class BrokerHarness {
 
     /// A program started with the test's environment, not waited for; killed at teardown.
     func start(_ executable: String, _ arguments: [String]) throws -> Running {
-        let process = Process()
+        let process = WaitableProcess()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.environment = environment

@@ -36,11 +36,11 @@ final class PrivateBus {
               </policy>
             </busconfig>
             """.write(toFile: config, atomically: true, encoding: .utf8)
-        process = Process()
+        process = WaitableProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
         process.arguments = ["--config-file=\(config)", "--nofork", "--nopidfile", "--nosyslog"]
         let log = root + "/dbus.log"
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         process.standardError = process.standardOutput
         try process.run()

@@ -36,7 +36,7 @@ final class SwayHarness {
             default_floating_border none
             """.appending(configuration.map { "\n" + $0 }.joined()).write(toFile: config, atomically: true, encoding: .utf8)
         chmod(config, 0o644)
-        process = Process()
+        process = WaitableProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
         process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "env", "-i", "HOME=\(home)",
                              "XDG_RUNTIME_DIR=\(runtimeDirectory)", "WLR_BACKENDS=headless", "WLR_LIBINPUT_NO_DEVICES=1",
