@@ -290,7 +290,7 @@ public actor Broker {
     // MARK: - Events
 
     /// Events matching `filter`, from now on, until `unsubscribe`.
-    package func subscribe(_ filter: EventFilter = .all) -> (UUID, AsyncStream<LifecycleEvent>) {
+    package func subscribe(_ filter: EventFilter = .all) -> (UUID, AsyncStream<EventRecord>) {
         events.subscribe(filter)
     }
 
@@ -300,13 +300,14 @@ public actor Broker {
 
     /// Publishes an event about a session (or, with nil, about the broker as a whole).
     func emit(_ sessionID: SessionID?, app: AppID = "", _ event: BrokerEvent) {
-        var record = event.record(session: sessionID, app: app)
-        record.title = sessionID.flatMap { drivers[$0]?.session.title } ?? ""
+        let title = sessionID.flatMap { drivers[$0]?.session.title } ?? ""
+        let record = EventRecord(time: Date(), session: sessionID, app: app, title: title, event: event)
         // The steps an operator follows a scene by (open, spawn, background, restore, reclaim,
         // close, crash) at info, once each; every other event at debug.
+        let name = event.name
         logger.log(
-            level: Self.operatorEvents.contains(record.event) ? .info : .debug, "\(record.event) \(record.detail)",
-            metadata: ["SESSION_ID": "\(record.sessionID)", "APP_ID": "\(app)", "EVENT": "\(record.event)"])
+            level: Self.operatorEvents.contains(name) ? .info : .debug, "\(name) \(event.detail)",
+            metadata: ["SESSION_ID": "\(sessionID?.description ?? "")", "APP_ID": "\(app)", "EVENT": "\(name)"])
         events.publish(record)
     }
 

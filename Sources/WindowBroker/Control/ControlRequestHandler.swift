@@ -83,7 +83,7 @@ struct ControlRequestHandler: Sendable {
                     await connection.reply(to: envelope, with: .controlReply(.with { $0.watchStarted = .init() }))
                     watcher = (id, Task {
                         for await event in events {
-                            do { try await connection.send(.lifecycleEvent(event)) } catch { break }
+                            do { try await connection.send(.lifecycleEvent(event.wire)) } catch { break }
                         }
                     })
                     continue

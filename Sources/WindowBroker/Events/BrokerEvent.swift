@@ -14,6 +14,32 @@ public enum LaunchKind: String, Sendable {
     }
 }
 
+/// One published event: what happened, to which session of which app, and when. Subscribers
+/// (`watch` connections, D-Bus, the systemd status line) get these; a `watch` connection puts
+/// them on the wire (`wire`).
+package struct EventRecord: Sendable, Equatable {
+    package var time: Date
+    /// nil: the event is the broker's own (pressure) or an app's (a prewarmed process).
+    package var session: SessionID?
+    package var app: AppID
+    /// The session's title when the event was published ("" without a session).
+    package var title: String
+    package var event: BrokerEvent
+
+    /// The wire record `wmctl watch` reads.
+    package var wire: LifecycleEvent {
+        .with {
+            $0.time = time.timeIntervalSince1970
+            $0.sessionID = session?.description ?? ""
+            $0.appID = app.rawValue
+            $0.title = title
+            $0.event = event.name
+            $0.detail = event.detail
+            $0.kind = event.wireKind
+        }
+    }
+}
+
 /// Everything the broker publishes, typed end to end: the schema's `LifecycleEvent.kind` oneof
 /// carries the same cases. `name` and `detail` are derived, for people and filters.
 package enum BrokerEvent: Sendable, Equatable {
@@ -108,19 +134,7 @@ package enum BrokerEvent: Sendable, Equatable {
         }
     }
 
-    /// The wire record, stamped now.
-    func record(session: SessionID?, app: AppID) -> LifecycleEvent {
-        .with {
-            $0.time = Date().timeIntervalSince1970
-            $0.sessionID = session?.description ?? ""
-            $0.appID = app.rawValue
-            $0.event = name
-            $0.detail = detail
-            $0.kind = wireKind
-        }
-    }
-
-    private var wireKind: LifecycleEvent.OneOf_Kind {
+    var wireKind: LifecycleEvent.OneOf_Kind {
         switch self {
         case .created(let configuration):
             .created(.with { $0.configuration = configuration })

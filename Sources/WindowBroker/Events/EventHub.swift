@@ -24,10 +24,10 @@ public struct EventFilter: Sendable, Equatable {
         self.init(sessions: Set(request.sessionIds.map { $0.lowercased() }), apps: Set(request.appIds), events: Set(request.events))
     }
 
-    package func matches(_ record: LifecycleEvent) -> Bool {
-        (sessions.isEmpty || sessions.contains(record.sessionID))
-            && (apps.isEmpty || apps.contains(record.appID))
-            && (events.isEmpty || events.contains(record.event))
+    package func matches(_ record: EventRecord) -> Bool {
+        (sessions.isEmpty || sessions.contains(record.session?.description ?? ""))
+            && (apps.isEmpty || apps.contains(record.app.rawValue))
+            && (events.isEmpty || events.contains(record.event.name))
     }
 }
 
@@ -36,11 +36,11 @@ public struct EventFilter: Sendable, Equatable {
 /// Owned by the broker's executor; a slow subscriber loses its oldest events instead of
 /// stalling the broker.
 struct EventHub {
-    private var subscribers: [UUID: (filter: EventFilter, sink: AsyncStream<LifecycleEvent>.Continuation)] = [:]
+    private var subscribers: [UUID: (filter: EventFilter, sink: AsyncStream<EventRecord>.Continuation)] = [:]
 
-    mutating func subscribe(_ filter: EventFilter) -> (UUID, AsyncStream<LifecycleEvent>) {
+    mutating func subscribe(_ filter: EventFilter) -> (UUID, AsyncStream<EventRecord>) {
         let id = UUID()
-        let (stream, sink) = AsyncStream.makeStream(of: LifecycleEvent.self, bufferingPolicy: .bufferingNewest(1024))
+        let (stream, sink) = AsyncStream.makeStream(of: EventRecord.self, bufferingPolicy: .bufferingNewest(1024))
         subscribers[id] = (filter, sink)
         return (id, stream)
     }
@@ -49,7 +49,7 @@ struct EventHub {
         subscribers.removeValue(forKey: id)?.sink.finish()
     }
 
-    func publish(_ record: LifecycleEvent) {
+    func publish(_ record: EventRecord) {
         for subscriber in subscribers.values where subscriber.filter.matches(record) {
             subscriber.sink.yield(record)
         }

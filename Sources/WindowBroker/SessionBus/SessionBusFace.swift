@@ -110,14 +110,14 @@ final class SessionBusFace: Sendable {
     }
 
     /// Keeps the session objects in step with one event and forwards it as `Event`.
-    private func follow(_ event: LifecycleEvent) async {
-        let path = event.sessionID.isEmpty ? "/" : Self.path(of: event.sessionID)
+    private func follow(_ record: EventRecord) async {
+        let path = record.session.map { Self.path(of: $0.description) } ?? "/"
         var properties: SessionProperties?
-        if let id = SessionID(event.sessionID) {
+        if let id = record.session {
             properties = (try? await broker.sessionStatus(id)).map(SessionProperties.init)
         }
         let now = properties
-        let (eventName, detail) = (event.event, event.detail)
+        let (eventName, detail) = (record.event.name, record.event.detail)
         thread.enqueue { [self] bus in
             if path != "/" {
                 let before = self.sessions.withLock { $0[path] }
