@@ -82,7 +82,7 @@ extension Broker {
         }
         let id = driver.id
         unbind(driver)
-        closeOutlet(id)
+        sync.closeOutlet(id)
         leaveFocus(id)
         if reason == .memoryPressure {
             // Counted the moment the memory is given back, so `pressure` never shows the

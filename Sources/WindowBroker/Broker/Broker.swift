@@ -48,7 +48,7 @@ public actor Broker {
     var pools = PrewarmPools()
     var startLimit: StartLimit
     /// Update events, shared defaults and the scenes' update queues (`Sync/`).
-    var sync = SyncState()
+    let sync = SceneSync()
     /// Where the broker is in its own life: `draining` refuses new work and lets what is in
     /// flight finish before every scene is saved and stopped.
     public enum Phase: String, Sendable {

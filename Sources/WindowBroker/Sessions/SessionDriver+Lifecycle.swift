@@ -211,7 +211,7 @@ extension SessionDriver {
         // finds none. They go back if this connection fails.
         let discards = broker.apps.claimPendingDiscards(of: appID)
         // The defaults snapshot and the scene's place in the app's updates, taken together.
-        let (defaults, sequence) = broker.openOutlet(id, app: app.id, connection: worker.connection)
+        let (defaults, sequence) = broker.sync.openOutlet(id, app: app.id, connection: worker.connection, in: broker)
         let session = self.session
         let command = Windowbroker_V1_WorkerCommand.OneOf_Kind.connect(.with {
             $0.session = broker.status(session).wire(includeRestoration: false)
@@ -229,11 +229,11 @@ extension SessionDriver {
         do {
             reply = try await request(command, timeout: broker.configuration.workerTimeout, doing: LifecycleStep.connect.callbackName, in: broker)
         } catch {
-            broker.closeOutlet(id)
+            broker.sync.closeOutlet(id)
             broker.apps.returnPendingDiscards(discards, of: appID)
             throw error
         }
-        broker.outletReady(id)
+        broker.sync.outletReady(id, in: broker)
         if !discards.isEmpty {
             try? await broker.store.removePendingDiscards(discards, appID: appID)
             broker.emit(id, app: appID, .discardsDelivered(discards))
@@ -281,7 +281,7 @@ extension SessionDriver {
     /// SIGKILL after the exit deadline.
     func disconnect(reason: DisconnectReason, discarded: Bool, in broker: isolated Broker) async {
         guard let worker else { return }
-        broker.closeOutlet(id)
+        broker.sync.closeOutlet(id)
         await worker.markIntendedEnd(reason)
         do {
             _ = try await request(.disconnect(.with {

@@ -9,7 +9,10 @@ import IPCWire
 /// number and go into the queue of every connected scene of the app. Each scene has its own
 /// bounded queue and its own delivery task, which sends one update at a time and waits for the
 /// scene's acknowledgement, so a slow scene only ever delays itself.
-struct SyncState {
+///
+/// It owns all of that state; it lives in the broker's isolation (not `Sendable`, its methods
+/// take the broker as an `isolated` parameter), like a `SessionDriver`.
+final class SceneSync {
     /// The last sequence each app handed out.
     var sequences: [AppID: UInt64] = [:]
     /// Each app's shared defaults, as committed to the store.
@@ -23,10 +26,207 @@ struct SyncState {
     var postedCount: UInt64 = 0
     var droppedNotices: UInt64 = 0
 
-    mutating func nextSequence(_ app: AppID) -> UInt64 {
+    private func nextSequence(_ app: AppID) -> UInt64 {
         let next = (sequences[app] ?? 0) + 1
         sequences[app] = next
         return next
+    }
+
+    // MARK: - Update events
+
+    /// Posts an event to every connected scene of `app`, the poster's own scene included.
+    /// With `wait`, returns once each of them acknowledged it, dropped it in an overflow or
+    /// went away, or when `wait` has passed.
+    func post(app: AppID, name: String, payload: [String: PlistValue], from poster: SessionID?, wait: Duration?, in broker: isolated Broker) async throws(BrokerError) -> PostOutcome {
+        _ = try broker.apps.manifest(app)
+        try SyncLimits.checkKey(name, what: "the update's name")
+        try SyncLimits.checkSize(payload, maxBytes: broker.configuration.maxUpdatePayloadBytes, what: "the update's payload")
+        let sequence = nextSequence(app)
+        let event = Windowbroker_V1_UpdateEvent.with {
+            $0.name = name
+            $0.payload = PlistValue.wire(dictionary: payload)
+            $0.postedAt = Date().timeIntervalSince1970
+            $0.postedBy = poster?.description ?? ""
+        }
+        let receivers = outlets.filter { $0.value.appID == app }.map(\.key)
+        let key = PostKey(app: app, sequence: sequence)
+        if wait != nil {
+            waits[key] = PostWait(start: .now, expected: Set(receivers))
+        }
+        for id in receivers { enqueue(.event(event), sequence: sequence, for: id, in: broker) }
+        postedCount += 1
+        broker.emit(poster, app: app, .updatePosted(name: name, sequence: sequence, receivers: receivers.count))
+        var outcome = PostOutcome(sequence: sequence, receivers: receivers.count)
+        guard let wait else { return outcome }
+        let deadline = Task {
+            guard (try? await broker.configuration.clock.sleep(for: wait)) != nil else { return }
+            self.finishWait(key)
+        }
+        defer { deadline.cancel() }
+        if waits[key]?.expected.isEmpty == false {
+            await withCheckedContinuation { waits[key]?.continuation = $0 }
+        }
+        if let done = waits.removeValue(forKey: key) {
+            outcome.acknowledged = done.acknowledged
+            outcome.dropped = Array(done.dropped)
+            outcome.unacknowledged = Array(done.expected.union(done.gone))
+        }
+        return outcome
+    }
+
+    private func finishWait(_ key: PostKey) {
+        waits[key]?.continuation?.resume()
+        waits[key]?.continuation = nil
+    }
+
+    /// A receiver is done with a waited-for post, one way or another.
+    private func settle(_ key: PostKey, _ id: SessionID, _ outcome: (inout PostWait) -> Void) {
+        guard var wait = waits[key], wait.expected.remove(id) != nil else { return }
+        outcome(&wait)
+        waits[key] = wait
+        if wait.expected.isEmpty { finishWait(key) }
+    }
+
+    // MARK: - Shared defaults
+
+    func defaults(app: AppID, in broker: isolated Broker) throws(BrokerError) -> [String: PlistValue] {
+        _ = try broker.apps.manifest(app)
+        return defaults[app] ?? [:]
+    }
+
+    /// Writes (or with nil, deletes) one default of `app`: committed to the store first, then
+    /// delivered to every connected scene of the app, the writer's included. Returns the
+    /// change's sequence (0: nothing changed).
+    func setDefault(app: AppID, key: String, value: PlistValue?, from writer: SessionID?, in broker: isolated Broker) async throws(BrokerError) -> UInt64 {
+        _ = try broker.apps.manifest(app)
+        try SyncLimits.checkKey(key, what: "the default's key")
+        let ticket = defaultsTurns.take(app)
+        if !defaultsTurns.tryEnter(app, ticket: ticket) {
+            await withCheckedContinuation { defaultsTurns.wait(app, ticket: ticket, $0) }
+        }
+        defer { defaultsTurns.leave(app) }
+        var next = defaults[app] ?? [:]
+        guard next[key] != value else { return 0 }
+        next[key] = value
+        if value != nil {
+            try SyncLimits.checkSize(next, maxBytes: broker.configuration.maxDefaultsBytes, what: "app '\(app)''s defaults")
+        }
+        do {
+            try await broker.store.setDefault(app: app, key: key, value: value)
+        } catch {
+            throw SessionStore.brokerError(error, doing: "save the default '\(key)'", path: broker.store.path)
+        }
+        defaults[app] = next
+        let sequence = nextSequence(app)
+        let change = Windowbroker_V1_DefaultsChange.with {
+            $0.key = key
+            if let value { $0.value = value.wire } else { $0.removed = true }
+        }
+        for (id, outlet) in outlets where outlet.appID == app {
+            enqueue(.defaults(change), sequence: sequence, for: id, in: broker)
+        }
+        broker.emit(writer, app: app, .defaultsChanged(key: key, removed: value == nil, sequence: sequence))
+        return sequence
+    }
+
+    // MARK: - Delivery
+
+    /// What a connecting scene gets before willConnect, taken in the same turn as its queue
+    /// opens: nothing posted after the snapshot is missed, nothing in it is delivered twice.
+    func openOutlet(_ id: SessionID, app: AppID, connection: WireConnection, in broker: isolated Broker) -> (defaults: [String: PlistValue], sequence: UInt64) {
+        outlets[id] = UpdateOutlet(appID: app, connection: connection, queue: UpdateQueue(capacity: broker.configuration.updateQueueLimit))
+        return (defaults[app] ?? [:], sequences[app] ?? 0)
+    }
+
+    /// willConnect returned: what queued up meanwhile goes out.
+    func outletReady(_ id: SessionID, in broker: isolated Broker) {
+        outlets[id]?.ready = true
+        pump(id, in: broker)
+    }
+
+    /// The scene is going away: nothing more is queued for it, and waiting posts stop waiting
+    /// for it. With `token`, only if it is still that connection's outlet.
+    func closeOutlet(_ id: SessionID, token: UUID? = nil) {
+        guard let outlet = outlets[id], token == nil || outlet.token == token else { return }
+        outlets[id] = nil
+        for key in waits.keys where key.app == outlet.appID {
+            settle(key, id) { $0.gone.insert(id) }
+        }
+    }
+
+    private func enqueue(_ update: QueuedUpdate, sequence: UInt64, for id: SessionID, in broker: isolated Broker) {
+        guard let overflow = outlets[id]?.queue.enqueue(sequence, update) else {
+            pump(id, in: broker)
+            return
+        }
+        let app = outlets[id]?.appID ?? ""
+        for dropped in overflow.sequences {
+            settle(PostKey(app: app, sequence: dropped), id) { $0.dropped.insert(id) }
+        }
+        if overflow.newNotice {
+            droppedNotices += 1
+            broker.logger.warning("a scene's update queue overflowed; it will resynchronise", metadata: [
+                "session": "\(id)", "from": "\(overflow.range.lowerBound)", "to": "\(overflow.range.upperBound)",
+            ])
+        }
+        broker.emit(id, app: app, .updatesDropped(from: overflow.range.lowerBound, to: overflow.range.upperBound))
+    }
+
+    private func pump(_ id: SessionID, in broker: isolated Broker) {
+        guard let outlet = outlets[id], outlet.ready, !outlet.sending, !outlet.queue.isEmpty else { return }
+        outlets[id]?.sending = true
+        Task { await self.deliver(to: id, token: outlet.token, in: broker) }
+    }
+
+    /// The scene's delivery task: one update at a time, each acknowledged before the next.
+    private func deliver(to id: SessionID, token: UUID, in broker: isolated Broker) async {
+        while let outlet = outlets[id], outlet.token == token {
+            guard let next = outlets[id]?.queue.next() else {
+                outlets[id]?.sending = false
+                return
+            }
+            let delivery: Windowbroker_V1_UpdateDelivery
+            switch next {
+            case .item(let sequence, .event(let event)):
+                delivery = .with {
+                    $0.sequence = sequence
+                    $0.event = event
+                }
+            case .item(let sequence, .defaults(let change)):
+                delivery = .with {
+                    $0.sequence = sequence
+                    $0.defaultsChanged = change
+                }
+            case .dropped(let range):
+                let defaults = defaults[outlet.appID] ?? [:]
+                delivery = .with {
+                    $0.sequence = range.upperBound
+                    $0.dropped = .with {
+                        $0.from = range.lowerBound
+                        $0.to = range.upperBound
+                        $0.defaults = PlistValue.wire(dictionary: defaults)
+                    }
+                }
+            }
+            do {
+                _ = try await outlet.connection.request(
+                    .workerCommand(.with { $0.update = delivery }), timeout: broker.configuration.updateAckTimeout, what: "the scene (update \(delivery.sequence))")
+                if case .item = next {
+                    let key = PostKey(app: outlet.appID, sequence: delivery.sequence)
+                    if let start = waits[key]?.start {
+                        let elapsed = ContinuousClock.now - start
+                        settle(key, id) { $0.acknowledged[id] = elapsed }
+                    }
+                }
+            } catch let error as BrokerError where error.code == .connectionClosed {
+                closeOutlet(id, token: token)
+                return
+            } catch {
+                // A scene that misses the deadline may still be working through its backlog:
+                // the next update waits behind it, and its queue bounds what piles up.
+                broker.logger.notice("a scene did not acknowledge an update", metadata: ["session": "\(id)", "sequence": "\(delivery.sequence)", "error": "\(error)"])
+            }
+        }
     }
 }
 
@@ -72,202 +272,21 @@ public struct PostOutcome: Sendable {
     public var dropped: [SessionID] = []
 }
 
+/// The broker's face for keeping scenes in sync: each call is `SceneSync`'s, in the broker's
+/// isolation.
 extension Broker {
-    // MARK: - Update events
-
-    /// Posts an event to every connected scene of `app`, the poster's own scene included.
-    /// With `wait`, returns once each of them acknowledged it, dropped it in an overflow or
-    /// went away, or when `wait` has passed.
+    /// Posts an event to every connected scene of `app`; with `wait`, until each acknowledged it.
     public func post(app: AppID, name: String, payload: [String: PlistValue], from poster: SessionID?, wait: Duration?) async throws(BrokerError) -> PostOutcome {
-        _ = try apps.manifest(app)
-        try SyncLimits.checkKey(name, what: "the update's name")
-        try SyncLimits.checkSize(payload, maxBytes: configuration.maxUpdatePayloadBytes, what: "the update's payload")
-        let sequence = sync.nextSequence(app)
-        let event = Windowbroker_V1_UpdateEvent.with {
-            $0.name = name
-            $0.payload = PlistValue.wire(dictionary: payload)
-            $0.postedAt = Date().timeIntervalSince1970
-            $0.postedBy = poster?.description ?? ""
-        }
-        let receivers = sync.outlets.filter { $0.value.appID == app }.map(\.key)
-        let key = PostKey(app: app, sequence: sequence)
-        if wait != nil {
-            sync.waits[key] = PostWait(start: .now, expected: Set(receivers))
-        }
-        for id in receivers { enqueue(.event(event), sequence: sequence, for: id) }
-        sync.postedCount += 1
-        emit(poster, app: app, .updatePosted(name: name, sequence: sequence, receivers: receivers.count))
-        var outcome = PostOutcome(sequence: sequence, receivers: receivers.count)
-        guard let wait else { return outcome }
-        let deadline = Task {
-            guard (try? await self.configuration.clock.sleep(for: wait)) != nil else { return }
-            self.finishWait(key)
-        }
-        defer { deadline.cancel() }
-        if sync.waits[key]?.expected.isEmpty == false {
-            await withCheckedContinuation { sync.waits[key]?.continuation = $0 }
-        }
-        if let done = sync.waits.removeValue(forKey: key) {
-            outcome.acknowledged = done.acknowledged
-            outcome.dropped = Array(done.dropped)
-            outcome.unacknowledged = Array(done.expected.union(done.gone))
-        }
-        return outcome
+        try await sync.post(app: app, name: name, payload: payload, from: poster, wait: wait, in: self)
     }
-
-    private func finishWait(_ key: PostKey) {
-        sync.waits[key]?.continuation?.resume()
-        sync.waits[key]?.continuation = nil
-    }
-
-    /// A receiver is done with a waited-for post, one way or another.
-    private func settle(_ key: PostKey, _ id: SessionID, _ outcome: (inout PostWait) -> Void) {
-        guard var wait = sync.waits[key], wait.expected.remove(id) != nil else { return }
-        outcome(&wait)
-        sync.waits[key] = wait
-        if wait.expected.isEmpty { finishWait(key) }
-    }
-
-    // MARK: - Shared defaults
 
     public func defaults(app: AppID) throws(BrokerError) -> [String: PlistValue] {
-        _ = try apps.manifest(app)
-        return sync.defaults[app] ?? [:]
+        try sync.defaults(app: app, in: self)
     }
 
-    /// Writes (or with nil, deletes) one default of `app`: committed to the store first, then
-    /// delivered to every connected scene of the app, the writer's included. Returns the
-    /// change's sequence (0: nothing changed).
+    /// Writes (nil: deletes) one of `app`'s shared defaults; its sequence, 0 when nothing changed.
     public func setDefault(app: AppID, key: String, value: PlistValue?, from writer: SessionID?) async throws(BrokerError) -> UInt64 {
-        _ = try apps.manifest(app)
-        try SyncLimits.checkKey(key, what: "the default's key")
-        let ticket = sync.defaultsTurns.take(app)
-        if !sync.defaultsTurns.tryEnter(app, ticket: ticket) {
-            await withCheckedContinuation { sync.defaultsTurns.wait(app, ticket: ticket, $0) }
-        }
-        defer { sync.defaultsTurns.leave(app) }
-        var next = sync.defaults[app] ?? [:]
-        guard next[key] != value else { return 0 }
-        next[key] = value
-        if value != nil {
-            try SyncLimits.checkSize(next, maxBytes: configuration.maxDefaultsBytes, what: "app '\(app)''s defaults")
-        }
-        do {
-            try await store.setDefault(app: app, key: key, value: value)
-        } catch {
-            throw SessionStore.brokerError(error, doing: "save the default '\(key)'", path: store.path)
-        }
-        sync.defaults[app] = next
-        let sequence = sync.nextSequence(app)
-        let change = Windowbroker_V1_DefaultsChange.with {
-            $0.key = key
-            if let value { $0.value = value.wire } else { $0.removed = true }
-        }
-        for (id, outlet) in sync.outlets where outlet.appID == app {
-            enqueue(.defaults(change), sequence: sequence, for: id)
-        }
-        emit(writer, app: app, .defaultsChanged(key: key, removed: value == nil, sequence: sequence))
-        return sequence
-    }
-
-    // MARK: - Delivery
-
-    /// What a connecting scene gets before willConnect, taken in the same turn as its queue
-    /// opens: nothing posted after the snapshot is missed, nothing in it is delivered twice.
-    func openOutlet(_ id: SessionID, app: AppID, connection: WireConnection) -> (defaults: [String: PlistValue], sequence: UInt64) {
-        sync.outlets[id] = UpdateOutlet(appID: app, connection: connection, queue: UpdateQueue(capacity: configuration.updateQueueLimit))
-        return (sync.defaults[app] ?? [:], sync.sequences[app] ?? 0)
-    }
-
-    /// willConnect returned: what queued up meanwhile goes out.
-    func outletReady(_ id: SessionID) {
-        sync.outlets[id]?.ready = true
-        pump(id)
-    }
-
-    /// The scene is going away: nothing more is queued for it, and waiting posts stop waiting
-    /// for it. With `token`, only if it is still that connection's outlet.
-    func closeOutlet(_ id: SessionID, token: UUID? = nil) {
-        guard let outlet = sync.outlets[id], token == nil || outlet.token == token else { return }
-        sync.outlets[id] = nil
-        for key in sync.waits.keys where key.app == outlet.appID {
-            settle(key, id) { $0.gone.insert(id) }
-        }
-    }
-
-    private func enqueue(_ update: QueuedUpdate, sequence: UInt64, for id: SessionID) {
-        guard let overflow = sync.outlets[id]?.queue.enqueue(sequence, update) else {
-            pump(id)
-            return
-        }
-        let app = sync.outlets[id]?.appID ?? ""
-        for dropped in overflow.sequences {
-            settle(PostKey(app: app, sequence: dropped), id) { $0.dropped.insert(id) }
-        }
-        if overflow.newNotice {
-            sync.droppedNotices += 1
-            logger.warning("a scene's update queue overflowed; it will resynchronise", metadata: [
-                "session": "\(id)", "from": "\(overflow.range.lowerBound)", "to": "\(overflow.range.upperBound)",
-            ])
-        }
-        emit(id, app: app, .updatesDropped(from: overflow.range.lowerBound, to: overflow.range.upperBound))
-    }
-
-    private func pump(_ id: SessionID) {
-        guard let outlet = sync.outlets[id], outlet.ready, !outlet.sending, !outlet.queue.isEmpty else { return }
-        sync.outlets[id]?.sending = true
-        Task { await self.deliver(to: id, token: outlet.token) }
-    }
-
-    /// The scene's delivery task: one update at a time, each acknowledged before the next.
-    private func deliver(to id: SessionID, token: UUID) async {
-        while let outlet = sync.outlets[id], outlet.token == token {
-            guard let next = sync.outlets[id]?.queue.next() else {
-                sync.outlets[id]?.sending = false
-                return
-            }
-            let delivery: Windowbroker_V1_UpdateDelivery
-            switch next {
-            case .item(let sequence, .event(let event)):
-                delivery = .with {
-                    $0.sequence = sequence
-                    $0.event = event
-                }
-            case .item(let sequence, .defaults(let change)):
-                delivery = .with {
-                    $0.sequence = sequence
-                    $0.defaultsChanged = change
-                }
-            case .dropped(let range):
-                let defaults = sync.defaults[outlet.appID] ?? [:]
-                delivery = .with {
-                    $0.sequence = range.upperBound
-                    $0.dropped = .with {
-                        $0.from = range.lowerBound
-                        $0.to = range.upperBound
-                        $0.defaults = PlistValue.wire(dictionary: defaults)
-                    }
-                }
-            }
-            do {
-                _ = try await outlet.connection.request(
-                    .workerCommand(.with { $0.update = delivery }), timeout: configuration.updateAckTimeout, what: "the scene (update \(delivery.sequence))")
-                if case .item = next {
-                    let key = PostKey(app: outlet.appID, sequence: delivery.sequence)
-                    if let start = sync.waits[key]?.start {
-                        let elapsed = ContinuousClock.now - start
-                        settle(key, id) { $0.acknowledged[id] = elapsed }
-                    }
-                }
-            } catch let error as BrokerError where error.code == .connectionClosed {
-                closeOutlet(id, token: token)
-                return
-            } catch {
-                // A scene that misses the deadline may still be working through its backlog:
-                // the next update waits behind it, and its queue bounds what piles up.
-                logger.notice("a scene did not acknowledge an update", metadata: ["session": "\(id)", "sequence": "\(delivery.sequence)", "error": "\(error)"])
-            }
-        }
+        try await sync.setDefault(app: app, key: key, value: value, from: writer, in: self)
     }
 
     /// The app a scene's own request is about: its own (a scene may not touch another app's).
