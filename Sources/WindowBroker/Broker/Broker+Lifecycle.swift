@@ -84,12 +84,7 @@ extension Broker {
         unbind(driver)
         sync.closeOutlet(id)
         leaveFocus(id)
-        if reason == .memoryPressure {
-            // Counted the moment the memory is given back, so `pressure` never shows the
-            // smaller footprint without the reclaim that made it.
-            memory.reclaimedCount += 1
-            memory.reclaimedBytes += memory.pss[id] ?? 0
-        }
+        if reason == .memoryPressure { memory.recordReclaimed(id) }
         guard let appID = drivers[id]?.session.appID else { return }
         setState(id, .unattached)
         drivers[id]?.session.lastDisconnect = reason

@@ -26,7 +26,7 @@ struct PrewarmPools {
 extension Broker {
     /// Tops every app's pool up to its `prewarm` count, in the background.
     func refillPools() {
-        guard !pools.closed, memory.policy.level == .normal else { return }
+        guard !pools.closed, memory.level == .normal else { return }
         for app in apps.manifests.values.sorted(by: { $0.id < $1.id }) where app.prewarm > 0 {
             // An app in a crash loop is not refilled either: refills count against its start
             // limit like launches, and the pool tries again once the wait is over.
@@ -62,7 +62,7 @@ extension Broker {
             return
         }
         let wanted = apps.manifests[app.id]?.prewarm ?? 0
-        guard !pools.closed, memory.policy.level == .normal, (pools.ready[app.id]?.count ?? 0) < wanted else {
+        guard !pools.closed, memory.level == .normal, (pools.ready[app.id]?.count ?? 0) < wanted else {
             await worker.markIntendedEnd(.memoryPressure)
             worker.kill()
             return

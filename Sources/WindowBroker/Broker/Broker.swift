@@ -44,7 +44,8 @@ public actor Broker {
     /// Sessions discarded during this run, so a late request gets "discarded" rather than "unknown".
     var discarded: Set<SessionID> = []
     var events = EventHub()
-    var memory: MemoryState
+    /// The memory level and the response to it (`Memory/PressureResponder.swift`).
+    let memory: PressureResponder
     var pools = PrewarmPools()
     var startLimit: StartLimit
     /// Update events, shared defaults and the scenes' update queues (`Sync/`).
@@ -66,7 +67,7 @@ public actor Broker {
     ) async throws {
         self.configuration = configuration
         self.memoryConfiguration = memory
-        self.memory = MemoryState(policy: PressurePolicy(thresholds: memory.thresholds))
+        self.memory = PressureResponder(configuration: memory)
         self.logger = logger
         self.focus = FocusCoordinator(maxForeground: configuration.maxForegroundScenes)
         self.startLimit = StartLimit(burst: configuration.startLimitBurst, interval: configuration.startLimitInterval)
@@ -186,7 +187,7 @@ public actor Broker {
     /// "Ready: 3 sessions, 1 worker".
     public var statusLine: String {
         func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
-        let line = "Ready: \(count(drivers.count, "session")), \(count(workers.count, "worker")), pressure \(memory.policy.level)"
+        let line = "Ready: \(count(drivers.count, "session")), \(count(workers.count, "worker")), pressure \(memory.level)"
         let warnings = store.warnings + damageWarnings
         return warnings.isEmpty ? line : line + "; WARNING: \(warnings.joined(separator: "; "))"
     }

@@ -1,0 +1,169 @@
+import Foundation
+import IPCWire
+
+/// What the broker does about memory: it owns the level (computed by the pure
+/// `PressurePolicy` from the monitor's readings), the last readings, and what reclaim has
+/// done, and it responds: background scenes are warned, then saved and reclaimed, least
+/// recently used first. Foreground scenes are never reclaimed. It lives in the broker's
+/// isolation (its methods take the broker as an `isolated` parameter), like a `SessionDriver`.
+final class PressureResponder {
+    let configuration: MemoryConfiguration
+    var policy: PressurePolicy
+    var inputs = PressureInputs(psi: nil, memInfo: nil, workersPSS: 0, budget: nil)
+    var reasons: [String] = []
+    /// Each live worker's proportional set size, from its last sample.
+    var pss: [SessionID: UInt64] = [:]
+    var psiSource = "not sampled yet"
+    var lastAction: ContinuousClock.Instant?
+    var reclaimedCount = 0
+    var reclaimedBytes: UInt64 = 0
+    /// Readings acted on since start.
+    var samples: UInt64 = 0
+    /// Asks the monitor for a reading now (a launch, a refilled pool).
+    var wake: (@Sendable () -> Void)?
+
+    init(configuration: MemoryConfiguration) {
+        self.configuration = configuration
+        policy = PressurePolicy(thresholds: configuration.thresholds)
+    }
+
+    var level: PressureLevel { policy.level }
+
+    /// A reclaimed scene's process is gone: counted the moment its memory is given back, so
+    /// `pressure` never shows the smaller footprint without the reclaim that made it.
+    func recordReclaimed(_ id: SessionID) {
+        reclaimedCount += 1
+        reclaimedBytes += pss[id] ?? 0
+    }
+
+    /// What the live workers use, from their last samples.
+    private func liveWorkersPSS(in broker: isolated Broker) -> UInt64 {
+        pss.filter { broker.drivers[$0.key]?.worker != nil }.values.reduce(0, +)
+    }
+
+    /// The memory picture `wmctl pressure` and `status` show.
+    func report(in broker: isolated Broker) -> PressureReport {
+        PressureReport(
+            level: policy.level, reasons: reasons, inputs: inputs, psiSource: psiSource,
+            workersPSS: liveWorkersPSS(in: broker), budget: configuration.budget,
+            reclaimedCount: reclaimedCount, reclaimedBytes: reclaimedBytes, samples: samples)
+    }
+
+    /// New readings from the monitor: update the level and respond when it calls for it.
+    func apply(_ inputs: PressureInputs, pss: [SessionID: UInt64], in broker: isolated Broker) async {
+        self.inputs = inputs
+        self.pss = pss
+        samples += 1
+        let before = policy.level
+        let (level, now, reasons) = policy.update(inputs, now: broker.configuration.clock.now)
+        self.reasons = reasons
+        if level != before {
+            broker.logger.notice("memory pressure level changed", metadata: ["from": "\(before)", "to": "\(level)", "reasons": "\(reasons.joined(separator: "; "))"])
+            broker.emit(nil, .pressureChanged(from: before, to: level, reasons: reasons, simulated: false))
+        }
+        // Hysteresis holds the reported level; actions follow what the inputs call for now, so a
+        // level held at critical after the budget is met reclaims nothing more.
+        guard now > .normal else {
+            if level == .normal { broker.refillPools() }
+            return
+        }
+        let due = level > before || lastAction.map { broker.configuration.clock.now - $0 >= configuration.minimumActionInterval } ?? true
+        guard due else { return }
+        _ = await respond(to: now, simulated: false, saving: true, in: broker)
+    }
+
+    /// `wmctl pressure simulate`: the same response a real signal gets.
+    func simulate(_ level: PressureLevel, saving: Bool, in broker: isolated Broker) async -> PressureOutcome {
+        broker.emit(nil, .pressureChanged(from: policy.level, to: level, reasons: [], simulated: true))
+        return await respond(to: level, simulated: true, saving: saving, in: broker)
+    }
+
+    /// warning: every background scene is told to trim. critical: background scenes are
+    /// reclaimed, least recently used first: down to the budget minus its margin when the
+    /// budget is what is exceeded; one per action interval for kernel pressure (the level is
+    /// re-read in between); all of them when simulated. LRU order decides which scenes go;
+    /// they then save and stop side by side, `reclaimConcurrency` at a time.
+    private func respond(to level: PressureLevel, simulated: Bool, saving: Bool, in broker: isolated Broker) async -> PressureOutcome {
+        lastAction = broker.configuration.clock.now
+        var outcome = PressureOutcome(level: level)
+        // Idle prewarmed processes go before any scene is disturbed.
+        await broker.drainPools(reason: .memoryPressure)
+        let background = broker.allSessions
+            .filter { $0.state == .background && broker.drivers[$0.id]?.worker != nil }
+            .sorted { $0.lastActiveAt < $1.lastActiveAt }
+        if level == .warning {
+            let freed = await broker.concurrently(background.map(\.id), limit: background.count) { id in
+                await broker.warn(id, level: level)
+            }
+            outcome.warned = background.compactMap { session in freed[session.id]?.map { (session.id, $0) } }
+            return outcome
+        }
+        let used = liveWorkersPSS(in: broker)
+        let target = configuration.budget.map { UInt64(Double($0) * (1 - configuration.budgetMargin)) }
+        var victims: [SessionID] = []
+        if simulated {
+            victims = background.map(\.id)
+        } else if let target, used > target {
+            var remaining = used
+            for session in background where remaining > target {
+                victims.append(session.id)
+                let freed = pss[session.id] ?? 0
+                remaining = remaining > freed ? remaining - freed : 0
+            }
+        } else {
+            victims = background.prefix(1).map(\.id)
+        }
+        let results = await broker.concurrently(victims, limit: broker.configuration.reclaimConcurrency) { id in
+            await broker.reclaimForMemory(id, level: level, saving: saving)
+        }
+        outcome.reclaimed = victims.compactMap { results[$0] ?? nil }
+        let freed = outcome.reclaimed.reduce(0) { $0 + $1.freed }
+        if let target, used - min(used, freed) > target, !simulated {
+            broker.logger.warning("over the memory budget with no background scene left to reclaim",
+                           metadata: ["used": "\((used - min(used, freed)).mebibytes)", "target": "\(target.mebibytes)"])
+        }
+        wake?()
+        return outcome
+    }
+
+    /// Refuses a launch when the foreground alone already exceeds the budget: nothing
+    /// else is killed to make room for it.
+    func checkRoomForLaunch(in broker: isolated Broker) throws {
+        guard let budget = configuration.budget else { return }
+        let foreground = broker.allSessions.filter { $0.state.isForeground }.compactMap { pss[$0.id] }.reduce(0, +)
+        if foreground > budget {
+            throw BrokerError(.resourceExhausted, "not enough memory for another scene: the foreground scenes use \(foreground.mebibytes) of the \(budget.mebibytes) budget; close or background one first")
+        }
+    }
+}
+
+/// What a response to pressure did.
+public struct PressureOutcome: Sendable {
+    public var level: PressureLevel
+    public var warned: [(SessionID, UInt64)] = []
+    public var reclaimed: [ReclaimRecord] = []
+}
+
+public struct ReclaimRecord: Sendable {
+    public var id: SessionID
+    public var freed: UInt64
+    public var seconds: Double
+    public var startedAt: Date
+    public var detail: String
+}
+
+/// Memory pressure as the broker sees it now: the level and why, the last readings, what the
+/// live workers use against the budget, and what was reclaimed since start.
+public struct PressureReport: Sendable {
+    public var level: PressureLevel
+    public var reasons: [String]
+    public var inputs: PressureInputs
+    /// Where PSI is read and how it is watched (a trigger, or polling).
+    public var psiSource: String
+    public var workersPSS: UInt64
+    public var budget: UInt64?
+    public var reclaimedCount: Int
+    public var reclaimedBytes: UInt64
+    /// How many readings the broker has acted on since it started.
+    public var samples: UInt64
+}
