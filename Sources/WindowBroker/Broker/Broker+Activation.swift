@@ -151,7 +151,7 @@ extension Broker {
         }
         drivers[id]?.session.presentation = decision.presentation
         drivers[id]?.session.requestedBy = requestedBy
-        defer { refillPools() }  // after the launch, if it took a prewarmed worker
+        defer { pools.refill(in: self) }  // after the launch, if it took a prewarmed worker
         let others = decision.changes.map { change in refocusLater(change) }
         var notes: [String]
         let launch: LaunchKind
@@ -395,7 +395,7 @@ extension Broker {
     public func shutdown() async -> ShutdownReport {
         if phase == .running { phase = .draining }
         pools.closed = true
-        await drainPools(reason: .brokerStopped)
+        await pools.drain(reason: .brokerStopped, in: self)
         let failures = await concurrently(Array(workers.values), limit: configuration.reclaimConcurrency) { id in
             await self.stopForShutdown(id)
         }

@@ -77,7 +77,7 @@ extension Broker {
         let intended = await worker.intendedEnd != nil
         let saidHello = await worker.saidHello
         guard let driver = sessionShown(by: worker) else {
-            removeFromPool(worker)
+            pools.remove(worker)
             return
         }
         let id = driver.id

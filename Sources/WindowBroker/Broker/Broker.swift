@@ -46,7 +46,7 @@ public actor Broker {
     var events = EventHub()
     /// The memory level and the response to it (`Memory/PressureResponder.swift`).
     let memory: PressureResponder
-    var pools = PrewarmPools()
+    let pools = PrewarmPools()
     var startLimit: StartLimit
     /// Update events, shared defaults and the scenes' update queues (`Sync/`).
     let sync = SceneSync()
@@ -148,7 +148,7 @@ public actor Broker {
             logger.warning("no apps are installed: no manifest was found in \(searched.isEmpty ? "no directory" : searched); give one with --apps-dir")
         }
         reapplyRuntimeMenus()
-        refillPools()
+        pools.refill(in: self)
         return problems
     }
 

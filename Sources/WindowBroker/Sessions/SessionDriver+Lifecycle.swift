@@ -171,7 +171,7 @@ extension SessionDriver {
         // The slot is taken in the same step as the check: a launch that suspends (taking a
         // prewarmed worker, spawning) cannot let another one past the limit meanwhile.
         broker.launchesInFlight += 1
-        if let prewarmed = await broker.takePrewarmed(app.id) {
+        if let prewarmed = await broker.pools.take(app.id, in: broker) {
             broker.launchesInFlight -= 1
             broker.bind(prewarmed, to: self)
             broker.workerOutput.bind(pid: prewarmed.pid, session: id)
