@@ -22,7 +22,7 @@ extension Broker {
     /// broker runs, one write at a time, the newest state last. A stop takes every scene off
     /// the screen on purpose: that is not recorded, so the next start puts them back.
     func recordWorkspace() {
-        guard phase == .running else { return }
+        guard phase.isRunning else { return }
         let now = SessionStore.Workspace(visible: focus.visible, key: focus.key)
         guard now != workspace.recorded else { return }
         workspace.recorded = now

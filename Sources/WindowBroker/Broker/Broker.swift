@@ -50,15 +50,8 @@ public actor Broker {
     var startLimit: StartLimit
     /// Update events, shared defaults and the scenes' update queues (`Sync/`).
     let sync = SceneSync()
-    /// Where the broker is in its own life: `draining` refuses new work and lets what is in
-    /// flight finish before every scene is saved and stopped.
-    public enum Phase: String, Sendable {
-        case running, draining, stopped
-    }
-    public internal(set) var phase = Phase.running
-    /// Control requests (from wmctl and scenes) being answered now.
-    var requestsInFlight = 0
-    var requestsDrained: [CheckedContinuation<Void, Never>] = []
+    /// Where the broker is in its own life (running, draining, stopped) and the requests in flight.
+    let phase = BrokerPhase()
 
     /// `launcher` starts workers; nil means real processes (`WorkerSpawner`).
     public init(

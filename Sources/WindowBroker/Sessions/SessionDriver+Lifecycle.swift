@@ -161,7 +161,7 @@ extension SessionDriver {
                 "app '\(app.id)' failed to start or crashed \(broker.startLimit.burst) times within \(broker.startLimit.interval.formattedSeconds); new scenes are refused for another \(Int(seconds.rounded(.up))) s",
                 retryAfterSeconds: seconds)
         }
-        guard broker.phase == .running else {
+        guard broker.phase.isRunning else {
             throw BrokerError(.requestDenied, "the broker is stopping; no scene is started now")
         }
         guard broker.workers.count + broker.launchesInFlight < configuration.maxLiveWorkers else {
