@@ -27,7 +27,7 @@ extension Broker {
                 }
                 return
             }
-            await workerMessage(envelope, from: id, connection: worker.connection)
+            await drivers[id]?.received(envelope, on: worker.connection, in: self)
         case .connectionClosed:
             // End of file is a failure whatever the process does next; the exit path (or the
             // reap below, for a process that runs on) records why.
@@ -41,86 +41,9 @@ extension Broker {
         }
     }
 
-    private func workerMessage(_ envelope: Envelope, from id: SessionID, connection: WireConnection) async {
-        switch envelope.body {
-        case .workerMessage(let message):
-            switch message.kind {
-            case .sceneUpdate(let update)?:
-                await apply(update, to: id, envelope: envelope, connection: connection)
-            case .restorationExtended?:
-                emit(id, app: drivers[id]?.session.appID ?? "", .restorationExtended)
-                if envelope.id != 0 { await connection.reply(to: envelope, with: .workerMessage(.with { $0.ack = .init() })) }
-            case .keyboardFocus(let change)?:
-                keyboardFocus(id, focused: change.focused)
-                if envelope.id != 0 { await connection.reply(to: envelope, with: .workerMessage(.with { $0.ack = .init() })) }
-            case .closeRequested?:
-                if envelope.id != 0 { await connection.reply(to: envelope, with: .workerMessage(.with { $0.ack = .init() })) }
-                // Its own task: the disconnect waits for this scene's answers, which come
-                // through this supervisor.
-                Task { await self.windowClosed(id) }
-            case .keyInput(let input)?:
-                startSceneRequest(envelope, from: id, connection: connection) {
-                    await self.keyInput(input, from: id)
-                }
-            case .storage(let update)?:
-                do {
-                    try await driver(id).applyStorage(update, in: self)
-                    if envelope.id != 0 { await connection.reply(to: envelope, with: .workerMessage(.with { $0.ack = .init() })) }
-                } catch {
-                    logger.warning("refused a scene's storage change", metadata: ["session": "\(id)", "error": "\(error)"])
-                    if envelope.id != 0 { await connection.reply(to: envelope, error: error as? BrokerError ?? BrokerError(.internalError, "\(error)")) }
-                }
-            default:
-                // Every request is answered: the scene may be waiting for it before it replies.
-                if envelope.id != 0 {
-                    await connection.reply(to: envelope, error: BrokerError(.invalidRequest, "the broker does not take this message unasked"))
-                }
-            }
-        case .controlRequest(let request):
-            // A scene asking for scenes (requestSceneSessionActivation and friends).
-            startSceneRequest(envelope, from: id, connection: connection) {
-                let handler = ControlRequestHandler(broker: self, logger: self.logger)
-                return await handler.answer(request, from: id)
-            }
-        default:
-            if envelope.id != 0 {
-                await connection.reply(to: envelope, error: BrokerError(.invalidRequest, "workers may only send scene updates, scene requests and replies"))
-            }
-        }
-    }
-
-    /// Answers a scene's request in a task of its own: the answer may need this scene's
-    /// lifecycle to move on first. At most `maxSceneRequestsInFlight` per scene: the SDK keeps
-    /// one in flight, so only a misbehaving scene meets the limit, and it gets an answer, not
-    /// a growing broker.
-    private func startSceneRequest(
-        _ envelope: Envelope, from id: SessionID, connection: WireConnection, _ answer: @escaping @Sendable () async -> Envelope.OneOf_Body
-    ) {
-        guard let driver = drivers[id] else { return }
-        let inFlight = driver.requestsInFlight
-        guard inFlight < configuration.maxSceneRequestsInFlight else {
-            if !driver.refusingRequests {
-                driver.refusingRequests = true
-                logger.warning("a scene sends requests without waiting for answers; refusing the excess with resourceExhausted", metadata: [
-                    "SESSION_ID": "\(id)", "inFlight": "\(inFlight)",
-                ])
-            }
-            Task {
-                await connection.reply(to: envelope, error: BrokerError(
-                    .resourceExhausted, "this scene has \(inFlight) requests in flight (limit \(configuration.maxSceneRequestsInFlight)); wait for answers before sending more"))
-            }
-            return
-        }
-        driver.requestsInFlight += 1
-        Task {
-            await connection.reply(to: envelope, with: await answer())
-            self.sceneRequestFinished(driver)
-        }
-    }
-
     /// A key with a command modifier from the scene's window: dispatched as `wmctl key` would,
     /// to this scene (the one whose window has the keyboard).
-    private func keyInput(_ input: Windowbroker_V1_KeyInput, from id: SessionID) async -> Envelope.OneOf_Body {
+    func keyInput(_ input: Windowbroker_V1_KeyInput, from id: SessionID) async -> Envelope.OneOf_Body {
         do {
             let shortcut = try KeyShortcut(parsing: input.shortcut)
             let outcome = try await key(shortcut, session: id)
@@ -151,22 +74,5 @@ extension Broker {
             ])
         }
         for task in returning { _ = await task.value }
-    }
-
-    private func sceneRequestFinished(_ driver: SessionDriver) {
-        driver.requestsInFlight -= 1
-        if driver.requestsInFlight == 0 { driver.refusingRequests = false }
-    }
-
-    private func apply(_ update: Windowbroker_V1_SceneUpdate, to id: SessionID, envelope: Envelope, connection: WireConnection) async {
-        do {
-            try await driver(id).apply(update, in: self)
-            if envelope.id != 0 { await connection.reply(to: envelope, with: .workerMessage(.with { $0.ack = .init() })) }
-        } catch {
-            logger.warning("refused a scene update", metadata: ["session": "\(id)", "error": "\(error)"])
-            if envelope.id != 0 {
-                await connection.reply(to: envelope, error: error as? BrokerError ?? BrokerError(.internalError, "\(error)"))
-            }
-        }
     }
 }
