@@ -594,6 +594,36 @@ final class AppRegistryTests: XCTestCase {
         }
         XCTAssertEqual(try registry.mainMenu("tally"), MainMenu.system, "no runtime change: the manifest's menu")
     }
+
+    /// A reload that finds a good manifest broken keeps its last good version (with a warning
+    /// saying so), unless a directory that ranks higher now has one; a good one replaces it.
+    func testABrokenManifestKeepsItsLastGoodVersionUnlessAHigherDirectoryHasOne() {
+        func manifest(_ id: AppID, _ source: String) -> AppManifest {
+            AppManifest(id: id, name: "\(id)", executable: "/bin/true", arguments: [], supportsMultipleScenes: true,
+                        configurations: [], activityTypes: [], prewarm: 0, source: source)
+        }
+        let rank = { (file: String) in file.hasPrefix("/user/") ? 0 : file.hasPrefix("/system/") ? 1 : 2 }
+        var registry = AppRegistry()
+        _ = registry.install(["notes": manifest("notes", "/system/notes.json")], problems: [], rank: rank)
+
+        let broken = ManifestProblem(file: "/system/notes.json", field: "executable", reason: "missing")
+        var problems = registry.install([:], problems: [broken], rank: rank)
+        XCTAssertEqual(registry.manifests["notes"]?.source, "/system/notes.json", "kept: the file is broken, not removed")
+        XCTAssertEqual(problems.count, 2)
+        XCTAssertTrue(problems.last?.isWarning == true && problems.last?.reason.contains("last good version") == true, "\(problems)")
+
+        // A lower directory's manifest of the same id does not take over while it is broken.
+        problems = registry.install(["notes": manifest("notes", "/other/notes.json")], problems: [broken], rank: rank)
+        XCTAssertEqual(registry.manifests["notes"]?.source, "/system/notes.json")
+        // A higher one does.
+        problems = registry.install(["notes": manifest("notes", "/user/notes.json")], problems: [broken], rank: rank)
+        XCTAssertEqual(registry.manifests["notes"]?.source, "/user/notes.json")
+        XCTAssertEqual(problems, [broken])
+        // A file removed without an error uninstalls the app.
+        problems = registry.install([:], problems: [], rank: rank)
+        XCTAssertNil(registry.manifests["notes"])
+        XCTAssertEqual(problems, [])
+    }
 }
 
 final class StartLimitTests: XCTestCase {

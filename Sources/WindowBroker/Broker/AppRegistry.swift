@@ -3,7 +3,7 @@ import IPCWire
 /// What the broker keeps per app rather than per session: the installed manifests, the menu
 /// changes the app's scenes made at runtime, and the discards waiting to be told to the app's
 /// next scene. One value, owned by the broker; its prewarm pool, start limit and shared
-/// defaults have types of their own (`PrewarmPools`, `StartLimit`, `SyncState`).
+/// defaults have types of their own (`PrewarmPools`, `StartLimit`, `SceneSync`).
 struct AppRegistry {
     /// Main-menu changes of one app while the broker runs, and the menu they give.
     struct RuntimeMenu {
@@ -19,6 +19,27 @@ struct AppRegistry {
 
     init(pendingDiscards: [AppID: [SessionID]] = [:]) {
         self.pendingDiscards = pendingDiscards
+    }
+
+    /// Installs what a reload read. A manifest that was good and is broken now keeps its last
+    /// good version: a typo and a SIGHUP must neither uninstall an app nor hand its sessions to
+    /// another manifest of the same id from a directory that ranks lower (another executable).
+    /// `rank` orders manifest files by their directory (lower wins). Returns the problems,
+    /// with a warning for each last good version kept.
+    mutating func install(
+        _ loaded: [AppID: AppManifest], problems: [ManifestProblem], rank: (String) -> Int
+    ) -> [ManifestProblem] {
+        var loaded = loaded
+        var problems = problems
+        for (id, previous) in manifests where loaded[id]?.source != previous.source {
+            if let replacement = loaded[id], rank(replacement.source) < rank(previous.source) { continue }
+            if problems.contains(where: { !$0.isWarning && $0.file == previous.source }) {
+                loaded[id] = previous
+                problems.append(ManifestProblem(file: previous.source, field: "-", reason: "the last good version of '\(id)' stays loaded until the file is fixed", isWarning: true))
+            }
+        }
+        manifests = loaded
+        return problems
     }
 
     /// An installed app's manifest, or the error every request about an unknown app gets.

@@ -1,12 +1,15 @@
 /// WindowBroker: the broker core.
 ///
-/// `Broker` is the one owner of broker state (sessions, workers, focus, watchers). Control
-/// connections (`Control/`) and worker supervisors (`Workers/`) decode frames and call into it;
-/// it decides and drives each scene through the pure lifecycle reducer
-/// (`Sessions/SessionLifecycle`) on that session's own serial queue, persists through
-/// `Sessions/SessionStore`, and routes activations with `Activation/ActivationRouter`. Only
-/// focus is decided across sessions (`Activation/FocusCoordinator`), so a scene that hangs
-/// costs only its own session.
+/// `Broker` is the façade: control connections (`Control/`) and worker supervisors
+/// (`Workers/`) decode frames and call into it, and it hands each piece of work to the one
+/// owner of the state it touches. A session is owned by its `SessionDriver` (its state, its
+/// process, its mailbox, its scene's frames), which moves it only through the pure lifecycle
+/// reducer (`Sessions/SessionLifecycle`) and persists through `Sessions/SessionStore`. What is
+/// not one session's has an owner of its own: `AppRegistry` (manifests, runtime menus,
+/// pending discards), `PrewarmPools`, `SceneSync` (updates and shared defaults),
+/// `PressureResponder` (the memory level and its response), `BrokerPhase` (running,
+/// draining, stopped), the `EventHub`. Only focus is decided across sessions
+/// (`Activation/FocusCoordinator`, pure), so a scene that hangs costs only its own session.
 import Foundation
 import IPCWire
 import Logging
@@ -108,19 +111,9 @@ public actor Broker {
             helperDirectory: configuration.helperDirectory,
             searchPath: (configuration.environment["PATH"] ?? "").split(separator: ":").map(String.init))
         // Read off the event loops; a thread pool that is gone (process exit) reads here.
-        var (loaded, problems) = (try? await OffLoop.run { loader.load() }) ?? loader.load()
-        // A manifest that was good and is broken now keeps its last good version loaded: a
-        // typo and a SIGHUP must neither uninstall an app nor hand its sessions to another
-        // manifest of the same id from a directory that ranks lower (another executable).
-        func rank(_ file: String) -> Int {
+        let (loaded, found) = (try? await OffLoop.run { loader.load() }) ?? loader.load()
+        let problems = apps.install(loaded, problems: found) { file in
             loader.directories.firstIndex { file.hasPrefix($0.hasSuffix("/") ? $0 : $0 + "/") } ?? Int.max
-        }
-        for (id, previous) in apps.manifests where loaded[id]?.source != previous.source {
-            if let replacement = loaded[id], rank(replacement.source) < rank(previous.source) { continue }
-            if problems.contains(where: { !$0.isWarning && $0.file == previous.source }) {
-                loaded[id] = previous
-                problems.append(ManifestProblem(file: previous.source, field: "-", reason: "the last good version of '\(id)' stays loaded until the file is fixed", isWarning: true))
-            }
         }
         for problem in problems {
             if problem.isWarning {
@@ -129,12 +122,11 @@ public actor Broker {
                 logger.error("skipping app manifest", metadata: ["problem": "\(problem)"])
             }
         }
-        for app in loaded.values.sorted(by: { $0.id < $1.id }) {
+        for app in apps.manifests.values.sorted(by: { $0.id < $1.id }) {
             for error in app.commandErrors {
                 logger.warning("app menu: element not inserted", metadata: ["app": "\(app.id)", "problem": "\(error)"])
             }
         }
-        apps.manifests = loaded
         brokenManifests = problems.filter { !$0.isWarning }
         if apps.manifests.isEmpty {
             let searched = loader.directories.joined(separator: ", ")
