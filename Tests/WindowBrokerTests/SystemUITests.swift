@@ -153,13 +153,7 @@ final class SystemUITests: WindowTestCase {
     func testHoldingTheCommandKeyShowsTheOverlayUntilItIsReleased() throws {
         let note = try harness.openNote("held", title: "Held")
         try harness.eventually("the window has the keyboard") { try window(of: note)?.focused == true }
-        var before = Data()
-        try harness.eventually("the window is drawn and settled") {
-            let first = try sway.screenshot()
-            Thread.sleep(forTimeInterval: 0.2)
-            before = try sway.screenshot()
-            return first == before
-        }
+        let before = try sway.settledScreenshot(harness, "the window is drawn and settled")
         // wtype holds the logo (super) key for four seconds on a virtual keyboard.
         let hold = WaitableProcess()
         hold.executableURL = URL(fileURLWithPath: "/usr/bin/wtype")

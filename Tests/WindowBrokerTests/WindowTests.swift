@@ -68,13 +68,7 @@ final class WindowTests: WindowTestCase {
         try harness.type(note, "the quick brown fox")
         _ = try harness.json("send", note, "move-cursor", "--arg", "position=4")
         try harness.eventually("the window is drawn") { try window(of: note) != nil }
-        var before = Data()
-        try harness.eventually("two screenshots agree (the frame is settled)") {
-            let first = try sway.screenshot()
-            Thread.sleep(forTimeInterval: 0.2)
-            before = try sway.screenshot()
-            return first == before
-        }
+        let before = try sway.settledScreenshot(harness, "two screenshots agree (the frame is settled)")
         try harness.type(note, "X")
         try harness.eventually("typing changes the window") { try sway.screenshot() != before }
         _ = try harness.json("send", note, "set-text", "--arg", "text=the quick brown fox")
@@ -285,14 +279,7 @@ final class SnapshotTests: WindowTestCase {
         let note = try harness.openNote("pictured", title: "Pictured")
         try harness.type(note, "a picture of me")
         _ = try harness.json("send", note, "move-cursor", "--arg", "position=3")
-        var screenshot = Data()
-        try harness.eventually("the window is drawn and settled") {
-            guard try sway.windows().count == 1 else { return false }
-            let first = try sway.screenshot()
-            Thread.sleep(forTimeInterval: 0.2)
-            screenshot = try sway.screenshot()
-            return first == screenshot
-        }
+        let screenshot = try sway.settledScreenshot(harness, "the window is drawn and settled") { try sway.windows().count == 1 }
         let shotPath = harness.root + "/screenshot.png"
         try screenshot.write(to: URL(fileURLWithPath: shotPath))
         XCTAssertEqual(try harness.session(note)["hasSnapshot"] as? Bool, false)

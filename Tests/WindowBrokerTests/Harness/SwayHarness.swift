@@ -131,4 +131,20 @@ final class SwayHarness {
         defer { try? FileManager.default.removeItem(atPath: file) }
         return try Data(contentsOf: URL(fileURLWithPath: file))
     }
+
+    /// A screenshot once the screen has settled: two taken one after the other agree, and
+    /// `ready` holds when the second is taken. The compositor says nothing when a client's
+    /// last frame is on screen, so agreement is the sign.
+    func settledScreenshot(_ harness: BrokerHarness, _ what: String, ready: () throws -> Bool = { true }) throws -> Data {
+        var last: Data?
+        var settled = Data()
+        try harness.eventually(what) {
+            let shot = try screenshot()
+            defer { last = shot }
+            guard shot == last, try ready() else { return false }
+            settled = shot
+            return true
+        }
+        return settled
+    }
 }
