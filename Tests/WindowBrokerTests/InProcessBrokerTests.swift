@@ -111,9 +111,7 @@ final class InProcessBrokerTests: XCTestCase {
     func testLaunchesAtOnceNeverPassTheWorkerLimit() async throws {
         running = try await InProcessBroker.start(apps: [.init("gamma", prewarm: 2)]) { $0.maxLiveWorkers = 3 }
         let broker = running.broker
-        try await InProcessBroker.withDeadline(.seconds(10)) {
-            while await broker.prewarmedCount("gamma") < 2 { try await Task.sleep(for: .milliseconds(10)) }
-        }
+        try await eventually("the pool is full") { await broker.prewarmedCount("gamma") == 2 }
         let opens = (0..<16).map { _ in Task { try await openScene("gamma", on: broker) } }
         var refused: [BrokerError.Code] = []
         var opened = 0
@@ -301,9 +299,7 @@ final class InProcessBrokerTests: XCTestCase {
             XCTAssertEqual(error.code, .workerFailed, error.message)
         }
         // The "process" kept running after its socket closed: the supervisor stopped it.
-        for _ in 0..<200 where !(await entering.worker.hasEnded) { try await Task.sleep(for: .milliseconds(10)) }
-        let ended = await entering.worker.hasEnded
-        XCTAssertTrue(ended)
+        try await eventually("the process was stopped") { await entering.worker.hasEnded }
         let status = await broker.status()
         XCTAssertEqual(status.workers, 0)
     }
