@@ -90,7 +90,7 @@ public actor Broker {
         for warning in loaded.damage {
             logger.warning("session store: damaged value kept aside", metadata: ["warning": "\(warning)"])
         }
-        (searchIndex, searchWarnings) = Self.openSearchIndex(configuration: configuration, sessions: loaded.sessions, logger: logger)
+        (searchIndex, searchWarnings) = SearchIndex.open(configuration: configuration, sessions: loaded.sessions, logger: logger)
         do {
             sync.defaults = try await store.loadDefaults()
         } catch {
@@ -308,6 +308,6 @@ public actor Broker {
         } catch {
             logger.error("cannot persist session", metadata: ["session": "\(id)", "error": "\(error)"])
         }
-        await reindex(id)
+        await drivers[id]?.reindex(in: self)
     }
 }

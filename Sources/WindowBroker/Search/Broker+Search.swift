@@ -2,13 +2,51 @@ import Foundation
 import IPCWire
 import Logging
 
-/// What the broker does with searchable activities: keeps one index entry per session in step
-/// with the session's latest activity, removes it with the session, and answers searches.
+/// What the broker does with searchable activities: each session's driver keeps its index
+/// entry in step with the session's latest activity (`SessionDriver.reindex`); the broker
+/// removes it with the session and answers searches.
 extension Broker {
+    /// A discarded session leaves the index at once, and its words leave the file.
+    func unindex(_ id: SessionID) async {
+        do {
+            try await searchIndex?.remove(session: id)
+        } catch {
+            logger.warning("cannot remove a session from the search index", metadata: ["session": "\(id)", "error": "\(error)"])
+        }
+    }
+
+    public func search(_ text: String, app: AppID?, limit: Int) async throws(BrokerError) -> SearchOutcome {
+        guard let searchIndex else {
+            throw BrokerError(.internalError, "the search index is unavailable (see `wmctl status` warnings); restart with --rebuild-index")
+        }
+        // 200 hits with their titles and snippets fit a frame.
+        guard (1...200).contains(limit) else { throw BrokerError(.invalidRequest, "the limit must be between 1 and 200") }
+        if let app { _ = try apps.manifest(app) }
+        // Control characters are nothing a person searches for; NUL would cut the query short.
+        guard !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else {
+            throw BrokerError(.invalidRequest, "the query contains a control character (NUL, newline, ...); search for words")
+        }
+        let hits = try await searchIndex.search(text, app: app, limit: limit)
+        var outcome = SearchOutcome(hits: [], unavailable: [])
+        for hit in hits where drivers[hit.sessionID] != nil {
+            if apps.manifests[hit.appID] == nil { outcome.unavailable.append(hit) } else { outcome.hits.append(hit) }
+        }
+        return outcome
+    }
+}
+
+/// What a search found.
+public struct SearchOutcome: Sendable {
+    public var hits: [SearchIndex.Hit]
+    /// Hits in apps that are not installed any more: reported, not offered.
+    public var unavailable: [SearchIndex.Hit]
+}
+
+extension SearchIndex {
     /// Opens the index; when it was missing, damaged or asked to, rebuilds it from the stored
     /// restoration activities. A damaged one is a warning; an index that cannot be opened at
     /// all leaves search unavailable, never the broker.
-    static func openSearchIndex(configuration: BrokerConfiguration, sessions: [SceneSession], logger: Logger) -> (SearchIndex?, [String]) {
+    static func open(configuration: BrokerConfiguration, sessions: [SceneSession], logger: Logger) -> (SearchIndex?, [String]) {
         let index: SearchIndex
         do {
             index = try SearchIndex(directory: configuration.stateDirectory, rebuild: configuration.rebuildSearchIndex)
@@ -33,53 +71,5 @@ extension Broker {
             warnings.append("the search index could not be rebuilt (\(error)); search may miss sessions")
         }
         return (index, warnings)
-    }
-
-    /// The session's latest activity, what a search finds: the current one while the scene
-    /// runs, else the one it handed over for restoration.
-    func reindex(_ id: SessionID) async {
-        guard let searchIndex, let driver = drivers[id] else { return }
-        let activity = driver.session.currentActivity ?? driver.session.restoration
-        if let previous = driver.indexed, previous == activity { return }
-        do {
-            try await searchIndex.index(activity, session: id, app: driver.appID)
-            driver.indexed = activity
-        } catch {
-            logger.warning("cannot update the search index", metadata: ["session": "\(id)", "error": "\(error)"])
-        }
-    }
-
-    /// A discarded session leaves the index at once, and its words leave the file.
-    func unindex(_ id: SessionID) async {
-        do {
-            try await searchIndex?.remove(session: id)
-        } catch {
-            logger.warning("cannot remove a session from the search index", metadata: ["session": "\(id)", "error": "\(error)"])
-        }
-    }
-
-    public struct SearchOutcome: Sendable {
-        public var hits: [SearchIndex.Hit]
-        /// Hits in apps that are not installed any more: reported, not offered.
-        public var unavailable: [SearchIndex.Hit]
-    }
-
-    public func search(_ text: String, app: AppID?, limit: Int) async throws(BrokerError) -> SearchOutcome {
-        guard let searchIndex else {
-            throw BrokerError(.internalError, "the search index is unavailable (see `wmctl status` warnings); restart with --rebuild-index")
-        }
-        // 200 hits with their titles and snippets fit a frame.
-        guard (1...200).contains(limit) else { throw BrokerError(.invalidRequest, "the limit must be between 1 and 200") }
-        if let app { _ = try apps.manifest(app) }
-        // Control characters are nothing a person searches for; NUL would cut the query short.
-        guard !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7f }) else {
-            throw BrokerError(.invalidRequest, "the query contains a control character (NUL, newline, ...); search for words")
-        }
-        let hits = try await searchIndex.search(text, app: app, limit: limit)
-        var outcome = SearchOutcome(hits: [], unavailable: [])
-        for hit in hits where drivers[hit.sessionID] != nil {
-            if apps.manifests[hit.appID] == nil { outcome.unavailable.append(hit) } else { outcome.hits.append(hit) }
-        }
-        return outcome
     }
 }

@@ -64,6 +64,20 @@ extension SessionDriver {
             throw SessionStore.brokerError(error, doing: "save the scene's change", path: broker.store.path)
         }
         if let activity, session.currentActivity == activity { session.currentSavedAt = now }
-        await broker.reindex(id)
+        await reindex(in: broker)
+    }
+
+    /// The session's latest activity, what a search finds: the current one while the scene
+    /// runs, else the one it handed over for restoration.
+    func reindex(in broker: isolated Broker) async {
+        guard let searchIndex = broker.searchIndex else { return }
+        let activity = session.currentActivity ?? session.restoration
+        if let previous = indexed, previous == activity { return }
+        do {
+            try await searchIndex.index(activity, session: id, app: appID)
+            indexed = activity
+        } catch {
+            broker.logger.warning("cannot update the search index", metadata: ["session": "\(id)", "error": "\(error)"])
+        }
     }
 }
