@@ -336,7 +336,7 @@ final class InProcessBrokerTests: XCTestCase {
     }
 }
 
-private func openScene(_ app: AppID, on broker: Broker) async throws -> Broker.Outcome {
+private func openScene(_ app: AppID, on broker: Broker) async throws -> SessionOutcome {
     try await broker.open(ActivationRequest(appID: app, sessionID: nil, activity: nil, forceNew: true))
 }
 

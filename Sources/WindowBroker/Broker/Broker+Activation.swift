@@ -1,24 +1,26 @@
 import Foundation
 import IPCWire
 
+/// What a request about a session did (open, activate, background, reclaim, close, refresh):
+/// the session, its state now, and notes for people.
+public struct SessionOutcome: Sendable {
+    public var sessionID: SessionID
+    public var state: SceneState
+    public var created: Bool
+    public var notes: [String]
+    /// For open and activate: how the scene's process came to be.
+    public var launch: LaunchKind?
+    /// For open and activate: the presentation used (never `automatic`).
+    public var presentation: Presentation?
+}
+
 /// The requests that change scenes: open (requestSceneSessionActivation), activate,
 /// background, reclaim, close (discard), and actions sent to a scene.
 extension Broker {
-    public struct Outcome: Sendable {
-        public var sessionID: SessionID
-        public var state: SceneState
-        public var created: Bool
-        public var notes: [String]
-        /// For open and activate: how the scene's process came to be.
-        public var launch: LaunchKind?
-        /// For open and activate: the presentation used (never `automatic`).
-        public var presentation: Presentation?
-    }
-
     /// The reply for a request about `id`, with the session's state as it is now.
-    private func outcome(_ id: SessionID, created: Bool = false, notes: [String], launch: LaunchKind? = nil) -> Outcome {
-        Outcome(sessionID: id, state: drivers[id]?.session.state ?? .unattached, created: created, notes: notes, launch: launch,
-                presentation: launch == nil ? nil : drivers[id]?.session.presentation)
+    private func outcome(_ id: SessionID, created: Bool = false, notes: [String], launch: LaunchKind? = nil) -> SessionOutcome {
+        SessionOutcome(sessionID: id, state: drivers[id]?.session.state ?? .unattached, created: created, notes: notes, launch: launch,
+                       presentation: launch == nil ? nil : drivers[id]?.session.presentation)
     }
 
     /// A scene may activate, close and refresh only sessions of its own app.
@@ -61,7 +63,7 @@ extension Broker {
         return focus.standardPlacementEvicts(adding: target) ? .prominent : .standard
     }
 
-    public func open(_ request: ActivationRequest) async throws -> Outcome {
+    public func open(_ request: ActivationRequest) async throws -> SessionOutcome {
         if let id = request.sessionID { _ = try visibleSession(id, to: request.requestedBy) }
         let appID = request.appID ?? request.sessionID.flatMap { drivers[$0]?.session.appID } ?? AppID("")
         try checkRequester(request.requestedBy, mayReach: appID)
@@ -120,7 +122,7 @@ extension Broker {
         }
     }
 
-    public func activate(_ id: SessionID, requestedBy: SessionID? = nil, retryRestore: Bool = false, activationToken: String? = nil) async throws -> Outcome {
+    public func activate(_ id: SessionID, requestedBy: SessionID? = nil, retryRestore: Bool = false, activationToken: String? = nil) async throws -> SessionOutcome {
         let session = try visibleSession(id, to: requestedBy)
         var retryNote: String?
         if retryRestore, session.quarantined != nil {
@@ -209,7 +211,7 @@ extension Broker {
         changeFocus { $0.remove(id) }.map { change in refocusLater(change) }
     }
 
-    public func background(_ id: SessionID) async throws -> Outcome {
+    public func background(_ id: SessionID) async throws -> SessionOutcome {
         _ = try existingSession(id)
         let returning = leaveFocus(id)
         var result = try await onSession(id) {
@@ -227,7 +229,7 @@ extension Broker {
     /// Takes a background scene's process away after saving its state; the session stays. An
     /// explicit reclaim whose save fails is refused (the scene runs on) unless `force`; the
     /// memory-pressure policy decides for itself (`reason: .memoryPressure`).
-    public func reclaim(_ id: SessionID, reason: DisconnectReason = .reclaimed, force: Bool = false) async throws -> Outcome {
+    public func reclaim(_ id: SessionID, reason: DisconnectReason = .reclaimed, force: Bool = false) async throws -> SessionOutcome {
         try await onSession(id) {
             let session = try existingSession(id)
             switch session.state {
@@ -247,7 +249,7 @@ extension Broker {
     /// didDisconnect then didDiscardSceneSessions; otherwise running scenes of the app are told,
     /// or, with none running, the discard waits for the app's next launch. Its restoration
     /// data is deleted.
-    public func close(_ id: SessionID, requestedBy: SessionID? = nil, dismissal: Dismissal = .standard) async throws -> Outcome {
+    public func close(_ id: SessionID, requestedBy: SessionID? = nil, dismissal: Dismissal = .standard) async throws -> SessionOutcome {
         let target = try visibleSession(id, to: requestedBy)
         if let requestedBy { emit(requestedBy, app: target.appID, .destructionRequested(target: id, dismissal: dismissal)) }
         let returning = leaveFocus(id)
@@ -311,7 +313,7 @@ extension Broker {
 
     /// requestSceneSessionRefresh: a connected scene is asked for a fresh title and activity
     /// (its switcher entry); an unattached one keeps showing its last saved state.
-    public func refresh(_ id: SessionID, requestedBy: SessionID? = nil) async throws -> Outcome {
+    public func refresh(_ id: SessionID, requestedBy: SessionID? = nil) async throws -> SessionOutcome {
         let session = try visibleSession(id, to: requestedBy)
         if let requestedBy { emit(requestedBy, app: session.appID, .refreshRequested(target: id)) }
         guard hasConnectedScene(id) else {

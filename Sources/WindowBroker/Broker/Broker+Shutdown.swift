@@ -1,15 +1,15 @@
 import Foundation
 import IPCWire
 
+/// What a graceful stop could not do: each scene whose state was not saved, and why. Such a
+/// scene keeps its newest committed state; the operator is told (log, STATUS=, exit status).
+public struct ShutdownReport: Sendable {
+    public var unsaved: [(session: SessionID, title: String, reason: String)] = []
+}
+
 /// How the broker stops: it drains (`BrokerPhase`), then saves and stops every connected
 /// scene, several at once, and reports what it could not save.
 extension Broker {
-    /// What a graceful stop could not do: each scene whose state was not saved, and why. Such a
-    /// scene keeps its newest committed state; the operator is told (log, STATUS=, exit status).
-    public struct ShutdownReport: Sendable {
-        public var unsaved: [(session: SessionID, title: String, reason: String)] = []
-    }
-
     /// The first step of a graceful stop: new requests and launches are refused from now on
     /// (`requestDenied`, "the broker is stopping"); the ones in flight go on. Returns once
     /// they are answered, or after `timeout`.

@@ -14,6 +14,15 @@ import Foundation
 import IPCWire
 import Logging
 
+/// The counts `wmctl status` shows beside the pressure and the warnings.
+public struct BrokerStatus: Sendable {
+    public var uptime: TimeInterval
+    public var sessions: Int
+    public var workers: Int
+    public var updatesPosted: UInt64
+    public var updatesDropped: UInt64
+}
+
 public actor Broker {
     public let configuration: BrokerConfiguration
     public let memoryConfiguration: MemoryConfiguration
@@ -156,17 +165,9 @@ public actor Broker {
 
     // MARK: - Queries
 
-    public struct Status: Sendable {
-        public var uptime: TimeInterval
-        public var sessions: Int
-        public var workers: Int
-        public var updatesPosted: UInt64
-        public var updatesDropped: UInt64
-    }
-
-    public func status() -> Status {
-        Status(uptime: Date().timeIntervalSince(startedAt), sessions: drivers.count, workers: workers.count,
-               updatesPosted: sync.postedCount, updatesDropped: sync.droppedNotices)
+    public func status() -> BrokerStatus {
+        BrokerStatus(uptime: Date().timeIntervalSince(startedAt), sessions: drivers.count, workers: workers.count,
+                     updatesPosted: sync.postedCount, updatesDropped: sync.droppedNotices)
     }
 
     /// "Ready: 3 sessions, 1 worker".

@@ -1,39 +1,51 @@
 import Foundation
 import IPCWire
 
-/// Keyboard commands and the main menu: a shortcut goes to the key scene (or the one named), whose responder chain (focused element, scene, app delegate) gets the first
-/// chance; the system performs its own commands when nobody in the scene does.
+/// How one command looks from a scene: whether anyone performs it, who, and its title and
+/// state after `validate`.
+public struct CommandState: Sendable, Equatable {
+    public var enabled: Bool
+    /// Who would perform it; nil when it is unavailable.
+    public var handler: Responder?
+    public var title: String?
+    public var state: String
+}
+
+/// An app's main menu as `wmctl menu` shows it, with each command's state when a scene
+/// could be asked.
+public struct MenuView: Sendable {
+    public var app: AppID
+    public var session: SessionID?
+    public var menu: MainMenu
+    /// nil: no scene to ask (the menu as declared).
+    public var states: [String: CommandState]?
+}
+
+/// What a key or a chosen command did: the command it reached, who performed it, and why
+/// not when nobody did.
+public struct KeyOutcome: Sendable {
+    /// nil when a command was invoked by its id.
+    public var shortcut: KeyShortcut?
+    public var command: String?
+    public var session: SessionID?
+    public var handledBy: Responder?
+    public var result: CommandResult
+    public var value: PlistValue?
+    public var element: String?
+    public var detail: String
+}
+
+/// What reaches the command dispatch: a key, or a command chosen by its id (a menu, the
+/// command overlay, `wmctl menu invoke`), keyless ones included.
+public enum CommandInput: Sendable {
+    case shortcut(KeyShortcut)
+    case command(id: String)
+}
+
+/// Keyboard commands and the main menu: a shortcut goes to the key scene (or the one named),
+/// whose responder chain (focused element, scene, app delegate) gets the first chance; the
+/// system performs its own commands when nobody in the scene does.
 extension Broker {
-    /// How one command looks from a scene: whether anyone performs it, who, and its title and
-    /// state after `validate`.
-    public struct CommandState: Sendable, Equatable {
-        public var enabled: Bool
-        /// Who would perform it; nil when it is unavailable.
-        public var handler: Responder?
-        public var title: String?
-        public var state: String
-    }
-
-    public struct MenuView: Sendable {
-        public var app: AppID
-        public var session: SessionID?
-        public var menu: MainMenu
-        /// nil: no scene to ask (the menu as declared).
-        public var states: [String: CommandState]?
-    }
-
-    public struct KeyOutcome: Sendable {
-        /// nil when a command was invoked by its id.
-        public var shortcut: KeyShortcut?
-        public var command: String?
-        public var session: SessionID?
-        public var handledBy: Responder?
-        public var result: CommandResult
-        public var value: PlistValue?
-        public var element: String?
-        public var detail: String
-    }
-
     /// The session a key or a menu query goes to: the one named, else the key scene.
     func commandTarget(_ session: SessionID?) throws(BrokerError) -> SessionID? {
         if let session {
@@ -75,13 +87,6 @@ extension Broker {
                 state: answer?.state.isEmpty == false ? answer!.state : "off")
         }
         return states
-    }
-
-    /// What reaches the command dispatch: a key, or a command chosen by its id (a menu, the
-    /// command overlay, `wmctl menu invoke`), keyless ones included.
-    public enum CommandInput: Sendable {
-        case shortcut(KeyShortcut)
-        case command(id: String)
     }
 
     /// Dispatches a shortcut: to the command it belongs to in the target scene's app, through

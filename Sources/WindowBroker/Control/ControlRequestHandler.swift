@@ -162,7 +162,7 @@ struct ControlRequestHandler: Sendable {
 
     /// A command as a scene sees it; without states (no scene), every command counts as enabled
     /// unless it is disabled.
-    static func wire(_ command: MenuCommand, states: [String: Broker.CommandState]?) -> Windowbroker_V1_MenuCommand {
+    static func wire(_ command: MenuCommand, states: [String: CommandState]?) -> Windowbroker_V1_MenuCommand {
         var wire = command.wire
         if let state = states?[command.id] {
             wire.enabled = state.enabled
@@ -175,7 +175,7 @@ struct ControlRequestHandler: Sendable {
         return wire
     }
 
-    static func wire(_ menu: Menu, states: [String: Broker.CommandState]?) -> Windowbroker_V1_Menu {
+    static func wire(_ menu: Menu, states: [String: CommandState]?) -> Windowbroker_V1_Menu {
         .with {
             $0.id = menu.id
             $0.title = menu.title
@@ -208,7 +208,7 @@ struct ControlRequestHandler: Sendable {
     }
 
     /// The menu `menu` and `commands` answer with: of the named session, else of the app.
-    private func menuView(session: String, app: String) async throws -> Broker.MenuView {
+    private func menuView(session: String, app: String) async throws -> MenuView {
         try await broker.menuView(session: try await optionalSessionID(session), app: Self.optionalApp(app))
     }
 
@@ -217,7 +217,7 @@ struct ControlRequestHandler: Sendable {
         text.isEmpty ? nil : try await sessionID(text)
     }
 
-    private func stateReply(_ outcome: Broker.Outcome) -> ControlReply {
+    private func stateReply(_ outcome: SessionOutcome) -> ControlReply {
         .sessionState(.with {
             $0.sessionID = outcome.sessionID.description
             $0.state = outcome.state.wire
@@ -443,7 +443,7 @@ struct ControlRequestHandler: Sendable {
                 $0.commands = commands
             })
         case .key(let request):
-            let input: Broker.CommandInput = request.command.isEmpty ? .shortcut(try KeyShortcut(parsing: request.shortcut)) : .command(id: request.command)
+            let input: CommandInput = request.command.isEmpty ? .shortcut(try KeyShortcut(parsing: request.shortcut)) : .command(id: request.command)
             let outcome = try await broker.dispatch(input, session: try await optionalSessionID(request.sessionID))
             return .key(.with {
                 $0.shortcut = outcome.shortcut?.description ?? ""
