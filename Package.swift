@@ -150,7 +150,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "IPCWireTests", dependencies: ["IPCWire"]),
+        .testTarget(name: "IPCWireTests", dependencies: ["IPCWire", .product(name: "NIOEmbedded", package: "swift-nio")]),
         .testTarget(
             name: "WindowBrokerTests",
             dependencies: [
