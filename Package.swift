@@ -11,6 +11,7 @@ let package = Package(
         .executable(name: "windowbroker-ui", targets: ["windowbroker-ui"]),
         .library(name: "SceneWorker", targets: ["SceneWorker"]),
         .library(name: "IPCWire", targets: ["IPCWire"]),
+        .library(name: "SceneWorkerTesting", targets: ["SceneWorkerTesting"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
@@ -110,6 +111,15 @@ let package = Package(
             ]
         ),
         // The reference app: the app itself (NotesApp) and its executable.
+        // Drives a scene through the SDK's runtime with no broker (the SDK's test kit).
+        .target(
+            name: "SceneWorkerTesting",
+            dependencies: [
+                "SceneWorker", "IPCWire", "CLinuxShim",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
         .target(name: "NotesApp", dependencies: ["SceneWorker"]),
         .executableTarget(name: "notes", dependencies: ["NotesApp", "SceneWorker"]),
         // The tests' app: notes inside a probe that adds the test-only actions; not installed.
@@ -150,6 +160,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .testTarget(name: "SceneWorkerTests", dependencies: ["SceneWorkerTesting", "SceneWorker"]),
         .testTarget(name: "IPCWireTests", dependencies: ["IPCWire", .product(name: "NIOEmbedded", package: "swift-nio")]),
         .testTarget(
             name: "WindowBrokerTests",

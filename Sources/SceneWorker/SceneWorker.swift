@@ -50,7 +50,7 @@ public enum SceneWorker {
 }
 
 @MainActor
-final class SceneRuntime {
+package final class SceneRuntime {
     private let app: any AppDelegate
     private var scene: Scene?
     private var delegate: (any SceneDelegate)?
@@ -96,7 +96,7 @@ final class SceneRuntime {
         case barrier(CheckedContinuation<Void, Never>)
     }
 
-    init(app: any AppDelegate) {
+    package init(app: any AppDelegate) {
         self.app = app
         (outgoing, outgoingSink) = AsyncStream.makeStream(of: Outgoing.self)
         (done, doneSink) = AsyncStream.makeStream(of: Void.self)
@@ -115,6 +115,12 @@ final class SceneRuntime {
         if let brokerPID = environment["WINDOWBROKER_PID"].flatMap(Int32.init), getppid() != brokerPID {
             throw SceneWorker.StartError.brokerGone
         }
+        try await run(socket: fd, sessionID: sessionID)
+    }
+
+    /// Runs the scene on a connected socket until didDisconnect (or the peer's close): what
+    /// `run()` does once it found the broker's socket, and what `SceneTestHost` drives.
+    package func run(socket fd: Int32, sessionID: String) async throws {
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .withConnectedSocket(fd) { channel in
                 channel.eventLoop.makeCompletedFuture { try WireChannel.wrapping(channel) }
