@@ -100,7 +100,9 @@ final class ParallelReclaimTests: BrokerTestCase {
 
 /// Every way a worker can end leaves no zombie and no descriptor behind.
 final class WorkerSupervisionTests: BrokerTestCase {
-    override var brokerArguments: [String] { ["--launch-timeout", "1", "--worker-timeout", "2"] }
+    // The crashing scene prints its backtrace before it dies, which takes seconds on a busy
+    // machine: a short worker deadline would kill it first (timedOut, not SIGSEGV).
+    override var brokerArguments: [String] { ["--launch-timeout", "1", "--worker-timeout", "15"] }
 
     func testNoZombieAndNoLeakedDescriptorAfterCrashKillHelloTimeoutAndClosedSocket() throws {
         try harness.install(app: "sleeper", manifest: [
