@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import IPCWire
 
 /// One command as JSON: `enabled` and `handler` are what the scene answered (null: no scene asked).

@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import IPCWire
 
 struct Status: AsyncParsableCommand {
@@ -45,7 +49,7 @@ struct Apps: AsyncParsableCommand {
             // With --json the skipped ones go to stderr: the list keeps its shape (apps.schema.json).
             if global.json {
                 for broken in reply.broken {
-                    FileHandle.standardError.write(Data("wmctl: skipped \(broken.file): field '\(broken.field)': \(broken.reason)\n".utf8))
+                    Output.error("wmctl: skipped \(broken.file): field '\(broken.field)': \(broken.reason)\n")
                 }
             }
         }
@@ -76,7 +80,7 @@ struct Watch: AsyncParsableCommand {
         try await global.withBroker { client in
             guard case .watchStarted = try await client.request(request) else { throw BrokerError.unexpectedReply }
             // On stderr in both modes: a script (or a test) knows from it that nothing is missed from now on.
-            FileHandle.standardError.write(Data("watching (ctrl-c to stop)\n".utf8))
+            Output.error("watching (ctrl-c to stop)\n")
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     var seen = 0
@@ -99,7 +103,7 @@ struct Watch: AsyncParsableCommand {
                             Output.line([
                                 Output.localTime(event.time, milliseconds: true), column(event.sessionID.isEmpty ? "-" : String(event.sessionID.prefix(8)), 8),
                                 column(event.appID.isEmpty ? "-" : event.appID, 12), column(event.title, 20), column(event.event, 24), event.detail,
-                            ].joined(separator: "  ").trimmingCharacters(in: .whitespaces))
+                            ].joined(separator: "  ").trimmingSpaces)
                         }
                         seen += 1
                         if let count, seen >= count { return }

@@ -1,6 +1,10 @@
 import ArgumentParser
 import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import IPCWire
 
 /// Shell completions that ask the running broker: session ids (with their titles where the

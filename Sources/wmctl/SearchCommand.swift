@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import IPCWire
 
 struct Search: AsyncParsableCommand {
@@ -51,7 +55,7 @@ struct Search: AsyncParsableCommand {
             guard case .search(let reply) = try await client.request(request) else { throw BrokerError.unexpectedReply }
             if !reply.unavailable.isEmpty {
                 let apps = Set(reply.unavailable.map(\.appID)).sorted().joined(separator: ", ")
-                FileHandle.standardError.write(Data("wmctl: \(reply.unavailable.count) more hit(s) in apps no longer installed (\(apps)); they cannot be opened\n".utf8))
+                Output.error("wmctl: \(reply.unavailable.count) more hit(s) in apps no longer installed (\(apps)); they cannot be opened\n")
             }
             global.emit(.list(reply.hits.enumerated().map { index, hit in
                 .dictionary([
@@ -66,7 +70,7 @@ struct Search: AsyncParsableCommand {
                 ])
             })) {
                 reply.hits.isEmpty ? "no matches" : Output.table(["#", "SESSION", "APP", "TITLE", "SNIPPET"], reply.hits.enumerated().map { index, hit in
-                    ["\(index + 1)", String(hit.sessionID.prefix(8)), hit.appID, Output.truncate(hit.title, toWidth: 30), hit.snippet.replacingOccurrences(of: "\n", with: " ")]
+                    ["\(index + 1)", String(hit.sessionID.prefix(8)), hit.appID, Output.truncate(hit.title, toWidth: 30), hit.snippet.replacing("\n", with: " ")]
                 }, flexible: 4)
             }
             // No match is status 1, as grep's.

@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import IPCWire
 
 extension Presentation: ExpressibleByArgument {}
@@ -204,9 +208,9 @@ struct Show: AsyncParsableCommand {
                 do {
                     try picture.png.write(to: URL(fileURLWithPath: snapshotPath))
                 } catch {
-                    throw BrokerError(.invalidRequest, "cannot write the snapshot to \(snapshotPath): \(error.localizedDescription)")
+                    throw BrokerError(.invalidRequest, "cannot write the snapshot to \(snapshotPath): \(error)")
                 }
-                FileHandle.standardError.write(Data("snapshot: \(picture.width)x\(picture.height), \(Output.size(UInt64(picture.png.count))), written to \(snapshotPath)\n".utf8))
+                Output.error("snapshot: \(picture.width)x\(picture.height), \(Output.size(UInt64(picture.png.count))), written to \(snapshotPath)\n")
             }
         }
     }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import IPCWire
 
 /// `wmctl show` for people: one session as labelled lines in human units (sizes, local times
@@ -11,7 +15,7 @@ enum SessionDetail {
             // Continuation lines of a multi-line value line up under its first line.
             let indent = String(repeating: " ", count: 17)
             let body = value.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n" + indent)
-            lines.append("  " + label.padding(toLength: 15, withPad: " ", startingAt: 0) + body)
+            lines.append("  " + String((label + String(repeating: " ", count: max(0, 15 - label.count))).prefix(15)) + body)
         }
         field("id", info.id)
         field("app", "\(info.appID) (configuration \(info.configuration.isEmpty ? "-" : info.configuration))")
@@ -52,7 +56,7 @@ enum SessionDetail {
         if let storage = try? PlistValue.dictionary(wire: info.storage, path: "storage"), !storage.isEmpty {
             lines.append("")
             lines.append("Scene storage")
-            lines.append("  " + entries(storage).replacingOccurrences(of: "\n", with: "\n  "))
+            lines.append("  " + entries(storage).replacing("\n", with: "\n  "))
         }
         return lines.joined(separator: "\n")
     }
@@ -76,18 +80,17 @@ enum SessionDetail {
     /// The scene's opaque interaction state, decoded when it is JSON, a property list or
     /// text (what apps put there); otherwise its size and first bytes.
     static func interactionState(_ data: Data) -> String {
-        if let json = try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]),
-           let again = try? JSONSerialization.data(withJSONObject: json, options: [.sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes]) {
-            return String(decoding: again, as: UTF8.self) + " (JSON, \(Output.size(UInt64(data.count))))"
+        if let json = try? JSONDecoder().decode(PlistValue.self, from: data) {
+            return Output.describe(json) + " (JSON, \(Output.size(UInt64(data.count))))"
         }
         if data.starts(with: Array("bplist".utf8)) || data.starts(with: Array("<?xml".utf8)),
-           let plist = try? PropertyListSerialization.propertyList(from: data, format: nil) {
-            return "\(plist) (property list, \(Output.size(UInt64(data.count))))"
+           let plist = try? PropertyListDecoder().decode(PlistValue.self, from: data) {
+            return Output.describe(plist) + " (property list, \(Output.size(UInt64(data.count))))"
         }
         if let text = String(data: data, encoding: .utf8), !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" }) {
             return "\"\(text)\" (text)"
         }
-        let head = data.prefix(16).map { String(format: "%02x", $0) }.joined(separator: " ")
+        let head = data.prefix(16).map { String(printf: "%02x", $0) }.joined(separator: " ")
         return "\(Output.size(UInt64(data.count))) of binary: \(head)" + (data.count > 16 ? " …" : "")
     }
 

@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import IPCWire
 
 struct Post: AsyncParsableCommand {
@@ -145,7 +149,7 @@ struct Defaults: AsyncParsableCommand {
 func jsonArgument(_ argument: String) throws -> String {
     guard argument.hasPrefix("@") else { return argument }
     let path = String(argument.dropFirst())
-    let data = path == "-" ? FileHandle.standardInput.readDataToEndOfFile() : FileManager.default.contents(atPath: path)
+    let data = path == "-" ? Data(Output.standardInput()) : FileManager.default.contents(atPath: path)
     guard let data else { throw ValidationError("cannot read \(path)") }
     return String(decoding: data, as: UTF8.self)
 }

@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import IPCWire
 
 /// `wmctl switcher` and `wmctl overlay`: the broker shows them on the compositor.
@@ -76,7 +80,7 @@ enum SystemUIOutput {
             ])
             global.emit(value) {
                 let count = reply.items.count
-                return "\(name) is on screen (pid \(reply.pid)): \(count) \(count == 1 ? noun.0 : noun.1), first frame after \(String(format: "%.1f", Double(reply.firstFrameMicros) / 1000)) ms"
+                return "\(name) is on screen (pid \(reply.pid)): \(count) \(count == 1 ? noun.0 : noun.1), first frame after \(String(printf: "%.1f", Double(reply.firstFrameMicros) / 1000)) ms"
             }
         }
     }

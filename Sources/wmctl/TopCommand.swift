@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Glibc
 import IPCWire
 
@@ -81,7 +85,7 @@ struct Top: AsyncParsableCommand {
         sessions.sort { (order.firstIndex(of: $0.state) ?? 9, -$0.lastActiveAt) < (order.firstIndex(of: $1.state) ?? 9, -$1.lastActiveAt) }
         let header = "windowbroker \(status.version)  pid \(status.pid)  up \(Output.duration(status.uptimeSeconds))  "
             + "\(status.sessions) sessions, \(status.workers) running, \(status.reclaimedCount) reclaimed"
-        let psi = String(format: "psi some %.1f%% full %.1f%%", pressure.someAvg10, pressure.fullAvg10)
+        let psi = String(printf: "psi some %.1f%% full %.1f%%", pressure.someAvg10, pressure.fullAvg10)
         let budget: String = pressure.budget == 0 ? "" : " of " + Output.size(pressure.budget)
         let reasons: String = pressure.reasons.isEmpty ? "" : "  (" + pressure.reasons.joined(separator: "; ") + ")"
         let memory = "pressure " + Output.pressureName(pressure.level) + "  " + psi + "  workers " + Output.size(pressure.workersPss) + budget + reasons

@@ -3,7 +3,12 @@
 /// Exit codes: 0 success; 1 the broker refused (message on stderr, or with --json an
 /// `{"error": {"code", "message"}}` object on stdout); 2 usage; 3 the broker cannot be reached.
 import ArgumentParser
+import Glibc
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import IPCWire
 
 /// Started by main.swift once the event loops run every task.
@@ -17,25 +22,25 @@ enum WMCtlMain {
                 try command.run()
             }
         } catch let exit as CLIExit {
-            Foundation.exit(exit.code)
+            Glibc.exit(exit.code)
         } catch {
             let arguments = Array(CommandLine.arguments.dropFirst())
             let code = WMCtl.exitCode(for: error)
             if code == .success {
                 Output.line(WMCtl.fullMessage(for: error))  // --help, --version
-                Foundation.exit(0)
+                Glibc.exit(0)
             }
             let message = suggestSubcommand(arguments) ?? WMCtl.fullMessage(for: error)
             if arguments.contains("--json") {
                 // Scripts asked for JSON: a usage error is JSON too (code "usage", exit 2).
                 let first = message.split(separator: "\n").first.map(String.init) ?? message
                 Output.printJSON(.dictionary(["error": .dictionary([
-                    "code": .string("usage"), "message": .string(first.replacingOccurrences(of: "Error: ", with: "")),
+                    "code": .string("usage"), "message": .string(first.replacing("Error: ", with: "")),
                 ])]))
             } else {
-                FileHandle.standardError.write(Data(((message.hasPrefix("'") ? "wmctl: " : "") + message + "\n").utf8))
+                Output.error(((message.hasPrefix("'") ? "wmctl: " : "") + message + "\n"))
             }
-            Foundation.exit(2)
+            Glibc.exit(2)
         }
     }
 }
@@ -140,7 +145,7 @@ struct GlobalOptions: ParsableArguments {
                 if let retry = error.retryAfterSeconds { object["retryAfterSeconds"] = .real((retry * 10).rounded() / 10) }
                 Output.printJSON(.dictionary(["error": .dictionary(object)]))
             } else {
-                FileHandle.standardError.write(Data("wmctl: \(error.message)\n".utf8))
+                Output.error("wmctl: \(error.message)\n")
             }
             throw CLIExit(code: error.code == .brokerUnreachable ? 3 : 1)
         }
@@ -204,6 +209,29 @@ enum Output {
         line(String(decoding: data, as: UTF8.self))
     }
 
+    /// Writes a message to standard error as it is (add the newline).
+    static func error(_ text: String) {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else { return }
+            bytes = bytes.dropFirst(written)
+        }
+    }
+
+    /// All of standard input.
+    static func standardInput() -> [UInt8] {
+        var data: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(STDIN_FILENO, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else { return data }
+            data += chunk[0..<count]
+        }
+    }
+
     /// Writes a line unbuffered, so `watch` output reaches pipes as it happens. A reader that
     /// went away (`wmctl watch | grep -m1 ...`, `| head`) ends wmctl quietly with 141, the
     /// status a shell reports for a program stopped by SIGPIPE.
@@ -224,16 +252,16 @@ enum Output {
     /// UTC (`iso`).
     static func localTime(_ seconds: Double, milliseconds: Bool = false) -> String {
         guard seconds > 0 else { return "-" }
-        let date = Date(timeIntervalSince1970: seconds)
-        let offset = TimeZone.current.secondsFromGMT(for: date)
-        let zone = String(format: "%@%02d:%02d", offset < 0 ? "-" : "+", abs(offset) / 3600, abs(offset) % 3600 / 60)
-        let fraction = milliseconds ? String(format: ".%03d", Int((seconds * 1000).rounded(.down)) % 1000) : ""
-        return date.formatted(localFormat) + fraction + " " + zone
+        // The C library's local time (TZ, /etc/localtime), as `date` shows it.
+        var clock = time_t(seconds.rounded(.down))
+        var local = tm()
+        localtime_r(&clock, &local)
+        let offset = Int(local.tm_gmtoff)
+        let zone = (offset < 0 ? "-" : "+") + String(printf: "%02d:%02d", abs(offset) / 3600, abs(offset) % 3600 / 60)
+        let fraction = milliseconds ? String(printf: ".%03d", Int((seconds * 1000).rounded(.down)) % 1000) : ""
+        return String(printf: "%d-%02d-%02d %02d:%02d:%02d", local.tm_year + 1900, local.tm_mon + 1, local.tm_mday, local.tm_hour, local.tm_min, local.tm_sec)
+            + fraction + " " + zone
     }
-
-    private static let localFormat = Date.VerbatimFormatStyle(
-        format: "\(year: .defaultDigits)-\(month: .twoDigits)-\(day: .twoDigits) \(hour: .twoDigits(clock: .twentyFourHour, hourCycle: .zeroBased)):\(minute: .twoDigits):\(second: .twoDigits)",
-        timeZone: .current, calendar: Calendar(identifier: .gregorian))
 
     /// ISO 8601 in UTC with milliseconds, for JSON: `watch` timestamps can time what they record.
     static func iso(_ seconds: Double) -> String {
@@ -246,18 +274,18 @@ enum Output {
     static func size(_ bytes: UInt64) -> String {
         switch bytes {
         case ..<1024: "\(bytes) B"
-        case ..<(1 << 20): String(format: "%.1f KiB", Double(bytes) / 1024)
-        case ..<(1 << 30): String(format: "%.1f MiB", Double(bytes) / 1_048_576)
-        default: String(format: "%.1f GiB", Double(bytes) / 1_073_741_824)
+        case ..<(1 << 20): String(printf: "%.1f KiB", Double(bytes) / 1024)
+        case ..<(1 << 30): String(printf: "%.1f MiB", Double(bytes) / 1_048_576)
+        default: String(printf: "%.1f GiB", Double(bytes) / 1_073_741_824)
         }
     }
 
     /// A short time in the unit people read it in: `85 µs`, `2.5 ms`, `1.20 s`.
     static func latency(micros: Double) -> String {
         switch micros {
-        case ..<1000: String(format: "%.0f µs", micros)
-        case ..<1_000_000: String(format: "%.1f ms", micros / 1000)
-        default: String(format: "%.2f s", micros / 1_000_000)
+        case ..<1000: String(printf: "%.0f µs", micros)
+        case ..<1_000_000: String(printf: "%.1f ms", micros / 1000)
+        default: String(printf: "%.2f s", micros / 1_000_000)
         }
     }
 
@@ -325,7 +353,7 @@ enum Output {
         }
         return all.map { row in
             row.enumerated().map { pad($0.element, toWidth: widths[$0.offset]) }
-                .joined(separator: "  ").trimmingCharacters(in: .whitespaces)
+                .joined(separator: "  ").trimmingSpaces
         }.joined(separator: "\n")
     }
 

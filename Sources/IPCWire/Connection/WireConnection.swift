@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import NIOCore
 
 /// One side of a windowbroker connection: numbers requests, matches replies to them, and
@@ -168,6 +172,6 @@ extension Duration {
     public var formattedSeconds: String {
         let (seconds, attoseconds) = components
         let value = Double(seconds) + Double(attoseconds) / 1e18
-        return value == value.rounded() ? "\(Int(value)) s" : String(format: "%.1f s", value)
+        return value == value.rounded() ? "\(Int(value)) s" : String(printf: "%.1f s", value)
     }
 }

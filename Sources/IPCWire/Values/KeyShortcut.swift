@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A keyboard shortcut as key symbols: modifiers and one xkb key name (`ctrl+bracketleft`),
 /// not characters, so a layout-aware front end can show and match it for the user's layout.
@@ -65,7 +69,7 @@ public struct KeyShortcut: Hashable, Sendable, CustomStringConvertible {
 
     /// Parses `ctrl+shift+u` (case and modifier order do not matter; `control`, `meta`, `win` are understood).
     public init(parsing text: String) throws(BrokerError) {
-        let parts = text.split(separator: "+", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        let parts = text.split(separator: "+", omittingEmptySubsequences: false).map { $0.trimmingSpaces.lowercased() }
         guard parts.count >= 1, let key = parts.last, !key.isEmpty else {
             throw BrokerError(.invalidRequest, "'\(text)' is not a shortcut; write it like ctrl+shift+u")
         }
@@ -83,5 +87,15 @@ public struct KeyShortcut: Hashable, Sendable, CustomStringConvertible {
 
     public var description: String {
         (modifiers.sorted().map(\.rawValue) + [key]).joined(separator: "+")
+    }
+}
+
+extension StringProtocol {
+    /// The text without spaces and tabs at either end (what `trimmingCharacters(in:
+    /// .whitespaces)` does, without linking all of Foundation for it).
+    package var trimmingSpaces: String {
+        let blank: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        guard let first = firstIndex(where: { !blank($0) }), let last = lastIndex(where: { !blank($0) }) else { return "" }
+        return String(self[first...last])
     }
 }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A property-list value: the only kinds of data `userInfo` and action arguments may hold.
 ///

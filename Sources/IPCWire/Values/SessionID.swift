@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A scene session's identity, the same across reclaims and broker restarts: a UUID with one
 /// text form everywhere a person or a program sees it (lowercase: the wire, `wmctl`, logs,

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// What the system UI process (`windowbroker-ui`) tells the broker that started it, as one
 /// JSON line on the descriptor named by `WINDOWBROKER_UI_FD`: where it drew its items once

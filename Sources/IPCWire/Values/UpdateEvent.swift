@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// An event an app's model posts to every connected scene of the app: the one-way data flow of
 /// a `NotificationCenter` post, across processes. The broker gives each event its place in the

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A typed, serialisable description of content (`NSUserActivity`): what a scene shows, what
 /// an activation asks for, and what a scene hands over to be restored later.

@@ -1,0 +1,21 @@
+import Glibc
+
+extension String {
+    /// `printf`-style formatting of numbers (`%.1f`, `%02d`, `%02x`) through the C library.
+    /// `String(format:)` is Foundation's, not FoundationEssentials', and linking Foundation
+    /// brings ICU into every binary; the numbers here need none of it.
+    package init(printf format: String, _ arguments: CVarArg...) {
+        self = cFormatted(format, arguments)
+    }
+}
+
+private func cFormatted(_ format: String, _ arguments: [CVarArg]) -> String {
+    var buffer = [CChar](repeating: 0, count: 256)
+    let count = Int(withVaList(arguments) { vsnprintf(&buffer, buffer.count, format, $0) })
+    if count >= buffer.count {
+        // Longer than the buffer: once more with room for all of it.
+        buffer = [CChar](repeating: 0, count: count + 1)
+        _ = withVaList(arguments) { vsnprintf(&buffer, buffer.count, format, $0) }
+    }
+    return String(decoding: buffer.prefix(max(0, count)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
