@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import SceneWorker
 
 /// One note: text and a cursor (a character offset). Its restoration activity carries the
@@ -99,7 +103,8 @@ final class NoteSceneDelegate: SceneDelegate {
             ]))
         } catch {
             // The other windows catch up from the model when they next need the note.
-            FileHandle.standardError.write(Data("notes: the change was not announced: \(error)\n".utf8))
+            var standardError = StandardError()
+            print("notes: the change was not announced: \(error)", to: &standardError)
         }
     }
 
@@ -241,7 +246,7 @@ final class NoteSceneDelegate: SceneDelegate {
             edit(scene) { text, _ in text = text.uppercased() }
             return .performed(.string(text))
         case "notes.insertDate":
-            let date = ISO8601DateFormatter().string(from: Date()).prefix(10)
+            let date = Date().formatted(.iso8601.year().month().day())
             edit(scene) { text, cursor in
                 text.insert(contentsOf: date, at: text.index(text.startIndex, offsetBy: min(cursor, text.count)))
                 cursor += date.count

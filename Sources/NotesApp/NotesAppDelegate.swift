@@ -2,7 +2,11 @@
 /// note's other windows, comes back as it was after a reclaim, a crash or a restart, and has
 /// menus and keyboard commands. The `notes` executable runs it; the tests' `scene-probe` runs
 /// the same app with its test-only actions around it.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import SceneWorker
 
 /// The app, ready for `SceneWorker.run`.
@@ -80,7 +84,7 @@ final class RowResponder: CommandResponder {
 private let dataDirectory: String = {
     let env = ProcessInfo.processInfo.environment
     if let dir = env["NOTES_DATA_DIR"], !dir.isEmpty { return dir }
-    let dataHome = env["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory() + "/.local/share"
+    let dataHome = env["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? FileManager.default.homeDirectoryForCurrentUser.path + "/.local/share"
     return dataHome + "/windowbroker-notes"
 }()
 
@@ -115,7 +119,7 @@ struct NoteStore {
 
     /// Note ids are anything a user typed: the file name is their UTF-8 in hex.
     private func path(_ note: String) -> String {
-        directory + "/" + note.utf8.map { String(format: "%02x", $0) }.joined() + ".json"
+        directory + "/" + note.utf8.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() + ".json"
     }
 }
 

@@ -4,7 +4,11 @@
 /// The broker never links this module: windows belong to the scenes' own processes.
 import CSceneWindow
 import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A size in surface pixels (scale 1).
 public struct WindowSize: Sendable, Equatable, CustomStringConvertible {

@@ -1,6 +1,11 @@
 import CSceneWindow
 import Dispatch
+import Glibc
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A surface of the system UI above every window (wlroots' layer shell): the switcher and the
 /// command overlay draw into one. Like `ToplevelWindow`, every call and callback happens on

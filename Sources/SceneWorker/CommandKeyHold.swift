@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import IPCWire
 import SceneWindow
 
@@ -64,7 +68,8 @@ final class CommandKeyHold {
             do {
                 try await request(.systemUi(.with { $0.surface = .commandOverlay }))
             } catch {
-                FileHandle.standardError.write(Data("scene worker: no command overlay: \((error as? BrokerError)?.message ?? "\(error)")\n".utf8))
+                var standardError = StandardError()
+                print("scene worker: no command overlay: \((error as? BrokerError)?.message ?? "\(error)")", to: &standardError)
             }
         }
     }

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import IPCWire
 
 /// The app's shared defaults, as this scene sees them: `UserDefaults` shared by every scene of

@@ -5,7 +5,12 @@
 /// Hello, and turns broker commands into delegate calls in the contract's order, answering
 /// each. The process dies with the broker (PR_SET_PDEATHSIG) and exits after didDisconnect.
 import CLinuxShim
+import Glibc
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 // Apps get the value types they need (UserActivity, PlistValue, BrokerError, ...) with the SDK.
 @_exported import IPCWire
 import NIOCore
@@ -43,8 +48,25 @@ public enum SceneWorker {
             try await SceneRuntime(app: app).run()
             exit(0)
         } catch {
-            FileHandle.standardError.write(Data("scene worker: \(error)\n".utf8))
+            var standardError = StandardError()
+            print("scene worker: \(error)", to: &standardError)
             exit(error is StartError ? 2 : 1)
+        }
+    }
+}
+
+/// Standard error as a text stream: `print("…", to: &standardError)` reaches `wmctl logs` and
+/// the journal as a warning (stdout is information). Needs no Foundation.
+public struct StandardError: TextOutputStream {
+    public init() {}
+
+    public mutating func write(_ string: String) {
+        var bytes = Array(string.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
+            if written < 0, errno == EINTR { continue }
+            guard written > 0 else { return }
+            bytes = bytes.dropFirst(written)
         }
     }
 }
@@ -328,7 +350,8 @@ package final class SceneRuntime {
             app.buildMenu(with: &menu)
             if let scene, !menu.operations.isEmpty {
                 do { try await scene.sendMenuChange(menu.operations) } catch {
-                    FileHandle.standardError.write(Data("scene worker: the app's menu was refused: \(error)\n".utf8))
+                    var standardError = StandardError()
+                    print("scene worker: the app's menu was refused: \(error)", to: &standardError)
                 }
             }
             return .connected(.with { $0.configuration = configuration })
@@ -579,7 +602,8 @@ package final class SceneRuntime {
                 if let scene { self?.scheduleRedraw(scene) }
             }
         } catch {
-            FileHandle.standardError.write(Data("scene worker: no window: \(error)\n".utf8))
+            var standardError = StandardError()
+            print("scene worker: no window: \(error)", to: &standardError)
         }
     }
 

@@ -4,16 +4,21 @@ import XCTest
 /// What a binary links decides how big it is and how fast it starts (issue 23): all of
 /// Foundation brings ICU (about 30 MB of data and code) into a statically linked binary.
 final class FootprintTests: XCTestCase {
-    /// wmctl and the wire library need FoundationEssentials only. Checked on the build's own
-    /// (dynamically linked) binary: a module that imports all of Foundation, or a dependency
-    /// trait that does, shows up here as libFoundation.so.
-    func testWmctlLinksFoundationEssentialsButNotFoundationNorICU() throws {
-        let result = try runToCompletion("/usr/bin/ldd", [BrokerHarness.binDirectory + "/wmctl"])
+    /// wmctl, the reference app and the SDK under it need FoundationEssentials only. Checked
+    /// on the build's own (dynamically linked) binaries: a module that imports all of
+    /// Foundation, or a dependency trait that does, shows up here as libFoundation.so.
+    func testWmctlAndTheReferenceAppLinkFoundationEssentialsButNotFoundationNorICU() throws {
+        try checkLinksEssentialsOnly("wmctl")
+        try checkLinksEssentialsOnly("notes")
+    }
+
+    private func checkLinksEssentialsOnly(_ binary: String) throws {
+        let result = try runToCompletion("/usr/bin/ldd", [BrokerHarness.binDirectory + "/" + binary])
         XCTAssertEqual(result.code, 0, result.output)
         let libraries = result.output.split(separator: "\n").compactMap { $0.split(whereSeparator: { $0 == " " || $0 == "\t" }).first.map(String.init) }
         XCTAssertTrue(libraries.contains("libFoundationEssentials.so"), result.output)
         for heavy in ["libFoundation.so", "libFoundationInternationalization.so", "lib_FoundationICU.so"] {
-            XCTAssertFalse(libraries.contains(heavy), "wmctl links \(heavy):\n\(result.output)")
+            XCTAssertFalse(libraries.contains(heavy), "\(binary) links \(heavy):\n\(result.output)")
         }
     }
 }
