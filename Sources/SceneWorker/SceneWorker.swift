@@ -58,16 +58,12 @@ public enum SceneWorker {
 /// Standard error as a text stream: `print("…", to: &standardError)` reaches `wmctl logs` and
 /// the journal as a warning (stdout is information). Needs no Foundation.
 public struct StandardError: TextOutputStream {
+    /// The process's standard error.
     public init() {}
 
+    /// Writes `string` as it is, unbuffered.
     public mutating func write(_ string: String) {
-        var bytes = Array(string.utf8)[...]
-        while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
-            if written < 0, errno == EINTR { continue }
-            guard written > 0 else { return }
-            bytes = bytes.dropFirst(written)
-        }
+        PlainOutput.write(string, to: STDERR_FILENO)
     }
 }
 

@@ -211,13 +211,7 @@ enum Output {
 
     /// Writes a message to standard error as it is (add the newline).
     static func error(_ text: String) {
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
-            if written < 0, errno == EINTR { continue }
-            guard written > 0 else { return }
-            bytes = bytes.dropFirst(written)
-        }
+        PlainOutput.write(text, to: STDERR_FILENO)
     }
 
     /// All of standard input.
@@ -236,14 +230,8 @@ enum Output {
     /// went away (`wmctl watch | grep -m1 ...`, `| head`) ends wmctl quietly with 141, the
     /// status a shell reports for a program stopped by SIGPIPE.
     static func line(_ text: String) {
-        var bytes = Array((text + "\n").utf8)[...]
-        while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                exit(errno == EPIPE ? 141 : 1)
-            }
-            bytes = bytes.dropFirst(written)
+        if let failure = PlainOutput.write(text + "\n", to: STDOUT_FILENO) {
+            exit(failure == EPIPE ? 141 : 1)
         }
     }
 

@@ -19,3 +19,22 @@ private func cFormatted(_ format: String, _ arguments: [CVarArg]) -> String {
     }
     return String(decoding: buffer.prefix(max(0, count)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
+
+/// Writing to a descriptor without Foundation's `FileHandle` (Foundation, not Essentials).
+package enum PlainOutput {
+    /// Writes all of `text` to `descriptor`, unbuffered, going on after interruptions. Returns
+    /// nil, or the `errno` that stopped it (`EPIPE`: the reader went away).
+    @discardableResult
+    package static func write(_ text: String, to descriptor: Int32) -> Int32? {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            bytes = bytes.dropFirst(written)
+        }
+        return nil
+    }
+}
