@@ -42,7 +42,7 @@ final class SwayHarness {
                              "XDG_RUNTIME_DIR=\(runtimeDirectory)", "WLR_BACKENDS=headless", "WLR_LIBINPUT_NO_DEVICES=1",
                              "WLR_RENDERER=pixman", "/usr/bin/sway", "-c", config]
         let log = root + "/sway.log"
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         process.standardError = process.standardOutput
         try process.run()
