@@ -22,6 +22,9 @@
 #                       word, a prefix)               vs wmctl ping (the same round trip, no work);
 #                       index size per session
 #   broker memory       RSS with 1,000 stored sessions and 100 live workers
+#   footprint           installed binaries (static stdlib, stripped)   vs systemctl's size;
+#                       an idle notes worker's private dirty memory (installed form)
+#                                              vs an idle program that links all of Foundation
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh bench
@@ -319,6 +322,43 @@ WORKERS=$(W --json status | json 'd["workers"]')
 RSS=$(awk '/VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$BROKER/status")
 kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 fig "broker RSS, $SESSIONS sessions + $WORKERS live workers" "$RSS" "MiB" "" ""
+
+# ---------------------------------------------------------------- footprint: installed binaries, an idle worker
+# The installed form, as scripts/install.sh builds it: static stdlib, then stripped.
+for product in windowbrokerd wmctl notes; do
+  swift build --build-path .build-install -c release --static-swift-stdlib --product "$product" >/dev/null
+done
+SBIN=$(swift build --build-path .build-install -c release --static-swift-stdlib --show-bin-path)
+mib() { stat -c %s "$1" | awk '{ printf "%.1f", $1 / 1048576 }'; }
+SYSTEMCTL_SIZE=$(mib "$(command -v systemctl)")
+for product in windowbrokerd wmctl notes; do
+  cp "$SBIN/$product" "$DIR/bin/$product.installed" && strip "$DIR/bin/$product.installed"
+  fig "installed $product, stripped" "$(mib "$DIR/bin/$product.installed")" "MiB" "systemctl, installed" "$SYSTEMCTL_SIZE"
+done
+# Private dirty memory (smaps_rollup) once idle: what the process costs the machine. Its clean
+# pages (code and data read from its own file) can be dropped and read again under pressure.
+private_kib() { awk '/^Private_Dirty:/ { s += $2 } END { print s }' "/proc/$1/smaps_rollup"; }
+swiftc -O -static-stdlib -o "$DIR/bin/idle_foundation" bench/idle_foundation.swift
+"$DIR/bin/idle_foundation" > "$DIR/idle.out" &
+IDLE=$!
+PIDS+=("$IDLE")
+for _ in $(seq 100); do grep -q ready "$DIR/idle.out" 2>/dev/null && break; sleep 0.05; done
+sleep 0.5
+IDLE_KIB=$(private_kib "$IDLE")
+start_broker "$DIR/idle"
+python3 - "$DIR/idle/apps" "$DIR/bin/notes.installed" <<'PY'
+import json, sys
+m = json.load(open("apps/notes.json")); m["id"] = "installed"; m["executable"] = sys.argv[2]
+json.dump(m, open(sys.argv[1] + "/installed.json", "w"))
+PY
+kill -HUP "$BROKER"
+for _ in $(seq 100); do W --json apps | grep -q '"installed"' && break; sleep 0.05; done
+IDLE_SESSION=$(W --json open installed --activity notes.edit --info noteID=idle | json 'd["session"]')
+W background "$IDLE_SESSION" >/dev/null
+sleep 1
+WORKER_KIB=$(private_kib "$(W --json show "$IDLE_SESSION" | json 'd["pid"]')")
+kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
+fig "idle notes worker (installed), private dirty" "$WORKER_KIB" "KiB" "idle program linking Foundation" "$IDLE_KIB"
 
 # ---------------------------------------------------------------- the table
 echo
