@@ -44,10 +44,13 @@ struct AppRegistry {
 
     /// An installed app's manifest, or the error every request about an unknown app gets.
     func manifest(_ id: AppID) throws(BrokerError) -> AppManifest {
-        guard let app = manifests[id] else {
-            throw BrokerError(.unknownApp, "no app '\(id)' is installed (known: \(known)); `wmctl apps` lists them")
-        }
+        guard let app = manifests[id] else { throw unknownApp(id) }
         return app
+    }
+
+    /// The error every request about an app that is not installed gets.
+    func unknownApp(_ id: AppID) -> BrokerError {
+        BrokerError(.unknownApp, "no app '\(id)' is installed (known: \(known)); `wmctl apps` lists them")
     }
 
     /// The installed apps' ids for a message, or "none".

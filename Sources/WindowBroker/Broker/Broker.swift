@@ -198,7 +198,7 @@ public actor Broker {
     /// went away). Anything else is a typo that would silently match nothing.
     func checkKnownApp(_ id: AppID) throws(BrokerError) {
         guard apps.manifests[id] == nil, !allSessions.contains(where: { $0.appID == id }) else { return }
-        throw BrokerError(.unknownApp, "no app '\(id)' is installed (known: \(apps.known)); `wmctl apps` lists them")
+        throw apps.unknownApp(id)
     }
     /// Write transactions of the store since start.
     public nonisolated var storeWrites: Int { store.writeCount }
