@@ -402,20 +402,9 @@ struct ControlRequestHandler: Sendable {
         case .search(let search):
             let outcome = try await broker.search(search.query, app: Self.optionalApp(search.appID),
                                                   limit: search.limit == 0 ? 20 : Int(search.limit))
-            func wire(_ hit: SearchIndex.Hit) -> Windowbroker_V1_SearchHit {
-                .with {
-                    $0.sessionID = hit.sessionID.description
-                    $0.appID = hit.appID.rawValue
-                    $0.title = hit.title
-                    $0.snippet = hit.snippet
-                    $0.activityType = hit.activityType
-                    $0.targetContentIdentifier = hit.targetContentIdentifier
-                    $0.score = hit.score
-                }
-            }
             return .search(.with {
-                $0.hits = outcome.hits.map(wire)
-                $0.unavailable = outcome.unavailable.map(wire)
+                $0.hits = outcome.hits.map(\.wire)
+                $0.unavailable = outcome.unavailable.map(\.wire)
             })
         case .menu(let request):
             let view = try await menuView(session: request.sessionID, app: request.appID)

@@ -1,5 +1,5 @@
 /// The broker's domain values put on the wire, in one place at the control edge: the broker
-/// answers with `SessionStatus`, `PressureReport`, `Snapshot`; wmctl, D-Bus and the scenes
+/// answers with `SessionStatus`, `PressureReport`, `Snapshot`, search hits; wmctl, D-Bus and the scenes
 /// read `Windowbroker_V1_*` messages.
 import IPCWire
 
@@ -61,6 +61,20 @@ extension Snapshot {
             $0.savedAt = savedAt.timeIntervalSince1970
             $0.width = UInt32(width)
             $0.height = UInt32(height)
+        }
+    }
+}
+
+extension SearchIndex.Hit {
+    package var wire: Windowbroker_V1_SearchHit {
+        .with {
+            $0.sessionID = sessionID.description
+            $0.appID = appID.rawValue
+            $0.title = title
+            $0.snippet = snippet
+            $0.activityType = activityType
+            $0.targetContentIdentifier = targetContentIdentifier
+            $0.score = score
         }
     }
 }
