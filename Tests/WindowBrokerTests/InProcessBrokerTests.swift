@@ -322,6 +322,25 @@ final class InProcessBrokerTests: XCTestCase {
         XCTAssertEqual(launched.count, 2, "one process before the reclaim, one after: never two at once")
     }
 
+    func testTheSameMenuFromEveryLaunchNeverUsesUpTheAppsChanges() async throws {
+        let running = try await start()
+        let insert = Windowbroker_V1_MenuOperation.with {
+            $0.insert = .with {
+                $0.childOf = "view"
+                $0.element = .with { $0.command = .with { $0.id = "alpha.count"; $0.title = "Count" } }
+            }
+        }
+        // More launches than the limit on an app's runtime changes (1,024), each with its menu.
+        for launch in 1...1_100 {
+            do { _ = try await running.broker.changeMenu(app: "alpha", operations: [insert]) } catch {
+                return XCTFail("launch \(launch): \(error)")
+            }
+        }
+        let remove = Windowbroker_V1_MenuOperation.with { $0.remove = "alpha.count" }
+        let menu = try await running.broker.changeMenu(app: "alpha", operations: [remove])
+        XCTAssertFalse("\(menu)".contains("alpha.count"), "a change that does change the menu still applies")
+    }
+
     func testTheControlServerAnswersInProcess() async throws {
         let running = try await start()
         let (ping, opened) = try await running.withClient { client in

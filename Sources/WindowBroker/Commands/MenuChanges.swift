@@ -91,6 +91,9 @@ extension Broker {
         } catch {
             throw BrokerError(.invalidRequest, "menu change refused, nothing changed: \(error)")
         }
+        // Every process of the app sends the same insertions at launch: one that changes nothing
+        // is not recorded, or a broker that ran 1,024 scenes would refuse the next one's menu.
+        guard changed != current else { return changed }
         apps.runtimeMenus[app] = .init(operations: (apps.runtimeMenus[app]?.operations ?? []) + operations, menu: changed)
         return changed
     }
