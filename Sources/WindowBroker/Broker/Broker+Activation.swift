@@ -324,6 +324,7 @@ extension Broker {
             throw BrokerError(.workerFailed, "the scene answered refresh with an unexpected message")
         }
         try await driver(id).apply(update, in: self)
+        await drivers[id]?.reindex(in: self)
         return outcome(id, notes: ["refreshed: \(drivers[id]?.session.title ?? "")"])
     }
 

@@ -15,6 +15,9 @@ extension SessionDriver {
                 await acknowledge(envelope, on: connection, in: broker, refusing: "a scene update") {
                     try await self.apply(update, in: broker)
                 }
+                // After the acknowledgement, still in the lane's order: the index is derived data
+                // (rebuilt from the store when lost), and writing it took longer than the commit.
+                await reindex(in: broker)
             case .storage(let update)?:
                 await acknowledge(envelope, on: connection, in: broker, refusing: "a scene's storage change") {
                     try await self.applyStorage(update, in: broker)

@@ -64,11 +64,11 @@ extension SessionDriver {
             throw SessionStore.brokerError(error, doing: "save the scene's change", path: broker.store.path)
         }
         if let activity, session.currentActivity == activity { session.currentSavedAt = now }
-        await reindex(in: broker)
     }
 
     /// The session's latest activity, what a search finds: the current one while the scene
-    /// runs, else the one it handed over for restoration.
+    /// runs, else the one it handed over for restoration. Derived data, rebuilt from the store
+    /// when lost: a scene's report is acknowledged once committed, and indexed after that.
     func reindex(in broker: isolated Broker) async {
         guard let searchIndex = broker.searchIndex else { return }
         let activity = session.currentActivity ?? session.restoration
