@@ -44,6 +44,9 @@ public enum SceneWorker {
         // stdout is a pipe to the broker: line-buffered, a print() reaches `wmctl logs` and
         // the journal as it happens, not when a 4 KiB buffer fills or the process ends.
         wb_line_buffer_stdout()
+        // The socket's event loop also runs the runtime's tasks: a command read from the broker
+        // goes to the main actor from the thread that read it, with no pool thread between.
+        WireRuntime.runTasksOnEventLoops(loops: 1)
         do {
             try await SceneRuntime(app: app).run()
             exit(0)
@@ -112,6 +115,8 @@ package final class SceneRuntime {
         case request(ControlRequest, CheckedContinuation<ControlReply, any Error>)
         /// Resumed once everything before it was answered.
         case barrier(CheckedContinuation<Void, Never>)
+        /// The app's menu additions, sent once at launch; a refusal is printed, not thrown.
+        case appMenu([Windowbroker_V1_MenuOperation])
     }
 
     package init(app: any AppDelegate) {
@@ -177,6 +182,7 @@ package final class SceneRuntime {
                 // App-level launch happens now, before any session is known: a prewarmed
                 // process has done it by the time it is bound to a session.
                 self.finishLaunchingIfNeeded()
+                self.sendAppMenu()
                 Task { @MainActor in await self.handleKeys() }
                 // A window's first frame would load the fonts; a process with a display loads
                 // them before its first scene (a prewarmed one did already, before its Hello).
@@ -199,6 +205,14 @@ package final class SceneRuntime {
         switch item {
         case .barrier(let waiter):
             waiter.resume()
+            return
+        case .appMenu(let operations):
+            do {
+                _ = try await Self.controlRequest(.menuChange(.with { $0.operations = operations }), over: connection, timeout: .seconds(60))
+            } catch {
+                var standardError = StandardError()
+                print("scene worker: the app's menu was refused: \(error)", to: &standardError)
+            }
             return
         case .request(let request, let waiter):
             do {
@@ -341,15 +355,6 @@ package final class SceneRuntime {
         switch command {
         case .connect(let connect):
             let configuration = connectScene(connect)
-            // The app's own menu additions: the broker has them before it hears willConnect returned.
-            var menu = MenuBuilder()
-            app.buildMenu(with: &menu)
-            if let scene, !menu.operations.isEmpty {
-                do { try await scene.sendMenuChange(menu.operations) } catch {
-                    var standardError = StandardError()
-                    print("scene worker: the app's menu was refused: \(error)", to: &standardError)
-                }
-            }
             return .connected(.with { $0.configuration = configuration })
         case .restoreInteractionState(let restore):
             let (scene, delegate) = try requireScene()
@@ -474,6 +479,16 @@ package final class SceneRuntime {
             }
             return .ack(.init())
         }
+    }
+
+    /// The app's own menu additions, once per process, right after launch: queued before any
+    /// command is answered, so the broker has them before it hears willConnect returned, and
+    /// a prewarmed process has sent them before it is bound to a session.
+    private func sendAppMenu() {
+        var menu = MenuBuilder()
+        app.buildMenu(with: &menu)
+        guard !menu.operations.isEmpty else { return }
+        enqueue(.appMenu(menu.operations))
     }
 
     private func finishLaunchingIfNeeded() {

@@ -20,11 +20,7 @@ extension Broker {
         switch event {
         case .message(let envelope):
             guard let id else {
-                // A prewarmed process not bound to a session yet: it has nothing to ask for.
-                if envelope.id != 0 {
-                    await worker.connection.reply(to: envelope, error: BrokerError(
-                        .sessionNotConnected, "this process is not bound to a session yet (prewarmed); requests come after willConnect"))
-                }
+                await answerUnbound(envelope, from: worker)
                 return
             }
             await drivers[id]?.received(envelope, on: worker.connection, in: self)
@@ -38,6 +34,29 @@ extension Broker {
             await reap(id)
         case .exited:
             await workerEnded(worker, reason: await reason(for: worker, fallback: .brokerStopped))
+        }
+    }
+
+    /// A prewarmed process not bound to a session yet may send what belongs to its app, not
+    /// to a scene: the menu additions it built at launch (`AppDelegate.buildMenu`). Anything
+    /// else comes after willConnect.
+    private func answerUnbound(_ envelope: Envelope, from worker: WorkerHandle) async {
+        guard envelope.id != 0 else { return }
+        guard case .controlRequest(let request) = envelope.body, case .menuChange(let change)? = request.kind else {
+            await worker.connection.reply(to: envelope, error: BrokerError(
+                .sessionNotConnected, "this process is not bound to a session yet (prewarmed); requests come after willConnect"))
+            return
+        }
+        do {
+            let menu = try changeMenu(app: worker.appID, operations: change.operations)
+            await worker.connection.reply(to: envelope, with: .controlReply(.with {
+                $0.menu = .with {
+                    $0.appID = worker.appID.rawValue
+                    $0.menus = menu.menus.map { ControlRequestHandler.wire($0, states: nil) }
+                }
+            }))
+        } catch {
+            await worker.connection.reply(to: envelope, error: error)
         }
     }
 
