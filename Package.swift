@@ -45,6 +45,7 @@ let package = Package(
         .target(
             name: "IPCWire",
             dependencies: [
+                "CLinuxShim",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),

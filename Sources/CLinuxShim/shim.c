@@ -113,3 +113,9 @@ int wb_is_procfs(const char *path) {
 void wb_line_buffer_stdout(void) {
     setvbuf(stdout, NULL, _IOLBF, 0);
 }
+
+extern void *swift_task_enqueueGlobal_hook;
+
+void **wb_concurrency_enqueue_global_hook(void) {
+    return &swift_task_enqueueGlobal_hook;
+}

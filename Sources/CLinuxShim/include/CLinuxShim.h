@@ -50,4 +50,9 @@ int wb_is_procfs(const char *path);
 /// Swift 6 cannot name C's `stdout` global from concurrent code.
 void wb_line_buffer_stdout(void);
 
+/// Where the Swift runtime keeps its hook for jobs on the global executor. NIO looks it up by
+/// name in the dynamic symbol table, where a static stdlib does not put it; a reference the
+/// linker resolves finds it in both forms.
+void **wb_concurrency_enqueue_global_hook(void);
+
 #endif

@@ -1,3 +1,4 @@
+import CLinuxShim
 import NIOCore
 import NIOPosix
 
@@ -7,9 +8,34 @@ package enum WireRuntime {
     /// loop and the task that handles it run on the same thread: no wake-up of another thread
     /// per message. Call it first thing in `main`, once per process. `loops` sizes the shared
     /// event loop group (nil: one per core); a client that talks over one connection at a time
-    /// wants 1, so its tasks and its socket never sit on different threads.
-    public static func runTasksOnEventLoops(loops: Int? = nil) {
+    /// wants 1, so its tasks and its socket never sit on different threads. Returns whether it
+    /// took effect (false: tasks stay on Dispatch's pool, which works, only with more hops).
+    @discardableResult
+    public static func runTasksOnEventLoops(loops: Int? = nil) -> Bool {
         if let loops { NIOSingletons.groupLoopCountSuggestion = loops }
-        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+        if NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() { return true }
+        // NIO finds the runtime's hook by name, which a static stdlib (the installed binaries)
+        // leaves out of the dynamic symbol table; the linker resolved it for the shim.
+        return installEnqueueHook()
+    }
+
+    /// The runtime's hook type: a thin Swift function taking the job and the original enqueue.
+    private typealias EnqueueGlobalHook = @convention(thin) (UnownedJob, @convention(thin) (UnownedJob) -> Void) -> Void
+
+    private static func installEnqueueHook() -> Bool {
+        guard let address = wb_concurrency_enqueue_global_hook() else { return false }
+        let slot = UnsafeMutableRawPointer(address).assumingMemoryBound(to: UnsafeRawPointer?.self)
+        // Someone else's hook (NIO's, or the host's): theirs stays.
+        guard slot.pointee == nil else { return false }
+        let hook: EnqueueGlobalHook = { job, _ in
+            // `any()` stays on the calling thread's loop when it is one of the group's: a task
+            // started on an event loop runs there, with no thread switch.
+            MultiThreadedEventLoopGroup.singleton.any().executor.enqueue(ExecutorJob(job))
+        }
+        // Called first thing in main, before any other thread exists: a plain store.
+        withUnsafePointer(to: hook) {
+            $0.withMemoryRebound(to: UnsafeRawPointer.self, capacity: 1) { slot.pointee = $0.pointee }
+        }
+        return true
     }
 }
