@@ -6,8 +6,10 @@
 #   control round trip  wmctl ping p50        vs a framed round trip over a raw Unix socket (C)
 #                                              and an sd-bus method call through a private dbus-daemon;
 #                       the same ping from a C client (bench/control_ping.c): the broker's share
-#   cold open           created -> didBecomeActive (broker side, from watch events)
-#                                              vs spawn-to-first-byte of a minimal Foundation binary
+#   cold open           created -> didBecomeActive (broker side, from watch events), release build
+#                       and installed form (static stdlib)
+#                                              vs spawn-to-first-byte of a minimal Foundation binary,
+#                                                 static stdlib (the installed form) and dynamic
 #   prewarmed open      the same, bound from the app's pool      vs the cold open
 #   open -> first frame open request to the window's first frame on a headless sway, cold and
 #                       prewarmed                     vs spawning a minimal C client to its first frame
@@ -17,7 +19,8 @@
 #                       picture bytes per session  vs restoration activity bytes
 #   reclaim             10 background scenes, save + stop         vs kill only (1 and 50 printed too)
 #   update fan-out      post --wait to 10 and 100 connected scenes: time until the last scene
-#                       acknowledged (broker side), p50 and p99  vs the raw Unix-socket round trip
+#                       acknowledged (broker side), p50 and p99  vs C: one process writes a frame
+#                       to 10 (100) processes and reads their acknowledgements (bench/fanout.c)
 #   search              wmctl search p50/p99 over 10,000 indexed sessions (a common word, a rare
 #                       word, a prefix)               vs wmctl ping (the same round trip, no work);
 #                       index size per session
@@ -53,6 +56,7 @@ mkdir -p "$DIR/bin"
 cc -O2 -o "$DIR/bin/pingpong" bench/pingpong.c
 cc -O2 -o "$DIR/bin/spawn_first_byte" bench/spawn_first_byte.c
 cc -O2 -o "$DIR/bin/control_ping" bench/control_ping.c
+cc -O2 -o "$DIR/bin/fanout" bench/fanout.c
 cc -O2 -o "$DIR/bin/sdbus_echo" bench/sdbus_echo.c $(pkg-config --cflags --libs libsystemd)
 RAW=$("$DIR/bin/pingpong" 5000)
 dbus-daemon --session --address="unix:path=$DIR/bus" --nofork --nopidfile 2>/dev/null &
@@ -63,6 +67,15 @@ PIDS+=($!)
 for _ in $(seq 50); do grep -q ready "$DIR/sdbus.ready" 2>/dev/null && break; sleep 0.1; done
 DBUS=$("$DIR/bin/sdbus_echo" client "unix:path=$DIR/bus" 5000)
 SPAWN=$("$DIR/bin/spawn_first_byte" 40 "$BIN/spawn-probe")
+# The installed form (static stdlib, as scripts/install.sh builds it), for the same figures.
+for product in windowbrokerd wmctl notes spawn-probe; do
+  swift build --build-path .build-install -c release --static-swift-stdlib --product "$product" >/dev/null
+done
+SBIN=$(swift build --build-path .build-install -c release --static-swift-stdlib --show-bin-path)
+SPAWN_STATIC=$("$DIR/bin/spawn_first_byte" 40 "$SBIN/spawn-probe")
+WORKER_HELLO_STATIC=$(WINDOWBROKER_FD=3 WINDOWBROKER_APP=notes "$DIR/bin/spawn_first_byte" 40 "$SBIN/notes" 2>/dev/null)
+FANOUT10_C=$("$DIR/bin/fanout" 10 200)
+FANOUT100_C=$("$DIR/bin/fanout" 100 200)
 # The reference worker on its own: spawn until its Hello (its first byte), no broker involved.
 # Cold open minus this is what the broker adds (spawn call, handshake, three lifecycle steps).
 WORKER_HELLO=$(WINDOWBROKER_FD=3 WINDOWBROKER_APP=notes "$DIR/bin/spawn_first_byte" 40 "$BIN/notes" 2>/dev/null)
@@ -82,7 +95,7 @@ m = json.load(open("apps/notes.json")); m["id"] = "probe"; m["executable"] = pro
 json.dump(m, open(sys.argv[1] + "/probe.json", "w"))
 PY
   DBUS_SESSION_BUS_ADDRESS=unix:path=$DIR/bus XDG_RUNTIME_DIR=$dir/run XDG_STATE_HOME=$dir/state NOTES_DATA_DIR=$dir/notes \
-    "$BIN/windowbrokerd" --apps-dir "$dir/apps" --state-dir "$dir/state" --runtime-dir "$dir/run" \
+    "${BROKER_BIN:-$BIN}/windowbrokerd" --apps-dir "$dir/apps" --state-dir "$dir/state" --runtime-dir "$dir/run" \
     --log-level warning "$@" 2>"$dir/broker.log" &
   BROKER=$!
   PIDS+=("$BROKER")
@@ -103,41 +116,48 @@ BUSSTATE=$("$DIR/bin/sdbus_echo" state "unix:path=$DIR/bus" 2000 "$BUSPATH")
 BUSACTIVATE=$("$DIR/bin/sdbus_echo" activate "unix:path=$DIR/bus" 1000 "$BUSPATH")
 W close "$BUSSESSION" >/dev/null
 
-W --json watch --event created --event didBecomeActive > "$DIR/events.jsonl" &
-WATCH=$!
-PIDS+=("$WATCH")
-sleep 0.3
-for i in $(seq "$N"); do
-  W --json open notes --activity notes.edit --info "noteID=cold$i" | json 'd["session"]' >> "$DIR/cold.ids"
-done
-for i in $(seq "$N"); do
-  for _ in $(seq 200); do [ "$(W --json status | json 'd["prewarmed"].get("warm", 0)')" = 1 ] && break; sleep 0.05; done
-  W --json open warm --activity notes.edit --info "noteID=warm$i" > "$DIR/warm.$i.json"
-  json 'd["session"]' < "$DIR/warm.$i.json" >> "$DIR/warm.ids"
-  json 'd["launch"]' < "$DIR/warm.$i.json" >> "$DIR/warm.launch"
-done
-sleep 0.3
-kill "$WATCH" 2>/dev/null || true
-read -r COLD PREWARMED <<<"$(python3 - "$DIR" <<'PY'
+open_times() {  # $1 = tag; N cold opens, then N from the prewarmed pool; prints the p50s in ms
+  local tag=$1 watch
+  W --json watch --event created --event didBecomeActive > "$DIR/events.$tag.jsonl" &
+  watch=$!
+  PIDS+=("$watch")
+  sleep 0.3
+  for i in $(seq "$N"); do
+    W --json open notes --activity notes.edit --info "noteID=cold$tag$i" | json 'd["session"]' >> "$DIR/cold.$tag.ids"
+  done
+  for i in $(seq "$N"); do
+    for _ in $(seq 200); do [ "$(W --json status | json 'd["prewarmed"].get("warm", 0)')" = 1 ] && break; sleep 0.05; done
+    W --json open warm --activity notes.edit --info "noteID=warm$tag$i" > "$DIR/warm.$i.json"
+    json 'd["session"]' < "$DIR/warm.$i.json" >> "$DIR/warm.$tag.ids"
+    json 'd["launch"]' < "$DIR/warm.$i.json" >> "$DIR/warm.launch"
+  done
+  sleep 0.3
+  kill "$watch" 2>/dev/null || true
+  python3 - "$DIR" "$tag" <<'PY'
 import json, sys
 from datetime import datetime
-d = sys.argv[1]
+d, tag = sys.argv[1], sys.argv[2]
 def p50(xs): xs = sorted(xs); return xs[len(xs) // 2] if xs else float("nan")
 created, took = {}, {}
-for line in open(f"{d}/events.jsonl"):
+for line in open(f"{d}/events.{tag}.jsonl"):
     e = json.loads(line)
     t = datetime.fromisoformat(e["time"].replace("Z", "+00:00")).timestamp()
     if e["event"] == "created": created[e["session"]] = t
     elif e["event"] == "didBecomeActive" and e["session"] in created:
         took.setdefault(e["session"], (t - created[e["session"]]) * 1000)
 def ids(name): return [l.strip() for l in open(f"{d}/{name}") if l.strip()]
-cold = [took[s] for s in ids("cold.ids") if s in took]
-warm = [took[s] for s in ids("warm.ids") if s in took]
+cold = [took[s] for s in ids(f"cold.{tag}.ids") if s in took]
+warm = [took[s] for s in ids(f"warm.{tag}.ids") if s in took]
 print(f"{p50(cold):.2f} {p50(warm):.2f}")
 PY
-)"
-WARM_LAUNCHES=$(sort "$DIR/warm.launch" | uniq -c | tr -s ' ' | tr '\n' ';')
+}
+read -r COLD PREWARMED <<<"$(open_times release)"
 kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
+# The same opens with the installed broker and notes (static stdlib): what a user's machine runs.
+BROKER_BIN=$SBIN start_broker "$DIR/installed"
+read -r COLD_STATIC PREWARMED_STATIC <<<"$(open_times installed)"
+kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
+WARM_LAUNCHES=$(sort "$DIR/warm.launch" | uniq -c | tr -s ' ' | tr '\n' ';')
 
 fig "wmctl ping p50" "$PING" "µs" "raw Unix-socket round trip" "$RAW"
 fig "wmctl ping p50" "$PING" "µs" "sd-bus call via dbus-daemon" "$DBUS"
@@ -148,6 +168,9 @@ fig "cold open p50 (broker side)" "$COLD" "ms" "spawn to first byte, Foundation 
 fig "  of which: notes binary, spawn to Hello" "$WORKER_HELLO" "ms" "spawn to first byte, Foundation binary" "$SPAWN"
 fig "cold open p50 (broker side)" "$COLD" "ms" "notes binary, spawn to Hello" "$WORKER_HELLO"
 fig "prewarmed open p50 (broker side)" "$PREWARMED" "ms" "cold open p50" "$COLD"
+fig "installed: cold open p50 (broker side)" "$COLD_STATIC" "ms" "spawn to first byte, static Foundation binary" "$SPAWN_STATIC"
+fig "  of which: installed notes, spawn to Hello" "$WORKER_HELLO_STATIC" "ms" "spawn to first byte, static Foundation binary" "$SPAWN_STATIC"
+fig "installed: prewarmed open p50 (broker side)" "$PREWARMED_STATIC" "ms" "installed: cold open p50" "$COLD_STATIC"
 
 # ---------------------------------------------------------------- open -> first frame, on a headless sway
 # From the open request to the compositor mapping the scene's window (its first committed
@@ -243,10 +266,10 @@ read -r F10_P50 F10_P99 F10_N <<<"$(fanout 10)"
 for i in $(seq 11 100); do W open notes --activity notes.edit --info "noteID=f$i" >/dev/null; done
 read -r F100_P50 F100_P99 F100_N <<<"$(fanout 100)"
 kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
-fig "post --wait to $F10_N scenes, last ack p50" "$F10_P50" "µs" "raw Unix-socket round trip" "$RAW"
-fig "post --wait to $F10_N scenes, last ack p99" "$F10_P99" "µs" "raw Unix-socket round trip" "$RAW"
-fig "post --wait to $F100_N scenes, last ack p50" "$F100_P50" "µs" "raw Unix-socket round trip" "$RAW"
-fig "post --wait to $F100_N scenes, last ack p99" "$F100_P99" "µs" "raw Unix-socket round trip" "$RAW"
+fig "post --wait to $F10_N scenes, last ack p50" "$F10_P50" "µs" "C fan-out to 10 processes, p50" "$FANOUT10_C"
+fig "post --wait to $F10_N scenes, last ack p99" "$F10_P99" "µs" "C fan-out to 10 processes, p50" "$FANOUT10_C"
+fig "post --wait to $F100_N scenes, last ack p50" "$F100_P50" "µs" "C fan-out to 100 processes, p50" "$FANOUT100_C"
+fig "post --wait to $F100_N scenes, last ack p99" "$F100_P99" "µs" "C fan-out to 100 processes, p50" "$FANOUT100_C"
 
 # ---------------------------------------------------------------- search over 10,000 sessions
 start_broker "$DIR/search" --max-workers 8
@@ -325,10 +348,6 @@ fig "broker RSS, $SESSIONS sessions + $WORKERS live workers" "$RSS" "MiB" "" ""
 
 # ---------------------------------------------------------------- footprint: installed binaries, an idle worker
 # The installed form, as scripts/install.sh builds it: static stdlib, then stripped.
-for product in windowbrokerd wmctl notes; do
-  swift build --build-path .build-install -c release --static-swift-stdlib --product "$product" >/dev/null
-done
-SBIN=$(swift build --build-path .build-install -c release --static-swift-stdlib --show-bin-path)
 mib() { stat -c %s "$1" | awk '{ printf "%.1f", $1 / 1048576 }'; }
 SYSTEMCTL_SIZE=$(mib "$(command -v systemctl)")
 for product in windowbrokerd wmctl notes; do

@@ -15,8 +15,10 @@ public protocol AppDelegate: CommandResponder {
     func didDiscardSceneSessions(_ sessionIDs: [SessionID])
     /// The delegate for the scene this process hosts.
     func makeSceneDelegate(for session: SceneSessionInfo) -> any SceneDelegate
-    /// The app's own additions to the main menu (`buildMenu(with:)`), sent when the scene
-    /// connects. A refused change is printed to stderr; `Scene.changeMenu` throws instead.
+    /// The app's own additions to the main menu, built once per process after
+    /// `didFinishLaunching` and sent before the first scene's willConnect returns (a prewarmed
+    /// process sends them before it is bound to a session). A refused change is printed to
+    /// stderr; `Scene.changeMenu` throws instead.
     func buildMenu(with builder: inout MenuBuilder)
 }
 
