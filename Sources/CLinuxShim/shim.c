@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <spawn.h>
@@ -118,4 +119,8 @@ extern void *swift_task_enqueueGlobal_hook;
 
 void **wb_concurrency_enqueue_global_hook(void) {
     return &swift_task_enqueueGlobal_hook;
+}
+
+int wb_trim_heap(void) {
+    return malloc_trim(0);
 }

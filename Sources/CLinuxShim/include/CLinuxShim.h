@@ -50,6 +50,10 @@ int wb_is_procfs(const char *path);
 /// Swift 6 cannot name C's `stdout` global from concurrent code.
 void wb_line_buffer_stdout(void);
 
+/// Gives the heap's free pages back to the system (glibc's malloc_trim): after a start that
+/// read every stored session, what only the reading needed would otherwise stay resident.
+int wb_trim_heap(void);
+
 /// Where the Swift runtime keeps its hook for jobs on the global executor. NIO looks it up by
 /// name in the dynamic symbol table, where a static stdlib does not put it; a reference the
 /// linker resolves finds it in both forms.

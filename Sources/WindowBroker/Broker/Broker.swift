@@ -10,6 +10,7 @@
 /// `PressureResponder` (the memory level and its response), `BrokerPhase` (running,
 /// draining, stopped), the `EventHub`. Only focus is decided across sessions
 /// (`Activation/FocusCoordinator`, pure), so a scene that hangs costs only its own session.
+import CLinuxShim
 import Foundation
 import IPCWire
 import Logging
@@ -110,6 +111,11 @@ public actor Broker {
         }
         await reloadManifests()
         logger.info("broker state loaded", metadata: ["sessions": "\(drivers.count)", "apps": "\(apps.manifests.count)", "store": "\(store.path)"])
+        // The start read every stored session and built the search index: the caches and heap
+        // pages only that needed go back to the system (measured: 8 MiB of 37 for 10,000 sessions).
+        store.releaseMemory()
+        searchIndex?.releaseMemory()
+        _ = wb_trim_heap()
     }
 
     /// Re-reads the app manifests; bad ones are logged with file, field and reason, and skipped.

@@ -83,6 +83,11 @@ public final class SearchIndex: Sendable {
         }
     }
 
+    /// Drops SQLite's page cache (it fills again as searches need it).
+    public func releaseMemory() {
+        queue.releaseMemory()
+    }
+
     /// Puts the session's entry in place of the old one; an activity not marked eligible
     /// removes it (such activities are never indexed).
     public func index(_ activity: UserActivity?, session: SessionID, app: AppID) async throws {

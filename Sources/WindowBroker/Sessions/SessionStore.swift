@@ -275,7 +275,9 @@ public final class SessionStore: Sendable {
             try db.execute(sql: "UPDATE session SET lastDisconnect = ?, attached = 0 WHERE attached = 1",
                            arguments: [DisconnectReason.brokerStopped.description])
             let earlier = try Int.fetchOne(db, sql: "SELECT count(*) FROM damagedRow") ?? 0
-            let rows = try Row.fetchAll(db, sql: """
+            // A cursor, not every row at once: the rows (with their activity blobs) are read one
+            // by one into sessions, and the broker's memory never holds both at the start.
+            let rows = try Row.fetchCursor(db, sql: """
                 SELECT s.*, r.activity AS restoration, r.savedAt AS restorationSavedAt,
                     c.activity AS current, c.savedAt AS currentSavedAt,
                     q.activity AS quarantined, q.quarantinedAt AS quarantinedAt FROM session s
@@ -285,6 +287,8 @@ public final class SessionStore: Sendable {
                 """)
             var damage: [String] = []
             let now = Date().timeIntervalSince1970
+            // Set aside after the cursor is done: the tables it reads are not changed under it.
+            var setAside: [(sql: String, arguments: StatementArguments)] = []
             /// Decodes one stored value; one that does not decode is set aside and reported.
             func read<T>(_ row: Row, _ column: String, what: String, table: String?, _ decode: (Data) throws -> T) throws -> T? {
                 guard let data = row[column] as Data? else { return nil }
@@ -293,19 +297,19 @@ public final class SessionStore: Sendable {
                 } catch {
                     let key: String = row["id"]
                     let reason = (error as? BrokerError)?.message ?? "\(error)"
-                    try db.execute(sql: "INSERT INTO damagedRow (sessionID, what, data, reason, foundAt) VALUES (?, ?, ?, ?, ?)",
-                                   arguments: [key, what, data, reason, now])
+                    setAside.append(("INSERT INTO damagedRow (sessionID, what, data, reason, foundAt) VALUES (?, ?, ?, ?, ?)",
+                                     [key, what, data, reason, now]))
                     if let table {
-                        try db.execute(sql: "DELETE FROM \(table) WHERE sessionID = ?", arguments: [key])
+                        setAside.append(("DELETE FROM \(table) WHERE sessionID = ?", [key]))
                     } else {
-                        try db.execute(sql: "UPDATE session SET \(column) = NULL WHERE id = ?", arguments: [key])
+                        setAside.append(("UPDATE session SET \(column) = NULL WHERE id = ?", [key]))
                     }
                     damage.append("session \(key.lowercased()): its stored \(what) could not be read (\(reason)); it is kept aside in the table damagedRow of the store, and the scene starts without it")
                     return nil
                 }
             }
             var sessions: [SceneSession] = []
-            for row in rows {
+            while let row = try rows.next() {
                 guard let id = SessionID(row["id"]) else {
                     damage.append("a stored session has an unreadable id '\(row["id"] as String? ?? "?")'; it is left in the store, unused")
                     continue
@@ -333,11 +337,17 @@ public final class SessionStore: Sendable {
                 } ?? [:]
                 sessions.append(session)
             }
+            for repair in setAside { try db.execute(sql: repair.sql, arguments: repair.arguments) }
             if earlier > 0 {
                 damage.append("\(earlier) damaged stored value\(earlier == 1 ? " is" : "s are") kept aside from earlier starts (table damagedRow of the store; discarding the session deletes them)")
             }
             return Loaded(sessions: sessions, damage: damage)
         }
+    }
+
+    /// Drops SQLite's page caches (they fill again as needed): after the start read every row.
+    public func releaseMemory() {
+        pool.releaseMemory()
     }
 
     public func insert(_ session: SceneSession) async throws {
