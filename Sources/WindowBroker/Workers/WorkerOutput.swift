@@ -36,6 +36,9 @@ public final class WorkerOutput: Sendable {
     private let state = Mutex(State())
     private let logger: Logger
     private static let queue = DispatchQueue(label: "windowbroker.worker-output")
+    /// One read buffer for every worker's output: the handlers run one at a time on `queue`.
+    /// (One per pipe was 32 KiB for each live scene, kept as long as it ran.)
+    nonisolated(unsafe) private static let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 16384, alignment: 1)
 
     public init(logger: Logger) {
         self.logger = logger
@@ -60,12 +63,12 @@ public final class WorkerOutput: Sendable {
         let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: Self.queue)
         // Touched only on `Self.queue`, one event at a time.
         nonisolated(unsafe) var pending = Data()
-        nonisolated(unsafe) var buffer = [UInt8](repeating: 0, count: 16384)
         source.setEventHandler { [weak self, source] in
+            let buffer = Self.readBuffer
             while true {
-                let count = read(fd, &buffer, buffer.count)
+                let count = read(fd, buffer.baseAddress, buffer.count)
                 if count > 0 {
-                    pending.append(contentsOf: buffer[0..<count])
+                    pending.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
                     while let newline = pending.firstIndex(of: 0x0A) {
                         self?.record(pid: pid, stream, Data(pending[pending.startIndex..<newline]))
                         pending.removeSubrange(pending.startIndex...newline)
