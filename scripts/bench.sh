@@ -277,20 +277,8 @@ start_broker "$DIR/search" --max-workers 8
 kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 python3 - "$DIR/search/state/state.sqlite" <<'PY'
 import random, sqlite3, sys, time, uuid
-# Restoration activities as the broker stores them (protobuf UserActivity), written by hand.
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7f; n >>= 7
-        out.append(b | (0x80 if n else 0))
-        if not n: return bytes(out)
-def field(num, payload): return varint(num << 3 | 2) + varint(len(payload)) + payload
-def text(num, s): return field(num, s.encode())
-def activity(title, target, body, keywords):
-    plist = lambda s: text(1, s)
-    info = field(1, text(1, "noteID") + field(2, plist(target))) + field(1, text(1, "text") + field(2, plist(body)))
-    return (text(1, "notes.edit") + text(2, title) + text(3, target) + field(4, info)
-            + b"".join(text(5, k) for k in keywords) + varint(6 << 3) + varint(1))
+sys.path.insert(0, "bench")
+from stored_activity import activity
 rng = random.Random(7)
 syllables = ["ka", "lo", "mi", "ne", "su", "ta", "vo", "ri", "pa", "de", "gu", "ze", "bo", "fi", "ha", "jo"]
 vocabulary = ["".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))) for _ in range(20000)]
@@ -337,23 +325,16 @@ RSS_EMPTY=$(rss "$BROKER" VmRSS); ANON_EMPTY=$(rss "$BROKER" RssAnon)
 kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 python3 - "$DIR/rss/state/state.sqlite" <<'PY'
 import sqlite3, sys, time, uuid
+sys.path.insert(0, "bench")
+from stored_activity import activity
 db = sqlite3.connect(sys.argv[1])
 now = time.time()
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7f; n >>= 7
-        out.append(b | (0x80 if n else 0))
-        if not n: return bytes(out)
-def field(num, payload): return varint(num << 3 | 2) + varint(len(payload)) + payload
-def text(num, s): return field(num, s.encode())
 rows, acts = [], []
 for i in range(900):
     sid = str(uuid.uuid4()).upper()
     rows.append((sid, "archived", "Editor", "windowApplication", f"stored note {i}", now - i, now - i))
     # A restoration activity as notes saves one: the note id and a 200-character text.
-    info = field(1, text(1, "noteID") + field(2, text(1, f"n{i}"))) + field(1, text(1, "text") + field(2, text(1, "a line of a stored note " * 8)))
-    acts.append((sid, text(1, "notes.edit") + text(2, f"stored note {i}") + field(4, info), now - i))
+    acts.append((sid, activity(f"stored note {i}", f"n{i}", "a line of a stored note " * 8), now - i))
 db.executemany("INSERT INTO session (id, appID, configuration, role, title, createdAt, lastActiveAt, launchCount) VALUES (?,?,?,?,?,?,?,1)", rows)
 db.executemany("INSERT INTO restorationActivity (sessionID, activity, savedAt) VALUES (?,?,?)", acts)
 db.commit()
