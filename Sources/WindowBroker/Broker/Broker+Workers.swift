@@ -50,10 +50,7 @@ extension Broker {
         do {
             let menu = try changeMenu(app: worker.appID, operations: change.operations)
             await worker.connection.reply(to: envelope, with: .controlReply(.with {
-                $0.menu = .with {
-                    $0.appID = worker.appID.rawValue
-                    $0.menus = menu.menus.map { ControlRequestHandler.wire($0, states: nil) }
-                }
+                $0.menu = ControlRequestHandler.menuChanged(app: worker.appID, menu)
             }))
         } catch {
             await worker.connection.reply(to: envelope, error: error)

@@ -175,6 +175,15 @@ struct ControlRequestHandler: Sendable {
         return wire
     }
 
+    /// The answer to an app's menu change, from a scene or a prewarmed process: the app's
+    /// whole main menu as it is now.
+    static func menuChanged(app: AppID, _ menu: MainMenu) -> Windowbroker_V1_MenuReply {
+        .with {
+            $0.appID = app.rawValue
+            $0.menus = menu.menus.map { wire($0, states: nil) }
+        }
+    }
+
     static func wire(_ menu: Menu, states: [String: CommandState]?) -> Windowbroker_V1_Menu {
         .with {
             $0.id = menu.id
@@ -449,11 +458,7 @@ struct ControlRequestHandler: Sendable {
                 throw BrokerError(.invalidRequest, "menu changes come from an app's scenes (SceneWorker: scene.changeMenu)")
             }
             let app = try await broker.appForSceneRequest("", requester: requester)
-            let menu = try await broker.changeMenu(app: app, operations: change.operations)
-            return .menu(.with {
-                $0.appID = app.rawValue
-                $0.menus = menu.menus.map { Self.wire($0, states: nil) }
-            })
+            return .menu(Self.menuChanged(app: app, try await broker.changeMenu(app: app, operations: change.operations)))
         case .logs(let request):
             let id = try await sessionID(request.sessionID)
             _ = try await broker.existingSession(id)
