@@ -15,7 +15,7 @@ enum SessionDetail {
             // Continuation lines of a multi-line value line up under its first line.
             let indent = String(repeating: " ", count: 17)
             let body = value.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n" + indent)
-            lines.append("  " + String((label + String(repeating: " ", count: max(0, 15 - label.count))).prefix(15)) + body)
+            lines.append("  " + Output.pad(label, toWidth: 15) + body)
         }
         field("id", info.id)
         field("app", "\(info.appID) (configuration \(info.configuration.isEmpty ? "-" : info.configuration))")
