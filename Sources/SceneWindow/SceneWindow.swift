@@ -4,6 +4,7 @@
 /// The broker never links this module: windows belong to the scenes' own processes.
 import CSceneWindow
 import Dispatch
+import Glibc
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -179,10 +180,12 @@ public final class ToplevelWindow {
         sw_warm_up()
     }
 
-    /// Whether this process was given a display to open windows on.
+    /// Whether this process was given a display to open windows on. Asked at launch, at every
+    /// foreground and for every snapshot: one variable, not a dictionary of the whole
+    /// environment (`ProcessInfo.environment` builds one per call, 20-37 µs here).
     public nonisolated static var displayAvailable: Bool {
-        guard let display = ProcessInfo.processInfo.environment["WAYLAND_DISPLAY"] else { return false }
-        return !display.isEmpty
+        guard let display = getenv("WAYLAND_DISPLAY") else { return false }
+        return display.pointee != 0
     }
 
     /// Maps a window; it is drawn once the compositor has configured it.
