@@ -69,10 +69,11 @@ for _ in $(seq 50); do grep -q ready "$DIR/sdbus.ready" 2>/dev/null && break; sl
 DBUS=$("$DIR/bin/sdbus_echo" client "unix:path=$DIR/bus" 5000)
 SPAWN=$("$DIR/bin/spawn_first_byte" 40 "$BIN/spawn-probe")
 # The installed form (static stdlib, as scripts/install.sh builds it), for the same figures.
+source scripts/release-flags.sh
 for product in windowbrokerd wmctl notes spawn-probe; do
-  swift build --build-path .build-install -c release --static-swift-stdlib --product "$product" >/dev/null
+  swift build "${RELEASE_BUILD[@]}" --product "$product" >/dev/null
 done
-SBIN=$(swift build --build-path .build-install -c release --static-swift-stdlib --show-bin-path)
+SBIN=$(swift build "${RELEASE_BUILD[@]}" --show-bin-path)
 SPAWN_STATIC=$("$DIR/bin/spawn_first_byte" 40 "$SBIN/spawn-probe")
 WORKER_HELLO_STATIC=$(WINDOWBROKER_FD=3 WINDOWBROKER_APP=notes "$DIR/bin/spawn_first_byte" 40 "$SBIN/notes" 2>/dev/null)
 FANOUT10_C=$("$DIR/bin/fanout" 10 200)

@@ -29,7 +29,8 @@ case "$PREFIX" in
   *) UNIT_DIR=${UNIT_DIR:-$DATADIR/systemd/user} ;;
 esac
 SWIFT=${SWIFT:-swift}
-BUILD=(--build-path .build-install -c release --static-swift-stdlib)
+source scripts/release-flags.sh
+BUILD=("${RELEASE_BUILD[@]}")
 
 write_units() {
   install -d "$DESTDIR$UNIT_DIR"
