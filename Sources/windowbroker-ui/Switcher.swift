@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Glibc
 import IPCWire
 import SceneWindow
 
@@ -186,7 +191,7 @@ final class Switcher {
             do {
                 _ = try await client.request(.close(.with { $0.sessionID = id }))
             } catch {
-                FileHandle.standardError.write(Data("windowbroker-ui: closing \(id): \((error as? BrokerError)?.message ?? "\(error)")\n".utf8))
+                PlainOutput.write("windowbroker-ui: closing \(id): \((error as? BrokerError)?.message ?? "\(error)")\n", to: STDERR_FILENO)
                 return
             }
             guard let at = self.entries.firstIndex(where: { $0.id == id }) else { return }

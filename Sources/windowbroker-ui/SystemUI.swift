@@ -4,7 +4,12 @@
 /// the broker over the control socket like any client, and tells the broker that its first
 /// frame is on screen (or why there is none) on the descriptor `WINDOWBROKER_UI_FD` names.
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
+import Glibc
 import IPCWire
 import SceneWindow
 
@@ -60,7 +65,7 @@ enum SystemUIRun {
         } catch {
             let message = (error as? BrokerError)?.message ?? "\(error)"
             await Readiness.report(SystemUIReport(error: message))
-            FileHandle.standardError.write(Data("windowbroker-ui: \(message)\n".utf8))
+            PlainOutput.write("windowbroker-ui: \(message)\n", to: STDERR_FILENO)
             throw ExitCode(1)
         }
         await Readiness.report(nil)

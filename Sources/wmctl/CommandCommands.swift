@@ -96,6 +96,7 @@ struct MenuShow: AsyncParsableCommand {
 
 struct Commands: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "commands",
         abstract: "Every command of a scene's app, flat; --overlay: exactly what the shortcut overlay shows.")
     @OptionGroup var global: GlobalOptions
     @Option(help: "The session (default: the active scene).", completion: LiveCompletion.sessions) var session: String?
@@ -124,6 +125,7 @@ struct Commands: AsyncParsableCommand {
 
 struct Key: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "key",
         abstract: "Press a shortcut in a scene (default: the key scene): its responder chain, then the system, performs it.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The shortcut as key symbols, e.g. ctrl+shift+u, alt+grave.", completion: LiveCompletion.shortcuts) var shortcut: String

@@ -7,7 +7,7 @@ import Foundation
 import IPCWire
 
 struct Status: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "The broker's version, pid, uptime and counts.")
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "The broker's version, pid, uptime and counts.")
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
@@ -26,7 +26,7 @@ struct Status: AsyncParsableCommand {
 }
 
 struct Apps: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "The installed apps (from their manifests).")
+    static let configuration = CommandConfiguration(commandName: "apps", abstract: "The installed apps (from their manifests).")
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
@@ -57,7 +57,7 @@ struct Apps: AsyncParsableCommand {
 }
 
 struct Watch: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Print lifecycle events as they happen, one per line.")
+    static let configuration = CommandConfiguration(commandName: "watch", abstract: "Print lifecycle events as they happen, one per line.")
     @OptionGroup var global: GlobalOptions
     @Option(help: "Stop after this many events.") var count: Int?
     @Option(help: "Stop after this many seconds.") var timeout: Double?
@@ -120,7 +120,7 @@ struct Watch: AsyncParsableCommand {
 }
 
 struct Logs: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "The last lines a scene's processes printed (stdout and stderr), with times and pids; -f follows.")
+    static let configuration = CommandConfiguration(commandName: "logs", abstract: "The last lines a scene's processes printed (stdout and stderr), with times and pids; -f follows.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The session id (or a unique prefix).", completion: LiveCompletion.sessions) var session: String
     @Option(name: [.customShort("n"), .short, .long], help: "How many lines (at most 500 are kept per session); -n as tail and journalctl spell it.") var lines = 50
@@ -171,7 +171,7 @@ struct Logs: AsyncParsableCommand {
 }
 
 struct Ping: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Measure control round trips.")
+    static let configuration = CommandConfiguration(commandName: "ping", abstract: "Measure control round trips.")
     @OptionGroup var global: GlobalOptions
     @Option(help: "How many round trips.") var count = 10
 

@@ -8,6 +8,7 @@ import IPCWire
 
 struct Pressure: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "pressure",
         abstract: "Memory pressure: the level, its inputs, and what reclaim has done.",
         subcommands: [PressureShow.self, PressureSimulate.self],
         defaultSubcommand: PressureShow.self)

@@ -8,6 +8,7 @@ import IPCWire
 
 struct Search: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "search",
         abstract: "Find sessions by the content of their activities (title, keywords, text, target).",
         discussion: """
             Every word must match; a word ending in * matches as a prefix (pass*). Accents do not

@@ -9,7 +9,7 @@ import IPCWire
 extension Presentation: ExpressibleByArgument {}
 
 struct Open: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Open a scene of an app (requestSceneSessionActivation); it ends foregroundActive.")
+    static let configuration = CommandConfiguration(commandName: "open", abstract: "Open a scene of an app (requestSceneSessionActivation); it ends foregroundActive.")
 
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The app id (see `wmctl apps`).", completion: LiveCompletion.apps) var app: String
@@ -78,7 +78,7 @@ func runStateRequest(_ request: ControlRequest, verb: String, global: GlobalOpti
 }
 
 struct Activate: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Bring a session to the foreground (relaunched and restored if it has no process).")
+    static let configuration = CommandConfiguration(commandName: "activate", abstract: "Bring a session to the foreground (relaunched and restored if it has no process).")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The session id (or a unique prefix of 4+ characters).", completion: LiveCompletion.sessions) var session: String
     @Flag(help: "Put a quarantined restoration activity back (see `show`) and try it again.") var retryRestore = false
@@ -94,7 +94,7 @@ struct Activate: AsyncParsableCommand {
 }
 
 struct Background: SessionCommand {
-    static let configuration = CommandConfiguration(abstract: "Send a scene to the background; its restoration activity is saved.")
+    static let configuration = CommandConfiguration(commandName: "background", abstract: "Send a scene to the background; its restoration activity is saved.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The session id (or a unique prefix of 4+ characters).", completion: LiveCompletion.sessions) var session: String
     static let verb = "backgrounded"
@@ -103,6 +103,7 @@ struct Background: SessionCommand {
 
 struct Reclaim: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "reclaim",
         abstract: "Take a background scene's process away after saving its state; the session stays.",
         discussion: "Refused (exit 1, the save's error code) when the scene's latest state cannot be saved; --force takes it anyway.")
     @OptionGroup var global: GlobalOptions
@@ -119,7 +120,7 @@ struct Reclaim: AsyncParsableCommand {
 }
 
 struct Close: SessionCommand {
-    static let configuration = CommandConfiguration(abstract: "Discard a session (close it in the switcher); its app is told and its saved state deleted.")
+    static let configuration = CommandConfiguration(commandName: "close", abstract: "Discard a session (close it in the switcher); its app is told and its saved state deleted.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The session id (or a unique prefix of 4+ characters).", completion: LiveCompletion.sessions) var session: String
     static let verb = "closed"
@@ -127,7 +128,7 @@ struct Close: SessionCommand {
 }
 
 struct Refresh: SessionCommand {
-    static let configuration = CommandConfiguration(abstract: "Refresh a session's switcher entry: a running scene is asked for a fresh title and activity.")
+    static let configuration = CommandConfiguration(commandName: "refresh", abstract: "Refresh a session's switcher entry: a running scene is asked for a fresh title and activity.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The session id (or a unique prefix of 4+ characters).", completion: LiveCompletion.sessions) var session: String
     static let verb = "refreshed"
@@ -135,7 +136,7 @@ struct Refresh: SessionCommand {
 }
 
 struct Sessions: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "The switcher: every session, with or without a process.")
+    static let configuration = CommandConfiguration(commandName: "sessions", abstract: "The switcher: every session, with or without a process.")
     @OptionGroup var global: GlobalOptions
     @Option(help: "Only this app's sessions.", completion: LiveCompletion.apps) var app: String?
     @Flag(name: [.short, .customLong("quiet")], help: "Print the session ids only, one per line.") var quiet = false
@@ -166,7 +167,7 @@ struct Sessions: AsyncParsableCommand {
 }
 
 struct Show: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "One session, with its saved restoration activity.")
+    static let configuration = CommandConfiguration(commandName: "show", abstract: "One session, with its saved restoration activity.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The session id (or a unique prefix of 4+ characters).", completion: LiveCompletion.sessions) var session: String
     @Option(help: "Also write the session's snapshot (a picture of its window, PNG) to this file.", completion: .file(extensions: ["png"]))
@@ -218,6 +219,7 @@ struct Show: AsyncParsableCommand {
 
 struct Actions: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "actions",
         abstract: "The actions a session's scene takes (or an app's, with --app), as its manifest declares them, for `wmctl send`.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The session id (or a unique prefix of 4+ characters).", completion: LiveCompletion.sessions) var session: String?
@@ -259,7 +261,7 @@ struct Actions: AsyncParsableCommand {
 }
 
 struct Send: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Send an action to a connected scene.")
+    static let configuration = CommandConfiguration(commandName: "send", abstract: "Send an action to a connected scene.")
     @OptionGroup var global: GlobalOptions
     @Argument(help: "The session id (or a unique prefix of 4+ characters).", completion: LiveCompletion.sessions) var session: String
     @Argument(help: "The action's name (`wmctl actions SESSION` lists what the scene's app declares).", completion: LiveCompletion.actions)

@@ -8,6 +8,7 @@ import IPCWire
 
 struct Post: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "post",
         abstract: "Post an update event to every connected scene of an app (what its model posts).",
         discussion: "Every connected scene of APP receives it in the app's one order of updates. With --wait the reply comes once each of them acknowledged it and gives the delivery times.")
     @OptionGroup var global: GlobalOptions
@@ -73,6 +74,7 @@ struct Post: AsyncParsableCommand {
 
 struct Defaults: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "defaults",
         abstract: "Read and change an app's shared defaults (what every scene of the app sees).",
         discussion: """
             wmctl defaults APP                      every key and value

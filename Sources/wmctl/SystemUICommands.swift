@@ -9,6 +9,7 @@ import IPCWire
 /// `wmctl switcher` and `wmctl overlay`: the broker shows them on the compositor.
 struct Switcher: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "switcher",
         abstract: "Show the switcher on the display: every session as a picture of its window (with --app: Show All Windows of one app).",
         discussion: """
             The broker starts it on its compositor and answers once it is on screen. In it: arrows or Tab \
@@ -32,6 +33,7 @@ struct Switcher: AsyncParsableCommand {
 
 struct Overlay: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "overlay",
         abstract: "Show the command overlay: a scene's keyboard commands with their shortcuts, grouped by menu.",
         discussion: """
             What holding the command key over a scene shows. It stays until `wmctl overlay --hide` (or the \

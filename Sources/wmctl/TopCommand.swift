@@ -12,6 +12,7 @@ import IPCWire
 /// `q` (or ctrl-c) quits; `--once` prints one frame without touching the terminal.
 struct Top: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "top",
         abstract: "A live view: sessions with state, app, PSS and last activity, the pressure level and PSI, recent events (q quits).")
     @OptionGroup var global: GlobalOptions
     @Flag(help: "Print one frame and exit (for scripts and logs); with --json, one object: status, pressure, sessions.") var once = false
