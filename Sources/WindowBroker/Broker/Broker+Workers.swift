@@ -9,7 +9,10 @@ extension Broker {
     func supervise(_ worker: WorkerHandle) {
         Task { [weak self] in
             for await event in worker.events {
-                await self?.workerEvent(event, from: worker)
+                // Each event handled in a task of its own, awaited: a task keeps the largest
+                // stack its awaits ever needed until it ends, and this loop lives as long as the
+                // worker (23 KiB per live worker when the handling ran in the loop's own task).
+                await Task { await self?.workerEvent(event, from: worker) }.value
                 if case .message = event { await worker.processed() }
             }
         }
