@@ -26,6 +26,8 @@
 #                       index size per session
 #   broker memory       the installed broker's RSS (and what it allocated) with no sessions, with 900
 #                       stored ones (with activities), and with 100 live workers besides: per 1,000 stored
+#   whole command       installed wmctl --version and wmctl status, spawn to exit
+#                                                     vs systemctl --version
 #   footprint           installed binaries (static stdlib, stripped)   vs systemctl's size;
 #                       an idle notes worker's private dirty memory (installed form)
 #                                              vs an idle program that links all of Foundation
@@ -56,6 +58,7 @@ json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 mkdir -p "$DIR/bin"
 cc -O2 -o "$DIR/bin/pingpong" bench/pingpong.c
 cc -O2 -o "$DIR/bin/spawn_first_byte" bench/spawn_first_byte.c
+cc -O2 -o "$DIR/bin/spawn_exit" bench/spawn_exit.c
 cc -O2 -o "$DIR/bin/control_ping" bench/control_ping.c
 cc -O2 -o "$DIR/bin/fanout" bench/fanout.c
 cc -O2 -o "$DIR/bin/sdbus_echo" bench/sdbus_echo.c $(pkg-config --cflags --libs libsystemd)
@@ -70,7 +73,7 @@ DBUS=$("$DIR/bin/sdbus_echo" client "unix:path=$DIR/bus" 5000)
 SPAWN=$("$DIR/bin/spawn_first_byte" 40 "$BIN/spawn-probe")
 # The installed form (static stdlib, as scripts/install.sh builds it), for the same figures.
 source scripts/release-flags.sh
-for product in windowbrokerd wmctl notes spawn-probe; do
+for product in windowbrokerd wmctl notes windowbroker-ui spawn-probe; do
   swift build "${RELEASE_BUILD[@]}" --product "$product" >/dev/null
 done
 SBIN=$(swift build "${RELEASE_BUILD[@]}" --show-bin-path)
@@ -158,6 +161,10 @@ kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 # The same opens with the installed broker and notes (static stdlib): what a user's machine runs.
 BROKER_BIN=$SBIN start_broker "$DIR/installed"
 read -r COLD_STATIC PREWARMED_STATIC <<<"$(open_times installed)"
+# A command as a shell runs it, spawn to exit: what typing one costs before its answer shows.
+SYSTEMCTL_VERSION=$("$DIR/bin/spawn_exit" 100 "$(command -v systemctl)" --version)
+WMCTL_VERSION=$("$DIR/bin/spawn_exit" 100 "$SBIN/wmctl" --version)
+WMCTL_STATUS=$("$DIR/bin/spawn_exit" 100 "$SBIN/wmctl" --socket "$SOCK" status)
 kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 WARM_LAUNCHES=$(sort "$DIR/warm.launch" | uniq -c | tr -s ' ' | tr '\n' ';')
 
@@ -173,6 +180,8 @@ fig "prewarmed open p50 (broker side)" "$PREWARMED" "ms" "cold open p50" "$COLD"
 fig "installed: cold open p50 (broker side)" "$COLD_STATIC" "ms" "spawn to first byte, static Foundation binary" "$SPAWN_STATIC"
 fig "  of which: installed notes, spawn to Hello" "$WORKER_HELLO_STATIC" "ms" "spawn to first byte, static Foundation binary" "$SPAWN_STATIC"
 fig "installed: prewarmed open p50 (broker side)" "$PREWARMED_STATIC" "ms" "installed: cold open p50" "$COLD_STATIC"
+fig "installed wmctl --version, spawn to exit p50" "$WMCTL_VERSION" "ms" "systemctl --version" "$SYSTEMCTL_VERSION"
+fig "installed wmctl status, spawn to exit p50" "$WMCTL_STATUS" "ms" "systemctl --version" "$SYSTEMCTL_VERSION"
 
 # ---------------------------------------------------------------- open -> first frame, on a headless sway
 # From the open request to the compositor mapping the scene's window (its first committed
@@ -363,7 +372,7 @@ fig "  of it allocated (RssAnon)" "$ANON" "MiB" "" ""
 # The installed form, as scripts/install.sh builds it: static stdlib, then stripped.
 mib() { stat -c %s "$1" | awk '{ printf "%.1f", $1 / 1048576 }'; }
 SYSTEMCTL_SIZE=$(mib "$(command -v systemctl)")
-for product in windowbrokerd wmctl notes; do
+for product in windowbrokerd wmctl notes windowbroker-ui; do
   cp "$SBIN/$product" "$DIR/bin/$product.installed" && strip "$DIR/bin/$product.installed"
   fig "installed $product, stripped" "$(mib "$DIR/bin/$product.installed")" "MiB" "systemctl, installed" "$SYSTEMCTL_SIZE"
 done
