@@ -65,7 +65,7 @@ public final class SceneTestHost {
         Task {
             try? await channel.executeThenClose { inbound, outbound in
                 let connection = WireConnection(channel, outbound: outbound)
-                let host = await SceneTestHost(appID: appID, connection: connection, scene: scene)
+                let host = SceneTestHost(appID: appID, connection: connection, scene: scene)
                 readySink.yield(host)
                 readySink.finish()
                 _ = await connection.readLoop(inbound) { envelope in

@@ -20,6 +20,7 @@ extension ChannelPipeline.SynchronousOperations {
         )
         try addHandler(LengthFieldPrepender(lengthFieldBitLength: .fourBytes))
         try addHandler(EnvelopeCodec(maxFrameBytes: maxFrameBytes))
+        try addHandler(ReplyRouter())
     }
 }
 

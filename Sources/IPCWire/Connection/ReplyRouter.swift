@@ -1,0 +1,95 @@
+import NIOCore
+
+/// Matches replies to the requests waiting for them, in the pipeline, on the connection's
+/// event loop: a reply completes its request as soon as it is decoded, without going through
+/// the async reader, a task or an actor first (each of those is a job of its own per reply).
+/// Everything else (requests, events, a reply nothing waits for any more) goes on to the
+/// async side. Confined to the event loop, as every channel handler.
+final class ReplyRouter: ChannelInboundHandler {
+    typealias InboundIn = Envelope
+    typealias InboundOut = Envelope
+
+    private struct Waiting {
+        let promise: EventLoopPromise<Envelope>
+        let deadline: Scheduled<Void>
+    }
+
+    private var nextID: UInt64 = 1
+    private var waiting: [UInt64: Waiting] = [:]
+    /// Why the connection ended, once it did: later requests fail with it at once.
+    private var closed: BrokerError?
+
+    /// Numbers `body` as a request, writes it, and completes `promise` with the envelope that
+    /// names it in `reply_to` (an `Error` reply included), or fails it: the deadline passed,
+    /// the frame was refused (too large), or the connection ended (with its reason).
+    func send(
+        _ body: Envelope.OneOf_Body, on channel: any Channel, timeout: Duration, peer: String,
+        promise: EventLoopPromise<Envelope>
+    ) {
+        if let closed {
+            promise.fail(closed)
+            return
+        }
+        let id = nextID
+        nextID += 1
+        var envelope = Envelope()
+        envelope.id = id
+        envelope.body = body
+        let loop = channel.eventLoop.assumeIsolated()
+        let deadline = loop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) { [self] in
+            fail(id, BrokerError(.timedOut, "\(peer) did not answer within \(timeout.formattedSeconds)"))
+        }
+        waiting[id] = Waiting(promise: promise, deadline: deadline)
+        // Straight into the pipeline from its tail: replies are matched by id, so this write
+        // needs no ordering against the async writer's.
+        channel.writeAndFlush(envelope).assumeIsolated().whenFailure { [self] error in
+            // A frame refused by the codec (too large) fails this request now. A broken socket
+            // is the read side's to report: the peer may have said why it closed (an Error
+            // frame) just before, and that reason is what the caller should see.
+            guard let refused = error as? BrokerError else { return }
+            fail(id, refused)
+        }
+    }
+
+    /// Fails everything waiting; later requests fail at once with the first reason given.
+    func failAll(_ error: BrokerError) {
+        if closed == nil { closed = error }
+        let ended = waiting
+        waiting.removeAll()
+        for (_, entry) in ended {
+            entry.deadline.cancel()
+            entry.promise.fail(error)
+        }
+    }
+
+    private func fail(_ id: UInt64, _ error: BrokerError) {
+        guard let entry = waiting.removeValue(forKey: id) else { return }
+        entry.deadline.cancel()
+        entry.promise.fail(error)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let envelope = unwrapInboundIn(data)
+        if envelope.replyTo != 0, let entry = waiting.removeValue(forKey: envelope.replyTo) {
+            entry.deadline.cancel()
+            entry.promise.succeed(envelope)
+            return
+        }
+        // An Error frame that answers nothing is the peer saying why it is closing: what waits
+        // fails with that reason, not with the bare end of the connection that follows.
+        if envelope.replyTo == 0, case .error(let error) = envelope.body {
+            failAll(BrokerError(wire: error))
+        }
+        context.fireChannelRead(data)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        failAll(error as? BrokerError ?? BrokerError(.connectionClosed, "the connection failed: \(error)"))
+        context.fireErrorCaught(error)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        failAll(BrokerError(.connectionClosed, "the peer closed the connection"))
+        context.fireChannelInactive()
+    }
+}
