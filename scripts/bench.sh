@@ -5,7 +5,9 @@
 #
 #   control round trip  wmctl ping p50        vs a framed round trip over a raw Unix socket (C)
 #                                              and an sd-bus method call through a private dbus-daemon;
-#                       the same ping from a C client (bench/control_ping.c): the broker's share
+#                       the same ping from a C client (bench/control_ping.c): the broker's share;
+#                       wmctl ping with wmctl and the broker held on one CPU (taskset), as the
+#                       raw baseline's processes are: what crossing CPUs adds
 #   cold open           created -> didBecomeActive (broker side, from watch events), release build
 #                       and installed form (static stdlib)
 #                                              vs spawn-to-first-byte of a minimal Foundation binary,
@@ -100,7 +102,7 @@ m = json.load(open("apps/notes.json")); m["id"] = "probe"; m["executable"] = pro
 json.dump(m, open(sys.argv[1] + "/probe.json", "w"))
 PY
   DBUS_SESSION_BUS_ADDRESS=unix:path=$DIR/bus XDG_RUNTIME_DIR=$dir/run XDG_STATE_HOME=$dir/state NOTES_DATA_DIR=$dir/notes \
-    "${BROKER_BIN:-$BIN}/windowbrokerd" --apps-dir "$dir/apps" --state-dir "$dir/state" --runtime-dir "$dir/run" \
+    ${BROKER_PREFIX:-} "${BROKER_BIN:-$BIN}/windowbrokerd" --apps-dir "$dir/apps" --state-dir "$dir/state" --runtime-dir "$dir/run" \
     --log-level warning "$@" 2>"$dir/broker.log" &
   BROKER=$!
   PIDS+=("$BROKER")
@@ -120,6 +122,14 @@ BUSPATH=/org/windowbroker/Broker1/session/${BUSSESSION//-/_}
 BUSSTATE=$("$DIR/bin/sdbus_echo" state "unix:path=$DIR/bus" 2000 "$BUSPATH")
 BUSACTIVATE=$("$DIR/bin/sdbus_echo" activate "unix:path=$DIR/bus" 1000 "$BUSPATH")
 W close "$BUSSESSION" >/dev/null
+kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
+# The same ping with the broker and wmctl held on one CPU: the raw baseline's two processes
+# stay on one CPU on their own; wmctl's event loop and the broker's usually do not, and each
+# wake-up of a thread on the other CPU is an interprocessor interrupt (slow on a VM).
+BROKER_PREFIX="taskset -c 0" start_broker "$DIR/onecpu"
+PING_ONE_CPU=$(taskset -c 0 "$BIN/wmctl" --socket "$SOCK" --json ping --count 5000 | json 'd["p50Micros"]')
+kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
+start_broker "$DIR/main" --max-workers 128
 
 open_times() {  # $1 = tag; N cold opens, then N from the prewarmed pool; prints the p50s in ms
   local tag=$1 watch
@@ -171,6 +181,7 @@ WARM_LAUNCHES=$(sort "$DIR/warm.launch" | uniq -c | tr -s ' ' | tr '\n' ';')
 fig "wmctl ping p50" "$PING" "µs" "raw Unix-socket round trip" "$RAW"
 fig "wmctl ping p50" "$PING" "µs" "sd-bus call via dbus-daemon" "$DBUS"
 fig "  broker's share: ping from a C client p50" "$CPING" "µs" "raw Unix-socket round trip" "$RAW"
+fig "  wmctl and broker held on one CPU, p50" "$PING_ONE_CPU" "µs" "raw Unix-socket round trip" "$RAW"
 fig "D-Bus: a session's State property p50" "$BUSSTATE" "µs" "sd-bus call via dbus-daemon" "$DBUS"
 fig "D-Bus: Session1.Activate p50 (scene in front)" "$BUSACTIVATE" "µs" "sd-bus call via dbus-daemon" "$DBUS"
 fig "cold open p50 (broker side)" "$COLD" "ms" "spawn to first byte, Foundation binary" "$SPAWN"
