@@ -276,7 +276,12 @@ package final class SceneRuntime {
         do {
             let reply = try await perform(kind)
             await flushOutgoing()
-            await connection.reply(to: envelope, with: .workerMessage(.with { $0.kind = reply }))
+            if finished {
+                // The last answer (didDisconnect's) is written before the process goes.
+                await connection.reply(to: envelope, with: .workerMessage(.with { $0.kind = reply }))
+            } else {
+                connection.replyInBackground(to: envelope, with: .workerMessage(.with { $0.kind = reply }))
+            }
         } catch let error as BrokerError {
             await connection.reply(to: envelope, error: error)
         } catch {

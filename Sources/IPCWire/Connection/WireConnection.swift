@@ -82,8 +82,31 @@ package final class WireConnection: Sendable {
         do {
             try await send(body, replyTo: request.id)
         } catch let error as BrokerError where error.code == .payloadTooLarge {
-            try? await send(.error(BrokerError(.payloadTooLarge, "the reply would exceed the frame limit: \(error.message)").wire), replyTo: request.id)
+            try? await send(Self.refusal(tooLarge: error), replyTo: request.id)
         } catch {}
+    }
+
+    /// What answers a request whose reply the codec refused as too large.
+    private static func refusal(tooLarge error: BrokerError) -> Envelope.OneOf_Body {
+        .error(BrokerError(.payloadTooLarge, "the reply would exceed the frame limit: \(error.message)").wire)
+    }
+
+    /// Answers `request` without waiting for the write, for a caller on another executor (the
+    /// SDK's main actor), which would otherwise be woken once more only to learn that the write
+    /// is done. Writes from one thread keep their order. A reply too large for a frame is
+    /// answered with that error instead, as `reply(to:with:)` does.
+    package func replyInBackground(to request: Envelope, with body: Envelope.OneOf_Body) {
+        var envelope = Envelope()
+        envelope.replyTo = request.id
+        envelope.body = body
+        let channel = self.channel
+        channel.writeAndFlush(envelope).whenFailure { error in
+            guard let error = error as? BrokerError, error.code == .payloadTooLarge else { return }
+            var refusal = Envelope()
+            refusal.replyTo = request.id
+            refusal.body = Self.refusal(tooLarge: error)
+            channel.writeAndFlush(refusal, promise: nil)
+        }
     }
 
     /// Answers `request`, closing the connection when the answer is not written within
