@@ -7,6 +7,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Glibc
 import SceneWorker
 
 /// The app, ready for `SceneWorker.run`.
@@ -82,9 +83,14 @@ final class RowResponder: CommandResponder {
 
 /// Where the app keeps its files: $NOTES_DATA_DIR, else $XDG_DATA_HOME/windowbroker-notes.
 private let dataDirectory: String = {
-    let env = ProcessInfo.processInfo.environment
-    if let dir = env["NOTES_DATA_DIR"], !dir.isEmpty { return dir }
-    let dataHome = env["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? FileManager.default.homeDirectoryForCurrentUser.path + "/.local/share"
+    // getenv, not ProcessInfo: the app is made before anything else in the process has built
+    // the environment dictionary, and that first build is a measurable part of a cold open.
+    func variable(_ name: String) -> String? {
+        guard let value = getenv(name), value.pointee != 0 else { return nil }
+        return String(cString: value)
+    }
+    if let dir = variable("NOTES_DATA_DIR") { return dir }
+    let dataHome = variable("XDG_DATA_HOME") ?? (variable("HOME") ?? FileManager.default.homeDirectoryForCurrentUser.path) + "/.local/share"
     return dataHome + "/windowbroker-notes"
 }()
 

@@ -127,15 +127,14 @@ package final class SceneRuntime {
     }
 
     func run() async throws {
-        let environment = ProcessInfo.processInfo.environment
-        guard let fdText = environment["WINDOWBROKER_FD"], let fd = Int32(fdText) else {
+        guard let fdText = ProcessFacts.environment("WINDOWBROKER_FD"), let fd = Int32(fdText) else {
             throw SceneWorker.StartError.notStartedByBroker
         }
         // A prewarmed worker starts without a session; it learns it in willConnect.
-        let sessionID = environment["WINDOWBROKER_SESSION"] ?? ""
+        let sessionID = ProcessFacts.environment("WINDOWBROKER_SESSION") ?? ""
         // Die with the broker; if it is already gone (we were reparented), stop now.
         _ = wb_set_parent_death_signal(SIGKILL)
-        if let brokerPID = environment["WINDOWBROKER_PID"].flatMap(Int32.init), getppid() != brokerPID {
+        if let brokerPID = ProcessFacts.environment("WINDOWBROKER_PID").flatMap(Int32.init), getppid() != brokerPID {
             throw SceneWorker.StartError.brokerGone
         }
         try await run(socket: fd, sessionID: sessionID)
@@ -174,7 +173,7 @@ package final class SceneRuntime {
                 // A prewarmed process joins its pool ready to draw: its Hello waits for the fonts.
                 if ToplevelWindow.displayAvailable, sessionID.isEmpty { ToplevelWindow.warmUp() }
                 let welcome = try await connection.request(
-                    .hello(.current(.worker, clientName: ProcessInfo.processInfo.processName, sessionID: sessionID)),
+                    .hello(.current(.worker, clientName: ProcessFacts.name, sessionID: sessionID)),
                     timeout: .seconds(30), what: "the broker")
                 guard case .welcome = welcome.body else {
                     throw SceneWorker.StartError.handshakeFailed("unexpected answer to Hello")
