@@ -29,8 +29,7 @@ case "$PREFIX" in
   *) UNIT_DIR=${UNIT_DIR:-$DATADIR/systemd/user} ;;
 esac
 SWIFT=${SWIFT:-swift}
-source scripts/release-flags.sh
-BUILD=("${RELEASE_BUILD[@]}")
+source scripts/release-flags.sh  # RELEASE_BUILD
 
 write_units() {
   install -d "$DESTDIR$UNIT_DIR"
@@ -71,11 +70,11 @@ fi
 command -v "$SWIFT" >/dev/null || { echo "install: swift is not on PATH (expected /opt/swift/usr/bin)"; exit 1; }
 pkg-config --exists libsystemd sqlite3 wayland-client pangocairo xkbcommon 2>/dev/null \
   || { echo "install: build dependencies are missing; run \`make deps\` first (it installs them with apt)"; exit 1; }
-"$SWIFT" build "${BUILD[@]}" --product windowbrokerd
-"$SWIFT" build "${BUILD[@]}" --product wmctl
-"$SWIFT" build "${BUILD[@]}" --product notes
-"$SWIFT" build "${BUILD[@]}" --product windowbroker-ui
-OUT=$("$SWIFT" build "${BUILD[@]}" --show-bin-path)
+"$SWIFT" build "${RELEASE_BUILD[@]}" --product windowbrokerd
+"$SWIFT" build "${RELEASE_BUILD[@]}" --product wmctl
+"$SWIFT" build "${RELEASE_BUILD[@]}" --product notes
+"$SWIFT" build "${RELEASE_BUILD[@]}" --product windowbroker-ui
+OUT=$("$SWIFT" build "${RELEASE_BUILD[@]}" --show-bin-path)
 
 install -d "$DESTDIR$BINDIR" "$DESTDIR$LIBEXECDIR" "$DESTDIR$DATADIR/windowbroker/apps" "$DESTDIR$UNIT_DIR" \
   "$DESTDIR$MANDIR/man1" "$DESTDIR$DOCDIR/docs" "$DESTDIR$DATADIR/bash-completion/completions" \

@@ -273,13 +273,14 @@ package final class SceneRuntime {
             return
         }
         do {
-            let reply = try await perform(kind)
+            let performed = try await perform(kind)
+            let reply: Envelope.OneOf_Body = .workerMessage(.with { $0.kind = performed })
             await flushOutgoing()
             if finished {
                 // The last answer (didDisconnect's) is written before the process goes.
-                await connection.reply(to: envelope, with: .workerMessage(.with { $0.kind = reply }))
+                await connection.reply(to: envelope, with: reply)
             } else {
-                connection.replyInBackground(to: envelope, with: .workerMessage(.with { $0.kind = reply }))
+                connection.replyInBackground(to: envelope, with: reply)
             }
         } catch let error as BrokerError {
             await connection.reply(to: envelope, error: error)
@@ -556,7 +557,7 @@ package final class SceneRuntime {
     /// app's, title = the scene's. Without a display everything runs as before.
     private func openWindow(_ scene: Scene) {
         guard window == nil, ToplevelWindow.displayAvailable else { return }
-        let appID = ProcessInfo.processInfo.environment["WINDOWBROKER_APP"] ?? ProcessInfo.processInfo.processName
+        let appID = ProcessFacts.environment("WINDOWBROKER_APP") ?? ProcessFacts.name
         do {
             let opened = try ToplevelWindow(appID: appID, title: scene.title)
             opened.onConfigure = { [weak self, weak scene] size, activated in

@@ -34,15 +34,23 @@ package final class WireConnection: Sendable {
         try? channel.pipeline.syncOperations.handler(type: ReplyRouter.self)
     }
 
-    /// The router, on the event loop; nil only when the channel closed before it was found.
-    private func withRouter(_ body: (ReplyRouter?) -> Void) {
+    /// The router; on the event loop only. Nil only when the channel closed before it was found.
+    private var loopRouter: ReplyRouter? {
         if router.value == nil { router.value = Self.findRouter(channel) }
-        body(router.value)
+        return router.value
     }
 
     /// Runs `body` on the channel's event loop: at once when already there, else queued.
     private func onLoop(_ body: @escaping @Sendable () -> Void) {
         if channel.eventLoop.inEventLoop { body() } else { channel.eventLoop.execute(body) }
+    }
+
+    /// An envelope that answers request `id` (0: one that answers nothing, an event).
+    private static func envelope(_ body: Envelope.OneOf_Body, replyTo id: UInt64) -> Envelope {
+        var envelope = Envelope()
+        envelope.replyTo = id
+        envelope.body = body
+        return envelope
     }
 
     /// Sends `body` as a request and waits for the envelope that names it in `reply_to`.
@@ -51,13 +59,11 @@ package final class WireConnection: Sendable {
         let channel = self.channel
         let promise = channel.eventLoop.makePromise(of: Envelope.self)
         onLoop { [self] in
-            withRouter { router in
-                guard let router else {
-                    promise.fail(BrokerError(.connectionClosed, "the connection is closed"))
-                    return
-                }
-                router.send(body, on: channel, timeout: timeout, peer: peer, promise: promise)
+            guard let router = loopRouter else {
+                promise.fail(BrokerError(.connectionClosed, "the connection is closed"))
+                return
             }
+            router.send(body, on: channel, timeout: timeout, peer: peer, promise: promise)
         }
         let reply = try await promise.futureResult.get()
         if case .error(let error) = reply.body { throw BrokerError(wire: error) }
@@ -68,9 +74,7 @@ package final class WireConnection: Sendable {
     /// state of the connection, so replies go straight to the channel without an actor hop,
     /// and it returns once the frame is written (or refused).
     package func send(_ body: Envelope.OneOf_Body, replyTo: UInt64 = 0) async throws {
-        var envelope = Envelope()
-        envelope.replyTo = replyTo
-        envelope.body = body
+        let envelope = Self.envelope(body, replyTo: replyTo)
         // Through the pipeline with a promise, not the async writer (whose write returns once
         // queued): a frame the codec refuses (too large) must fail here, so it can be answered.
         do { try await channel.writeAndFlush(envelope).get() } catch { throw Self.mapWriteError(error) }
@@ -96,16 +100,10 @@ package final class WireConnection: Sendable {
     /// is done. Writes from one thread keep their order. A reply too large for a frame is
     /// answered with that error instead, as `reply(to:with:)` does.
     package func replyInBackground(to request: Envelope, with body: Envelope.OneOf_Body) {
-        var envelope = Envelope()
-        envelope.replyTo = request.id
-        envelope.body = body
         let channel = self.channel
-        channel.writeAndFlush(envelope).whenFailure { error in
+        channel.writeAndFlush(Self.envelope(body, replyTo: request.id)).whenFailure { error in
             guard let error = error as? BrokerError, error.code == .payloadTooLarge else { return }
-            var refusal = Envelope()
-            refusal.replyTo = request.id
-            refusal.body = Self.refusal(tooLarge: error)
-            channel.writeAndFlush(refusal, promise: nil)
+            channel.writeAndFlush(Self.envelope(Self.refusal(tooLarge: error), replyTo: request.id), promise: nil)
         }
     }
 
@@ -135,12 +133,7 @@ package final class WireConnection: Sendable {
 
     /// Fails everything still waiting; later requests fail at once. Replies can still be sent.
     package func failPending(_ error: BrokerError) async {
-        let router = self.router
-        let channel = self.channel
-        try? await channel.eventLoop.submit {
-            if router.value == nil { router.value = Self.findRouter(channel) }
-            router.value?.failAll(error)
-        }.get()
+        try? await channel.eventLoop.submit { [self] in loopRouter?.failAll(error) }.get()
     }
 
     private static func mapWriteError(_ error: any Error) -> BrokerError {

@@ -323,8 +323,9 @@ extension Broker {
         guard case .sceneUpdate(let update) = reply else {
             throw BrokerError(.workerFailed, "the scene answered refresh with an unexpected message")
         }
-        try await driver(id).apply(update, in: self)
-        await drivers[id]?.reindex(in: self)
+        let driver = try driver(id)
+        try await driver.apply(update, in: self)
+        await driver.reindex(in: self)
         return outcome(id, notes: ["refreshed: \(drivers[id]?.session.title ?? "")"])
     }
 
