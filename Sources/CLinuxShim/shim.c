@@ -8,7 +8,9 @@
 #include <spawn.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
@@ -119,6 +121,28 @@ extern void *swift_task_enqueueGlobal_hook;
 
 void **wb_concurrency_enqueue_global_hook(void) {
     return &swift_task_enqueueGlobal_hook;
+}
+
+int _dispatch_get_main_queue_handle_4CF(void);
+void _dispatch_main_queue_callback_4CF(void *msg);
+
+int wb_main_queue_eventfd(void) {
+    // Dispatch's handle is an eventfd: try one of our own first, as asking for Dispatch's
+    // binds the main queue for good.
+    int probe = eventfd(0, EFD_CLOEXEC);
+    if (probe < 0) return -1;
+    struct stat info;
+    int usable = fstat(probe, &info) == 0 && !S_ISREG(info.st_mode);
+    close(probe);
+    return usable ? _dispatch_get_main_queue_handle_4CF() : -1;
+}
+
+void wb_main_queue_drain(void) {
+    _dispatch_main_queue_callback_4CF(NULL);
+}
+
+int wb_is_main_thread(void) {
+    return syscall(SYS_gettid) == getpid();
 }
 
 int wb_trim_heap(void) {

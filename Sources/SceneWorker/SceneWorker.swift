@@ -38,17 +38,29 @@ public enum SceneWorker {
         }
     }
 
-    /// Runs the scene until the broker disconnects it, then exits the process.
+    /// Runs the scene until the broker disconnects it, then exits the process. Call it first
+    /// thing in the program's top-level code (`await SceneWorker.run(MyApp())`), so that it
+    /// starts on the process's main thread.
     @MainActor
     public static func run(_ app: some AppDelegate) async -> Never {
         // stdout is a pipe to the broker: line-buffered, a print() reaches `wmctl logs` and
         // the journal as it happens, not when a 4 KiB buffer fills or the process ends.
         wb_line_buffer_stdout()
-        // The socket's event loop also runs the runtime's tasks: a command read from the broker
+        let runtime = SceneRuntime(app: app)
+        MainThreadLoop.run { loop in
+            await finish(runtime, on: loop)
+        }
+        // Not on the main thread (or its loop cannot be built here): the socket gets an event
+        // loop thread of its own, which also runs the runtime's tasks; a command read there
         // goes to the main actor from the thread that read it, with no pool thread between.
         WireRuntime.runTasksOnEventLoops(loops: 1)
+        await finish(runtime, on: nil)
+    }
+
+    @MainActor
+    private static func finish(_ runtime: SceneRuntime, on mainThreadLoop: (any EventLoop)?) async -> Never {
         do {
-            try await SceneRuntime(app: app).run()
+            try await runtime.run(mainThreadLoop: mainThreadLoop)
             exit(0)
         } catch {
             var standardError = StandardError()
@@ -126,7 +138,9 @@ package final class SceneRuntime {
         (keyStream, keys) = AsyncStream.makeStream(of: KeyPress.self)
     }
 
-    func run() async throws {
+    /// `mainThreadLoop`: the event loop that is the process's main thread, where the main actor
+    /// runs too (`MainThreadLoop`); nil: NIO's own loop thread.
+    func run(mainThreadLoop: (any EventLoop)?) async throws {
         guard let fdText = ProcessFacts.environment("WINDOWBROKER_FD"), let fd = Int32(fdText) else {
             throw SceneWorker.StartError.notStartedByBroker
         }
@@ -137,39 +151,43 @@ package final class SceneRuntime {
         if let brokerPID = ProcessFacts.environment("WINDOWBROKER_PID").flatMap(Int32.init), getppid() != brokerPID {
             throw SceneWorker.StartError.brokerGone
         }
-        try await run(socket: fd, sessionID: sessionID)
+        try await run(socket: fd, sessionID: sessionID, mainThreadLoop: mainThreadLoop)
     }
 
     /// Runs the scene on a connected socket until didDisconnect (or the peer's close): what
     /// `run()` does once it found the broker's socket, and what `SceneTestHost` drives.
-    package func run(socket fd: Int32, sessionID: String) async throws {
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+    package func run(socket fd: Int32, sessionID: String, mainThreadLoop: (any EventLoop)? = nil) async throws {
+        let channel = try await ClientBootstrap(group: mainThreadLoop ?? MultiThreadedEventLoopGroup.singleton)
             .withConnectedSocket(fd) { channel in
                 channel.eventLoop.makeCompletedFuture { try WireChannel.wrapping(channel) }
             }
         try await channel.executeThenClose { inbound, outbound in
             let connection = WireConnection(channel, outbound: outbound)
             self.connection = connection
+            // Each command in a main-actor task of its own, started in arrival order: a
+            // delegate that awaits a request of its own (an action opening a window) never
+            // keeps the next frame from being read (the answer it waits for), nor the
+            // broker's next lifecycle command from running.
+            if mainThreadLoop != nil {
+                // Read on the main thread: the command starts where it was read and runs until
+                // it first waits; its answer is written from there too. One thread, no hop.
+                connection.deliverOnLoop { envelope in
+                    MainActor.assumeIsolated {
+                        _ = Task.immediate { await self.handle(envelope, connection: connection) }
+                    }
+                }
+            }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     await connection.readLoop(inbound) { envelope in
-                        // Each command in a main-actor task of its own, started in arrival
-                        // order: a delegate that awaits a request of its own (an action
-                        // opening a window) never keeps the read loop from delivering the
-                        // answer, nor the broker's next lifecycle command from running.
                         Task { @MainActor in await self.handle(envelope, connection: connection) }
                     }
                 }
-                let outgoing = self.outgoing
                 let done = self.done
                 group.addTask {
                     for await _ in done {}
                 }
-                group.addTask {
-                    for await item in outgoing {
-                        await self.send(item, on: connection)
-                    }
-                }
+                group.addTask { await self.sendOutgoing(on: connection) }
                 // A prewarmed process joins its pool ready to draw: its Hello waits for the fonts.
                 if ToplevelWindow.displayAvailable, sessionID.isEmpty { ToplevelWindow.warmUp() }
                 let welcome = try await connection.request(
@@ -195,11 +213,19 @@ package final class SceneRuntime {
         }
     }
 
+    /// Sends what the scene says on its own, in order, on the main actor: a reply resumes the
+    /// sender on the thread that read it when that is the main thread.
+    private func sendOutgoing(on connection: WireConnection) async {
+        for await item in outgoing {
+            await send(item, on: connection)
+        }
+    }
+
     /// Sends one outgoing item and waits for its answer. Each one is a request: a refused
     /// scene update or storage change (an undeclared activity type, an oversized value)
     /// reaches the scene's delegate.
-    nonisolated private func send(_ item: Outgoing, on connection: WireConnection) async {
-        defer { Task { @MainActor in self.outgoingInFlight -= 1 } }
+    private func send(_ item: Outgoing, on connection: WireConnection) async {
+        defer { outgoingInFlight -= 1 }
         let message: Windowbroker_V1_WorkerMessage.OneOf_Kind
         switch item {
         case .barrier(let waiter):
@@ -221,10 +247,10 @@ package final class SceneRuntime {
             }
             return
         case .sceneUpdate:
-            guard let merged = await takeSceneUpdate() else { return }
+            guard let merged = takeSceneUpdate() else { return }
             message = .sceneUpdate(merged)
         case .storage:
-            guard let merged = await takeStorage() else { return }
+            guard let merged = takeStorage() else { return }
             message = .storage(merged.wire)
         case .message(let kind):
             message = kind
@@ -232,7 +258,7 @@ package final class SceneRuntime {
         do {
             _ = try await connection.request(.workerMessage(.with { $0.kind = message }), timeout: .seconds(30), what: "the broker")
         } catch let error as BrokerError where error.code != .connectionClosed {
-            await updateRefused(error)
+            updateRefused(error)
         } catch {}
     }
 
@@ -243,7 +269,7 @@ package final class SceneRuntime {
 
     /// Sends a control request as this scene (nil `connection`: not connected) and returns the
     /// broker's answer.
-    private nonisolated static func controlRequest(_ request: ControlRequest, over connection: WireConnection?, timeout: Duration) async throws -> ControlReply {
+    nonisolated(nonsending) private static func controlRequest(_ request: ControlRequest, over connection: WireConnection?, timeout: Duration) async throws -> ControlReply {
         guard let connection else { throw BrokerError(.connectionClosed, "the scene is not connected to the broker") }
         let reply = try await connection.request(.controlRequest(.with { $0.kind = request }), timeout: timeout, what: "the broker")
         guard case .controlReply(let control) = reply.body, let kind = control.kind else {

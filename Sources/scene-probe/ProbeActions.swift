@@ -135,6 +135,19 @@ enum ProbeActions {
                 (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + fd)).map { "\(fd) -> \($0)" }
             }
             return .performed(.list(targets.sorted().map { .string($0) }))
+        case "threads":
+            // Where the delegate runs, and which threads the process has: the SDK serves the
+            // broker's socket from the main thread, where the main actor runs too.
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+            let names = tasks.compactMap { task in
+                (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
+                    .trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+            let thread = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? ""
+            return .performed(.dictionary([
+                "onMainThread": .bool(thread == "\(getpid())/task/\(getpid())"),
+                "threads": .list(names.sorted().map { .string($0) }),
+            ]))
         case "environment":
             // Which service-manager variables reached this worker (none should).
             let env = ProcessInfo.processInfo.environment

@@ -57,7 +57,7 @@ final class ExampleAppTests: BrokerTestCase {
 
         // The probe's actions are neither declared nor performed.
         let declared = harness.wmctl("actions", "--app", "real-notes").stdout
-        for probe in ["state", "hang", "crash", "allocate", "flood", "exit", "close-socket", "request-activation"] {
+        for probe in ["state", "threads", "hang", "crash", "allocate", "flood", "exit", "close-socket", "request-activation"] {
             XCTAssertFalse(declared.contains("\n\(probe)") || declared.hasPrefix(probe), "\(probe) is declared:\n\(declared)")
             let refused = harness.wmctl("send", session, probe)
             XCTAssertEqual(refused.code, 1, "\(probe): \(refused.stdout)")

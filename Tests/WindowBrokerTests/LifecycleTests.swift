@@ -182,6 +182,22 @@ final class WorkerIsolationTests: BrokerTestCase {
         }
     }
 
+    func testTheSceneIsServedFromItsMainThread() throws {
+        // A command is read, handled by the delegate and answered on the process's main
+        // thread: no event loop thread of NIO's own to hand it over from.
+        let session = try harness.openNote("threads")
+        let value = try XCTUnwrap(try harness.json("send", session, "threads")["value"] as? [String: Any])
+        XCTAssertEqual(value["onMainThread"] as? Bool, true, "\(value)")
+        let threads = try XCTUnwrap(value["threads"] as? [String])
+        XCTAssertFalse(threads.contains { $0.hasPrefix("NIO-") }, "an event loop thread besides the main thread: \(threads)")
+        // The scene still works as before: it is typed into and reports what it shows.
+        try harness.type(session, "on main")
+        try harness.eventually("the scene reports its text") {
+            let info = (try harness.json("show", session)["currentActivity"] as? [String: Any])?["userInfo"] as? [String: Any]
+            return info?["text"] as? String == "on main"
+        }
+    }
+
     func testTheSceneReportsItsCurrentActivity() throws {
         let session = try harness.openNote("current")
         try harness.type(session, "live text")

@@ -59,4 +59,17 @@ int wb_trim_heap(void);
 /// linker resolves finds it in both forms.
 void **wb_concurrency_enqueue_global_hook(void);
 
+/// Dispatch's main queue, driven by a loop of the process's own instead of `dispatch_main`
+/// (the interface Foundation's run loop uses on Linux). The eventfd Dispatch writes to when
+/// the main queue has work; asking for it binds the main queue to the calling thread, which
+/// must be the process's main thread. -1 when the kernel would report it as a regular file
+/// (an event loop cannot poll such a descriptor): the main queue is then left as it was.
+int wb_main_queue_eventfd(void);
+
+/// Runs what the main queue holds, on the thread that asked for its eventfd.
+void wb_main_queue_drain(void);
+
+/// Whether the caller is the process's main thread.
+int wb_is_main_thread(void);
+
 #endif

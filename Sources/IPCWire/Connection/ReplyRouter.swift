@@ -4,7 +4,8 @@ import NIOCore
 /// event loop: a reply completes its request as soon as it is decoded, without going through
 /// the async reader, a task or an actor first (each of those is a job of its own per reply).
 /// Everything else (requests, events, a reply nothing waits for any more) goes on to the
-/// async side. Confined to the event loop, as every channel handler.
+/// async side, or to the owner's own on-loop delivery when it set one. Confined to the event
+/// loop, as every channel handler.
 final class ReplyRouter: ChannelInboundHandler {
     typealias InboundIn = Envelope
     typealias InboundOut = Envelope
@@ -18,6 +19,8 @@ final class ReplyRouter: ChannelInboundHandler {
     private var waiting: [UInt64: Waiting] = [:]
     /// Why the connection ended, once it did: later requests fail with it at once.
     private var closed: BrokerError?
+    /// Where requests and events go instead of the async reader: see `WireConnection.deliverOnLoop`.
+    var delivery: ((Envelope) -> Void)?
 
     /// Numbers `body` as a request, writes it, and completes `promise` with the envelope that
     /// names it in `reply_to` (an `Error` reply included), or fails it: the deadline passed,
@@ -79,6 +82,10 @@ final class ReplyRouter: ChannelInboundHandler {
         // fails with that reason, not with the bare end of the connection that follows.
         if envelope.replyTo == 0, case .error(let error) = envelope.body {
             failAll(BrokerError(wire: error))
+        }
+        if let delivery {
+            delivery(envelope)
+            return
         }
         context.fireChannelRead(data)
     }

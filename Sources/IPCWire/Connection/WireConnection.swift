@@ -53,9 +53,18 @@ package final class WireConnection: Sendable {
         return envelope
     }
 
+    /// Hands every request and event to `body` on the event loop, as it is decoded, instead of
+    /// to `readLoop`'s stream (which still reports how the connection ended). For a peer whose
+    /// own code runs on the loop's thread (the SDK on the process's main thread), where going
+    /// through the stream would be two jobs on other executors per frame.
+    package func deliverOnLoop(_ body: @escaping @Sendable (Envelope) -> Void) {
+        onLoop { [self] in loopRouter?.delivery = body }
+    }
+
     /// Sends `body` as a request and waits for the envelope that names it in `reply_to`.
-    /// An `Error` reply is thrown as `BrokerError`.
-    package func request(_ body: Envelope.OneOf_Body, timeout: Duration, what peer: String = "the peer") async throws -> Envelope {
+    /// An `Error` reply is thrown as `BrokerError`. It runs on the caller's executor, as do the
+    /// other async methods here: called from the SDK's main actor it wakes no other thread.
+    nonisolated(nonsending) package func request(_ body: Envelope.OneOf_Body, timeout: Duration, what peer: String = "the peer") async throws -> Envelope {
         let channel = self.channel
         let promise = channel.eventLoop.makePromise(of: Envelope.self)
         onLoop { [self] in
@@ -65,7 +74,7 @@ package final class WireConnection: Sendable {
             }
             router.send(body, on: channel, timeout: timeout, peer: peer, promise: promise)
         }
-        let reply = try await promise.futureResult.get()
+        let reply = try await promise.futureResult.value()
         if case .error(let error) = reply.body { throw BrokerError(wire: error) }
         return reply
     }
@@ -73,16 +82,16 @@ package final class WireConnection: Sendable {
     /// Sends an envelope that expects no answer (a reply, or a pushed event). It touches no
     /// state of the connection, so replies go straight to the channel without an actor hop,
     /// and it returns once the frame is written (or refused).
-    package func send(_ body: Envelope.OneOf_Body, replyTo: UInt64 = 0) async throws {
+    nonisolated(nonsending) package func send(_ body: Envelope.OneOf_Body, replyTo: UInt64 = 0) async throws {
         let envelope = Self.envelope(body, replyTo: replyTo)
         // Through the pipeline with a promise, not the async writer (whose write returns once
         // queued): a frame the codec refuses (too large) must fail here, so it can be answered.
-        do { try await channel.writeAndFlush(envelope).get() } catch { throw Self.mapWriteError(error) }
+        do { try await channel.writeAndFlush(envelope).value() } catch { throw Self.mapWriteError(error) }
     }
 
     /// Answers `request`. A reply too large for a frame is answered with that error instead:
     /// every request gets exactly one answer.
-    package func reply(to request: Envelope, with body: Envelope.OneOf_Body) async {
+    nonisolated(nonsending) package func reply(to request: Envelope, with body: Envelope.OneOf_Body) async {
         do {
             try await send(body, replyTo: request.id)
         } catch let error as BrokerError where error.code == .payloadTooLarge {
@@ -121,19 +130,19 @@ package final class WireConnection: Sendable {
     }
 
     /// Answers a request with an `Error` frame.
-    package func reply(to request: Envelope, error: BrokerError) async {
+    nonisolated(nonsending) package func reply(to request: Envelope, error: BrokerError) async {
         try? await send(.error(error.wire), replyTo: request.id)
     }
 
     /// Fails everything still waiting and finishes the writer.
-    package func close(_ error: BrokerError) async {
+    nonisolated(nonsending) package func close(_ error: BrokerError) async {
         await failPending(error)
         outbound.finish()
     }
 
     /// Fails everything still waiting; later requests fail at once. Replies can still be sent.
-    package func failPending(_ error: BrokerError) async {
-        try? await channel.eventLoop.submit { [self] in loopRouter?.failAll(error) }.get()
+    nonisolated(nonsending) package func failPending(_ error: BrokerError) async {
+        try? await channel.eventLoop.submit { [self] in loopRouter?.failAll(error) }.value()
     }
 
     private static func mapWriteError(_ error: any Error) -> BrokerError {
@@ -145,7 +154,7 @@ package final class WireConnection: Sendable {
     /// Returns the error that ended the connection, if any, after failing all waiters (the
     /// writer stays open so the caller can still say why it is closing).
     @discardableResult
-    package func readLoop(
+    nonisolated(nonsending) package func readLoop(
         _ inbound: NIOAsyncChannelInboundStream<Envelope>,
         handle: @Sendable (Envelope) async -> Void
     ) async -> BrokerError? {
@@ -162,6 +171,17 @@ package final class WireConnection: Sendable {
         }
         await failPending(ending ?? BrokerError(.connectionClosed, "the peer closed the connection"))
         return ending
+    }
+}
+
+extension EventLoopFuture where Value: Sendable {
+    /// The future's value, awaited on the caller's executor. NIO's `get()` is an ordinary
+    /// nonisolated async function: awaited on the main actor, it first moves to the global
+    /// executor, and the completion then wakes a pool thread before the main actor.
+    nonisolated(nonsending) package func value() async throws -> Value {
+        try await withUnsafeThrowingContinuation { continuation in
+            whenComplete { continuation.resume(with: $0) }
+        }
     }
 }
 

@@ -1,0 +1,61 @@
+import CLinuxShim
+import Glibc
+import NIOCore
+import NIOPosix
+
+/// The process's main thread as the event loop of the broker socket, running the main actor's
+/// jobs as well.
+///
+/// On Linux the main actor is Dispatch's main queue, which `dispatch_main` hands to a pool
+/// thread. With the socket on NIO's own thread, every command woke two threads: the loop's to
+/// read it, the main queue's for the delegate, and the loop's again for the answer. Here the
+/// main queue is bound to the main thread (as Foundation's run loop binds it), the main thread
+/// becomes the event loop, and the loop drains the main queue whenever Dispatch signals its
+/// eventfd: a command is read, handled and answered on one thread. Tasks that are not the main
+/// actor's (an app's detached work) stay on Dispatch's pool, off the main thread.
+enum MainThreadLoop {
+    /// Turns the calling thread into that loop and starts `body` on the main actor; never
+    /// returns. Returns at once, having changed nothing, when the caller is not the process's
+    /// main thread, or when the kernel would not let the loop poll Dispatch's eventfd.
+    @MainActor
+    static func run(_ body: @escaping @MainActor (any EventLoop) async -> Void) {
+        guard wb_is_main_thread() != 0 else { return }
+        let mainQueue = wb_main_queue_eventfd()
+        guard mainQueue >= 0 else { return }
+        MultiThreadedEventLoopGroup.withCurrentThreadAsEventLoop { loop in
+            NIOPipeBootstrap(group: loop)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandler(MainQueueDrain())
+                    }
+                }
+                .takingOwnershipOfDescriptor(input: mainQueue)
+                .whenFailure { error in
+                    // Nothing would ever run on the main actor: say why and stop.
+                    var standardError = StandardError()
+                    print("scene worker: cannot run the main queue on the main thread: \(error)", to: &standardError)
+                    exit(1)
+                }
+            // Queued on the main queue, which signals the eventfd: the first drain starts it.
+            Task { @MainActor in await body(loop) }
+        }
+        // The loop runs until the process exits.
+        fatalError("the main thread's event loop stopped")
+    }
+}
+
+/// Runs the main queue's jobs each time Dispatch signals that it has some (the read consumes
+/// the eventfd's count, so the next job signals again).
+private final class MainQueueDrain: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        wb_main_queue_drain()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        var standardError = StandardError()
+        print("scene worker: the main queue's eventfd closed", to: &standardError)
+        exit(1)
+    }
+}
