@@ -90,14 +90,14 @@ package final class SceneRuntime {
     private var launched = false
     /// What the scene sends on its own (scene updates, storage, posts, defaults writes,
     /// restoration extensions), in the order it happened, each answered before the next.
-    private let outgoing: AsyncStream<Outgoing>
-    private let outgoingSink: AsyncStream<Outgoing>.Continuation
+    private let outgoing = MainActorQueue<Outgoing>()
     /// Items yielded to `outgoing` and not yet answered.
     private var outgoingInFlight = 0
     /// Set once didDisconnect has been acknowledged: the process ends.
     private var finished = false
-    private let done: AsyncStream<Void>
-    private let doneSink: AsyncStream<Void>.Continuation
+    /// Resumed when the connection ends: didDisconnect was answered, or the broker closed it.
+    private var ended = false
+    private var endWaiter: CheckedContinuation<Void, Never>?
     /// Set once connected: what the scene's requests to the broker go through.
     private var connection: WireConnection?
     /// Scene changes not sent yet, merged field by field: a scene that changes its title a
@@ -116,8 +116,7 @@ package final class SceneRuntime {
     /// What the window is dragging out, until the drag ends.
     private var dragging: DragItem?
     /// Keys typed into the window, handled in order by `handleKeys`.
-    private let keyStream: AsyncStream<KeyPress>
-    private let keys: AsyncStream<KeyPress>.Continuation
+    private let keys = MainActorQueue<KeyPress>()
 
     enum Outgoing: Sendable {
         /// The merged scene update or storage change, taken when its turn comes.
@@ -133,9 +132,6 @@ package final class SceneRuntime {
 
     package init(app: any AppDelegate) {
         self.app = app
-        (outgoing, outgoingSink) = AsyncStream.makeStream(of: Outgoing.self)
-        (done, doneSink) = AsyncStream.makeStream(of: Void.self)
-        (keyStream, keys) = AsyncStream.makeStream(of: KeyPress.self)
     }
 
     /// `mainThreadLoop`: the event loop that is the process's main thread, where the main actor
@@ -157,66 +153,89 @@ package final class SceneRuntime {
     /// Runs the scene on a connected socket until didDisconnect (or the peer's close): what
     /// `run()` does once it found the broker's socket, and what `SceneTestHost` drives.
     package func run(socket fd: Int32, sessionID: String, mainThreadLoop: (any EventLoop)? = nil) async throws {
-        let channel = try await ClientBootstrap(group: mainThreadLoop ?? MultiThreadedEventLoopGroup.singleton)
-            .withConnectedSocket(fd) { channel in
-                channel.eventLoop.makeCompletedFuture { try WireChannel.wrapping(channel) }
-            }
+        let channel: WireChannel
+        if let loop = mainThreadLoop {
+            // Connected and wrapped without leaving the loop's thread: NIO's async connect is
+            // a nonisolated function, which would start Dispatch's thread pool for nothing.
+            channel = try await ClientBootstrap(group: loop).withConnectedSocket(fd)
+                .flatMapThrowing { try WireChannel.wrapping($0) }
+                .value()
+        } else {
+            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .withConnectedSocket(fd) { channel in
+                    channel.eventLoop.makeCompletedFuture { try WireChannel.wrapping(channel) }
+                }
+        }
         try await channel.executeThenClose { inbound, outbound in
             let connection = WireConnection(channel, outbound: outbound)
             self.connection = connection
             // Each command in a main-actor task of its own, started in arrival order: a
             // delegate that awaits a request of its own (an action opening a window) never
-            // keeps the next frame from being read (the answer it waits for), nor the
-            // broker's next lifecycle command from running.
+            // keeps the next frame from being read (the answer it waits for), nor the broker's
+            // next lifecycle command from running.
             if mainThreadLoop != nil {
                 // Read on the main thread: the command starts where it was read and runs until
-                // it first waits; its answer is written from there too. One thread, no hop.
+                // it first waits; its answer is written from there too. One thread, no hop;
+                // the runtime's own tasks are the main actor's, so a worker starts no other
+                // thread.
                 connection.deliverOnLoop { envelope in
                     MainActor.assumeIsolated {
                         _ = Task.immediate { await self.handle(envelope, connection: connection) }
                     }
                 }
-            }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                group.addTask {
+                channel.channel.closeFuture.whenComplete { _ in
+                    MainActor.assumeIsolated { self.connectionEnded() }
+                }
+            } else {
+                Task {
                     await connection.readLoop(inbound) { envelope in
                         Task { @MainActor in await self.handle(envelope, connection: connection) }
                     }
+                    self.connectionEnded()
                 }
-                let done = self.done
-                group.addTask {
-                    for await _ in done {}
-                }
-                group.addTask { await self.sendOutgoing(on: connection) }
-                // A prewarmed process joins its pool ready to draw: its Hello waits for the fonts.
-                if ToplevelWindow.displayAvailable, sessionID.isEmpty { ToplevelWindow.warmUp() }
-                let welcome = try await connection.request(
-                    .hello(.current(.worker, clientName: ProcessFacts.name, sessionID: sessionID)),
-                    timeout: .seconds(30), what: "the broker")
-                guard case .welcome = welcome.body else {
-                    throw SceneWorker.StartError.handshakeFailed("unexpected answer to Hello")
-                }
-                // App-level launch happens now, before any session is known: a prewarmed
-                // process has done it by the time it is bound to a session.
-                self.finishLaunchingIfNeeded()
-                self.sendAppMenu()
-                Task { @MainActor in await self.handleKeys() }
-                // A window's first frame would load the fonts; a process with a display loads
-                // them before its first scene (a prewarmed one did already, before its Hello).
-                if ToplevelWindow.displayAvailable, !sessionID.isEmpty { Task { @MainActor in ToplevelWindow.warmUp() } }
-                // The connection ends when the broker closes it or after didDisconnect; leaving
-                // executeThenClose closes the channel after the last reply has been written.
-                _ = try await group.next()
-                self.outgoingSink.finish()
-                group.cancelAll()
             }
+            Task { await self.sendOutgoing(on: connection) }
+            // A prewarmed process joins its pool ready to draw: its Hello waits for the fonts.
+            if ToplevelWindow.displayAvailable, sessionID.isEmpty { ToplevelWindow.warmUp() }
+            let welcome = try await connection.request(
+                .hello(.current(.worker, clientName: ProcessFacts.name, sessionID: sessionID)),
+                timeout: .seconds(30), what: "the broker")
+            guard case .welcome = welcome.body else {
+                throw SceneWorker.StartError.handshakeFailed("unexpected answer to Hello")
+            }
+            // App-level launch happens now, before any session is known: a prewarmed
+            // process has done it by the time it is bound to a session.
+            self.finishLaunchingIfNeeded()
+            self.sendAppMenu()
+            Task { await self.handleKeys() }
+            // A window's first frame would load the fonts; a process with a display loads
+            // them before its first scene (a prewarmed one did already, before its Hello).
+            if ToplevelWindow.displayAvailable, !sessionID.isEmpty { Task { ToplevelWindow.warmUp() } }
+            // The connection ends when the broker closes it or after didDisconnect; leaving
+            // executeThenClose closes the channel after the last reply has been written.
+            await self.waitForEnd()
+            self.outgoing.finish()
+            self.keys.finish()
         }
+    }
+
+    /// The connection is over: didDisconnect was answered, or the broker closed it.
+    private func connectionEnded() {
+        ended = true
+        endWaiter?.resume()
+        endWaiter = nil
+    }
+
+    /// Returns once the connection is over.
+    private func waitForEnd() async {
+        guard !ended else { return }
+        await withCheckedContinuation { endWaiter = $0 }
     }
 
     /// Sends what the scene says on its own, in order, on the main actor: a reply resumes the
     /// sender on the thread that read it when that is the main thread.
     private func sendOutgoing(on connection: WireConnection) async {
-        for await item in outgoing {
+        while let item = await outgoing.next() {
             await send(item, on: connection)
         }
     }
@@ -264,7 +283,7 @@ package final class SceneRuntime {
 
     private func enqueue(_ item: Outgoing) {
         outgoingInFlight += 1
-        outgoingSink.yield(item)
+        outgoing.yield(item)
     }
 
     /// Sends a control request as this scene (nil `connection`: not connected) and returns the
@@ -315,7 +334,7 @@ package final class SceneRuntime {
         }
         if finished {
             // didDisconnect was acknowledged: the system is taking this process away.
-            doneSink.finish()
+            connectionEnded()
         }
     }
 
@@ -670,7 +689,7 @@ package final class SceneRuntime {
     /// Keys from the window, one at a time in the order typed: a shortcut waits for the
     /// command it performs before the next key's text goes in.
     private func handleKeys() async {
-        for await press in keyStream {
+        while let press = await keys.next() {
             guard let scene, let delegate else { continue }
             // A key that a shortcut can name (the rules of KeyShortcut: a modifier, or F1-F24,
             // Escape; shift alone on a typing key types) goes through the app's main menu at the

@@ -93,6 +93,9 @@ final class ReplyRouter: ChannelInboundHandler {
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         failAll(error as? BrokerError ?? BrokerError(.connectionClosed, "the connection failed: \(error)"))
         context.fireErrorCaught(error)
+        // With frames delivered on the loop no reader ends the connection when it fails (a
+        // frame that does not decode): the router does, as the reader's end would.
+        if delivery != nil { context.close(promise: nil) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
