@@ -9,6 +9,12 @@ final class MainActorQueue<Element: Sendable> {
     private var head = 0
     private var finished = false
     private var waiter: CheckedContinuation<Element?, Never>?
+    /// At most this many wait to be read; the oldest go first (nil: no limit).
+    private let limit: Int?
+
+    init(keepingNewest limit: Int? = nil) {
+        self.limit = limit
+    }
 
     /// Adds `element` after what is queued; ignored once finished.
     func yield(_ element: Element) {
@@ -16,9 +22,10 @@ final class MainActorQueue<Element: Sendable> {
         if let waiter {
             self.waiter = nil
             waiter.resume(returning: element)
-        } else {
-            items.append(element)
+            return
         }
+        items.append(element)
+        if let limit, items.count - head > limit { head += 1 }
     }
 
     /// No more elements: the reader gets what is queued, then nil.
@@ -30,7 +37,8 @@ final class MainActorQueue<Element: Sendable> {
         }
     }
 
-    /// The next element, waiting for it; nil once finished and empty.
+    /// The next element, waiting for it; nil once finished and empty, or when the reading
+    /// task is cancelled.
     func next() async -> Element? {
         if head < items.count {
             let element = items[head]
@@ -41,7 +49,76 @@ final class MainActorQueue<Element: Sendable> {
             }
             return element
         }
-        if finished { return nil }
-        return await withCheckedContinuation { waiter = $0 }
+        if finished || Task.isCancelled { return nil }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { waiter = $0 }
+        } onCancel: {
+            Task { @MainActor [weak self] in self?.stopWaiting() }
+        }
+    }
+
+    /// The reader was cancelled: it stops waiting, with nil.
+    private func stopWaiting() {
+        guard let waiter else { return }
+        self.waiter = nil
+        waiter.resume(returning: nil)
+    }
+}
+
+/// Values a scene hands its app in order, on the main actor, read with `for await`: the
+/// updates it receives, a shared default's changes. The next value is awaited on the reader's
+/// own actor: a value reaches a main-actor reader without waking another thread first (an
+/// `AsyncStream`'s iterator waits on the global executor). The sequence ends when the scene
+/// disconnects; a reader that falls more than its buffer behind loses the oldest values.
+public struct MainActorStream<Element: Sendable>: AsyncSequence, Sendable {
+    public typealias Failure = Never
+    let queue: MainActorQueue<Element>
+
+    /// The iterator; a sequence has one reader.
+    public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(queue: queue) }
+
+    /// Reads the stream's values in order.
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let queue: MainActorQueue<Element>
+
+        /// The next value; nil once the scene disconnected.
+        public mutating func next() async -> Element? { await queue.next() }
+
+        /// The next value, awaited on `actor` (the main actor, for a scene's delegate).
+        public mutating func next(isolation actor: isolated (any Actor)?) async -> Element? { await queue.next() }
+    }
+}
+
+/// Subscribers to a `MainActorStream`: a stream no one reads any more (its iterator is gone)
+/// is dropped at the next value.
+@MainActor
+struct MainActorSubscribers<Element: Sendable> {
+    private struct Weak {
+        weak var queue: MainActorQueue<Element>?
+    }
+
+    private var subscribers: [Weak] = []
+    private let bufferLimit: Int?
+
+    init(keepingNewest limit: Int? = nil) {
+        bufferLimit = limit
+    }
+
+    /// A new subscription: it gets every value sent from now on.
+    mutating func subscribe() -> MainActorStream<Element> {
+        let queue = MainActorQueue<Element>(keepingNewest: bufferLimit)
+        subscribers.append(Weak(queue: queue))
+        return MainActorStream(queue: queue)
+    }
+
+    mutating func send(_ element: Element) {
+        subscribers.removeAll { $0.queue == nil }
+        for subscriber in subscribers { subscriber.queue?.yield(element) }
+    }
+
+    /// Ends every subscription.
+    mutating func finish() {
+        for subscriber in subscribers { subscriber.queue?.finish() }
+        subscribers.removeAll()
     }
 }

@@ -93,7 +93,7 @@ public final class Scene {
     private let requester: @Sendable (ControlRequest) async throws -> ControlReply
     /// Requests that must keep their order with this scene's other messages (posts, defaults).
     private let orderedRequester: @Sendable (ControlRequest) async throws -> ControlReply
-    private var updateSinks: [UUID: AsyncStream<UpdateEvent>.Continuation] = [:]
+    private var updateSubscribers = MainActorSubscribers<UpdateEvent>(keepingNewest: 1024)
 
     /// The focused element, outermost first (`["list", "row 3"]`): keyboard commands start
     /// at the deepest element of it that has a responder, then go outwards to the scene.
@@ -150,14 +150,9 @@ public final class Scene {
 
     /// Every update event this scene receives from now on, in the app's order. Each access is
     /// a new subscription; `SceneDelegate.didReceive(_:update:)` sees the same events.
-    public var updates: AsyncStream<UpdateEvent> {
-        let (stream, sink) = AsyncStream.makeStream(of: UpdateEvent.self, bufferingPolicy: .bufferingNewest(1024))
-        let id = UUID()
-        updateSinks[id] = sink
-        sink.onTermination = { [weak self] _ in
-            Task { @MainActor in self?.updateSinks[id] = nil }
-        }
-        return stream
+    /// A reader more than 1,024 events behind loses the oldest.
+    public var updates: MainActorStream<UpdateEvent> {
+        updateSubscribers.subscribe()
     }
 
     func received(sequence: UInt64) {
@@ -165,12 +160,11 @@ public final class Scene {
     }
 
     func broadcast(_ event: UpdateEvent) {
-        for sink in updateSinks.values { sink.yield(event) }
+        updateSubscribers.send(event)
     }
 
     func finishUpdates() {
-        for sink in updateSinks.values { sink.finish() }
-        updateSinks.removeAll()
+        updateSubscribers.finish()
         defaults.finish()
     }
 

@@ -15,7 +15,7 @@ public final class SharedDefaults {
     private var confirmed: [String: PlistValue]
     /// `confirmed` with this scene's writes that are still on their way.
     private var values: [String: PlistValue]
-    private var observers: [String: [UUID: AsyncStream<PlistValue?>.Continuation]] = [:]
+    private var observers: [String: MainActorSubscribers<PlistValue?>] = [:]
     private let writer: (String, PlistValue?) async throws -> Void
     /// The runtime tells the scene's delegate.
     var onChange: ((String, PlistValue?) -> Void)?
@@ -60,21 +60,15 @@ public final class SharedDefaults {
     public var all: [String: PlistValue] { values }
 
     /// The value of `key` each time it changes (anywhere in the app), until the scene disconnects.
-    public func changes(for key: String) -> AsyncStream<PlistValue?> {
-        let (stream, sink) = AsyncStream.makeStream(of: PlistValue?.self)
-        let id = UUID()
-        observers[key, default: [:]][id] = sink
-        sink.onTermination = { [weak self] _ in
-            Task { @MainActor in self?.observers[key]?[id] = nil }
-        }
-        return stream
+    public func changes(for key: String) -> MainActorStream<PlistValue?> {
+        observers[key, default: MainActorSubscribers()].subscribe()
     }
 
     /// A change the broker committed and delivered in order.
     func apply(key: String, value: PlistValue?) {
         confirmed[key] = value
         values[key] = value
-        for sink in (observers[key] ?? [:]).values { sink.yield(value) }
+        observers[key]?.send(value)
         onChange?(key, value)
     }
 
@@ -86,7 +80,7 @@ public final class SharedDefaults {
     }
 
     func finish() {
-        for sinks in observers.values { for sink in sinks.values { sink.finish() } }
+        for key in observers.keys { observers[key]?.finish() }
         observers.removeAll()
     }
 }
