@@ -150,9 +150,14 @@ struct DraftStore {
     /// only this index entry, which the session's restoration activity also holds.
     func remember(note: String, session: SessionID) {
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        // Foundation's Data.write forces the file to disk even when not atomic: plain POSIX.
         let file = directory + "/\(session).note"
-        guard (try? Data(note.utf8).write(to: URL(fileURLWithPath: file + ".new"))) != nil else { return }
-        rename(file + ".new", file)
+        let fd = open(file + ".new", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        let bytes = Array(note.utf8)
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        if written == bytes.count { rename(file + ".new", file) }
     }
 
     /// Forgets the session's note and returns it.

@@ -16,12 +16,12 @@ final class CommandKeyHold {
     let key: KeyPress.Modifiers?
     /// How long the key is held alone before the overlay appears.
     let delay: Duration
-    private let request: @Sendable (ControlRequest) async throws -> Void
+    private let request: @MainActor @Sendable (ControlRequest) async throws -> Void
     private var pending: Task<Void, Never>?
     private var shown = false
 
     init(environment: [String: String], delay: Duration,
-         request: @escaping @Sendable (ControlRequest) async throws -> Void) {
+         request: @escaping @MainActor @Sendable (ControlRequest) async throws -> Void) {
         key = switch environment["WINDOWBROKER_COMMAND_KEY"] ?? "super" {
         case "ctrl": .ctrl
         case "alt": .alt

@@ -90,9 +90,9 @@ public final class Scene {
     public private(set) var lastUpdateSequence: UInt64
 
     private let publisher: @Sendable (Windowbroker_V1_SceneUpdate) -> Void
-    private let requester: @Sendable (ControlRequest) async throws -> ControlReply
+    private let requester: @MainActor @Sendable (ControlRequest) async throws -> ControlReply
     /// Requests that must keep their order with this scene's other messages (posts, defaults).
-    private let orderedRequester: @Sendable (ControlRequest) async throws -> ControlReply
+    private let orderedRequester: @MainActor @Sendable (ControlRequest) async throws -> ControlReply
     private var updateSubscribers = MainActorSubscribers<UpdateEvent>(keepingNewest: 1024)
 
     /// The focused element, outermost first (`["list", "row 3"]`): keyboard commands start
@@ -108,8 +108,8 @@ public final class Scene {
     init(
         session: SceneSessionInfo, sync: SyncSnapshot,
         publisher: @escaping @Sendable (Windowbroker_V1_SceneUpdate) -> Void,
-        requester: @escaping @Sendable (ControlRequest) async throws -> ControlReply,
-        orderedRequester: @escaping @Sendable (ControlRequest) async throws -> ControlReply,
+        requester: @escaping @MainActor @Sendable (ControlRequest) async throws -> ControlReply,
+        orderedRequester: @escaping @MainActor @Sendable (ControlRequest) async throws -> ControlReply,
         storageWriter: @escaping (String, PlistValue?) -> Void
     ) {
         self.session = session

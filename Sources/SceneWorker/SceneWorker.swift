@@ -206,7 +206,6 @@ package final class SceneRuntime {
             // App-level launch happens now, before any session is known: a prewarmed
             // process has done it by the time it is bound to a session.
             self.finishLaunchingIfNeeded()
-            self.sendAppMenu()
             Task { await self.handleKeys() }
             // A window's first frame would load the fonts; a process with a display loads
             // them before its first scene (a prewarmed one did already, before its Hello).
@@ -541,10 +540,13 @@ package final class SceneRuntime {
         enqueue(.appMenu(menu.operations))
     }
 
+    /// The app's launch, once: didFinishLaunching, then its menu additions, queued before
+    /// anything a scene sends (a command read with the Hello's answer may run first).
     private func finishLaunchingIfNeeded() {
         guard !launched else { return }
         launched = true
         app.didFinishLaunching()
+        sendAppMenu()
     }
 
     /// App launch (once), pending discards, configuration, then willConnect.

@@ -131,6 +131,29 @@ final class SearchTests: BrokerTestCase {
         XCTAssertTrue(warnings.contains { $0.contains("search index") && $0.contains("damaged") }, "\(warnings)")
     }
 
+    func testAnUncleanStopRebuildsTheIndexAndACleanOneDoesNot() throws {
+        // The index's commits are not forced to disk one by one: a marker that lives while the
+        // broker runs tells the next start whether the broker stopped cleanly.
+        let session = try note("u", title: "Umbrella", text: "umbrella by the door")
+        _ = try harness.json("background", session)
+        try eventuallyFound("umbrella", session)
+        let marker = harness.root + "/state/search.sqlite-running"
+        XCTAssertTrue(FileManager.default.fileExists(atPath: marker), "the marker exists while the broker runs")
+
+        harness.stop(signal: SIGTERM)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: marker), "a clean stop removes it")
+        try harness.start()
+        XCTAssertFalse(harness.brokerLog.contains("unclean stop"), "a clean stop needs no rebuild:\n\(harness.brokerLog)")
+        XCTAssertEqual(sessions(try search("umbrella")), [session])
+
+        harness.stop(signal: SIGKILL)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: marker), "a killed broker leaves it")
+        try harness.start()
+        XCTAssertTrue(harness.brokerLog.contains("search index rebuilt") && harness.brokerLog.contains("unclean stop"), harness.brokerLog)
+        XCTAssertEqual(sessions(try search("umbrella")), [session], "rebuilt from the stored activity")
+        XCTAssertEqual((try harness.json("status")["warnings"] as? [String])?.count, 0, "an unclean stop is no warning")
+    }
+
     func testAHitInAnAppNoLongerInstalledIsReportedNotOffered() throws {
         try harness.installNotes(as: "scratch", [:])
         let session = try harness.json("open", "scratch", "--title", "Scratch", "--info", "noteID=s")["session"] as! String

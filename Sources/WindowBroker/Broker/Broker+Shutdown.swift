@@ -39,6 +39,7 @@ extension Broker {
             await self.stopForShutdown(id)
         }
         await store.checkpoint()
+        await searchIndex?.closeCleanly()
         phase.stopped()
         events.finishAll()
         var report = ShutdownReport()

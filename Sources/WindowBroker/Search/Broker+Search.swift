@@ -43,8 +43,9 @@ public struct SearchOutcome: Sendable {
 }
 
 extension SearchIndex {
-    /// Opens the index; when it was missing, damaged or asked to, rebuilds it from the stored
-    /// restoration activities. A damaged one is a warning; an index that cannot be opened at
+    /// Opens the index; when it was missing, damaged, left by an unclean stop or asked to,
+    /// rebuilds it from the store, each session by the activity a reindex would use (its
+    /// committed current one, else its restoration activity). A damaged one is a warning; an index that cannot be opened at
     /// all leaves search unavailable, never the broker.
     static func open(configuration: BrokerConfiguration, sessions: [SceneSession], logger: Logger) -> (SearchIndex?, [String]) {
         let index: SearchIndex
@@ -57,7 +58,7 @@ extension SearchIndex {
         var warnings: [String] = []
         do {
             if let reason = index.rebuildReason {
-                try index.rebuild(sessions.map { ($0.id, $0.appID, $0.restoration) })
+                try index.rebuild(sessions.map { ($0.id, $0.appID, $0.currentActivity ?? $0.restoration) })
                 logger.notice("search index rebuilt", metadata: ["reason": "\(reason)", "entries": "\(index.count)"])
                 if reason.hasPrefix("damaged") {
                     warnings.append("the search index was \(reason); rebuilt from \(index.count) stored activities")
