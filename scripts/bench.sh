@@ -156,7 +156,7 @@ def p50(xs): xs = sorted(xs); return xs[len(xs) // 2] if xs else float("nan")
 created, took = {}, {}
 for line in open(f"{d}/events.{tag}.jsonl"):
     e = json.loads(line)
-    t = datetime.fromisoformat(e["time"].replace("Z", "+00:00")).timestamp()
+    t = e["timestamp"]
     if e["event"] == "created": created[e["session"]] = t
     elif e["event"] == "didBecomeActive" and e["session"] in created:
         took.setdefault(e["session"], (t - created[e["session"]]) * 1000)

@@ -87,6 +87,7 @@ struct Watch: AsyncParsableCommand {
                     for await event in client.events {
                         let line: PlistValue = .dictionary([
                             "time": .string(Output.iso(event.time)),
+                            "timestamp": .real((event.time * 1e6).rounded() / 1e6),
                             "session": .string(event.sessionID),
                             "app": .string(event.appID),
                             "event": .string(event.event),
