@@ -155,8 +155,8 @@ package final class SceneRuntime {
     package func run(socket fd: Int32, sessionID: String, mainThreadLoop: (any EventLoop)? = nil) async throws {
         let channel: WireChannel
         if let loop = mainThreadLoop {
-            // Connected and wrapped without leaving the loop's thread: NIO's async connect is
-            // a nonisolated function, which would start Dispatch's thread pool for nothing.
+            // Connected and wrapped on the loop's thread: NIO's async connect is a nonisolated
+            // function, which would move to the global executor and back.
             channel = try await ClientBootstrap(group: loop).withConnectedSocket(fd)
                 .flatMapThrowing { try WireChannel.wrapping($0) }
                 .value()
@@ -175,9 +175,9 @@ package final class SceneRuntime {
             // next lifecycle command from running.
             if mainThreadLoop != nil {
                 // Read on the main thread: the command starts where it was read and runs until
-                // it first waits; its answer is written from there too. One thread, no hop;
-                // the runtime's own tasks are the main actor's, so a worker starts no other
-                // thread.
+                // it first waits; its answer is written from there too. One thread, no hop.
+                // (What it awaits still comes back through the global executor first: Swift's
+                // runtime resumes a continuation there; see MainActorQueue.)
                 connection.deliverOnLoop { envelope in
                     MainActor.assumeIsolated {
                         _ = Task.immediate { await self.handle(envelope, connection: connection) }
