@@ -150,7 +150,6 @@ open_times() {  # $1 = tag; N cold opens, then N from the prewarmed pool; prints
   kill "$watch" 2>/dev/null || true
   python3 - "$DIR" "$tag" <<'PY'
 import json, sys
-from datetime import datetime
 d, tag = sys.argv[1], sys.argv[2]
 def p50(xs): xs = sorted(xs); return xs[len(xs) // 2] if xs else float("nan")
 created, took = {}, {}

@@ -32,8 +32,7 @@ enum MainThreadLoop {
                 .takingOwnershipOfDescriptor(input: mainQueue)
                 .whenFailure { error in
                     // Nothing would ever run on the main actor: say why and stop.
-                    var standardError = StandardError()
-                    print("scene worker: cannot run the main queue on the main thread: \(error)", to: &standardError)
+                    PlainOutput.write("scene worker: cannot run the main queue on the main thread: \(error)\n", to: STDERR_FILENO)
                     exit(1)
                 }
             // Queued on the main queue, which signals the eventfd: the first drain starts it.
@@ -54,8 +53,7 @@ private final class MainQueueDrain: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        var standardError = StandardError()
-        print("scene worker: the main queue's eventfd closed", to: &standardError)
+        PlainOutput.write("scene worker: the main queue's eventfd closed\n", to: STDERR_FILENO)
         exit(1)
     }
 }

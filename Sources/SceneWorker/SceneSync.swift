@@ -80,7 +80,7 @@ public final class SharedDefaults {
     }
 
     func finish() {
-        for key in observers.keys { observers[key]?.finish() }
+        for var subscribers in observers.values { subscribers.finish() }
         observers.removeAll()
     }
 }

@@ -166,32 +166,34 @@ package final class SceneRuntime {
                     channel.eventLoop.makeCompletedFuture { try WireChannel.wrapping(channel) }
                 }
         }
-        try await channel.executeThenClose { inbound, outbound in
+        try await channel.executeThenClose { _, outbound in
             let connection = WireConnection(channel, outbound: outbound)
             self.connection = connection
+            // Frames are handed over on the loop, in both arrangements, and the channel's close
+            // ends the connection (the router closes it when a frame does not decode).
+            let loopIsMainThread = mainThreadLoop != nil
             // Each command in a main-actor task of its own, started in arrival order: a
             // delegate that awaits a request of its own (an action opening a window) never
             // keeps the next frame from being read (the answer it waits for), nor the broker's
             // next lifecycle command from running.
-            if mainThreadLoop != nil {
-                // Read on the main thread: the command starts where it was read and runs until
-                // it first waits; its answer is written from there too. One thread, no hop.
-                // (What it awaits still comes back through the global executor first: Swift's
-                // runtime resumes a continuation there; see MainActorQueue.)
-                connection.deliverOnLoop { envelope in
+            connection.deliverOnLoop { envelope in
+                if loopIsMainThread {
+                    // Read on the main thread: the command starts where it was read and runs
+                    // until it first waits; its answer is written from there too. One thread,
+                    // no hop. (What it awaits still comes back through the global executor
+                    // first: Swift's runtime resumes a continuation there; see MainActorQueue.)
                     MainActor.assumeIsolated {
                         _ = Task.immediate { await self.handle(envelope, connection: connection) }
                     }
+                } else {
+                    Task { @MainActor in await self.handle(envelope, connection: connection) }
                 }
-                channel.channel.closeFuture.whenComplete { _ in
+            }
+            channel.channel.closeFuture.whenComplete { _ in
+                if loopIsMainThread {
                     MainActor.assumeIsolated { self.connectionEnded() }
-                }
-            } else {
-                Task {
-                    await connection.readLoop(inbound) { envelope in
-                        Task { @MainActor in await self.handle(envelope, connection: connection) }
-                    }
-                    self.connectionEnded()
+                } else {
+                    Task { @MainActor in self.connectionEnded() }
                 }
             }
             Task { await self.sendOutgoing(on: connection) }

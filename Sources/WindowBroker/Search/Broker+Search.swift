@@ -45,8 +45,8 @@ public struct SearchOutcome: Sendable {
 extension SearchIndex {
     /// Opens the index; when it was missing, damaged, left by an unclean stop or asked to,
     /// rebuilds it from the store, each session by the activity a reindex would use (its
-    /// committed current one, else its restoration activity). A damaged one is a warning; an index that cannot be opened at
-    /// all leaves search unavailable, never the broker.
+    /// committed current one, else its restoration activity). A damaged one is a warning; an
+    /// index that cannot be opened at all leaves search unavailable, never the broker.
     static func open(configuration: BrokerConfiguration, sessions: [SceneSession], logger: Logger) -> (SearchIndex?, [String]) {
         let index: SearchIndex
         do {

@@ -8,8 +8,8 @@ import IPCWire
 /// tokenizer and diacritics removed, ranked by bm25, with a highlighted snippet.
 ///
 /// It lives in its own file (`search.sqlite`) beside the session store: it is derived data.
-/// When it is missing, damaged or asked to (`--rebuild-index`), it is rebuilt from the stored
-/// restoration activities; a lost index never costs a session. Removing an entry also merges
+/// When it is missing, damaged, left by an unclean stop or asked to (`--rebuild-index`), it is
+/// rebuilt from the store; a lost index never costs a session. Removing an entry also merges
 /// the index and truncates the WAL, so the text of a closed session is left in no file.
 ///
 /// Being derived, its commits are not forced to disk one by one (WAL with `synchronous =
