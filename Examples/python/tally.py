@@ -59,6 +59,12 @@ class TallyScene:
 
     # ------------------------------------------------------------ commands
 
+    def transition(self, transition):
+        name = pb.Transition.Name(transition.transition)
+        self.callbacks.append(wbwire.camel(name.removeprefix("TRANSITION_")))
+        if transition.transition == pb.TRANSITION_DID_BECOME_ACTIVE:
+            self.publish()
+
     def handle(self, command):
         """One WorkerCommand; returns the WorkerMessage that answers it."""
         kind = command.WhichOneof("kind")
@@ -68,16 +74,17 @@ class TallyScene:
             self.callbacks.append("willConnect")
             if connect.HasField("restoration_activity"):
                 self.restore(connect.restoration_activity)
+            # The transitions that follow willConnect come with it (one answer for all).
+            for transition in connect.then:
+                self.transition(transition)
             return pb.WorkerMessage(connected=pb.SceneConnected(configuration=connect.session.configuration))
         if kind == "restore_interaction_state":
             self.callbacks.append("restoreInteractionState")
             self.restore(command.restore_interaction_state.activity)
             return ack()
         if kind == "transition":
-            name = pb.Transition.Name(command.transition.transition)
-            self.callbacks.append(wbwire.camel(name.removeprefix("TRANSITION_")))
-            if command.transition.transition == pb.TRANSITION_DID_BECOME_ACTIVE:
-                self.publish()
+            for transition in [command.transition, *command.transition.then]:
+                self.transition(transition)
             return ack()
         if kind == "restoration_activity_request":
             return pb.WorkerMessage(restoration_activity=pb.RestorationActivityReply(activity=self.activity()))

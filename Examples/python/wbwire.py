@@ -24,7 +24,7 @@ PROTO = os.environ.get("WINDOWBROKER_PROTO") or os.path.join(HERE, "..", "..", "
 # one directory per .proto so that a checkout and an install never overwrite each other's.
 GENERATED = os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "windowbroker", "python",
                          hashlib.sha256(os.path.realpath(PROTO).encode()).hexdigest()[:12])
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 MAX_FRAME_BYTES = 1 << 20
 
 

@@ -11,7 +11,7 @@ package typealias Envelope = Windowbroker_V1_Envelope
 /// The protocol's version and limits, shared by every peer.
 public enum WireProtocol {
     /// Bumped on any incompatible change to the schema's meaning. Peers with another version are refused.
-    public static let version: UInt32 = 1
+    public static let version: UInt32 = 2
     /// The release of windowbroker this code belongs to.
     public static let brokerVersion = "0.1.0"
     /// What `--version` prints: the release and the protocol it speaks.

@@ -402,10 +402,52 @@ package final class SceneRuntime {
         return (scene, delegate)
     }
 
+    /// One lifecycle transition's callback and the state it leaves the scene in.
+    private func runTransition(_ transition: Windowbroker_V1_LifecycleTransition) throws {
+        let (scene, delegate) = try requireScene()
+        switch transition.transition {
+        case .willEnterForeground:
+            scene.isProminent = transition.prominent
+            delegate.willEnterForeground(scene)
+            scene.state = .foregroundInactive
+            openWindow(scene)
+        case .didBecomeActive:
+            scene.isProminent = transition.prominent
+            delegate.didBecomeActive(scene)
+            scene.state = .foregroundActive
+        case .willResignActive:
+            delegate.willResignActive(scene)
+            scene.state = .foregroundInactive
+        case .didEnterBackground:
+            scene.isProminent = false
+            delegate.didEnterBackground(scene)
+            scene.state = .background
+            closeWindow(scene)
+        case .unspecified, .UNRECOGNIZED:
+            throw BrokerError(.invalidRequest, "unknown lifecycle transition")
+        }
+    }
+
+    /// The transitions a command carries to run after it are checked before any runs: a
+    /// command is carried out whole or refused, never left half done.
+    private static func checkFollowers(_ followers: [Windowbroker_V1_LifecycleTransition]) throws {
+        for follower in followers {
+            guard follower.then.isEmpty else {
+                throw BrokerError(.invalidRequest, "a transition that follows another may not carry transitions of its own")
+            }
+            switch follower.transition {
+            case .willEnterForeground, .didBecomeActive, .willResignActive, .didEnterBackground: continue
+            case .unspecified, .UNRECOGNIZED: throw BrokerError(.invalidRequest, "unknown lifecycle transition")
+            }
+        }
+    }
+
     private func perform(_ command: Windowbroker_V1_WorkerCommand.OneOf_Kind) async throws -> Windowbroker_V1_WorkerMessage.OneOf_Kind {
         switch command {
         case .connect(let connect):
+            try Self.checkFollowers(connect.then)
             let configuration = connectScene(connect)
+            for transition in connect.then { try runTransition(transition) }
             return .connected(.with { $0.configuration = configuration })
         case .restoreInteractionState(let restore):
             let (scene, delegate) = try requireScene()
@@ -415,28 +457,10 @@ package final class SceneRuntime {
             await request.waitForCompletion()
             return .ack(.init())
         case .transition(let transition):
-            let (scene, delegate) = try requireScene()
-            switch transition.transition {
-            case .willEnterForeground:
-                scene.isProminent = transition.prominent
-                delegate.willEnterForeground(scene)
-                scene.state = .foregroundInactive
-                openWindow(scene)
-            case .didBecomeActive:
-                scene.isProminent = transition.prominent
-                delegate.didBecomeActive(scene)
-                scene.state = .foregroundActive
-            case .willResignActive:
-                delegate.willResignActive(scene)
-                scene.state = .foregroundInactive
-            case .didEnterBackground:
-                scene.isProminent = false
-                delegate.didEnterBackground(scene)
-                scene.state = .background
-                closeWindow(scene)
-            case .unspecified, .UNRECOGNIZED:
-                throw BrokerError(.invalidRequest, "unknown lifecycle transition")
-            }
+            try Self.checkFollowers(transition.then)
+            _ = try requireScene()
+            try runTransition(transition)
+            for next in transition.then { try runTransition(next) }
             return .ack(.init())
         case .restorationActivityRequest:
             let (scene, delegate) = try requireScene()

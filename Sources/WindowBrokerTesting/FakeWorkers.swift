@@ -103,6 +103,9 @@ public struct FakeCommand: Sendable {
 
     /// "didBecomeActive", "connect", ...: what the command asks for, for assertions.
     public var name: String { FakeWorker.name(of: kind) }
+
+    /// The command's name and those of the transitions it carries, in the order a scene runs them.
+    public var names: [String] { FakeWorker.names(of: kind) }
 }
 
 /// One fake scene process: the far end of a socket pair. It says Hello, records every
@@ -115,8 +118,11 @@ public actor FakeWorker {
     private var channel: (any Channel)?
     private var handle: WorkerHandle?
     private var ended = false
-    /// Names of the commands received, in order (`FakeCommand.name`).
+    /// Names of the commands received, in order, a carried transition after the command that
+    /// carried it (`FakeCommand.names`).
     public private(set) var received: [String] = []
+    /// The same names grouped by command as they came over the socket, one element per command.
+    public private(set) var commands: [[String]] = []
 
     init(pid: pid_t, appID: AppID, sessionID: SessionID?, launcher: FakeWorkers) {
         self.pid = pid
@@ -146,7 +152,8 @@ public actor FakeWorker {
     }
 
     private func receive(_ kind: WorkerCommandKind, requestID: UInt64) async {
-        received.append(Self.name(of: kind))
+        commands.append(Self.names(of: kind))
+        received += commands[commands.count - 1]
         if let hold = await launcher.holdFor(app: appID, command: kind) {
             hold.yield(FakeCommand(kind: kind, worker: self, requestID: requestID))
             return
@@ -198,6 +205,16 @@ public actor FakeWorker {
         case .validateCommands(let request): .commandStates(.with { $0.commands = request.commands })
         default: .ack(.init())
         }
+    }
+
+    static func names(of kind: WorkerCommandKind) -> [String] {
+        let carried: [Windowbroker_V1_LifecycleTransition]
+        switch kind {
+        case .connect(let connect): carried = connect.then
+        case .transition(let transition): carried = transition.then
+        default: carried = []
+        }
+        return [name(of: kind)] + carried.map { name(of: .transition($0)) }
     }
 
     static func name(of kind: WorkerCommandKind) -> String {

@@ -22,8 +22,16 @@ final class InProcessBrokerTests: XCTestCase {
         return running
     }
 
+    /// A command that asks for `transition`, alone or carried by the command before it (a
+    /// scene opened in front gets willConnect, willEnterForeground and didBecomeActive at once).
     private static func isTransition(_ transition: Windowbroker_V1_Transition) -> @Sendable (WorkerCommandKind) -> Bool {
-        { if case .transition(let t) = $0 { return t.transition == transition } else { return false } }
+        { kind in
+            switch kind {
+            case .transition(let t): t.transition == transition || t.then.contains { $0.transition == transition }
+            case .connect(let connect): connect.then.contains { $0.transition == transition }
+            default: false
+            }
+        }
     }
 
     func testAnOpenWaitingOnItsSceneDoesNotHoldUpAnotherApp() async throws {
@@ -60,6 +68,27 @@ final class InProcessBrokerTests: XCTestCase {
         let betaWorker = try await XCTUnwrapAsync(await running.workers.workers.first { $0.appID == "beta" })
         let betaReceived = await betaWorker.received
         XCTAssertEqual(betaReceived.suffix(2), ["didBecomeKey", "didResignKey"])
+    }
+
+    /// The transitions that follow each other go to the scene in one command: a new scene gets
+    /// willConnect with willEnterForeground and didBecomeActive, one coming back from the
+    /// background willEnterForeground with didBecomeActive, one leaving willResignActive with
+    /// didEnterBackground; the save is a command of its own (its answer is committed).
+    func testTransitionsThatFollowEachOtherGoToTheSceneInOneCommand() async throws {
+        let running = try await start()
+        let broker = running.broker
+        let opened = try await openScene("alpha", on: broker)
+        _ = try await broker.background(opened.sessionID)
+        let back = try await broker.activate(opened.sessionID)
+        XCTAssertEqual(back.state, .foregroundActive)
+        let worker = try await XCTUnwrapAsync(await running.workers.workers.first { $0.appID == "alpha" })
+        let commands = await worker.commands.filter { !$0.contains("didBecomeKey") && !$0.contains("didResignKey") }
+        XCTAssertEqual(commands, [
+            ["connect", "willEnterForeground", "didBecomeActive"],
+            ["willResignActive", "didEnterBackground"],
+            ["saveRestorationActivity"],
+            ["willEnterForeground", "didBecomeActive"],
+        ])
     }
 
     /// A scene still being told didBecomeActive when a later one comes forward is not made key
@@ -261,9 +290,12 @@ final class InProcessBrokerTests: XCTestCase {
     func testAProcessThatDiesWhileBecomingActiveGivesTheKeyBack() async throws {
         let running = try await start()
         let broker = running.broker
+        // beta has been open before: a session that never finished connecting would not be kept.
+        let earlier = try await openScene("beta", on: broker)
+        _ = try await broker.background(earlier.sessionID)
         let alpha = try await openScene("alpha", on: broker)
         var held = await running.workers.hold(app: "beta", Self.isTransition(.didBecomeActive)).makeAsyncIterator()
-        let beta = Task { try await openScene("beta", on: broker) }
+        let beta = Task { try await broker.activate(earlier.sessionID) }
         let becoming = try await XCTUnwrapAsync(await held.next())
         // alpha stays active; the keyboard is on its way to beta.
         let meanwhile = try await sceneState(alpha.sessionID, broker)
@@ -281,8 +313,9 @@ final class InProcessBrokerTests: XCTestCase {
         XCTAssertEqual(alphaState, .foregroundActive)
         let sessions = await broker.sessionStatuses(app: "beta")
         XCTAssertEqual(sessions.count, 1, "the session is kept, unattached")
-        XCTAssertEqual(sessions[0].session.state, .unattached)
-        XCTAssertEqual(sessions[0].session.lastDisconnect?.description, "crashed(SIGSEGV)")
+        let kept = try XCTUnwrap(sessions.first)
+        XCTAssertEqual(kept.session.state, .unattached)
+        XCTAssertEqual(kept.session.lastDisconnect?.description, "crashed(SIGSEGV)")
     }
 
     func testASocketClosedDuringAStepStopsTheProcess() async throws {

@@ -260,6 +260,44 @@ final class SessionLifecycleTests: XCTestCase {
         XCTAssertTrue(machine.isFinished)
     }
 
+    /// The transitions carried with willConnect complete with its answer, each recorded in
+    /// order as if sent alone; nothing more goes to the scene for them.
+    func testStepsCarriedWithWillConnectCompleteWithItsAnswerInOrder() throws {
+        var machine = SessionLifecycle(state: .unattached, hasRestoration: false)
+        var effects = machine.handle(.requested(.foregroundActive))
+        let (_, launch) = try XCTUnwrap(perform(effects))
+        effects = machine.handle(.stepSucceeded(attempt: launch))
+        let (step, connect) = try XCTUnwrap(perform(effects))
+        XCTAssertEqual(step, .connect)
+        machine.carry([.didBecomeActive])
+        XCTAssertEqual(machine.inFlight?.carried, [], "only the steps that come next, in order, can be carried")
+        machine.carry([.willEnterForeground, .didBecomeActive])
+        XCTAssertEqual(machine.inFlight?.carried, [.willEnterForeground, .didBecomeActive])
+        XCTAssertEqual(machine.remaining, [])
+        effects = machine.handle(.stepSucceeded(attempt: connect))
+        XCTAssertEqual(effects, [
+            .emit(.connect, .launching), .emit(.willEnterForeground, .foregroundInactive), .emit(.didBecomeActive, .foregroundActive),
+            .persist, .finish(.success([])),
+        ])
+        XCTAssertEqual(machine.state, .foregroundActive)
+    }
+
+    /// A command that carries steps fails whole: a missed deadline names every callback it
+    /// asked for, and the steps it carried are not recorded.
+    func testACarriedCommandThatMissesItsDeadlineNamesEveryCallbackAndCompletesNone() throws {
+        var machine = SessionLifecycle(state: .background, hasRestoration: false)
+        var effects = machine.handle(.requested(.foregroundActive))
+        let (step, enter) = try XCTUnwrap(perform(effects))
+        XCTAssertEqual(step, .willEnterForeground)
+        machine.carry([.didBecomeActive])
+        effects = machine.handle(.deadlineMissed(attempt: enter, after: .seconds(10)))
+        XCTAssertEqual(effects.first, .kill(.timedOut))
+        XCTAssertFalse(effects.contains { if case .emit = $0 { true } else { false } }, "\(effects)")
+        guard case .finish(.failure(let error)) = effects.last else { return XCTFail("\(effects)") }
+        XCTAssertTrue(error.message.contains("willEnterForeground (with didBecomeActive) within 10 s"), error.message)
+        XCTAssertEqual(machine.state, .unattached)
+    }
+
     func testASupersededSceneStopsInactiveBeforeDidBecomeActive() throws {
         var machine = SessionLifecycle(state: .unattached, hasRestoration: false)
         var effects = machine.handle(.requested(.foregroundActive))

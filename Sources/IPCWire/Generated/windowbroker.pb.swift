@@ -3492,6 +3492,15 @@ package nonisolated struct Windowbroker_V1_ConnectScene: @unchecked Sendable {
     set {_uniqueStorage()._updateSequence = newValue}
   }
 
+  /// Transitions the scene runs right after willConnect, in order and in the same turn
+  /// (willEnterForeground, then didBecomeActive, for a scene opened in front): one round trip
+  /// for what would be one per step. Never given when restoreInteractionState comes between.
+  /// The scene answers SceneConnected once, after the last of them.
+  package var then: [Windowbroker_V1_LifecycleTransition] {
+    get {_storage._then}
+    set {_uniqueStorage()._then = newValue}
+  }
+
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
@@ -3522,6 +3531,9 @@ package nonisolated struct Windowbroker_V1_RestoreInteractionState: Sendable {
 
 /// prominent: the scene is presented prominently (modal, over its app's other scenes) from
 /// this transition on; sent with willEnterForeground and didBecomeActive.
+/// then: transitions to run right after this one, in order and in the same turn (a scene sent
+/// from the background to the front: willEnterForeground, then didBecomeActive), answered once
+/// after the last. An element's own `then` must be empty.
 package nonisolated struct Windowbroker_V1_LifecycleTransition: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -3530,6 +3542,8 @@ package nonisolated struct Windowbroker_V1_LifecycleTransition: Sendable {
   package var transition: Windowbroker_V1_Transition = .unspecified
 
   package var prominent: Bool = false
+
+  package var then: [Windowbroker_V1_LifecycleTransition] = []
 
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -9769,7 +9783,7 @@ nonisolated extension Windowbroker_V1_RefreshScene: SwiftProtobuf.Message, Swift
 
 nonisolated extension Windowbroker_V1_ConnectScene: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".ConnectScene"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}session\0\u{3}discarded_session_ids\0\u{3}user_activities\0\u{3}restoration_activity\0\u{3}available_configurations\0\u{3}new_session\0\u{3}delegate_name\0\u{1}defaults\0\u{1}storage\0\u{3}update_sequence\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}session\0\u{3}discarded_session_ids\0\u{3}user_activities\0\u{3}restoration_activity\0\u{3}available_configurations\0\u{3}new_session\0\u{3}delegate_name\0\u{1}defaults\0\u{1}storage\0\u{3}update_sequence\0\u{1}then\0")
 
   fileprivate class _StorageClass {
     var _session: Windowbroker_V1_SessionInfo? = nil
@@ -9782,6 +9796,7 @@ nonisolated extension Windowbroker_V1_ConnectScene: SwiftProtobuf.Message, Swift
     var _defaults: Windowbroker_V1_PlistDictionary? = nil
     var _storage: Windowbroker_V1_PlistDictionary? = nil
     var _updateSequence: UInt64 = 0
+    var _then: [Windowbroker_V1_LifecycleTransition] = []
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -9802,6 +9817,7 @@ nonisolated extension Windowbroker_V1_ConnectScene: SwiftProtobuf.Message, Swift
       _defaults = source._defaults
       _storage = source._storage
       _updateSequence = source._updateSequence
+      _then = source._then
     }
   }
 
@@ -9830,6 +9846,7 @@ nonisolated extension Windowbroker_V1_ConnectScene: SwiftProtobuf.Message, Swift
         case 8: try { try decoder.decodeSingularMessageField(value: &_storage._defaults) }()
         case 9: try { try decoder.decodeSingularMessageField(value: &_storage._storage) }()
         case 10: try { try decoder.decodeSingularUInt64Field(value: &_storage._updateSequence) }()
+        case 11: try { try decoder.decodeRepeatedMessageField(value: &_storage._then) }()
         default: break
         }
       }
@@ -9872,6 +9889,9 @@ nonisolated extension Windowbroker_V1_ConnectScene: SwiftProtobuf.Message, Swift
       if _storage._updateSequence != 0 {
         try visitor.visitSingularUInt64Field(value: _storage._updateSequence, fieldNumber: 10)
       }
+      if !_storage._then.isEmpty {
+        try visitor.visitRepeatedMessageField(value: _storage._then, fieldNumber: 11)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -9891,6 +9911,7 @@ nonisolated extension Windowbroker_V1_ConnectScene: SwiftProtobuf.Message, Swift
         if _storage._defaults != rhs_storage._defaults {return false}
         if _storage._storage != rhs_storage._storage {return false}
         if _storage._updateSequence != rhs_storage._updateSequence {return false}
+        if _storage._then != rhs_storage._then {return false}
         return true
       }
       if !storagesAreEqual {return false}
@@ -9936,7 +9957,7 @@ nonisolated extension Windowbroker_V1_RestoreInteractionState: SwiftProtobuf.Mes
 
 nonisolated extension Windowbroker_V1_LifecycleTransition: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".LifecycleTransition"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}transition\0\u{1}prominent\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}transition\0\u{1}prominent\0\u{1}then\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -9946,6 +9967,7 @@ nonisolated extension Windowbroker_V1_LifecycleTransition: SwiftProtobuf.Message
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularEnumField(value: &self.transition) }()
       case 2: try { try decoder.decodeSingularBoolField(value: &self.prominent) }()
+      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.then) }()
       default: break
       }
     }
@@ -9958,12 +9980,16 @@ nonisolated extension Windowbroker_V1_LifecycleTransition: SwiftProtobuf.Message
     if self.prominent != false {
       try visitor.visitSingularBoolField(value: self.prominent, fieldNumber: 2)
     }
+    if !self.then.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.then, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   package static func ==(lhs: Windowbroker_V1_LifecycleTransition, rhs: Windowbroker_V1_LifecycleTransition) -> Bool {
     if lhs.transition != rhs.transition {return false}
     if lhs.prominent != rhs.prominent {return false}
+    if lhs.then != rhs.then {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -43,7 +43,9 @@ extension SessionDriver {
                     effects += machine.handle(.superseded(attempt: attempt))
                     continue
                 }
-                let event = await perform(step, attempt: attempt, options: options, reason: reason ?? .reclaimed,
+                machine.carry(stepsToCarry(after: step, remaining: machine.remaining, in: broker))
+                let carried = machine.inFlight?.carried ?? []
+                let event = await perform(step, attempt: attempt, carrying: carried, options: options, reason: reason ?? .reclaimed,
                                           discarding: target == .discarded, in: broker)
                 if case .restorationCommitted = event { committed = true }
                 if step == .restoreInteractionState {
@@ -84,29 +86,60 @@ extension SessionDriver {
         }
     }
 
-    /// Runs one step and says what happened, for the reducer to decide.
+    /// The transitions that go to the scene with `step` (`SessionLifecycle.carry`): those that
+    /// come right after willConnect or after another transition, which the scene runs in one
+    /// turn. didBecomeActive goes along only while focus still wants the scene active; otherwise
+    /// it is left to its own turn, where `superseded` can still stop it.
+    private func stepsToCarry(after step: LifecycleStep, remaining: [LifecycleStep], in broker: isolated Broker) -> [LifecycleStep] {
+        guard step == .connect || Self.isTransition(step) else { return [] }
+        var carried: [LifecycleStep] = []
+        for next in remaining {
+            guard Self.isTransition(next) else { break }
+            if next == .didBecomeActive, !broker.focus.stillWants(.init(id, .foregroundActive)) { break }
+            carried.append(next)
+        }
+        return carried
+    }
+
+    private static func isTransition(_ step: LifecycleStep) -> Bool {
+        switch step {
+        case .willEnterForeground, .didBecomeActive, .willResignActive, .didEnterBackground: true
+        default: false
+        }
+    }
+
+    /// Runs one step (with the steps carried along) and says what happened, for the reducer to
+    /// decide. Carried steps add their own deadline to the command's.
     private func perform(
-        _ step: LifecycleStep, attempt: UInt64, options: ConnectionOptions, reason: DisconnectReason, discarding: Bool,
-        in broker: isolated Broker
+        _ step: LifecycleStep, attempt: UInt64, carrying carried: [LifecycleStep], options: ConnectionOptions,
+        reason: DisconnectReason, discarding: Bool, in broker: isolated Broker
     ) async -> SessionLifecycle.Event {
         let configuration = broker.configuration
-        let timeout = step == .restoreInteractionState ? configuration.restorationTimeout
-            : step == .launch ? configuration.launchTimeout : configuration.workerTimeout
+        let timeout = (step == .restoreInteractionState ? configuration.restorationTimeout
+            : step == .launch ? configuration.launchTimeout : configuration.workerTimeout) + configuration.workerTimeout * carried.count
+        let doing = ([step] + carried).map(\.callbackName).joined(separator: ", ")
+        let prominent = broker.focus.prominent == id
+        let followers = carried.map { next in
+            Windowbroker_V1_LifecycleTransition.with {
+                $0.transition = Self.transition(next)
+                $0.prominent = prominent
+            }
+        }
         do {
             switch step {
             case .launch:
                 try await launch(in: broker)
             case .connect:
-                try await connect(options: options, in: broker)
+                try await connect(options: options, then: followers, timeout: timeout, doing: doing, in: broker)
             case .restoreInteractionState:
                 guard let restoration = options.restoration else { break }
-                _ = try await request(.restoreInteractionState(.with { $0.activity = restoration.wire }), timeout: timeout, doing: step.callbackName, in: broker)
+                _ = try await request(.restoreInteractionState(.with { $0.activity = restoration.wire }), timeout: timeout, doing: doing, in: broker)
             case .willEnterForeground, .didBecomeActive, .willResignActive, .didEnterBackground:
-                let prominent = broker.focus.prominent == id
                 _ = try await request(.transition(.with {
                     $0.transition = Self.transition(step)
                     $0.prominent = prominent
-                }), timeout: timeout, doing: step.callbackName, in: broker)
+                    $0.then = followers
+                }), timeout: timeout, doing: doing, in: broker)
             case .saveRestorationActivity:
                 return try await saveRestorationActivity(attempt: attempt, in: broker)
             case .disconnect:
@@ -204,8 +237,12 @@ extension SessionDriver {
         }
     }
 
-    /// willConnect: everything the scene needs to start, in one command.
-    private func connect(options: ConnectionOptions, in broker: isolated Broker) async throws {
+    /// willConnect: everything the scene needs to start, in one command, with the transitions
+    /// that follow it (`then`).
+    private func connect(
+        options: ConnectionOptions, then followers: [Windowbroker_V1_LifecycleTransition], timeout: Duration, doing: String,
+        in broker: isolated Broker
+    ) async throws {
         guard let app = broker.apps.manifests[appID], let worker else { return }
         // Claimed before anything suspends: another scene of the app connecting meanwhile
         // finds none. They go back if this connection fails.
@@ -224,10 +261,11 @@ extension SessionDriver {
             $0.defaults = PlistValue.wire(dictionary: defaults)
             $0.storage = PlistValue.wire(dictionary: session.storage)
             $0.updateSequence = sequence
+            $0.then = followers
         })
         let reply: Windowbroker_V1_WorkerMessage.OneOf_Kind?
         do {
-            reply = try await request(command, timeout: broker.configuration.workerTimeout, doing: LifecycleStep.connect.callbackName, in: broker)
+            reply = try await request(command, timeout: timeout, doing: doing, in: broker)
         } catch {
             broker.sync.closeOutlet(id)
             broker.apps.returnPendingDiscards(discards, of: appID)

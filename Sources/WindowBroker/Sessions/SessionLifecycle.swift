@@ -14,6 +14,16 @@ public struct SessionLifecycle: Sendable, Equatable {
     public struct InFlight: Sendable, Equatable {
         public var step: LifecycleStep
         public var attempt: UInt64
+        /// The steps after it that went to the scene in the same command (`carry`): they
+        /// complete with it, or fail with it.
+        public var carried: [LifecycleStep] = []
+
+        /// The callbacks the command asked for, for messages: "willConnect" or
+        /// "willConnect (with willEnterForeground, didBecomeActive)".
+        public var callbackNames: String {
+            carried.isEmpty ? step.callbackName
+                : "\(step.callbackName) (with \(carried.map(\.callbackName).joined(separator: ", ")))"
+        }
     }
     public private(set) var inFlight: InFlight?
     public private(set) var notes: [String] = []
@@ -67,6 +77,18 @@ public struct SessionLifecycle: Sendable, Equatable {
         case finish(Result<[String], BrokerError>)
     }
 
+    /// The next steps of the plan go to the scene with the one in flight, in one command that
+    /// it answers once (the transitions after willConnect, or after another transition): one
+    /// round trip instead of one per step. They complete together when the answer comes, each
+    /// recorded in order as if it had been sent alone; a missed deadline or a failure is the
+    /// whole command's. Only the steps that come next, in order, can be carried.
+    public mutating func carry(_ steps: [LifecycleStep]) {
+        guard var inFlight, !steps.isEmpty, remaining.starts(with: steps) else { return }
+        remaining.removeFirst(steps.count)
+        inFlight.carried += steps
+        self.inFlight = inFlight
+    }
+
     public mutating func handle(_ event: Event) -> [Effect] {
         guard !isFinished else { return [] }
         switch event {
@@ -77,14 +99,14 @@ public struct SessionLifecycle: Sendable, Equatable {
         case .stepSucceeded(let attempt), .restorationCommitted(let attempt):
             guard let step = current(attempt) else { return [] }
             if case .restorationCommitted = event { hasRestoration = true }
-            return completed(step)
+            return completed([step] + (inFlight?.carried ?? []))
 
         case .restorationNotSaved(let attempt, let error):
             guard let step = current(attempt) else { return [] }
             return saveFailed(step, error)
 
         case .deadlineMissed(let attempt, let after):
-            guard let step = current(attempt) else { return [] }
+            guard let step = current(attempt), let callbacks = inFlight?.callbackNames else { return [] }
             if step == .saveRestorationActivity, requireSave {
                 // Refused, not taken: the scene runs on (it may still answer; late replies are ignored).
                 return saveFailed(step, BrokerError(.timedOut, "the scene did not finish stateRestorationActivity within \(after.formattedSeconds)"))
@@ -101,11 +123,11 @@ public struct SessionLifecycle: Sendable, Equatable {
                 notes.append(message)
                 return [.kill(.timedOut)] + finish(.success(notes))
             default:
-                return [.kill(.timedOut)] + finish(.failure(BrokerError(.timedOut, "the scene did not finish \(step.callbackName) within \(after.formattedSeconds); its process was stopped and its saved state is kept")))
+                return [.kill(.timedOut)] + finish(.failure(BrokerError(.timedOut, "the scene did not finish \(callbacks) within \(after.formattedSeconds); its process was stopped and its saved state is kept")))
             }
 
         case .stepFailed(let attempt, let error):
-            guard let step = current(attempt) else { return [] }
+            guard let step = current(attempt), let callbacks = inFlight?.callbackNames else { return [] }
             inFlight = nil
             if error.code == .connectionClosed {
                 state = .unattached
@@ -114,7 +136,7 @@ public struct SessionLifecycle: Sendable, Equatable {
                     if step == .saveRestorationActivity { notes.append("the scene's process ended during stateRestorationActivity; \(keptNote)") }
                     return [.reap] + finish(.success(notes))
                 }
-                return [.reap] + finish(.failure(BrokerError(.workerFailed, "the scene's process ended during \(step.callbackName); its saved state is kept")))
+                return [.reap] + finish(.failure(BrokerError(.workerFailed, "the scene's process ended during \(callbacks); its saved state is kept")))
             }
             if step == .saveRestorationActivity {
                 return saveFailed(step, error)
@@ -146,7 +168,7 @@ public struct SessionLifecycle: Sendable, Equatable {
             return finish(.failure(BrokerError(error.code, "\(error.message); not reclaimed: the scene keeps running in the background and \(keptNote); `reclaim --force` takes it anyway and loses what was not saved")))
         }
         notes.append("\(error.message); \(keptNote)")
-        return completed(step)
+        return completed([step])
     }
 
     private var keptNote: String {
@@ -158,12 +180,16 @@ public struct SessionLifecycle: Sendable, Equatable {
         return inFlight.step
     }
 
-    private mutating func completed(_ step: LifecycleStep) -> [Effect] {
+    private mutating func completed(_ steps: [LifecycleStep]) -> [Effect] {
         inFlight = nil
-        state = step.resultingState(from: state)
-        completedSteps += 1
+        var effects: [Effect] = []
+        for step in steps {
+            state = step.resultingState(from: state)
+            completedSteps += 1
+            effects.append(.emit(step, state))
+        }
         // One write per drive, at its end (or at a failure): not one per step.
-        return [.emit(step, state)] + next()
+        return effects + next()
     }
 
     private mutating func next() -> [Effect] {
