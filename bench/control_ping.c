@@ -22,6 +22,9 @@ static int read_frame(int fd, unsigned char *buf, size_t cap) {
     return (int)n;
 }
 
+/* IPCWire's WireProtocol.version: a broker refuses any other. */
+#define PROTOCOL_VERSION 2
+
 int main(int argc, char **argv) {
     if (argc < 3) return 2;
     int n = atoi(argv[2]);
@@ -29,10 +32,22 @@ int main(int argc, char **argv) {
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
     strncpy(addr.sun_path, argv[1], sizeof addr.sun_path - 1);
     if (connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) { perror("connect"); return 1; }
-    /* Envelope{id: 1, hello: {protocol_version: 1, peer_kind: CONTROL}} */
-    unsigned char hello[] = {0, 0, 0, 8, 0x08, 0x01, 0x52, 0x04, 0x08, 0x01, 0x10, 0x01};
+    /* Envelope{id: 1, hello: {protocol_version: PROTOCOL_VERSION, peer_kind: CONTROL}} */
+    unsigned char hello[] = {0, 0, 0, 8, 0x08, 0x01, 0x52, 0x04, 0x08, PROTOCOL_VERSION, 0x10, 0x01};
     unsigned char reply[4096];
-    if (full(fd, hello, sizeof hello, 1) != 0 || read_frame(fd, reply, sizeof reply) < 0) return 1;
+    int length = 0;
+    if (full(fd, hello, sizeof hello, 1) != 0 || (length = read_frame(fd, reply, sizeof reply)) < 0) return 1;
+    /* Envelope{id?, reply_to: 1, welcome: {...}}: past the varint fields 1 and 2, a Welcome (field 11) */
+    int at = 0;
+    while (at < length && (reply[at] == 0x08 || reply[at] == 0x10)) {
+        at++;
+        while (at < length && (reply[at] & 0x80)) at++;
+        at++;
+    }
+    if (at >= length || reply[at] != 0x5A) {
+        fprintf(stderr, "control_ping: the broker did not welcome protocol %d (bench/control_ping.c must speak WireProtocol.version)\n", PROTOCOL_VERSION);
+        return 1;
+    }
     /* Envelope{id: 2, control_request: {ping: {payload: 16 bytes}}} */
     unsigned char ping[4 + 25] = {0, 0, 0, 25, 0x08, 0x02, 0xA2, 0x01, 20, 0x62, 18, 0x0A, 16};
     memset(ping + 4 + 9, 'x', 16);
