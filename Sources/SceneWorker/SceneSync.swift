@@ -88,7 +88,8 @@ public final class SharedDefaults {
 /// This scene's own storage (`@SceneStorage`): small values (a scroll offset, a selected tab)
 /// saved with the session and handed back before `willConnect` after reclaim, a crash or a
 /// broker restart; deleted with the session. Writes are merged and sent in order; the broker
-/// has every write the scene made before it acknowledged its last lifecycle call or action.
+/// commits every write the scene made before it answered a lifecycle call or action before it
+/// acts on that answer.
 @MainActor
 public final class SceneStorage {
     private var values: [String: PlistValue]

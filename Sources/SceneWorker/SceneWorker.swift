@@ -91,8 +91,10 @@ package final class SceneRuntime {
     /// What the scene sends on its own (scene updates, storage, posts, defaults writes,
     /// restoration extensions), in the order it happened, each answered before the next.
     private let outgoing = MainActorQueue<Outgoing>()
-    /// Items yielded to `outgoing` and not yet answered.
-    private var outgoingInFlight = 0
+    /// Items yielded to `outgoing`, and how many of them are written (or needed no frame): an
+    /// answer to a command is written after everything queued before it (`flushOutgoing`).
+    private var outgoingQueued: UInt64 = 0
+    private var outgoingWritten = GrowingCount()
     /// Set once didDisconnect has been acknowledged: the process ends.
     private var finished = false
     /// Resumed when the connection ends: didDisconnect was answered, or the broker closed it.
@@ -124,8 +126,6 @@ package final class SceneRuntime {
         case storage
         case message(Windowbroker_V1_WorkerMessage.OneOf_Kind)
         case request(ControlRequest, CheckedContinuation<ControlReply, any Error>)
-        /// Resumed once everything before it was answered.
-        case barrier(CheckedContinuation<Void, Never>)
         /// The app's menu additions, sent once at launch; a refusal is printed, not thrown.
         case appMenu([Windowbroker_V1_MenuOperation])
     }
@@ -245,15 +245,11 @@ package final class SceneRuntime {
     /// scene update or storage change (an undeclared activity type, an oversized value)
     /// reaches the scene's delegate.
     private func send(_ item: Outgoing, on connection: WireConnection) async {
-        defer { outgoingInFlight -= 1 }
         let message: Windowbroker_V1_WorkerMessage.OneOf_Kind
         switch item {
-        case .barrier(let waiter):
-            waiter.resume()
-            return
         case .appMenu(let operations):
             do {
-                _ = try await Self.controlRequest(.menuChange(.with { $0.operations = operations }), over: connection, timeout: .seconds(60))
+                _ = try await Self.controlReply(to: write(.controlRequest(.with { $0.kind = .menuChange(.with { $0.operations = operations }) }), on: connection, timeout: .seconds(60)))
             } catch {
                 var standardError = StandardError()
                 print("scene worker: the app's menu was refused: \(error)", to: &standardError)
@@ -261,29 +257,44 @@ package final class SceneRuntime {
             return
         case .request(let request, let waiter):
             do {
-                waiter.resume(returning: try await Self.controlRequest(request, over: connection, timeout: .seconds(60)))
+                waiter.resume(returning: try await Self.controlReply(to: write(.controlRequest(.with { $0.kind = request }), on: connection, timeout: .seconds(60))))
             } catch {
                 waiter.resume(throwing: error)
             }
             return
         case .sceneUpdate:
-            guard let merged = takeSceneUpdate() else { return }
+            guard let merged = takeSceneUpdate() else { return written() }
             message = .sceneUpdate(merged)
         case .storage:
-            guard let merged = takeStorage() else { return }
+            guard let merged = takeStorage() else { return written() }
             message = .storage(merged.wire)
         case .message(let kind):
             message = kind
         }
         do {
-            _ = try await connection.request(.workerMessage(.with { $0.kind = message }), timeout: .seconds(30), what: "the broker")
+            _ = try await write(.workerMessage(.with { $0.kind = message }), on: connection, timeout: .seconds(30))
         } catch let error as BrokerError where error.code != .connectionClosed {
             updateRefused(error)
         } catch {}
     }
 
+    /// Writes one outgoing frame, counts it written (a command's answer may follow it now: the
+    /// broker commits what came before an answer before it acts on the answer), then waits
+    /// for the broker's answer to it.
+    private func write(_ body: Envelope.OneOf_Body, on connection: WireConnection, timeout: Duration) async throws -> Envelope {
+        let answer = connection.issue(body, timeout: timeout, what: "the broker")
+        written()
+        let reply = try await answer.value().envelope
+        if case .error(let error) = reply.body { throw BrokerError(wire: error) }
+        return reply
+    }
+
+    private func written() {
+        outgoingWritten.advance()
+    }
+
     private func enqueue(_ item: Outgoing) {
-        outgoingInFlight += 1
+        outgoingQueued += 1
         outgoing.yield(item)
     }
 
@@ -291,7 +302,10 @@ package final class SceneRuntime {
     /// broker's answer.
     nonisolated(nonsending) private static func controlRequest(_ request: ControlRequest, over connection: WireConnection?, timeout: Duration) async throws -> ControlReply {
         guard let connection else { throw BrokerError(.connectionClosed, "the scene is not connected to the broker") }
-        let reply = try await connection.request(.controlRequest(.with { $0.kind = request }), timeout: timeout, what: "the broker")
+        return try controlReply(to: await connection.request(.controlRequest(.with { $0.kind = request }), timeout: timeout, what: "the broker"))
+    }
+
+    nonisolated private static func controlReply(to reply: Envelope) throws -> ControlReply {
         guard case .controlReply(let control) = reply.body, let kind = control.kind else {
             throw BrokerError(.malformedFrame, "the broker sent an unexpected reply")
         }
@@ -303,11 +317,14 @@ package final class SceneRuntime {
         try await withCheckedThrowingContinuation { enqueue(.request(request, $0)) }
     }
 
-    /// Returns once everything the scene sent so far has been answered: a reply to the broker
-    /// must not overtake the storage and updates that led to it.
+    /// Returns once everything the scene queued so far is written: an answer to the broker
+    /// must not overtake the storage and updates that led to it. The broker commits what a
+    /// scene wrote before an answer before it acts on the answer, so their acknowledgements
+    /// need not be waited for (one round trip less per command that reports something).
     private func flushOutgoing() async {
-        guard outgoingInFlight > 0 else { return }
-        await withCheckedContinuation { enqueue(.barrier($0)) }
+        let upTo = outgoingQueued
+        guard outgoingWritten.value < upTo else { return }
+        await withCheckedContinuation { outgoingWritten.wait(for: upTo, $0) }
     }
 
     private func handle(_ envelope: Envelope, connection: WireConnection) async {

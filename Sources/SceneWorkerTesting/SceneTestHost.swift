@@ -41,6 +41,9 @@ public final class SceneTestHost {
     private let connection: WireConnection
     private let scene: Task<Void, any Error>
     private var connected = false
+    /// Frames from the scene handled so far, in the order read (the Hello, then what
+    /// `received` took): an answer is looked at once those before it are, as the broker does.
+    private var framesHandled = GrowingCount()
 
     private init(appID: AppID, connection: WireConnection, scene: Task<Void, any Error>) {
         self.appID = appID
@@ -71,11 +74,14 @@ public final class SceneTestHost {
                 _ = await connection.readLoop(inbound) { envelope in
                     if case .hello = envelope.body {
                         await connection.reply(to: envelope, with: .welcome(.current(brokerPID: getpid())))
+                        await host.frameHandled()
                         helloSink.finish()
                         return
                     }
                     await host.received(envelope)
+                    await host.frameHandled()
                 }
+                await host.readingEnded()
             }
         }
         var host: SceneTestHost?
@@ -153,12 +159,26 @@ public final class SceneTestHost {
     }
 
     private func command(_ kind: Windowbroker_V1_WorkerCommand.OneOf_Kind) async throws -> Windowbroker_V1_WorkerMessage.OneOf_Kind? {
-        let reply = try await connection.request(.workerCommand(.with { $0.kind = kind }), timeout: .seconds(10), what: "the scene")
+        let answer = try await connection.answer(to: .workerCommand(.with { $0.kind = kind }), timeout: .seconds(10), what: "the scene")
+        // The scene's reports written before its answer are recorded first (docs/PROTOCOL.md).
+        if answer.framesBefore > framesHandled.value {
+            await withCheckedContinuation { framesHandled.wait(for: answer.framesBefore, $0) }
+        }
+        let reply = answer.envelope
         switch reply.body {
         case .workerMessage(let message): return message.kind
         case .error(let error): throw BrokerError(wire: error)
         default: throw BrokerError(.malformedFrame, "the scene answered with something else")
         }
+    }
+
+    /// Nothing more will be read: an answer waiting for frames before it is looked at now.
+    private func readingEnded() {
+        framesHandled.giveUp(beyond: framesHandled.value)
+    }
+
+    private func frameHandled() {
+        framesHandled.advance()
     }
 
     private func received(_ envelope: Envelope) async {

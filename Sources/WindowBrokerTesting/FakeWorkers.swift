@@ -173,9 +173,14 @@ public actor FakeWorker {
         channel.writeAndFlush(envelope, promise: nil)
     }
 
-    /// Sends an unsolicited message, as a scene does when its activity or title changes.
-    package func send(_ body: WorkerMessageKind) {
-        reply(to: 0, with: body)
+    /// Sends an unsolicited message, as a scene does when its activity or title changes (with
+    /// an `id`: as a request the broker answers, as the SDK sends it).
+    package func send(_ body: WorkerMessageKind, id: UInt64 = 0) {
+        guard !ended, let channel else { return }
+        var envelope = Envelope()
+        envelope.id = id
+        envelope.body = .workerMessage(.with { $0.kind = body })
+        channel.writeAndFlush(envelope, promise: nil)
     }
 
     /// The process ends: its socket closes and the broker's supervisor is told how it ended.

@@ -6,12 +6,19 @@ import NIOCore
 /// Everything else (requests, events, a reply nothing waits for any more) goes on to the
 /// async side, or to the owner's own on-loop delivery when it set one. Confined to the event
 /// loop, as every channel handler.
+/// A reply and its place among the frames read: `framesBefore` frames that were not replies
+/// (requests, events) were read on the connection before it, and passed on to the reader.
+package struct WireAnswer: Sendable {
+    package var envelope: Envelope
+    package var framesBefore: UInt64
+}
+
 final class ReplyRouter: ChannelInboundHandler {
     typealias InboundIn = Envelope
     typealias InboundOut = Envelope
 
     private struct Waiting {
-        let promise: EventLoopPromise<Envelope>
+        let promise: EventLoopPromise<WireAnswer>
         let deadline: Scheduled<Void>
     }
 
@@ -21,13 +28,16 @@ final class ReplyRouter: ChannelInboundHandler {
     private var closed: BrokerError?
     /// Where requests and events go instead of the async reader: see `WireConnection.deliverOnLoop`.
     var delivery: ((Envelope) -> Void)?
+    /// Frames passed on so far (everything that was not a reply), numbered in the order read:
+    /// a reply says how many came before it (`WireAnswer.framesBefore`).
+    private var passedOn: UInt64 = 0
 
     /// Numbers `body` as a request, writes it, and completes `promise` with the envelope that
     /// names it in `reply_to` (an `Error` reply included), or fails it: the deadline passed,
     /// the frame was refused (too large), or the connection ended (with its reason).
     func send(
         _ body: Envelope.OneOf_Body, on channel: any Channel, timeout: Duration, peer: String,
-        promise: EventLoopPromise<Envelope>
+        promise: EventLoopPromise<WireAnswer>
     ) {
         if let closed {
             promise.fail(closed)
@@ -75,7 +85,7 @@ final class ReplyRouter: ChannelInboundHandler {
         let envelope = unwrapInboundIn(data)
         if envelope.replyTo != 0, let entry = waiting.removeValue(forKey: envelope.replyTo) {
             entry.deadline.cancel()
-            entry.promise.succeed(envelope)
+            entry.promise.succeed(WireAnswer(envelope: envelope, framesBefore: passedOn))
             return
         }
         // An Error frame that answers nothing is the peer saying why it is closing: what waits
@@ -83,6 +93,7 @@ final class ReplyRouter: ChannelInboundHandler {
         if envelope.replyTo == 0, case .error(let error) = envelope.body {
             failAll(BrokerError(wire: error))
         }
+        passedOn += 1
         if let delivery {
             delivery(envelope)
             return

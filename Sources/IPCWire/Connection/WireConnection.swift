@@ -65,8 +65,22 @@ package final class WireConnection: Sendable {
     /// An `Error` reply is thrown as `BrokerError`. It runs on the caller's executor, as do the
     /// other async methods here: called from the SDK's main actor it wakes no other thread.
     nonisolated(nonsending) package func request(_ body: Envelope.OneOf_Body, timeout: Duration, what peer: String = "the peer") async throws -> Envelope {
+        try await answer(to: body, timeout: timeout, what: peer).envelope
+    }
+
+    /// `request`, with the reply's place among the frames read (`WireAnswer.framesBefore`): for
+    /// a caller that must not act on a reply before what the peer sent ahead of it.
+    nonisolated(nonsending) package func answer(to body: Envelope.OneOf_Body, timeout: Duration, what peer: String = "the peer") async throws -> WireAnswer {
+        let answer = try await issue(body, timeout: timeout, what: peer).value()
+        if case .error(let error) = answer.envelope.body { throw BrokerError(wire: error) }
+        return answer
+    }
+
+    /// Writes `body` as a request now (on the loop: at once; elsewhere: queued on the loop, in
+    /// the order of this thread's writes) and returns the future of its answer.
+    package func issue(_ body: Envelope.OneOf_Body, timeout: Duration, what peer: String = "the peer") -> EventLoopFuture<WireAnswer> {
         let channel = self.channel
-        let promise = channel.eventLoop.makePromise(of: Envelope.self)
+        let promise = channel.eventLoop.makePromise(of: WireAnswer.self)
         onLoop { [self] in
             guard let router = loopRouter else {
                 promise.fail(BrokerError(.connectionClosed, "the connection is closed"))
@@ -74,9 +88,7 @@ package final class WireConnection: Sendable {
             }
             router.send(body, on: channel, timeout: timeout, peer: peer, promise: promise)
         }
-        let reply = try await promise.futureResult.value()
-        if case .error(let error) = reply.body { throw BrokerError(wire: error) }
-        return reply
+        return promise.futureResult
     }
 
     /// Sends an envelope that expects no answer (a reply, or a pushed event). It touches no

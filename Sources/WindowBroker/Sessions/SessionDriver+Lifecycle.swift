@@ -172,8 +172,13 @@ extension SessionDriver {
         guard let worker else {
             throw BrokerError(.connectionClosed, "the scene has no process")
         }
-        let reply = try await worker.connection.request(
-            .workerCommand(.with { $0.kind = command }), timeout: timeout, what: "the scene (\(doing))")
+        let answer = try await worker.connection.answer(
+            to: .workerCommand(.with { $0.kind = command }), timeout: timeout, what: "the scene (\(doing))")
+        // What the scene wrote before its answer (a title, an activity set in the callback) is
+        // committed before the answer is acted on: the scene does not wait for those reports'
+        // acknowledgements before it answers (docs/PROTOCOL.md).
+        await worker.waitForFrames(answer.framesBefore)
+        let reply = answer.envelope
         guard case .workerMessage(let message) = reply.body else {
             throw BrokerError(.workerFailed, "the scene answered \(doing) with an unexpected frame")
         }

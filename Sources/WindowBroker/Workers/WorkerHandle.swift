@@ -53,6 +53,10 @@ public actor WorkerHandle {
     private var unprocessed = 0
     private var roomWaiter: CheckedContinuation<Void, Never>?
     public static let mailboxLimit = 64
+    /// Frames read from the worker (everything but replies) that the broker is done with, in
+    /// the order read: the Hello once answered, a message once `processed()`. A reply is acted
+    /// on only after the frames read before it (`waitForFrames`).
+    private var framesHandled = GrowingCount()
 
     init(pid: pid_t, connection: WireConnection, appID: AppID, spawnedFor: SessionID?, stop: @escaping @Sendable () -> Void) {
         self.pid = pid
@@ -115,10 +119,12 @@ public actor WorkerHandle {
         if let problem = Self.check(hello, spawnedFor: spawnedFor) {
             await connection.reply(to: envelope, error: problem)
             recordHello(.failure(problem))
+            frameHandled()
             return
         }
         await connection.reply(to: envelope, with: .welcome(.current(brokerPID: getpid())))
         recordHello(.success(()))
+        frameHandled()
     }
 
     static func check(_ hello: Windowbroker_V1_Hello, spawnedFor: SessionID?) -> BrokerError? {
@@ -143,11 +149,29 @@ public actor WorkerHandle {
             roomWaiter = nil
             waiter.resume()
         }
+        frameHandled()
+    }
+
+    private func frameHandled() {
+        framesHandled.advance()
+    }
+
+    /// Returns once the broker is done with the first `count` frames read from the worker (a
+    /// reply's `WireAnswer.framesBefore`): a scene's report written before its answer to a
+    /// command is committed before the command's caller goes on, without the scene waiting
+    /// for the report's acknowledgement. Returns at once when the connection has ended.
+    public func waitForFrames(_ count: UInt64) async {
+        guard count > framesHandled.value else { return }
+        // After the end only what was already read can still be handled.
+        if !connectionOpen, count > framesHandled.value + UInt64(unprocessed) { return }
+        await withCheckedContinuation { framesHandled.wait(for: count, $0) }
     }
 
     func connectionEnded() {
         guard connectionOpen else { return }
         connectionOpen = false
+        // What was read is still handled (`processed()`); what was not never will be.
+        framesHandled.giveUp(beyond: framesHandled.value + UInt64(unprocessed))
         recordHello(.failure(BrokerError(.workerFailed, "the worker closed its connection before saying hello")))
         sink.yield(.connectionClosed)
         finishIfDone()
