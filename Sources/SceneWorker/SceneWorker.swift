@@ -338,12 +338,16 @@ package final class SceneRuntime {
         do {
             let performed = try await perform(kind)
             let reply: Envelope.OneOf_Body = .workerMessage(.with { $0.kind = performed })
-            await flushOutgoing()
             if finished {
                 // The last answer (didDisconnect's) is written before the process goes.
+                await flushOutgoing()
                 await connection.reply(to: envelope, with: reply)
             } else {
-                connection.replyInBackground(to: envelope, with: reply)
+                // Written right behind what the scene queued before it, by whoever writes the
+                // last of that (no task is woken only to write it).
+                outgoingWritten.when(reaching: outgoingQueued) {
+                    connection.replyInBackground(to: envelope, with: reply)
+                }
             }
         } catch let error as BrokerError {
             await connection.reply(to: envelope, error: error)
