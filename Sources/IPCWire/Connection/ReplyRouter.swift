@@ -1,11 +1,5 @@
 import NIOCore
 
-/// Matches replies to the requests waiting for them, in the pipeline, on the connection's
-/// event loop: a reply completes its request as soon as it is decoded, without going through
-/// the async reader, a task or an actor first (each of those is a job of its own per reply).
-/// Everything else (requests, events, a reply nothing waits for any more) goes on to the
-/// async side, or to the owner's own on-loop delivery when it set one. Confined to the event
-/// loop, as every channel handler.
 /// A reply and its place among the frames read: `framesBefore` frames that were not replies
 /// (requests, events) were read on the connection before it, and passed on to the reader.
 package struct WireAnswer: Sendable {
@@ -13,6 +7,12 @@ package struct WireAnswer: Sendable {
     package var framesBefore: UInt64
 }
 
+/// Matches replies to the requests waiting for them, in the pipeline, on the connection's
+/// event loop: a reply completes its request as soon as it is decoded, without going through
+/// the async reader, a task or an actor first (each of those is a job of its own per reply).
+/// Everything else (requests, events, a reply nothing waits for any more) goes on to the
+/// async side, or to the owner's own on-loop delivery when it set one. Confined to the event
+/// loop, as every channel handler.
 final class ReplyRouter: ChannelInboundHandler {
     typealias InboundIn = Envelope
     typealias InboundOut = Envelope

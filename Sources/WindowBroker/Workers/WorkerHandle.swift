@@ -119,12 +119,12 @@ public actor WorkerHandle {
         if let problem = Self.check(hello, spawnedFor: spawnedFor) {
             await connection.reply(to: envelope, error: problem)
             recordHello(.failure(problem))
-            frameHandled()
+            framesHandled.advance()
             return
         }
         await connection.reply(to: envelope, with: .welcome(.current(brokerPID: getpid())))
         recordHello(.success(()))
-        frameHandled()
+        framesHandled.advance()
     }
 
     static func check(_ hello: Windowbroker_V1_Hello, spawnedFor: SessionID?) -> BrokerError? {
@@ -149,17 +149,14 @@ public actor WorkerHandle {
             roomWaiter = nil
             waiter.resume()
         }
-        frameHandled()
-    }
-
-    private func frameHandled() {
         framesHandled.advance()
     }
 
     /// Returns once the broker is done with the first `count` frames read from the worker (a
     /// reply's `WireAnswer.framesBefore`): a scene's report written before its answer to a
     /// command is committed before the command's caller goes on, without the scene waiting
-    /// for the report's acknowledgement. Returns at once when the connection has ended.
+    /// for the report's acknowledgement. Returns without them when they can no longer come
+    /// (the connection ended before they were read).
     public func waitForFrames(_ count: UInt64) async {
         guard count > framesHandled.value else { return }
         // After the end only what was already read can still be handled.
