@@ -1,3 +1,5 @@
+import NIOCore
+
 /// An in-order queue that the main actor fills and one main-actor task drains.
 ///
 /// `AsyncStream` would do, but its iterator's `next()` is a nonisolated function: every call
@@ -9,8 +11,7 @@
 /// 0.3-0.4 ms slower per prewarmed open than a trip through Dispatch's pool, so it stays.
 @MainActor
 final class MainActorQueue<Element: Sendable> {
-    private var items: [Element] = []
-    private var head = 0
+    private var items = CircularBuffer<Element>()
     private var finished = false
     private var waiter: CheckedContinuation<Element?, Never>?
     /// At most this many wait to be read; the oldest go first (nil: no limit).
@@ -29,7 +30,7 @@ final class MainActorQueue<Element: Sendable> {
             return
         }
         items.append(element)
-        if let limit, items.count - head > limit { head += 1 }
+        if let limit, items.count > limit { items.removeFirst() }
     }
 
     /// No more elements: the reader gets what is queued, then nil.
@@ -44,15 +45,7 @@ final class MainActorQueue<Element: Sendable> {
     /// The next element, waiting for it; nil once finished and empty, or when the reading
     /// task is cancelled.
     func next() async -> Element? {
-        if head < items.count {
-            let element = items[head]
-            head += 1
-            if head == items.count {
-                items.removeAll(keepingCapacity: true)
-                head = 0
-            }
-            return element
-        }
+        if let element = items.popFirst() { return element }
         if finished || Task.isCancelled { return nil }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { waiter = $0 }

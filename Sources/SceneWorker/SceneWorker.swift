@@ -249,7 +249,7 @@ package final class SceneRuntime {
         switch item {
         case .appMenu(let operations):
             do {
-                _ = try await Self.controlReply(to: write(.controlRequest(.with { $0.kind = .menuChange(.with { $0.operations = operations }) }), on: connection, timeout: .seconds(60)))
+                _ = try await write(.menuChange(.with { $0.operations = operations }), on: connection)
             } catch {
                 var standardError = StandardError()
                 print("scene worker: the app's menu was refused: \(error)", to: &standardError)
@@ -257,16 +257,16 @@ package final class SceneRuntime {
             return
         case .request(let request, let waiter):
             do {
-                waiter.resume(returning: try await Self.controlReply(to: write(.controlRequest(.with { $0.kind = request }), on: connection, timeout: .seconds(60))))
+                waiter.resume(returning: try await write(request, on: connection))
             } catch {
                 waiter.resume(throwing: error)
             }
             return
         case .sceneUpdate:
-            guard let merged = takeSceneUpdate() else { return written() }
+            guard let merged = takeSceneUpdate() else { return outgoingWritten.advance() }
             message = .sceneUpdate(merged)
         case .storage:
-            guard let merged = takeStorage() else { return written() }
+            guard let merged = takeStorage() else { return outgoingWritten.advance() }
             message = .storage(merged.wire)
         case .message(let kind):
             message = kind
@@ -283,14 +283,15 @@ package final class SceneRuntime {
     /// for the broker's answer to it.
     private func write(_ body: Envelope.OneOf_Body, on connection: WireConnection, timeout: Duration) async throws -> Envelope {
         let answer = connection.issue(body, timeout: timeout, what: "the broker")
-        written()
+        outgoingWritten.advance()
         let reply = try await answer.value().envelope
         if case .error(let error) = reply.body { throw BrokerError(wire: error) }
         return reply
     }
 
-    private func written() {
-        outgoingWritten.advance()
+    /// `write` for a control request made as this scene, in this scene's order.
+    private func write(_ request: ControlRequest, on connection: WireConnection) async throws -> ControlReply {
+        try Self.controlReply(to: await write(.controlRequest(.with { $0.kind = request }), on: connection, timeout: .seconds(60)))
     }
 
     private func enqueue(_ item: Outgoing) {
@@ -479,7 +480,6 @@ package final class SceneRuntime {
             return .ack(.init())
         case .transition(let transition):
             try Self.checkFollowers(transition.then)
-            _ = try requireScene()
             try runTransition(transition)
             for next in transition.then { try runTransition(next) }
             return .ack(.init())

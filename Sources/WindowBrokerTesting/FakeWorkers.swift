@@ -103,9 +103,6 @@ public struct FakeCommand: Sendable {
 
     /// "didBecomeActive", "connect", ...: what the command asks for, for assertions.
     public var name: String { FakeWorker.name(of: kind) }
-
-    /// The command's name and those of the transitions it carries, in the order a scene runs them.
-    public var names: [String] { FakeWorker.names(of: kind) }
 }
 
 /// One fake scene process: the far end of a socket pair. It says Hello, records every
@@ -118,11 +115,12 @@ public actor FakeWorker {
     private var channel: (any Channel)?
     private var handle: WorkerHandle?
     private var ended = false
-    /// Names of the commands received, in order, a carried transition after the command that
-    /// carried it (`FakeCommand.names`).
-    public private(set) var received: [String] = []
-    /// The same names grouped by command as they came over the socket, one element per command.
+    /// The commands received, one element per command as it came over the socket: its name
+    /// (`FakeCommand.name`), then those of the transitions it carries, in the order a scene
+    /// runs them.
     public private(set) var commands: [[String]] = []
+    /// The same names, one after the other.
+    public var received: [String] { commands.flatMap { $0 } }
 
     init(pid: pid_t, appID: AppID, sessionID: SessionID?, launcher: FakeWorkers) {
         self.pid = pid
@@ -153,7 +151,6 @@ public actor FakeWorker {
 
     private func receive(_ kind: WorkerCommandKind, requestID: UInt64) async {
         commands.append(Self.names(of: kind))
-        received += commands[commands.count - 1]
         if let hold = await launcher.holdFor(app: appID, command: kind) {
             hold.yield(FakeCommand(kind: kind, worker: self, requestID: requestID))
             return
@@ -166,19 +163,20 @@ public actor FakeWorker {
     }
 
     func reply(to requestID: UInt64, with body: WorkerMessageKind) {
-        guard !ended, let channel else { return }
-        var envelope = Envelope()
-        envelope.replyTo = requestID
-        envelope.body = .workerMessage(.with { $0.kind = body })
-        channel.writeAndFlush(envelope, promise: nil)
+        write(body, id: 0, replyTo: requestID)
     }
 
     /// Sends an unsolicited message, as a scene does when its activity or title changes (with
     /// an `id`: as a request the broker answers, as the SDK sends it).
     package func send(_ body: WorkerMessageKind, id: UInt64 = 0) {
+        write(body, id: id, replyTo: 0)
+    }
+
+    private func write(_ body: WorkerMessageKind, id: UInt64, replyTo: UInt64) {
         guard !ended, let channel else { return }
         var envelope = Envelope()
         envelope.id = id
+        envelope.replyTo = replyTo
         envelope.body = .workerMessage(.with { $0.kind = body })
         channel.writeAndFlush(envelope, promise: nil)
     }
