@@ -15,7 +15,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.0"),
-        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.0"),
         // No default traits: BinaryDelimitedStreams imports all of Foundation (and ICU) into
         // every binary for stream APIs nothing here uses.
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0", traits: []),
@@ -48,7 +47,6 @@ let package = Package(
                 "CLinuxShim",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),

@@ -178,6 +178,10 @@ package final class WireConnection: Sendable {
             }
         } catch let error as BrokerError {
             ending = error
+        } catch is CancellationError {
+            // Our own side stopped reading (a client done with its connection): nothing to
+            // describe. Describing the error costs the runtime a dozen conformance lookups.
+            ending = BrokerError(.connectionClosed, "the connection was closed by this side")
         } catch {
             ending = BrokerError(.connectionClosed, "the connection failed: \(error)")
         }

@@ -1,5 +1,4 @@
 import NIOCore
-import NIOExtras
 import SwiftProtobuf
 
 /// A connection that carries windowbroker envelopes, as NIO's async bridge sees it.
@@ -18,7 +17,6 @@ extension ChannelPipeline.SynchronousOperations {
                 maximumBufferSize: maxFrameBytes + 4
             )
         )
-        try addHandler(LengthFieldPrepender(lengthFieldBitLength: .fourBytes))
         try addHandler(EnvelopeCodec(maxFrameBytes: maxFrameBytes))
         try addHandler(ReplyRouter())
     }
@@ -58,8 +56,6 @@ final class EnvelopeCodec: ChannelDuplexHandler {
     func errorCaught(context: ChannelHandlerContext, error: Error) {
         if error is ByteToMessageDecoderError.PayloadTooLargeError {
             context.fireErrorCaught(BrokerError(.payloadTooLarge, "a frame exceeds the \(maxFrameBytes)-byte limit"))
-        } else if error is NIOLengthFieldBasedFrameDecoderError {
-            context.fireErrorCaught(BrokerError(.payloadTooLarge, "a frame length exceeds what the decoder supports"))
         } else {
             context.fireErrorCaught(error)
         }
@@ -73,7 +69,12 @@ final class EnvelopeCodec: ChannelDuplexHandler {
                 promise?.fail(BrokerError(.payloadTooLarge, "a \(bytes.count)-byte reply exceeds the \(maxFrameBytes)-byte frame limit"))
                 return
             }
-            context.write(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)), promise: promise)
+            // The length goes in front of the envelope in the same buffer: one write of one
+            // piece per frame, not a header and a body.
+            var frame = context.channel.allocator.buffer(capacity: 4 + bytes.count)
+            frame.writeInteger(UInt32(bytes.count), endianness: .big)
+            frame.writeBytes(bytes)
+            context.write(wrapOutboundOut(frame), promise: promise)
         } catch {
             promise?.fail(error)
         }
