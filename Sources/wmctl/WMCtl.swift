@@ -11,37 +11,51 @@ import Foundation
 #endif
 import IPCWire
 
-/// Started by main.swift once the event loops run every task.
+/// wmctl's two steps, as main.swift runs them: the command line is parsed before any task or
+/// thread starts, then the command runs.
 enum WMCtlMain {
-    static func main() async {
+    /// The command the line asks for. `--help`, `--version`, a shell's completion request and
+    /// a usage error end here, with what they print, so they never start the event loop.
+    static func parse() -> ParsableCommand {
         do {
-            var command = try WMCtl.parseAsRoot(hoistingGlobalOptions(Array(CommandLine.arguments.dropFirst())))
+            return try WMCtl.parseAsRoot(hoistingGlobalOptions(Array(CommandLine.arguments.dropFirst())))
+        } catch {
+            fail(error)
+        }
+    }
+
+    static func run(_ command: ParsableCommand) async {
+        do {
+            var command = command
             if var command = command as? AsyncParsableCommand {
                 try await command.run()
             } else {
                 try command.run()
             }
-        } catch let exit as CLIExit {
-            Glibc.exit(exit.code)
         } catch {
-            let arguments = Array(CommandLine.arguments.dropFirst())
-            let code = WMCtl.exitCode(for: error)
-            if code == .success {
-                Output.line(WMCtl.fullMessage(for: error))  // --help, --version
-                Glibc.exit(0)
-            }
-            let message = suggestSubcommand(arguments) ?? WMCtl.fullMessage(for: error)
-            if arguments.contains("--json") {
-                // Scripts asked for JSON: a usage error is JSON too (code "usage", exit 2).
-                let first = message.split(separator: "\n").first.map(String.init) ?? message
-                Output.printJSON(.dictionary(["error": .dictionary([
-                    "code": .string("usage"), "message": .string(first.replacing("Error: ", with: "")),
-                ])]))
-            } else {
-                Output.error(((message.hasPrefix("'") ? "wmctl: " : "") + message + "\n"))
-            }
-            Glibc.exit(2)
+            fail(error)
         }
+    }
+
+    private static func fail(_ error: any Error) -> Never {
+        if let exit = error as? CLIExit { Glibc.exit(exit.code) }
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        let code = WMCtl.exitCode(for: error)
+        if code == .success {
+            Output.line(WMCtl.fullMessage(for: error))  // --help, --version
+            Glibc.exit(0)
+        }
+        let message = suggestSubcommand(arguments) ?? WMCtl.fullMessage(for: error)
+        if arguments.contains("--json") {
+            // Scripts asked for JSON: a usage error is JSON too (code "usage", exit 2).
+            let first = message.split(separator: "\n").first.map(String.init) ?? message
+            Output.printJSON(.dictionary(["error": .dictionary([
+                "code": .string("usage"), "message": .string(first.replacing("Error: ", with: "")),
+            ])]))
+        } else {
+            Output.error(((message.hasPrefix("'") ? "wmctl: " : "") + message + "\n"))
+        }
+        Glibc.exit(2)
     }
 }
 
