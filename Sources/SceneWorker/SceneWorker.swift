@@ -90,7 +90,18 @@ package final class SceneRuntime {
     private var launched = false
     /// What the scene sends on its own (scene updates, storage, posts, defaults writes,
     /// restoration extensions), in the order it happened, each answered before the next.
-    private let outgoing = MainActorQueue<Outgoing>()
+    private var outgoing = CircularBuffer<Outgoing>()
+    /// The item written and waiting for its answer; the next waits behind it.
+    private var outgoingInFlight = false
+    /// Set once connected: where outgoing items go. Until then they wait.
+    private var outgoingConnection: WireConnection?
+    /// The main thread's event loop when it is the connection's: answers arrive on the main
+    /// thread itself.
+    private var outgoingLoop: (any EventLoop)?
+    /// `sendNextOutgoing` is looping: a nested call leaves the next item to it.
+    private var outgoingSending = false
+    /// A send is due after the current main-actor job.
+    private var outgoingScheduled = false
     /// Items yielded to `outgoing`, and how many of them are written (or needed no frame): an
     /// answer to a command is written after everything queued before it (`flushOutgoing`).
     private var outgoingQueued: UInt64 = 0
@@ -196,7 +207,9 @@ package final class SceneRuntime {
                     Task { @MainActor in self.connectionEnded() }
                 }
             }
-            Task { await self.sendOutgoing(on: connection) }
+            self.outgoingLoop = mainThreadLoop
+            self.outgoingConnection = connection
+            self.sendNextOutgoing()
             // A prewarmed process joins its pool ready to draw: its Hello waits for the fonts.
             if ToplevelWindow.displayAvailable, sessionID.isEmpty { ToplevelWindow.warmUp() }
             let welcome = try await connection.request(
@@ -215,7 +228,6 @@ package final class SceneRuntime {
             // The connection ends when the broker closes it or after didDisconnect; leaving
             // executeThenClose closes the channel after the last reply has been written.
             await self.waitForEnd()
-            self.outgoing.finish()
             self.keys.finish()
         }
     }
@@ -233,70 +245,102 @@ package final class SceneRuntime {
         await withCheckedContinuation { endWaiter = $0 }
     }
 
-    /// Sends what the scene says on its own, in order, on the main actor: a reply resumes the
-    /// sender on the thread that read it when that is the main thread.
-    private func sendOutgoing(on connection: WireConnection) async {
-        while let item = await outgoing.next() {
-            await send(item, on: connection)
+    /// Sends what the scene says on its own, in order, one item at a time, each written once
+    /// the one before it was answered. Driven by the answers' callbacks, not by a task waiting
+    /// for them: Swift's runtime resumes a waiting task through the global executor (a pool
+    /// thread woken, then the main queue's), where a callback on the main thread's loop runs
+    /// where the answer was read.
+    private func sendNextOutgoing() {
+        guard !outgoingSending else { return }
+        outgoingSending = true
+        defer { outgoingSending = false }
+        // An answer that is there at once (the connection is closed) comes back into this
+        // loop instead of nesting a call per item.
+        while !outgoingInFlight, let connection = outgoingConnection, let item = outgoing.popFirst() {
+            send(item, on: connection)
         }
     }
 
-    /// Sends one outgoing item and waits for its answer. Each one is a request: a refused
-    /// scene update or storage change (an undeclared activity type, an oversized value)
-    /// reaches the scene's delegate.
-    private func send(_ item: Outgoing, on connection: WireConnection) async {
-        let message: Windowbroker_V1_WorkerMessage.OneOf_Kind
+    /// Writes one outgoing item, unless it has nothing left to say (its changes went out with
+    /// an earlier one). Each is a request: a refused scene update or storage change (an
+    /// undeclared activity type, an oversized value) reaches the scene's delegate.
+    private func send(_ item: Outgoing, on connection: WireConnection) {
+        let body: Envelope.OneOf_Body
+        let timeout: Duration
         switch item {
         case .appMenu(let operations):
-            do {
-                _ = try await write(.menuChange(.with { $0.operations = operations }), on: connection)
-            } catch {
+            (body, timeout) = (.controlRequest(.with { $0.kind = .menuChange(.with { $0.operations = operations }) }), .seconds(60))
+        case .request(let request, _):
+            (body, timeout) = (.controlRequest(.with { $0.kind = request }), .seconds(60))
+        case .sceneUpdate:
+            guard let merged = takeSceneUpdate() else { return outgoingWritten.advance() }
+            (body, timeout) = (.workerMessage(.with { $0.kind = .sceneUpdate(merged) }), .seconds(30))
+        case .storage:
+            guard let merged = takeStorage() else { return outgoingWritten.advance() }
+            (body, timeout) = (.workerMessage(.with { $0.kind = .storage(merged.wire) }), .seconds(30))
+        case .message(let kind):
+            (body, timeout) = (.workerMessage(.with { $0.kind = kind }), .seconds(30))
+        }
+        outgoingInFlight = true
+        let answer = connection.issue(body, timeout: timeout, what: "the broker")
+        // Written: a command's answer may follow it now (the broker commits what came before
+        // an answer before it acts on the answer).
+        outgoingWritten.advance()
+        onMainActor(answer) { result in self.answered(item, result.map(\.envelope)) }
+    }
+
+    /// Runs `body` with the answer: where it was read when that is the main thread.
+    private func onMainActor<Value: Sendable>(_ future: EventLoopFuture<Value>, _ body: @escaping @MainActor (Result<Value, any Error>) -> Void) {
+        let mainThread = outgoingLoop != nil
+        future.whenComplete { result in
+            if mainThread {
+                MainActor.assumeIsolated { body(result) }
+            } else {
+                Task { @MainActor in body(result) }
+            }
+        }
+    }
+
+    /// The broker's answer to the item in flight; the next item goes out.
+    private func answered(_ item: Outgoing, _ result: Result<Envelope, any Error>) {
+        let outcome = result.flatMap { reply -> Result<Envelope, any Error> in
+            if case .error(let error) = reply.body { return .failure(BrokerError(wire: error)) }
+            return .success(reply)
+        }
+        let controlReply = { outcome.flatMap { reply in Result { try Self.controlReply(to: reply) } } }
+        switch (item, outcome) {
+        case (.request(_, let waiter), _):
+            waiter.resume(with: controlReply())
+        case (.appMenu, _):
+            if case .failure(let error) = controlReply() {
                 var standardError = StandardError()
                 print("scene worker: the app's menu was refused: \(error)", to: &standardError)
             }
-            return
-        case .request(let request, let waiter):
-            do {
-                waiter.resume(returning: try await write(request, on: connection))
-            } catch {
-                waiter.resume(throwing: error)
-            }
-            return
-        case .sceneUpdate:
-            guard let merged = takeSceneUpdate() else { return outgoingWritten.advance() }
-            message = .sceneUpdate(merged)
-        case .storage:
-            guard let merged = takeStorage() else { return outgoingWritten.advance() }
-            message = .storage(merged.wire)
-        case .message(let kind):
-            message = kind
-        }
-        do {
-            _ = try await write(.workerMessage(.with { $0.kind = message }), on: connection, timeout: .seconds(30))
-        } catch let error as BrokerError where error.code != .connectionClosed {
+        case (_, .failure(let error as BrokerError)) where error.code != .connectionClosed:
             updateRefused(error)
-        } catch {}
-    }
-
-    /// Writes one outgoing frame, counts it written (a command's answer may follow it now: the
-    /// broker commits what came before an answer before it acts on the answer), then waits
-    /// for the broker's answer to it.
-    private func write(_ body: Envelope.OneOf_Body, on connection: WireConnection, timeout: Duration) async throws -> Envelope {
-        let answer = connection.issue(body, timeout: timeout, what: "the broker")
-        outgoingWritten.advance()
-        let reply = try await answer.value().envelope
-        if case .error(let error) = reply.body { throw BrokerError(wire: error) }
-        return reply
-    }
-
-    /// `write` for a control request made as this scene, in this scene's order.
-    private func write(_ request: ControlRequest, on connection: WireConnection) async throws -> ControlReply {
-        try Self.controlReply(to: await write(.controlRequest(.with { $0.kind = request }), on: connection, timeout: .seconds(60)))
+        default:
+            break
+        }
+        outgoingInFlight = false
+        sendNextOutgoing()
     }
 
     private func enqueue(_ item: Outgoing) {
         outgoingQueued += 1
-        outgoing.yield(item)
+        outgoing.append(item)
+        guard !outgoingScheduled, !outgoingInFlight, outgoingConnection != nil else { return }
+        // After the job that queued it: what the app changes in one callback goes out merged,
+        // in one frame, with the callback's answer right behind it.
+        outgoingScheduled = true
+        let send = { @MainActor in
+            self.outgoingScheduled = false
+            self.sendNextOutgoing()
+        }
+        if let loop = outgoingLoop {
+            loop.execute { MainActor.assumeIsolated { send() } }
+        } else {
+            Task { @MainActor in send() }
+        }
     }
 
     /// Sends a control request as this scene (nil `connection`: not connected) and returns the

@@ -34,6 +34,9 @@ public final class SceneTestHost {
     public private(set) var currentActivity: UserActivity?
     /// The scene's storage as its writes left it.
     public private(set) var storage: [String: PlistValue] = [:]
+    /// How many reports of its title and activity the scene sent: what one callback changes
+    /// goes out in one.
+    public private(set) var sceneUpdatesReceived = 0
     /// Requests the scene made of the broker (activations, posts, ...), each refused: there is
     /// no broker. Their kinds, in order.
     public private(set) var refusedRequests: [String] = []
@@ -186,6 +189,7 @@ public final class SceneTestHost {
         case .workerMessage(let message):
             switch message.kind {
             case .sceneUpdate(let update)?:
+                sceneUpdatesReceived += 1
                 if !update.title.isEmpty { title = update.title }
                 if update.hasUserActivity { currentActivity = try? UserActivity(wire: update.userActivity, maxBytes: .max) }
             case .storage(let update)?:

@@ -74,6 +74,21 @@ final class SceneTestHostTests: XCTestCase {
         ])
     }
 
+    func testWhatOneCallbackChangesGoesToTheBrokerInOneReport() async throws {
+        let host = try await SceneTestHost.start(CounterApp(), appID: "counter")
+        // willConnect sets the title, then the activity: one report carries both.
+        try await host.connect(activity: UserActivity(activityType: "counter.show", userInfo: ["count": .integer(1)]))
+        XCTAssertEqual(host.sceneUpdatesReceived, 1)
+        XCTAssertEqual(host.title, "Count 1")
+        XCTAssertEqual(host.currentActivity?.userInfo["count"], .integer(1))
+        try await host.enterForeground()
+        for by in 1...3 { _ = try await host.perform("add", ["by": .integer(Int64(by))]) }
+        XCTAssertEqual(host.sceneUpdatesReceived, 4, "one report per action")
+        XCTAssertEqual(host.title, "Count 7")
+        XCTAssertEqual(host.storage["last"], .integer(7))
+        try await host.disconnect()
+    }
+
     func testARestoredSessionConnectsFromItsSavedActivityAndIsToldToRestore() async throws {
         let app = CounterApp()
         let host = try await SceneTestHost.start(app, appID: "counter")
