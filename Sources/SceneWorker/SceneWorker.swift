@@ -110,6 +110,8 @@ package final class SceneRuntime {
     private var finished = false
     /// Resumed when the connection ends: didDisconnect was answered, or the broker closed it.
     private var ended = false
+    /// Why the broker did not take the Hello.
+    private var handshakeError: (any Error)?
     private var endWaiter: CheckedContinuation<Void, Never>?
     /// Set once connected: what the scene's requests to the broker go through.
     private var connection: WireConnection?
@@ -212,24 +214,42 @@ package final class SceneRuntime {
             self.sendNextOutgoing()
             // A prewarmed process joins its pool ready to draw: its Hello waits for the fonts.
             if ToplevelWindow.displayAvailable, sessionID.isEmpty { ToplevelWindow.warmUp() }
-            let welcome = try await connection.request(
+            // The Welcome is taken in the answer's callback: a task waiting for it would be
+            // resumed through the global executor, starting Dispatch's pool for that alone.
+            let hello = connection.issue(
                 .hello(.current(.worker, clientName: ProcessFacts.name, sessionID: sessionID)),
                 timeout: .seconds(30), what: "the broker")
-            guard case .welcome = welcome.body else {
-                throw SceneWorker.StartError.handshakeFailed("unexpected answer to Hello")
+            self.onMainActor(hello) { result in
+                switch result.map(\.envelope.body) {
+                case .success(.welcome):
+                    self.welcomed(sessionID: sessionID)
+                case .success(.error(let refusal)):
+                    self.handshakeError = BrokerError(wire: refusal)
+                    self.connectionEnded()
+                case .success:
+                    self.handshakeError = SceneWorker.StartError.handshakeFailed("unexpected answer to Hello")
+                    self.connectionEnded()
+                case .failure(let error):
+                    self.handshakeError = error
+                    self.connectionEnded()
+                }
             }
-            // App-level launch happens now, before any session is known: a prewarmed
-            // process has done it by the time it is bound to a session.
-            self.finishLaunchingIfNeeded()
-            Task { await self.handleKeys() }
-            // A window's first frame would load the fonts; a process with a display loads
-            // them before its first scene (a prewarmed one did already, before its Hello).
-            if ToplevelWindow.displayAvailable, !sessionID.isEmpty { Task { ToplevelWindow.warmUp() } }
             // The connection ends when the broker closes it or after didDisconnect; leaving
             // executeThenClose closes the channel after the last reply has been written.
             await self.waitForEnd()
             self.keys.finish()
+            if let error = self.handshakeError { throw error }
         }
+    }
+
+    /// The broker took the Hello: the app launches (a prewarmed process does it before any
+    /// session is known, so that binding it to one is a single command).
+    private func welcomed(sessionID: String) {
+        finishLaunchingIfNeeded()
+        Task { await self.handleKeys() }
+        // A window's first frame would load the fonts; a process with a display loads
+        // them before its first scene (a prewarmed one did already, before its Hello).
+        if ToplevelWindow.displayAvailable, !sessionID.isEmpty { Task { ToplevelWindow.warmUp() } }
     }
 
     /// The connection is over: didDisconnect was answered, or the broker closed it.

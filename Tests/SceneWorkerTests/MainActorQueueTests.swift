@@ -1,8 +1,8 @@
 @testable import SceneWorker
 import XCTest
 
-/// The queue behind `Scene.updates`, `SharedDefaults.changes(for:)` and the scene's outgoing
-/// messages: in order, and a reader that falls behind a bounded queue loses the oldest.
+/// The queue behind `Scene.updates`, `SharedDefaults.changes(for:)` and the keys typed into a
+/// window: in order, and a reader that falls behind a bounded queue loses the oldest.
 @MainActor
 final class MainActorQueueTests: XCTestCase {
     func testABoundedQueueKeepsTheNewestInOrderAndEndsAfterThem() async {
