@@ -55,7 +55,10 @@ package final class BrokerClient: Sendable {
     ) async throws -> Result {
         let channel: WireChannel
         do {
-            channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            // On the caller's event loop when it runs on one (wmctl's main thread): its socket
+            // and its tasks on one thread.
+            let loop: any EventLoopGroup = MultiThreadedEventLoopGroup.currentEventLoop ?? MultiThreadedEventLoopGroup.singleton
+            channel = try await ClientBootstrap(group: loop)
                 .connect(unixDomainSocketPath: socketPath) { channel in
                     channel.eventLoop.makeCompletedFuture { try WireChannel.wrapping(channel) }
                 }

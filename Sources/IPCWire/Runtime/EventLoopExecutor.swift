@@ -19,19 +19,49 @@ package enum WireRuntime {
         return installEnqueueHook()
     }
 
+    /// Makes the calling thread (the process's main thread, first thing in `main`, before any
+    /// task) the process's only event loop and every task's executor, runs `body` there, and
+    /// exits with status 0 once it returns. For a short-lived client such as wmctl: it starts no
+    /// thread at all, where `runTasksOnEventLoops` starts one and leaves the main thread
+    /// waiting. Falls back to that when the runtime's hook is taken already.
+    public static func runOnThisThread(_ body: @escaping @Sendable () async -> Void) -> Never {
+        MultiThreadedEventLoopGroup.withCurrentThreadAsEventLoop { loop in
+            thisThreadLoop = loop
+            if !installHook(thisThreadHook) { runTasksOnEventLoops(loops: 1) }
+            // Detached: a task inheriting the main actor would wait for Dispatch's main queue,
+            // which nothing drains while this thread runs the loop.
+            Task.detached {
+                await body()
+                exit(0)
+            }
+        }
+        fatalError("the main thread's event loop stopped")
+    }
+
+    /// The loop `runOnThisThread` made of the main thread: set once, before the hook that
+    /// reads it is installed.
+    nonisolated(unsafe) private static var thisThreadLoop: (any EventLoop)?
+
+    private static let thisThreadHook: EnqueueGlobalHook = { job, _ in
+        WireRuntime.thisThreadLoop!.executor.enqueue(ExecutorJob(job))
+    }
+
     /// The runtime's hook type: a thin Swift function taking the job and the original enqueue.
     private typealias EnqueueGlobalHook = @convention(thin) (UnownedJob, @convention(thin) (UnownedJob) -> Void) -> Void
 
     private static func installEnqueueHook() -> Bool {
-        guard let address = wb_concurrency_enqueue_global_hook() else { return false }
-        let slot = UnsafeMutableRawPointer(address).assumingMemoryBound(to: UnsafeRawPointer?.self)
-        // Someone else's hook (NIO's, or the host's): theirs stays.
-        guard slot.pointee == nil else { return false }
-        let hook: EnqueueGlobalHook = { job, _ in
+        installHook { job, _ in
             // `any()` stays on the calling thread's loop when it is one of the group's: a task
             // started on an event loop runs there, with no thread switch.
             MultiThreadedEventLoopGroup.singleton.any().executor.enqueue(ExecutorJob(job))
         }
+    }
+
+    private static func installHook(_ hook: EnqueueGlobalHook) -> Bool {
+        guard let address = wb_concurrency_enqueue_global_hook() else { return false }
+        let slot = UnsafeMutableRawPointer(address).assumingMemoryBound(to: UnsafeRawPointer?.self)
+        // Someone else's hook (NIO's, or the host's): theirs stays.
+        guard slot.pointee == nil else { return false }
         // Called first thing in main, before any other thread exists: a plain store.
         withUnsafePointer(to: hook) {
             $0.withMemoryRebound(to: UnsafeRawPointer.self, capacity: 1) { slot.pointee = $0.pointee }
