@@ -97,7 +97,7 @@ package final class SceneRuntime {
     private var outgoingConnection: WireConnection?
     /// The main thread's event loop when it is the connection's: answers arrive on the main
     /// thread itself.
-    private var outgoingLoop: (any EventLoop)?
+    private var mainThreadLoop: (any EventLoop)?
     /// `sendNextOutgoing` is looping: a nested call leaves the next item to it.
     private var outgoingSending = false
     /// A send is due after the current main-actor job.
@@ -209,9 +209,7 @@ package final class SceneRuntime {
                     Task { @MainActor in self.connectionEnded() }
                 }
             }
-            self.outgoingLoop = mainThreadLoop
-            self.outgoingConnection = connection
-            self.sendNextOutgoing()
+            self.mainThreadLoop = mainThreadLoop
             // A prewarmed process joins its pool ready to draw: its Hello waits for the fonts.
             if ToplevelWindow.displayAvailable, sessionID.isEmpty { ToplevelWindow.warmUp() }
             // The Welcome is taken in the answer's callback: a task waiting for it would be
@@ -219,6 +217,9 @@ package final class SceneRuntime {
             let hello = connection.issue(
                 .hello(.current(.worker, clientName: ProcessFacts.name, sessionID: sessionID)),
                 timeout: .seconds(30), what: "the broker")
+            // What the scene says on its own goes out from now on, behind the Hello.
+            self.outgoingConnection = connection
+            self.sendNextOutgoing()
             self.onMainActor(hello) { result in
                 switch result.map(\.envelope.body) {
                 case .success(.welcome):
@@ -311,7 +312,7 @@ package final class SceneRuntime {
 
     /// Runs `body` with the answer: where it was read when that is the main thread.
     private func onMainActor<Value: Sendable>(_ future: EventLoopFuture<Value>, _ body: @escaping @MainActor (Result<Value, any Error>) -> Void) {
-        let mainThread = outgoingLoop != nil
+        let mainThread = mainThreadLoop != nil
         future.whenComplete { result in
             if mainThread {
                 MainActor.assumeIsolated { body(result) }
@@ -356,7 +357,7 @@ package final class SceneRuntime {
             self.outgoingScheduled = false
             self.sendNextOutgoing()
         }
-        if let loop = outgoingLoop {
+        if let loop = mainThreadLoop {
             loop.execute { MainActor.assumeIsolated { send() } }
         } else {
             Task { @MainActor in send() }
