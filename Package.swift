@@ -161,7 +161,13 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "SceneWorkerTests", dependencies: ["SceneWorkerTesting", "SceneWorker"]),
+        .testTarget(
+            name: "SceneWorkerTests",
+            dependencies: [
+                "SceneWorkerTesting", "SceneWorker",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
         .testTarget(name: "IPCWireTests", dependencies: ["IPCWire", .product(name: "NIOEmbedded", package: "swift-nio")]),
         .testTarget(
             name: "WindowBrokerTests",

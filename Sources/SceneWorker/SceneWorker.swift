@@ -190,24 +190,16 @@ package final class SceneRuntime {
             // keeps the next frame from being read (the answer it waits for), nor the broker's
             // next lifecycle command from running.
             connection.deliverOnLoop { envelope in
-                if loopIsMainThread {
-                    // Read on the main thread: the command starts where it was read and runs
-                    // until it first waits; its answer is written from there too. One thread,
-                    // no hop. (What it awaits still comes back through the global executor
-                    // first: Swift's runtime resumes a continuation there; see MainActorQueue.)
-                    MainActor.assumeIsolated {
-                        _ = Task.immediate { await self.handle(envelope, connection: connection) }
-                    }
-                } else {
-                    Task { @MainActor in await self.handle(envelope, connection: connection) }
+                // Read on the main thread: the command starts where it was read and runs until
+                // it first waits; its answer is written from there too. One thread, no hop.
+                // (What it awaits still comes back through the global executor first: Swift's
+                // runtime resumes a continuation there; see MainActorQueue.)
+                Self.onMainActor(from: loopIsMainThread) {
+                    _ = Task.immediate { await self.handle(envelope, connection: connection) }
                 }
             }
             channel.channel.closeFuture.whenComplete { _ in
-                if loopIsMainThread {
-                    MainActor.assumeIsolated { self.connectionEnded() }
-                } else {
-                    Task { @MainActor in self.connectionEnded() }
-                }
+                Self.onMainActor(from: loopIsMainThread) { self.connectionEnded() }
             }
             self.mainThreadLoop = mainThreadLoop
             // A prewarmed process joins its pool ready to draw: its Hello waits for the fonts.
@@ -220,17 +212,14 @@ package final class SceneRuntime {
             // What the scene says on its own goes out from now on, behind the Hello.
             self.outgoingConnection = connection
             self.sendNextOutgoing()
-            self.onMainActor(hello) { result in
-                switch result.map(\.envelope.body) {
-                case .success(.welcome):
+            self.whenAnswered(hello) { reply in
+                do {
+                    // A refusal is thrown with the broker's reason.
+                    guard case .welcome = try reply.get().body else {
+                        throw SceneWorker.StartError.handshakeFailed("unexpected answer to Hello")
+                    }
                     self.welcomed(sessionID: sessionID)
-                case .success(.error(let refusal)):
-                    self.handshakeError = BrokerError(wire: refusal)
-                    self.connectionEnded()
-                case .success:
-                    self.handshakeError = SceneWorker.StartError.handshakeFailed("unexpected answer to Hello")
-                    self.connectionEnded()
-                case .failure(let error):
+                } catch {
                     self.handshakeError = error
                     self.connectionEnded()
                 }
@@ -307,27 +296,31 @@ package final class SceneRuntime {
         // Written: a command's answer may follow it now (the broker commits what came before
         // an answer before it acts on the answer).
         outgoingWritten.advance()
-        onMainActor(answer) { result in self.answered(item, result.map(\.envelope)) }
+        whenAnswered(answer) { outcome in self.answered(item, outcome) }
     }
 
-    /// Runs `body` with the answer: where it was read when that is the main thread.
-    private func onMainActor<Value: Sendable>(_ future: EventLoopFuture<Value>, _ body: @escaping @MainActor (Result<Value, any Error>) -> Void) {
-        let mainThread = mainThreadLoop != nil
-        future.whenComplete { result in
-            if mainThread {
-                MainActor.assumeIsolated { body(result) }
-            } else {
-                Task { @MainActor in body(result) }
-            }
+    /// Runs `body` with the broker's reply (its refusal as the failure), where the reply was
+    /// read when that is the main thread.
+    private func whenAnswered(_ answer: EventLoopFuture<WireAnswer>, _ body: @escaping @MainActor (Result<Envelope, any Error>) -> Void) {
+        let loopIsMainThread = mainThreadLoop != nil
+        answer.whenComplete { result in
+            let reply = result.flatMap { answer in Result<Envelope, any Error> { try answer.accepted() } }
+            Self.onMainActor(from: loopIsMainThread) { body(reply) }
+        }
+    }
+
+    /// Runs `body` on the main actor from a callback on the connection's event loop: in place
+    /// when that loop is the main thread, else in a main-actor task.
+    nonisolated private static func onMainActor(from loopIsMainThread: Bool, _ body: @escaping @MainActor () -> Void) {
+        if loopIsMainThread {
+            MainActor.assumeIsolated(body)
+        } else {
+            Task { @MainActor in body() }
         }
     }
 
     /// The broker's answer to the item in flight; the next item goes out.
-    private func answered(_ item: Outgoing, _ result: Result<Envelope, any Error>) {
-        let outcome = result.flatMap { reply -> Result<Envelope, any Error> in
-            if case .error(let error) = reply.body { return .failure(BrokerError(wire: error)) }
-            return .success(reply)
-        }
+    private func answered(_ item: Outgoing, _ outcome: Result<Envelope, any Error>) {
         let controlReply = { outcome.flatMap { reply in Result { try Self.controlReply(to: reply) } } }
         switch (item, outcome) {
         case (.request(_, let waiter), _):
@@ -358,7 +351,7 @@ package final class SceneRuntime {
             self.sendNextOutgoing()
         }
         if let loop = mainThreadLoop {
-            loop.execute { MainActor.assumeIsolated { send() } }
+            loop.execute { Self.onMainActor(from: true, send) }
         } else {
             Task { @MainActor in send() }
         }

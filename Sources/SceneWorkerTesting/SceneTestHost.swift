@@ -84,7 +84,7 @@ public final class SceneTestHost {
                     await host.received(envelope)
                     await host.frameHandled()
                 }
-                await host.readingEnded()
+                host.readingEnded()
             }
         }
         var host: SceneTestHost?

@@ -5,6 +5,12 @@ import NIOCore
 package struct WireAnswer: Sendable {
     package var envelope: Envelope
     package var framesBefore: UInt64
+
+    /// The reply, or the peer's refusal (an `Error` reply) thrown as `BrokerError`.
+    package func accepted() throws(BrokerError) -> Envelope {
+        if case .error(let error) = envelope.body { throw BrokerError(wire: error) }
+        return envelope
+    }
 }
 
 /// Matches replies to the requests waiting for them, in the pipeline, on the connection's

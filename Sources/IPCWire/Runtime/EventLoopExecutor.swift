@@ -16,7 +16,11 @@ package enum WireRuntime {
         if NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() { return true }
         // NIO finds the runtime's hook by name, which a static stdlib (the installed binaries)
         // leaves out of the dynamic symbol table; the linker resolved it for the shim.
-        return installEnqueueHook()
+        return installHook { job, _ in
+            // `any()` stays on the calling thread's loop when it is one of the group's: a task
+            // started on an event loop runs there, with no thread switch.
+            MultiThreadedEventLoopGroup.singleton.any().executor.enqueue(ExecutorJob(job))
+        }
     }
 
     /// Makes the calling thread (the process's main thread, first thing in `main`, before any
@@ -48,14 +52,6 @@ package enum WireRuntime {
 
     /// The runtime's hook type: a thin Swift function taking the job and the original enqueue.
     private typealias EnqueueGlobalHook = @convention(thin) (UnownedJob, @convention(thin) (UnownedJob) -> Void) -> Void
-
-    private static func installEnqueueHook() -> Bool {
-        installHook { job, _ in
-            // `any()` stays on the calling thread's loop when it is one of the group's: a task
-            // started on an event loop runs there, with no thread switch.
-            MultiThreadedEventLoopGroup.singleton.any().executor.enqueue(ExecutorJob(job))
-        }
-    }
 
     private static func installHook(_ hook: EnqueueGlobalHook) -> Bool {
         guard let address = wb_concurrency_enqueue_global_hook() else { return false }
