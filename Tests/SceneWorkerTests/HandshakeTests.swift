@@ -17,14 +17,15 @@ final class HandshakeTests: XCTestCase {
 
     func testARefusedHelloEndsTheRunWithTheBrokersReasonAndLaunchesNothing() async throws {
         let app = SilentApp()
-        let (run, broker) = try await Self.start(app) { hello, connection in
+        let (run, broker) = try await Self.start(app) { hello, connection, channel in
             await connection.reply(to: hello, error: BrokerError(.unsupportedVersion, "this broker speaks another protocol"))
-            // As the broker does after a refusal: the run ends either way, never hangs.
-            await connection.close(BrokerError(.connectionClosed, "refused"))
+            // As the broker does after a refusal: it hangs up, so a runtime that took the
+            // refusal for a Welcome ends its run too (and fails below instead of waiting).
+            try? await channel.close()
         }
         defer { broker.close(promise: nil) }
         do {
-            try await run.value
+            try await Self.value(of: run, within: .seconds(30))
             XCTFail("the run ended as if the broker had welcomed the scene")
         } catch let error as BrokerError {
             XCTAssertEqual(error.code, .unsupportedVersion)
@@ -35,19 +36,43 @@ final class HandshakeTests: XCTestCase {
 
     func testAWelcomeLaunchesTheApp() async throws {
         let app = SilentApp()
-        let (run, broker) = try await Self.start(app) { hello, connection in
+        let (run, broker) = try await Self.start(app) { hello, connection, _ in
             await connection.reply(to: hello, with: .welcome(.current(brokerPID: getpid())))
         }
         for _ in 0..<500 where !app.launched { try await Task.sleep(for: .milliseconds(10)) }
         XCTAssertTrue(app.launched, "the app did not launch after the Welcome")
         broker.close(promise: nil)  // the broker goes: the run ends
-        _ = try? await run.value
+        _ = try? await Self.value(of: run, within: .seconds(30))
+    }
+
+    /// The run's outcome, or a failure once `limit` has passed: a runtime that never ends its
+    /// run turns the test red instead of stalling the suite.
+    private static func value(of run: Task<Void, any Error>, within limit: Duration) async throws {
+        final class FirstOutcome {
+            var continuation: CheckedContinuation<Void, any Error>?
+            func resume(_ outcome: Result<Void, any Error>) {
+                continuation?.resume(with: outcome)
+                continuation = nil
+            }
+        }
+        let first = FirstOutcome()
+        var watchdog: Task<Void, Never>?
+        defer { watchdog?.cancel() }
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            first.continuation = continuation
+            Task { @MainActor in first.resume(await run.result) }
+            watchdog = Task { @MainActor in
+                guard (try? await Task.sleep(for: limit)) != nil else { return }
+                first.resume(.failure(BrokerError(.timedOut, "the scene's run did not end within \(limit)")))
+            }
+        }
     }
 
     /// Runs `app`'s scene runtime on one end of a socket pair and a broker on the other, which
-    /// hands the scene's Hello to `answer`; the broker's channel closes the pair.
+    /// hands the scene's Hello to `answer` (with the broker's channel, to hang up on); the
+    /// broker's channel closes the pair.
     private static func start(
-        _ app: some AppDelegate, answer: @escaping @Sendable (Envelope, WireConnection) async -> Void
+        _ app: some AppDelegate, answer: @escaping @Sendable (Envelope, WireConnection, any Channel) async -> Void
     ) async throws -> (run: Task<Void, any Error>, broker: any Channel) {
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
@@ -62,7 +87,7 @@ final class HandshakeTests: XCTestCase {
             try? await channel.executeThenClose { inbound, outbound in
                 let connection = WireConnection(channel, outbound: outbound)
                 _ = await connection.readLoop(inbound) { envelope in
-                    if case .hello = envelope.body { await answer(envelope, connection) }
+                    if case .hello = envelope.body { await answer(envelope, connection, channel.channel) }
                 }
             }
         }
