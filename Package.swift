@@ -9,6 +9,9 @@ let package = Package(
         .executable(name: "wmctl", targets: ["wmctl"]),
         .executable(name: "notes", targets: ["notes"]),
         .executable(name: "windowbroker-ui", targets: ["windowbroker-ui"]),
+        // The windows' drawing (wayland, cairo, pango), loaded by a scene when it first draws:
+        // installed beside notes and windowbroker-ui (CSceneWindowLoader says why).
+        .library(name: "windowbroker-drawing", type: .dynamic, targets: ["CSceneWindow"]),
         .library(name: "SceneWorker", targets: ["SceneWorker"]),
         .library(name: "IPCWire", targets: ["IPCWire"]),
         .library(name: "SceneWorkerTesting", targets: ["SceneWorkerTesting"]),
@@ -82,13 +85,17 @@ let package = Package(
             pkgConfig: "pangocairo",
             providers: [.apt(["libwayland-dev", "libxkbcommon-dev", "libpango1.0-dev", "libcairo2-dev"])]
         ),
+        // The drawing library (the product windowbroker-drawing); no program links it.
         .target(
             name: "CSceneWindow",
             dependencies: ["CWaylandCairo"],
             exclude: ["protocol"],
+            cSettings: [.headerSearchPath("../CSceneWindowLoader/include")],
             linkerSettings: ["wayland-client", "xkbcommon", "pangocairo-1.0", "pango-1.0", "gobject-2.0", "glib-2.0", "cairo"].map { .linkedLibrary($0) }
         ),
-        .target(name: "SceneWindow", dependencies: ["CSceneWindow"]),
+        // What the programs link instead: the API of the drawing library, loaded on first use.
+        .target(name: "CSceneWindowLoader", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
+        .target(name: "SceneWindow", dependencies: ["CSceneWindowLoader"]),
         .target(
             name: "SceneWorker",
             dependencies: [

@@ -39,7 +39,7 @@ bash scripts/install-deps.sh bench
 N=${BENCH_SCENES:-20}
 # Only what the benchmark runs: a plain `swift build -c release` also builds swift-protobuf's
 # protoc from C++ (10 minutes on two cores) for nothing.
-for product in windowbrokerd wmctl notes scene-probe windowbroker-ui spawn-probe; do
+for product in windowbrokerd wmctl notes scene-probe windowbroker-ui spawn-probe windowbroker-drawing; do
   swift build -c release --product "$product" >/dev/null
 done
 BIN=$(swift build -c release --show-bin-path)
@@ -79,6 +79,7 @@ for product in windowbrokerd wmctl notes windowbroker-ui spawn-probe; do
   swift build "${RELEASE_BUILD[@]}" --product "$product" >/dev/null
 done
 SBIN=$(swift build "${RELEASE_BUILD[@]}" --show-bin-path)
+bash scripts/build-drawing.sh "$SBIN"  # as make install builds it
 SPAWN_STATIC=$("$DIR/bin/spawn_first_byte" 40 "$SBIN/spawn-probe")
 WORKER_HELLO_STATIC=$(WINDOWBROKER_FD=3 WINDOWBROKER_APP=notes "$DIR/bin/spawn_first_byte" 40 "$SBIN/notes" 2>/dev/null)
 FANOUT10_C=$("$DIR/bin/fanout" 10 200)

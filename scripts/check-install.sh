@@ -10,7 +10,8 @@ STAGE=$(mktemp -d /tmp/windowbroker-install.XXXXXX)
 trap 'rm -rf "$STAGE"' EXIT
 make --no-print-directory install DESTDIR="$STAGE" PREFIX=/usr/local >/dev/null
 P=$STAGE/usr/local
-for f in bin/windowbrokerd bin/wmctl libexec/windowbroker/notes libexec/windowbroker/windowbroker-ui share/windowbroker/apps/notes.json \
+for f in bin/windowbrokerd bin/wmctl libexec/windowbroker/notes libexec/windowbroker/windowbroker-ui \
+         libexec/windowbroker/libwindowbroker-drawing.so share/windowbroker/apps/notes.json \
          lib/systemd/user/windowbroker.service lib/systemd/user/windowbroker.socket \
          share/man/man1/wmctl.1.gz share/man/man1/windowbrokerd.1.gz share/bash-completion/completions/wmctl \
          share/zsh/site-functions/_wmctl share/fish/vendor_completions.d/wmctl.fish \
@@ -50,6 +51,8 @@ kill $BROKER2; wait $BROKER2 2>/dev/null || true
 grep -q "^notes " <<<"$APPS" || { echo "a broker in a prefix off XDG_DATA_DIRS does not find its own apps:"; echo "$APPS"; cat "$STAGE/run2/broker.log"; exit 1; }
 grep -q "path=$STAGE/prefix/libexec/windowbroker/windowbroker-ui" "$STAGE/run2/broker.log" \
   || { echo "the installed broker does not find its system UI:"; cat "$STAGE/run2/broker.log"; exit 1; }
+grep -q "path=$STAGE/prefix/libexec/windowbroker/libwindowbroker-drawing.so" "$STAGE/run2/broker.log" \
+  || { echo "the installed broker does not find the drawing library:"; cat "$STAGE/run2/broker.log"; exit 1; }
 rm -rf "$STAGE/run2"
 make --no-print-directory uninstall PREFIX="$STAGE/prefix" >/dev/null
 # No toolchain needed: no RUNPATH into it, no Swift runtime libraries from it, and they run with nothing set.
@@ -57,6 +60,11 @@ for b in "$P/bin/windowbrokerd" "$P/bin/wmctl" "$P/libexec/windowbroker/notes" "
   if readelf -d "$b" | grep -E 'RUNPATH|RPATH' | grep -q swift; then echo "$b has a RUNPATH into the toolchain"; exit 1; fi
   if ldd "$b" | grep -q '/opt/swift'; then echo "$b loads libraries from the toolchain"; ldd "$b"; exit 1; fi
 done
+# The drawing library loads with nothing from the toolchain either (a scene dlopens it).
+DRAWING=$P/libexec/windowbroker/libwindowbroker-drawing.so
+if ldd "$DRAWING" | grep -q '/opt/swift\|not found'; then echo "the drawing library needs the toolchain"; ldd "$DRAWING"; exit 1; fi
+env -i /usr/bin/python3 -c 'import ctypes, sys; ctypes.CDLL(sys.argv[1]).wb_drawing_table_v1' "$DRAWING" \
+  || { echo "the installed drawing library does not load"; exit 1; }
 env -i "$P/bin/wmctl" --version
 env -i "$P/bin/windowbrokerd" --version
 env -i "$P/bin/wmctl" --socket /nonexistent.sock status && exit 1 || true

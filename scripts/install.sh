@@ -4,6 +4,8 @@
 #   bin/windowbrokerd, bin/wmctl              stripped, Swift standard library linked statically
 #   libexec/windowbroker/notes                the reference app (not a command)
 #   libexec/windowbroker/windowbroker-ui      the switcher and command overlay (the broker runs it)
+#   libexec/windowbroker/libwindowbroker-drawing.so  what draws the windows (loaded by a scene
+#                                             that has a display; scripts/build-drawing.sh)
 #   share/windowbroker/apps/*.json            its manifests, pointing at libexec
 #   <unit dir>/windowbroker.{socket,service}  generated with the real paths
 #   share/man/man1/{wmctl,windowbrokerd}.1.gz generated from the argument parsers
@@ -46,7 +48,8 @@ fi
 
 if [ "$ACTION" = uninstall ]; then
   if [ "${SYSTEMCTL:-0}" = 1 ]; then systemctl --user disable --now windowbroker.socket windowbroker.service || true; fi
-  rm -f "$DESTDIR$BINDIR/windowbrokerd" "$DESTDIR$BINDIR/wmctl" "$DESTDIR$LIBEXECDIR/notes" "$DESTDIR$LIBEXECDIR/windowbroker-ui"
+  rm -f "$DESTDIR$BINDIR/windowbrokerd" "$DESTDIR$BINDIR/wmctl" "$DESTDIR$LIBEXECDIR/notes" "$DESTDIR$LIBEXECDIR/windowbroker-ui" \
+        "$DESTDIR$LIBEXECDIR/libwindowbroker-drawing.so"
   rmdir "$DESTDIR$LIBEXECDIR" 2>/dev/null || true
   rm -f "$DESTDIR$DATADIR/windowbroker/apps/notes.json" "$DESTDIR$DATADIR/windowbroker/apps/notes-single.json"
   rm -f "$DESTDIR$UNIT_DIR/windowbroker.socket" "$DESTDIR$UNIT_DIR/windowbroker.service"
@@ -75,12 +78,15 @@ pkg-config --exists libsystemd sqlite3 wayland-client pangocairo xkbcommon 2>/de
 "$SWIFT" build "${RELEASE_BUILD[@]}" --product notes
 "$SWIFT" build "${RELEASE_BUILD[@]}" --product windowbroker-ui
 OUT=$("$SWIFT" build "${RELEASE_BUILD[@]}" --show-bin-path)
+bash scripts/build-drawing.sh "$OUT"
 
 install -d "$DESTDIR$BINDIR" "$DESTDIR$LIBEXECDIR" "$DESTDIR$DATADIR/windowbroker/apps" "$DESTDIR$UNIT_DIR" \
   "$DESTDIR$MANDIR/man1" "$DESTDIR$DOCDIR/docs" "$DESTDIR$DATADIR/bash-completion/completions" \
   "$DESTDIR$DATADIR/zsh/site-functions" "$DESTDIR$DATADIR/fish/vendor_completions.d"
 install -m 0755 -s "$OUT/windowbrokerd" "$OUT/wmctl" "$DESTDIR$BINDIR/"
 install -m 0755 -s "$OUT/notes" "$OUT/windowbroker-ui" "$DESTDIR$LIBEXECDIR/"
+install -m 0644 "$OUT/libwindowbroker-drawing.so" "$DESTDIR$LIBEXECDIR/"
+strip --strip-unneeded "$DESTDIR$LIBEXECDIR/libwindowbroker-drawing.so"
 
 # The manifests name the reference app where it is installed (libexec is not searched).
 for manifest in apps/*.json; do

@@ -82,6 +82,7 @@ else:
     lines += section("ENVIRONMENT", [
         ("NOTIFY_SOCKET, WATCHDOG_USEC, LISTEN_FDS, LISTEN_FDNAMES", "Set by systemd: READY=1, STATUS= and WATCHDOG=1 go to the notify socket; a socket-activated control socket is served. None of them reaches a scene process."),
         ("WAYLAND_DISPLAY", "With a display, scenes are windows on it, and the windows that were on screen come back after a restart (--restore-workspace auto)."),
+        ("WINDOWBROKER_DRAWING_LIBRARY", "The library the scenes' windows are drawn with, for the scenes (default: libwindowbroker-drawing.so beside windowbrokerd or in ../libexec/windowbroker)."),
         ("DBUS_SESSION_BUS_ADDRESS", "The session bus for org.windowbroker.Broker1 (else $XDG_RUNTIME_DIR/bus; --dbus off turns it off)."),
         ("XDG_CONFIG_HOME, XDG_STATE_HOME, XDG_RUNTIME_DIR, XDG_DATA_HOME, XDG_DATA_DIRS", "Where the configuration file, the store, the control socket and the app manifests are (see FILES)."),
     ])

@@ -2,7 +2,7 @@
 /// one when its scene comes to the foreground and a display is there (`WAYLAND_DISPLAY`), hides
 /// it by closing it when the scene goes to the background, and redraws it when the scene asks.
 /// The broker never links this module: windows belong to the scenes' own processes.
-import CSceneWindow
+import CSceneWindowLoader
 import Dispatch
 import Glibc
 #if canImport(FoundationEssentials)
@@ -178,6 +178,13 @@ public final class ToplevelWindow {
     /// scene process does this while it waits in its pool.
     public static func warmUp() {
         sw_warm_up()
+    }
+
+    /// Starts loading the drawing library (wayland, cairo, pango: 40 libraries) on a thread
+    /// of its own when the process has a display, so that it loads while the process connects
+    /// and says Hello; without a display it is never loaded. Called first thing at start.
+    public static func preloadIfDisplayed() {
+        if displayAvailable { wb_drawing_preload() }
     }
 
     /// Whether this process was given a display to open windows on. Asked at launch, at every

@@ -1,4 +1,4 @@
-import CSceneWindow
+import CSceneWindowLoader
 import Dispatch
 import Glibc
 #if canImport(FoundationEssentials)

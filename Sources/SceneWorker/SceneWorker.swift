@@ -46,6 +46,7 @@ public enum SceneWorker {
         // stdout is a pipe to the broker: line-buffered, a print() reaches `wmctl logs` and
         // the journal as it happens, not when a 4 KiB buffer fills or the process ends.
         wb_line_buffer_stdout()
+        ToplevelWindow.preloadIfDisplayed()
         let runtime = SceneRuntime(app: app)
         MainThreadLoop.run { loop in
             await finish(runtime, on: loop)

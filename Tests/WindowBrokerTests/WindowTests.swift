@@ -148,6 +148,20 @@ final class WindowTests: WindowTestCase {
         try harness.eventually("the reopened window is focused and key") { try harness.session(note)["key"] as? Bool == true }
     }
 
+    /// A scene with a display loads the drawing library the broker names (the one beside it),
+    /// and the libraries that library links.
+    func testAWindowedSceneLoadsTheDrawingLibraryBesideTheBroker() throws {
+        let note = try harness.openNote("drawn", title: "Drawn")
+        try harness.eventually("the window is drawn") { try harness.noteState(note).sizes.count >= 1 }
+        let pid = try XCTUnwrap(harness.session(note)["pid"] as? Int)
+        let maps = try runToCompletion("/bin/cat", ["/proc/\(pid)/maps"]).output  // a file of size 0 to Foundation
+        let beside = URL(fileURLWithPath: BrokerHarness.binDirectory + "/libwindowbroker-drawing.so").resolvingSymlinksInPath().path
+        XCTAssertTrue(maps.contains(beside), "not loaded from \(beside):\n\(maps)")
+        for library in ["libcairo.so", "libpango-1.0.so", "libwayland-client.so"] {
+            XCTAssertTrue(maps.contains(library), "\(library) not loaded")
+        }
+    }
+
     /// A second tiled window halves the first: the scene is told its new size and redraws.
     func testATiledWindowIsToldItsNewSize() throws {
         let first = try harness.openNote("wide", title: "Wide")

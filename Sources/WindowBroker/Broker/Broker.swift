@@ -80,8 +80,15 @@ public actor Broker {
         self.store = try SessionStore(directory: configuration.stateDirectory)
         self.snapshots = SnapshotStore(stateDirectory: configuration.stateDirectory)
         self.workerOutput = WorkerOutput(logger: logger)
-        self.launcher = launcher ?? WorkerSpawner(environment: configuration.environment, output: workerOutput)
-        var uiEnvironment = configuration.environment
+        var workerEnvironment = configuration.environment
+        if let drawing = configuration.drawingLibrary {
+            logger.info("drawing library (the scenes' windows)", metadata: ["path": "\(drawing)"])
+            workerEnvironment["WINDOWBROKER_DRAWING_LIBRARY"] = drawing
+        } else if launcher == nil, workerEnvironment["WINDOWBROKER_DRAWING_LIBRARY"] == nil {
+            logger.warning("no drawing library: libwindowbroker-drawing.so is neither beside windowbrokerd nor in ../libexec/windowbroker; scenes find it beside their own programs or not at all (they then run without windows; give WINDOWBROKER_DRAWING_LIBRARY)")
+        }
+        self.launcher = launcher ?? WorkerSpawner(environment: workerEnvironment, output: workerOutput)
+        var uiEnvironment = workerEnvironment
         uiEnvironment["WINDOWBROKER_SOCKET"] = configuration.socketPath
         let uiExecutable = configuration.systemUIExecutable
         self.systemUI = SystemUIHost(executable: uiExecutable, environment: uiEnvironment)

@@ -68,6 +68,16 @@ public struct BrokerConfiguration: Sendable {
         let candidates = [helperDirectory + "/windowbroker-ui", helperDirectory + "/../libexec/windowbroker/windowbroker-ui"]
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }.map { ($0 as NSString).standardizingPath }
     }
+    /// The scenes' drawing library (`libwindowbroker-drawing.so`), handed to every process the
+    /// broker starts in `WINDOWBROKER_DRAWING_LIBRARY`: an app built in a package of its own
+    /// has no copy beside it. Found where the system UI is; nil when the environment names one.
+    var drawingLibrary: String? {
+        if let named = environment["WINDOWBROKER_DRAWING_LIBRARY"], !named.isEmpty { return nil }
+        guard let helperDirectory else { return nil }
+        let file = "libwindowbroker-drawing.so"
+        let candidates = [helperDirectory + "/" + file, helperDirectory + "/../libexec/windowbroker/" + file]
+        return candidates.first { FileManager.default.isReadableFile(atPath: $0) }.map { ($0 as NSString).standardizingPath }
+    }
     /// What the broker's waits and time-based policies go by (`BrokerClock`).
     public var clock: any BrokerClock = SystemClock()
 

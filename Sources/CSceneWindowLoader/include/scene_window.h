@@ -8,6 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+// Not exported from the program or the drawing library that defines these (each is linked
+// into one of them; the library exports only its table, drawing_library.h), so that neither
+// binds the other's definitions when the library is loaded.
+#pragma GCC visibility push(hidden)
+
 typedef struct sw_window sw_window;
 
 typedef struct {
@@ -86,5 +91,7 @@ void sw_warm_up(void);
 
 /// Unmaps the window and closes the connection.
 void sw_close(sw_window *window);
+
+#pragma GCC visibility pop
 
 #endif

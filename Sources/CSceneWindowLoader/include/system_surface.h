@@ -8,6 +8,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+// Not exported from the program or the drawing library that defines these (each is linked
+// into one of them; the library exports only its table, drawing_library.h), so that neither
+// binds the other's definitions when the library is loaded.
+#pragma GCC visibility push(hidden)
+
 typedef struct ss_surface ss_surface;
 /// A decoded picture (a session's snapshot), drawn scaled into cards.
 typedef struct ss_picture ss_picture;
@@ -77,5 +82,7 @@ void ss_draw_rows(ss_surface *surface, const char *heading, const ss_row *rows, 
 /// The colours the switcher paints with (0xRRGGBB): its background and a card's, for tests
 /// that read its pixels.
 enum { SS_BACKGROUND_RGB = 0x1c1e23, SS_CARD_RGB = 0x3a3d45, SS_SELECTION_RGB = 0x4f9cf9 };
+
+#pragma GCC visibility pop
 
 #endif

@@ -1,0 +1,57 @@
+// The drawing library (libwindowbroker-drawing.so: the windows and the system UI's surfaces,
+// with libwayland-client, xkbcommon, cairo and pango) is loaded when a process first needs it,
+// not when it starts: a scene without a display never maps the 40 libraries it links, and one
+// with a display loads them on a thread of their own while its Hello is on the way.
+//
+// The functions of scene_window.h and system_surface.h that a program calls are forwarders,
+// defined in this target; they call the library through the table below.
+#ifndef DRAWING_LIBRARY_H
+#define DRAWING_LIBRARY_H
+
+#include "scene_window.h"
+#include "system_surface.h"
+
+/// The library's file name: beside the executable (a build directory, PREFIX/libexec/windowbroker)
+/// unless WINDOWBROKER_DRAWING_LIBRARY names the file (the broker sets it for the apps it starts).
+#define WB_DRAWING_LIBRARY_FILE "libwindowbroker-drawing.so"
+/// The one symbol the library exports: `const wb_drawing_table *WB_DRAWING_TABLE_SYMBOL(void)`.
+#define WB_DRAWING_TABLE_SYMBOL wb_drawing_table_v1
+
+/// What the library exports; a field is added at the end only (and the symbol's version
+/// bumped when one changes).
+typedef struct {
+    sw_window *(*sw_open)(const char *app_id, const char *title, sw_callbacks callbacks, char *error, int error_size);
+    int (*sw_fd)(sw_window *window);
+    int (*sw_dispatch)(sw_window *window);
+    void (*sw_set_title)(sw_window *window, const char *title);
+    void (*sw_render)(sw_window *window, const char *heading, const char *text, int32_t cursor);
+    int32_t (*sw_width)(sw_window *window);
+    int32_t (*sw_height)(sw_window *window);
+    int (*sw_activate)(sw_window *window, const char *token);
+    int (*sw_start_drag)(sw_window *window, const uint8_t *data, int32_t length);
+    int32_t (*sw_text_index_at)(sw_window *window, double x, double y);
+    unsigned char *(*sw_snapshot_png)(int32_t width, int32_t height, const char *heading, const char *text, int32_t cursor, size_t *length);
+    void (*sw_free)(void *bytes);
+    void (*sw_warm_up)(void);
+    void (*sw_close)(sw_window *window);
+    ss_surface *(*ss_open)(const char *name_space, int32_t keyboard, ss_callbacks callbacks, char *error, int error_size);
+    int (*ss_fd)(ss_surface *surface);
+    int (*ss_dispatch)(ss_surface *surface);
+    void (*ss_close)(ss_surface *surface);
+    ss_picture *(*ss_picture_from_png)(const uint8_t *bytes, size_t length);
+    void (*ss_picture_free)(ss_picture *picture);
+    void (*ss_draw_cards)(ss_surface *surface, const char *heading, const char *hint, const ss_card *cards, int32_t count, int32_t selected);
+    int32_t (*ss_item_at)(ss_surface *surface, double x, double y);
+    int32_t (*ss_item_frame)(ss_surface *surface, int32_t index, int32_t frame[4]);
+    void (*ss_draw_rows)(ss_surface *surface, const char *heading, const ss_row *rows, int32_t count, int32_t selected);
+} wb_drawing_table;
+
+/// Loads the library (once; later calls return at once): 1 when it is loaded, else 0 with the
+/// reason in `error` (when given): where it was looked for and what the loader said.
+int wb_drawing_load(char *error, int error_size);
+
+/// Starts loading the library on a thread of its own and returns: a process that will draw
+/// (it has a display) calls this first thing, so that the loading overlaps its other start-up.
+void wb_drawing_preload(void);
+
+#endif
