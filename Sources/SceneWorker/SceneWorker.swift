@@ -196,6 +196,7 @@ package final class SceneRuntime {
                 // (What it awaits still comes back through the global executor first: Swift's
                 // runtime resumes a continuation there; see MainActorQueue.)
                 Self.onMainActor(from: loopIsMainThread) {
+                    if self.answerUpdateInPlace(envelope, connection: connection) { return }
                     _ = Task.immediate { await self.handle(envelope, connection: connection) }
                 }
             }
@@ -418,6 +419,24 @@ package final class SceneRuntime {
             // didDisconnect was acknowledged: the system is taking this process away.
             connectionEnded()
         }
+    }
+
+    /// An update delivery runs app code that cannot wait (`didReceive`, `updatesDropped`):
+    /// handled and answered where it was read, in the order `handle` would, without a task of
+    /// its own (a task per delivery was 5% of a scene's instructions for each update).
+    private func answerUpdateInPlace(_ envelope: Envelope, connection: WireConnection) -> Bool {
+        guard !finished, case .workerCommand(let command) = envelope.body, case .update(let delivery) = command.kind else { return false }
+        let reply: Envelope.OneOf_Body
+        do {
+            try deliver(delivery)
+            reply = .workerMessage(.with { $0.kind = .ack(.init()) })
+        } catch {
+            reply = .error(((error as? BrokerError) ?? BrokerError(.workerFailed, "\(error)")).wire)
+        }
+        outgoingWritten.when(reaching: outgoingQueued) {
+            connection.replyInBackground(to: envelope, with: reply)
+        }
+        return true
     }
 
     /// Queues a scene change: merged into the one not sent yet, or announced to the sender.
