@@ -1,6 +1,7 @@
 // The drawing library's one entry point: the table of its functions, which the programs'
 // forwarders (CSceneWindowLoader) call through after loading this library with dlopen.
 #include "drawing_library.h"
+#include "wayland_common.h"
 
 __attribute__((visibility("default"))) const wb_drawing_table *WB_DRAWING_TABLE_SYMBOL(void) {
     static const wb_drawing_table table = {
@@ -28,6 +29,7 @@ __attribute__((visibility("default"))) const wb_drawing_table *WB_DRAWING_TABLE_
         .ss_item_at = ss_item_at,
         .ss_item_frame = ss_item_frame,
         .ss_draw_rows = ss_draw_rows,
+        .sw_prepare_fonts = sw_prepare_fonts,
     };
     return &table;
 }

@@ -382,8 +382,10 @@ static void draw(struct sw_window *w) {
 }
 
 void sw_warm_up(void) {
-    // The first layout loads fontconfig's configuration and the fonts (10-20 ms here, against
-    // 1-3 ms for later frames): done once while the process has nothing else to do.
+    // The fonts (sw_prepare_fonts), for this thread, which draws the window; and, as a process
+    // that warms up has time (a prewarmed one, before its Hello), the faces other scripts fall
+    // back to as well.
+    sw_use_prepared_fonts();
     cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, 64, 64);
     cairo_t *cr = cairo_create(surface);
     paint(cr, 64, 64, "Ag", "Ag 漢字 ✓", 0);

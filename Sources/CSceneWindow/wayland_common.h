@@ -64,5 +64,9 @@ struct wl_buffer *sw_shm_buffer(struct wl_shm *shm, int32_t width, int32_t heigh
 
 /// A wrapped layout of `text` in `font` (a Pango description), `width` pixels wide.
 PangoLayout *sw_text_layout(cairo_t *cr, const char *font, const char *text, int width);
+/// Loads the fonts into a font map of their own (once; a second caller waits for the first).
+void sw_prepare_fonts(void);
+/// The calling thread lays out text with the prepared font map, unless another thread took it.
+void sw_use_prepared_fonts(void);
 
 #endif

@@ -64,7 +64,7 @@ int wb_drawing_load(char *error, int error_size) {
 
 static void *preload(void *unused) {
     (void)unused;
-    wb_drawing_load(NULL, 0);
+    if (wb_drawing_load(NULL, 0)) table->sw_prepare_fonts();
     return NULL;
 }
 

@@ -220,7 +220,7 @@ package final class SceneRuntime {
                     guard case .welcome = try reply.get().body else {
                         throw SceneWorker.StartError.handshakeFailed("unexpected answer to Hello")
                     }
-                    self.welcomed(sessionID: sessionID)
+                    self.welcomed()
                 } catch {
                     self.handshakeError = error
                     self.connectionEnded()
@@ -236,12 +236,11 @@ package final class SceneRuntime {
 
     /// The broker took the Hello: the app launches (a prewarmed process does it before any
     /// session is known, so that binding it to one is a single command).
-    private func welcomed(sessionID: String) {
+    private func welcomed() {
         finishLaunchingIfNeeded()
         Task { await self.handleKeys() }
-        // A window's first frame would load the fonts; a process with a display loads
-        // them before its first scene (a prewarmed one did already, before its Hello).
-        if ToplevelWindow.displayAvailable, !sessionID.isEmpty { Task { ToplevelWindow.warmUp() } }
+        // The fonts a window's first frame needs are being loaded on the thread that loaded
+        // the drawing library (a prewarmed process waited for them before its Hello).
     }
 
     /// The connection is over: didDisconnect was answered, or the broker closed it.

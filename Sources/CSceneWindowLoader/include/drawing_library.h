@@ -44,14 +44,18 @@ typedef struct {
     int32_t (*ss_item_at)(ss_surface *surface, double x, double y);
     int32_t (*ss_item_frame)(ss_surface *surface, int32_t index, int32_t frame[4]);
     void (*ss_draw_rows)(ss_surface *surface, const char *heading, const ss_row *rows, int32_t count, int32_t selected);
+    /// Loads the fonts (fontconfig's configuration, the faces) into a font map that the first
+    /// thread to draw text then uses; the preloading thread calls it.
+    void (*sw_prepare_fonts)(void);
 } wb_drawing_table;
 
 /// Loads the library (once; later calls return at once): 1 when it is loaded, else 0 with the
 /// reason in `error` (when given): where it was looked for and what the loader said.
 int wb_drawing_load(char *error, int error_size);
 
-/// Starts loading the library on a thread of its own and returns: a process that will draw
-/// (it has a display) calls this first thing, so that the loading overlaps its other start-up.
+/// Starts loading the library, and then the fonts, on a thread of its own and returns: a
+/// process that will draw (it has a display) calls this first thing, so that the loading
+/// overlaps its other start-up.
 void wb_drawing_preload(void);
 
 #endif

@@ -86,7 +86,9 @@ unsigned char *sw_snapshot_png(int32_t width, int32_t height, const char *headin
 
 void sw_free(void *bytes);
 
-/// Draws once off-screen, so that the fonts are loaded before the first window needs them.
+/// Loads the fonts before the first window needs them, for the calling thread (the one that
+/// draws; when the preloading thread is loading them, it waits), and the faces that other
+/// scripts (CJK, symbols) fall back to.
 void sw_warm_up(void);
 
 /// Unmaps the window and closes the connection.
