@@ -1,9 +1,10 @@
 """Open -> first frame: from the moment a client asks for a scene (the open request on the
 control socket) to the compositor's "new window" event for it (sway maps a toplevel at its
-first committed buffer). Cold (spawned) and prewarmed; and the limit: spawning a minimal C
-client that maps one window, to the same event. Prints "cold_p50 warm_p50 baseline_p50" in ms.
+first committed buffer). Cold (spawned) and prewarmed; and the limits: spawning a minimal C
+client that maps one window, to the same event, and the same client drawing a line of text
+with pango first. Prints "cold_p50 warm_p50 baseline_p50 text_baseline_p50" in ms.
 
-    first_frame.py SWAYSOCK CONTROL_SOCKET FIRST_WINDOW_BINARY N
+    first_frame.py SWAYSOCK CONTROL_SOCKET FIRST_WINDOW_BINARY FIRST_WINDOW_TEXT_BINARY N
 """
 import json
 import os
@@ -18,7 +19,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Examples", "py
 import wbwire  # noqa: E402
 from wbwire import pb  # noqa: E402
 
-sway_socket, control_socket, first_window, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+sway_socket, control_socket, first_window, first_window_text, n = sys.argv[1:5] + [int(sys.argv[5])]
 MAGIC = b"i3-ipc"
 new_windows = []  # (monotonic time, app_id)
 seen = threading.Condition()
@@ -86,11 +87,15 @@ def open_scene(app):
 
 cold = [open_scene("notes") for _ in range(n)]
 warm = [open_scene("warm") for _ in range(n)]
-limit = []
-for _ in range(n):
+def spawn_client(binary, app_id):
     started = time.monotonic()
-    client = subprocess.Popen([first_window])
-    limit.append((wait_for_window("first-window", started) - started) * 1000)
+    client = subprocess.Popen([binary])
+    took = (wait_for_window(app_id, started) - started) * 1000
     client.kill()
     client.wait()
-print(f"{p50(cold):.2f} {p50(warm):.2f} {p50(limit):.2f}")
+    return took
+
+
+limit = [spawn_client(first_window, "first-window") for _ in range(n)]
+text_limit = [spawn_client(first_window_text, "first-window-text") for _ in range(n)]
+print(f"{p50(cold):.2f} {p50(warm):.2f} {p50(limit):.2f} {p50(text_limit):.2f}")

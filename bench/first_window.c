@@ -1,9 +1,16 @@
 // The limit for "open -> first frame": a minimal Wayland client that maps one window (an
 // xdg_toplevel with one wl_shm buffer) and then waits to be killed. The benchmark times its
-// spawn to the compositor's "new window" event, as it times a scene's open.
+// spawn to the compositor's "new window" event, as it times a scene's open. Built with
+// -DWITH_TEXT (and pangocairo) it also draws a line of text, as a scene's first frame does.
 #define _GNU_SOURCE
 #include "xdg-shell-client-protocol.h"
 
+#ifdef WITH_TEXT
+#include <pango/pangocairo.h>
+#define APP_ID "first-window-text"
+#else
+#define APP_ID "first-window"
+#endif
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -45,7 +52,7 @@ int main(void) {
     xdg_surface_add_listener(xdg, &surface_listener, NULL);
     struct xdg_toplevel *toplevel = xdg_surface_get_toplevel(xdg);
     xdg_toplevel_add_listener(toplevel, &toplevel_listener, NULL);
-    xdg_toplevel_set_app_id(toplevel, "first-window");
+    xdg_toplevel_set_app_id(toplevel, APP_ID);
     wl_surface_commit(surface);
     while (!configured && wl_display_dispatch(display) >= 0) {}
     const int width = 640, height = 480, stride = width * 4, size = stride * height;
@@ -53,6 +60,27 @@ int main(void) {
     if (fd < 0 || ftruncate(fd, size) < 0) return 1;
     void *pixels = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     memset(pixels, 0xff, size);
+#ifdef WITH_TEXT
+    // What a scene's first frame has that a white rectangle has not: a heading and a line of
+    // text, laid out with pango (fontconfig's configuration and the faces loaded first).
+    cairo_surface_t *target = cairo_image_surface_create_for_data(pixels, CAIRO_FORMAT_ARGB32, width, height, stride);
+    cairo_t *cr = cairo_create(target);
+    const char *lines[][2] = {{"Sans Bold 13", "Notes"}, {"Sans 13", "A line of text, as a note shows it."}};
+    for (int i = 0; i < 2; i++) {
+        PangoLayout *layout = pango_cairo_create_layout(cr);
+        PangoFontDescription *font = pango_font_description_from_string(lines[i][0]);
+        pango_layout_set_font_description(layout, font);
+        pango_font_description_free(font);
+        pango_layout_set_text(layout, lines[i][1], -1);
+        cairo_set_source_rgb(cr, 0.13, 0.13, 0.13);
+        cairo_move_to(cr, 16, 10 + 40 * i);
+        pango_cairo_show_layout(cr, layout);
+        g_object_unref(layout);
+    }
+    cairo_destroy(cr);
+    cairo_surface_flush(target);
+    cairo_surface_destroy(target);
+#endif
     struct wl_shm_pool *pool = wl_shm_create_pool(shm, fd, size);
     struct wl_buffer *buffer = wl_shm_pool_create_buffer(pool, 0, width, height, stride, WL_SHM_FORMAT_ARGB8888);
     wl_surface_attach(surface, buffer, 0, 0);

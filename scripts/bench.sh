@@ -14,7 +14,8 @@
 #                                                 static stdlib (the installed form) and dynamic
 #   prewarmed open      the same, bound from the app's pool      vs the cold open
 #   open -> first frame open request to the window's first frame on a headless sway, cold and
-#                       prewarmed                     vs spawning a minimal C client to its first frame
+#                       prewarmed                     vs spawning a minimal C client to its first frame,
+#                                                     and the same client drawing a line of text (pango)
 #   switcher            wmctl switcher to its first frame on screen, 50 sessions with pictures
 #                                                     vs open -> first frame, cold
 #   snapshot            background with a display (activity + picture) vs headless (activity only);
@@ -201,8 +202,11 @@ source scripts/headless-sway.sh
 start_headless_sway "$DIR/sway" "$DIR/sway.log"
 PIDS+=("$SWAY_PID")
 cc -O2 -o "$DIR/bin/first_window" bench/first_window.c Sources/CSceneWindow/xdg-shell-protocol.c -I Sources/CSceneWindow -lwayland-client
+# shellcheck disable=SC2046  # pkg-config's flags are words
+cc -O2 -DWITH_TEXT -o "$DIR/bin/first_window_text" bench/first_window.c Sources/CSceneWindow/xdg-shell-protocol.c -I Sources/CSceneWindow \
+  $(pkg-config --cflags --libs wayland-client pangocairo)
 start_broker "$DIR/frames"
-read -r FRAME_COLD FRAME_WARM FRAME_LIMIT <<<"$(/usr/bin/python3 bench/first_frame.py "$SWAYSOCK" "$SOCK" "$DIR/bin/first_window" "$N")"
+read -r FRAME_COLD FRAME_WARM FRAME_LIMIT FRAME_TEXT_LIMIT <<<"$(/usr/bin/python3 bench/first_frame.py "$SWAYSOCK" "$SOCK" "$DIR/bin/first_window" "$DIR/bin/first_window_text" "$N")"
 kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 
 # ---------------------------------------------------------------- the switcher and snapshots
@@ -238,6 +242,7 @@ fig "switcher, request -> first frame p50 (50 sessions)" "$SWITCHER" "ms" "open 
 fig "background with a picture p50 (wmctl, display)" "$BG_DISPLAY" "ms" "background, activity only (headless)" "$BG_HEADLESS"
 fig "picture per session ($SNAP_COUNT kept)" "$(awk -v b="$SNAP_MEAN" 'BEGIN { printf "%.1f", b / 1024 }')" "KiB" "restoration activity per session, KiB" "$(awk -v b="$ACT_DISPLAY" 'BEGIN { printf "%.2f", b / 1024 }')"
 fig "open -> first frame p50, cold" "$FRAME_COLD" "ms" "minimal C client, spawn -> first frame" "$FRAME_LIMIT"
+fig "open -> first frame p50, cold" "$FRAME_COLD" "ms" "C client drawing text (pango), spawn -> frame" "$FRAME_TEXT_LIMIT"
 fig "open -> first frame p50, prewarmed" "$FRAME_WARM" "ms" "minimal C client, spawn -> first frame" "$FRAME_LIMIT"
 
 # ---------------------------------------------------------------- reclaim: save + stop vs kill only
