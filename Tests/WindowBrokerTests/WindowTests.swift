@@ -12,8 +12,12 @@ class WindowTestCase: XCTestCase {
         sway = try SwayHarness(configuration: swayConfiguration)
         harness = try BrokerHarness()
         harness.brokerEnvironment["WAYLAND_DISPLAY"] = sway.waylandDisplay
+        try prepare(harness)
         try harness.start()
     }
+
+    /// What a test case changes before its broker starts.
+    func prepare(_ harness: BrokerHarness) throws {}
 
     override func tearDown() {
         harness?.tearDown()
@@ -328,3 +332,25 @@ final class SnapshotTests: WindowTestCase {
     }
 }
 
+
+/// The drawing library a broker's environment names is the one its scenes load: an app in a
+/// package of its own has no copy beside it, and a packager may put it elsewhere.
+final class NamedDrawingLibraryTests: WindowTestCase {
+    var namedCopy: String { harness.root + "/elsewhere/libwindowbroker-drawing.so" }
+
+    override func prepare(_ harness: BrokerHarness) throws {
+        try FileManager.default.createDirectory(atPath: harness.root + "/elsewhere", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: BrokerHarness.binDirectory + "/libwindowbroker-drawing.so", toPath: namedCopy)
+        harness.brokerEnvironment["WINDOWBROKER_DRAWING_LIBRARY"] = namedCopy
+    }
+
+    func testScenesLoadTheLibraryTheBrokersEnvironmentNames() throws {
+        let note = try harness.openNote("named", title: "Named")
+        try harness.eventually("the window is drawn") { try harness.noteState(note).sizes.count >= 1 }
+        let pid = try XCTUnwrap(harness.session(note)["pid"] as? Int)
+        let maps = try runToCompletion("/bin/cat", ["/proc/\(pid)/maps"]).output
+        XCTAssertTrue(maps.contains(namedCopy), "the named copy is not loaded:\n\(maps)")
+        let beside = URL(fileURLWithPath: BrokerHarness.binDirectory + "/libwindowbroker-drawing.so").resolvingSymlinksInPath().path
+        XCTAssertFalse(maps.contains(beside), "the one beside the broker was loaded too")
+    }
+}
