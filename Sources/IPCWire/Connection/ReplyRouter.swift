@@ -42,7 +42,7 @@ final class ReplyRouter: ChannelInboundHandler {
     /// names it in `reply_to` (an `Error` reply included), or fails it: the deadline passed,
     /// the frame was refused (too large), or the connection ended (with its reason).
     func send(
-        _ body: Envelope.OneOf_Body, on channel: any Channel, timeout: Duration, peer: String,
+        _ body: RequestBody, on channel: any Channel, timeout: Duration, peer: String,
         promise: EventLoopPromise<WireAnswer>
     ) {
         if let closed {
@@ -51,9 +51,7 @@ final class ReplyRouter: ChannelInboundHandler {
         }
         let id = nextID
         nextID += 1
-        var envelope = Envelope()
-        envelope.id = id
-        envelope.body = body
+        let envelope = body.envelope(id: id)
         let loop = channel.eventLoop.assumeIsolated()
         let deadline = loop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) { [self] in
             fail(id, BrokerError(.timedOut, "\(peer) did not answer within \(timeout.formattedSeconds)"))

@@ -68,6 +68,12 @@ package final class WireConnection: Sendable {
         try await answer(to: body, timeout: timeout, what: peer).envelope
     }
 
+    /// `request` with a body encoded once for many peers (`PreparedBody`).
+    nonisolated(nonsending) package func request(_ body: PreparedBody, timeout: Duration, what peer: String = "the peer") async throws -> Envelope {
+        let answer = try await issue(.prepared(body), timeout: timeout, what: peer).value()
+        return try answer.accepted()
+    }
+
     /// `request`, with the reply's place among the frames read (`WireAnswer.framesBefore`): for
     /// a caller that must not act on a reply before what the peer sent ahead of it.
     nonisolated(nonsending) package func answer(to body: Envelope.OneOf_Body, timeout: Duration, what peer: String = "the peer") async throws -> WireAnswer {
@@ -79,6 +85,10 @@ package final class WireConnection: Sendable {
     /// Writes `body` as a request now (on the loop: at once; elsewhere: queued on the loop, in
     /// the order of this thread's writes) and returns the future of its answer.
     package func issue(_ body: Envelope.OneOf_Body, timeout: Duration, what peer: String = "the peer") -> EventLoopFuture<WireAnswer> {
+        issue(.body(body), timeout: timeout, what: peer)
+    }
+
+    private func issue(_ body: RequestBody, timeout: Duration, what peer: String) -> EventLoopFuture<WireAnswer> {
         let channel = self.channel
         let promise = channel.eventLoop.makePromise(of: WireAnswer.self)
         onLoop { [self] in

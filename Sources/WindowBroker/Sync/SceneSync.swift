@@ -53,7 +53,10 @@ final class SceneSync {
         if wait != nil {
             waits[key] = PostWait(start: .now, expected: Set(receivers))
         }
-        for id in receivers { enqueue(.event(event), sequence: sequence, for: id, in: broker) }
+        if !receivers.isEmpty {
+            let update = try QueuedUpdate(sequence: sequence) { $0.event = event }
+            for id in receivers { enqueue(update, sequence: sequence, for: id, in: broker) }
+        }
         postedCount += 1
         broker.emit(poster, app: app, .updatePosted(name: name, sequence: sequence, receivers: receivers.count))
         var outcome = PostOutcome(sequence: sequence, receivers: receivers.count)
@@ -122,8 +125,10 @@ final class SceneSync {
             $0.key = key
             if let value { $0.value = value.wire } else { $0.removed = true }
         }
-        for (id, outlet) in outlets where outlet.appID == app {
-            enqueue(.defaults(change), sequence: sequence, for: id, in: broker)
+        let receivers = outlets.filter { $0.value.appID == app }.map(\.key)
+        if !receivers.isEmpty {
+            let update = try QueuedUpdate(sequence: sequence) { $0.defaultsChanged = change }
+            for id in receivers { enqueue(update, sequence: sequence, for: id, in: broker) }
         }
         broker.emit(writer, app: app, .defaultsChanged(key: key, removed: value == nil, sequence: sequence))
         return sequence
@@ -185,34 +190,28 @@ final class SceneSync {
                 outlets[id]?.sending = false
                 return
             }
-            let delivery: Windowbroker_V1_UpdateDelivery
-            switch next {
-            case .item(let sequence, .event(let event)):
-                delivery = .with {
-                    $0.sequence = sequence
-                    $0.event = event
-                }
-            case .item(let sequence, .defaults(let change)):
-                delivery = .with {
-                    $0.sequence = sequence
-                    $0.defaultsChanged = change
-                }
-            case .dropped(let range):
-                let defaults = defaults[outlet.appID] ?? [:]
-                delivery = .with {
-                    $0.sequence = range.upperBound
-                    $0.dropped = .with {
-                        $0.from = range.lowerBound
-                        $0.to = range.upperBound
-                        $0.defaults = PlistValue.wire(dictionary: defaults)
-                    }
-                }
-            }
+            let sequence: UInt64
+            let timeout = broker.configuration.updateAckTimeout
             do {
-                _ = try await outlet.connection.request(
-                    .workerCommand(.with { $0.update = delivery }), timeout: broker.configuration.updateAckTimeout, what: "the scene (update \(delivery.sequence))")
+                switch next {
+                case .item(let itemSequence, let update):
+                    sequence = itemSequence
+                    _ = try await outlet.connection.request(update.command, timeout: timeout, what: "the scene (update \(sequence))")
+                case .dropped(let range):
+                    sequence = range.upperBound
+                    let defaults = defaults[outlet.appID] ?? [:]
+                    let delivery = Windowbroker_V1_UpdateDelivery.with {
+                        $0.sequence = range.upperBound
+                        $0.dropped = .with {
+                            $0.from = range.lowerBound
+                            $0.to = range.upperBound
+                            $0.defaults = PlistValue.wire(dictionary: defaults)
+                        }
+                    }
+                    _ = try await outlet.connection.request(.workerCommand(.with { $0.update = delivery }), timeout: timeout, what: "the scene (update \(sequence))")
+                }
                 if case .item = next {
-                    let key = PostKey(app: outlet.appID, sequence: delivery.sequence)
+                    let key = PostKey(app: outlet.appID, sequence: sequence)
                     if let start = waits[key]?.start {
                         let elapsed = ContinuousClock.now - start
                         settle(key, id) { $0.acknowledged[id] = elapsed }
@@ -224,16 +223,28 @@ final class SceneSync {
             } catch {
                 // A scene that misses the deadline may still be working through its backlog:
                 // the next update waits behind it, and its queue bounds what piles up.
-                broker.logger.notice("a scene did not acknowledge an update", metadata: ["session": "\(id)", "sequence": "\(delivery.sequence)", "error": "\(error)"])
+                broker.logger.notice("a scene did not acknowledge an update", metadata: ["session": "\(id)", "sequence": "\(sequence)", "error": "\(error)"])
             }
         }
     }
 }
 
-/// One update as it waits in a scene's queue.
-enum QueuedUpdate: Sendable {
-    case event(Windowbroker_V1_UpdateEvent)
-    case defaults(Windowbroker_V1_DefaultsChange)
+/// One update as it waits in a scene's queue: an update event or a change of the shared
+/// defaults, as the command that delivers it, encoded once for all the app's scenes
+/// (`PreparedBody`).
+struct QueuedUpdate: Sendable {
+    let command: PreparedBody
+
+    init(sequence: UInt64, _ kind: (inout Windowbroker_V1_UpdateDelivery) -> Void) throws(BrokerError) {
+        var delivery = Windowbroker_V1_UpdateDelivery()
+        delivery.sequence = sequence
+        kind(&delivery)
+        do {
+            command = try PreparedBody(.workerCommand(.with { $0.update = delivery }))
+        } catch {
+            throw BrokerError(.internalError, "cannot encode update \(sequence): \(error)")
+        }
+    }
 }
 
 struct UpdateOutlet {

@@ -1,0 +1,38 @@
+import SwiftProtobuf
+
+/// A request's body encoded once, for the same request sent to many peers (an update posted to
+/// every scene of an app): each copy then costs its id and a copy of these bytes, where
+/// encoding the body for each peer was a fifth of the broker's work per scene (`callgrind`:
+/// 25,000 of 132,000 instructions per receiver).
+///
+/// The bytes are the envelope's body field as protobuf encodes it. They travel as the
+/// envelope's unknown fields, which swift-protobuf writes out as they are, after the fields it
+/// knows; the peer reads an envelope like any other (a message is the concatenation of its
+/// fields, in any order).
+package struct PreparedBody: Sendable {
+    let fields: UnknownStorage
+
+    package init(_ body: Envelope.OneOf_Body) throws {
+        var carrier = Envelope()
+        carrier.body = body
+        let bytes: [UInt8] = try carrier.serializedBytes()
+        // A message without fields keeps every field it reads as unknown: the body's bytes.
+        fields = try Google_Protobuf_Empty(serializedBytes: bytes).unknownFields
+    }
+}
+
+/// What a request carries: a body to encode, or one encoded already.
+enum RequestBody {
+    case body(Envelope.OneOf_Body)
+    case prepared(PreparedBody)
+
+    func envelope(id: UInt64) -> Envelope {
+        var envelope = Envelope()
+        envelope.id = id
+        switch self {
+        case .body(let body): envelope.body = body
+        case .prepared(let prepared): envelope.unknownFields = prepared.fields
+        }
+        return envelope
+    }
+}
