@@ -65,18 +65,21 @@ package final class WireConnection: Sendable {
     /// An `Error` reply is thrown as `BrokerError`. It runs on the caller's executor, as do the
     /// other async methods here: called from the SDK's main actor it wakes no other thread.
     nonisolated(nonsending) package func request(_ body: Envelope.OneOf_Body, timeout: Duration, what peer: String = "the peer") async throws -> Envelope {
-        try await answer(to: body, timeout: timeout, what: peer).envelope
+        try await answer(to: .body(body), timeout: timeout, what: peer).envelope
     }
 
     /// `request` with a body encoded once for many peers (`PreparedBody`).
     nonisolated(nonsending) package func request(_ body: PreparedBody, timeout: Duration, what peer: String = "the peer") async throws -> Envelope {
-        let answer = try await issue(.prepared(body), timeout: timeout, what: peer).value()
-        return try answer.accepted()
+        try await answer(to: .prepared(body), timeout: timeout, what: peer).envelope
     }
 
     /// `request`, with the reply's place among the frames read (`WireAnswer.framesBefore`): for
     /// a caller that must not act on a reply before what the peer sent ahead of it.
     nonisolated(nonsending) package func answer(to body: Envelope.OneOf_Body, timeout: Duration, what peer: String = "the peer") async throws -> WireAnswer {
+        try await answer(to: .body(body), timeout: timeout, what: peer)
+    }
+
+    nonisolated(nonsending) private func answer(to body: RequestBody, timeout: Duration, what peer: String) async throws -> WireAnswer {
         let answer = try await issue(body, timeout: timeout, what: peer).value()
         _ = try answer.accepted()
         return answer

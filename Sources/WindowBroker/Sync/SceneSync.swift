@@ -42,21 +42,20 @@ final class SceneSync {
         try SyncLimits.checkKey(name, what: "the update's name")
         try SyncLimits.checkSize(payload, maxBytes: broker.configuration.maxUpdatePayloadBytes, what: "the update's payload")
         let sequence = nextSequence(app)
-        let event = Windowbroker_V1_UpdateEvent.with {
-            $0.name = name
-            $0.payload = PlistValue.wire(dictionary: payload)
-            $0.postedAt = Date().timeIntervalSince1970
-            $0.postedBy = poster?.description ?? ""
+        let update = try QueuedUpdate(sequence: sequence) {
+            $0.event = .with {
+                $0.name = name
+                $0.payload = PlistValue.wire(dictionary: payload)
+                $0.postedAt = Date().timeIntervalSince1970
+                $0.postedBy = poster?.description ?? ""
+            }
         }
         let receivers = outlets.filter { $0.value.appID == app }.map(\.key)
         let key = PostKey(app: app, sequence: sequence)
         if wait != nil {
             waits[key] = PostWait(start: .now, expected: Set(receivers))
         }
-        if !receivers.isEmpty {
-            let update = try QueuedUpdate(sequence: sequence) { $0.event = event }
-            for id in receivers { enqueue(update, sequence: sequence, for: id, in: broker) }
-        }
+        for id in receivers { enqueue(update, sequence: sequence, for: id, in: broker) }
         postedCount += 1
         broker.emit(poster, app: app, .updatePosted(name: name, sequence: sequence, receivers: receivers.count))
         var outcome = PostOutcome(sequence: sequence, receivers: receivers.count)
@@ -121,14 +120,14 @@ final class SceneSync {
         }
         defaults[app] = next
         let sequence = nextSequence(app)
-        let change = Windowbroker_V1_DefaultsChange.with {
-            $0.key = key
-            if let value { $0.value = value.wire } else { $0.removed = true }
+        let update = try QueuedUpdate(sequence: sequence) {
+            $0.defaultsChanged = .with {
+                $0.key = key
+                if let value { $0.value = value.wire } else { $0.removed = true }
+            }
         }
-        let receivers = outlets.filter { $0.value.appID == app }.map(\.key)
-        if !receivers.isEmpty {
-            let update = try QueuedUpdate(sequence: sequence) { $0.defaultsChanged = change }
-            for id in receivers { enqueue(update, sequence: sequence, for: id, in: broker) }
+        for (id, outlet) in outlets where outlet.appID == app {
+            enqueue(update, sequence: sequence, for: id, in: broker)
         }
         broker.emit(writer, app: app, .defaultsChanged(key: key, removed: value == nil, sequence: sequence))
         return sequence
@@ -190,26 +189,24 @@ final class SceneSync {
                 outlets[id]?.sending = false
                 return
             }
-            let sequence: UInt64
-            let timeout = broker.configuration.updateAckTimeout
+            let sequence = switch next {
+            case .item(let sequence, _): sequence
+            case .dropped(let range): range.upperBound
+            }
             do {
-                switch next {
-                case .item(let itemSequence, let update):
-                    sequence = itemSequence
-                    _ = try await outlet.connection.request(update.command, timeout: timeout, what: "the scene (update \(sequence))")
+                let update = switch next {
+                case .item(_, let update): update
                 case .dropped(let range):
-                    sequence = range.upperBound
-                    let defaults = defaults[outlet.appID] ?? [:]
-                    let delivery = Windowbroker_V1_UpdateDelivery.with {
-                        $0.sequence = range.upperBound
+                    try QueuedUpdate(sequence: sequence) {
                         $0.dropped = .with {
                             $0.from = range.lowerBound
                             $0.to = range.upperBound
-                            $0.defaults = PlistValue.wire(dictionary: defaults)
+                            $0.defaults = PlistValue.wire(dictionary: self.defaults[outlet.appID] ?? [:])
                         }
                     }
-                    _ = try await outlet.connection.request(.workerCommand(.with { $0.update = delivery }), timeout: timeout, what: "the scene (update \(sequence))")
                 }
+                _ = try await outlet.connection.request(
+                    update.command, timeout: broker.configuration.updateAckTimeout, what: "the scene (update \(sequence))")
                 if case .item = next {
                     let key = PostKey(app: outlet.appID, sequence: sequence)
                     if let start = waits[key]?.start {
