@@ -84,7 +84,7 @@ public actor Broker {
         if let drawing = configuration.drawingLibrary {
             logger.info("drawing library (the scenes' windows)", metadata: ["path": "\(drawing)"])
             workerEnvironment["WINDOWBROKER_DRAWING_LIBRARY"] = drawing
-        } else if launcher == nil, workerEnvironment["WINDOWBROKER_DRAWING_LIBRARY"] == nil {
+        } else if launcher == nil {
             logger.warning("no drawing library: libwindowbroker-drawing.so is neither beside windowbrokerd nor in ../libexec/windowbroker; scenes find it beside their own programs or not at all (they then run without windows; give WINDOWBROKER_DRAWING_LIBRARY)")
         }
         self.launcher = launcher ?? WorkerSpawner(environment: workerEnvironment, output: workerOutput)

@@ -63,20 +63,22 @@ public struct BrokerConfiguration: Sendable {
     /// windowbrokerd (a build directory) or in PREFIX/libexec/windowbroker (an install).
     public var systemUI: String?
     var systemUIExecutable: String? {
-        if let systemUI { return systemUI }
-        guard let helperDirectory else { return nil }
-        let candidates = [helperDirectory + "/windowbroker-ui", helperDirectory + "/../libexec/windowbroker/windowbroker-ui"]
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }.map { ($0 as NSString).standardizingPath }
+        systemUI ?? installedHelper("windowbroker-ui", FileManager.default.isExecutableFile(atPath:))
     }
     /// The scenes' drawing library (`libwindowbroker-drawing.so`), handed to every process the
-    /// broker starts in `WINDOWBROKER_DRAWING_LIBRARY`: an app built in a package of its own
-    /// has no copy beside it. Found where the system UI is; nil when the environment names one.
+    /// broker starts in `WINDOWBROKER_DRAWING_LIBRARY` (an app built in a package of its own
+    /// has no copy beside it): the one the broker's own environment names, else the one found
+    /// where the system UI is.
     var drawingLibrary: String? {
-        if let named = environment["WINDOWBROKER_DRAWING_LIBRARY"], !named.isEmpty { return nil }
+        if let named = environment["WINDOWBROKER_DRAWING_LIBRARY"], !named.isEmpty { return named }
+        return installedHelper("libwindowbroker-drawing.so", FileManager.default.isReadableFile(atPath:))
+    }
+    /// `name` beside windowbrokerd (a build directory) or in PREFIX/libexec/windowbroker (an
+    /// install), the first that is `usable`.
+    private func installedHelper(_ name: String, _ usable: (String) -> Bool) -> String? {
         guard let helperDirectory else { return nil }
-        let file = "libwindowbroker-drawing.so"
-        let candidates = [helperDirectory + "/" + file, helperDirectory + "/../libexec/windowbroker/" + file]
-        return candidates.first { FileManager.default.isReadableFile(atPath: $0) }.map { ($0 as NSString).standardizingPath }
+        let candidates = [helperDirectory + "/" + name, helperDirectory + "/../libexec/windowbroker/" + name]
+        return candidates.first(where: usable).map { ($0 as NSString).standardizingPath }
     }
     /// What the broker's waits and time-based policies go by (`BrokerClock`).
     public var clock: any BrokerClock = SystemClock()
