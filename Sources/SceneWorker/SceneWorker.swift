@@ -403,16 +403,10 @@ package final class SceneRuntime {
                 await flushOutgoing()
                 await connection.reply(to: envelope, with: reply)
             } else {
-                // Written right behind what the scene queued before it, by whoever writes the
-                // last of that (no task is woken only to write it).
-                outgoingWritten.when(reaching: outgoingQueued) {
-                    connection.replyInBackground(to: envelope, with: reply)
-                }
+                answerBehindQueued(envelope, with: reply, on: connection)
             }
-        } catch let error as BrokerError {
-            await connection.reply(to: envelope, error: error)
         } catch {
-            await connection.reply(to: envelope, error: BrokerError(.workerFailed, "\(error)"))
+            await connection.reply(to: envelope, error: Self.refusal(error))
         }
         if finished {
             // didDisconnect was acknowledged: the system is taking this process away.
@@ -430,12 +424,23 @@ package final class SceneRuntime {
             try deliver(delivery)
             reply = .workerMessage(.with { $0.kind = .ack(.init()) })
         } catch {
-            reply = .error(((error as? BrokerError) ?? BrokerError(.workerFailed, "\(error)")).wire)
+            reply = .error(Self.refusal(error).wire)
         }
-        outgoingWritten.when(reaching: outgoingQueued) {
-            connection.replyInBackground(to: envelope, with: reply)
-        }
+        answerBehindQueued(envelope, with: reply, on: connection)
         return true
+    }
+
+    /// Writes a command's answer right behind what the scene queued before it, by whoever
+    /// writes the last of that (no task is woken only to write it).
+    private func answerBehindQueued(_ command: Envelope, with reply: Envelope.OneOf_Body, on connection: WireConnection) {
+        outgoingWritten.when(reaching: outgoingQueued) {
+            connection.replyInBackground(to: command, with: reply)
+        }
+    }
+
+    /// What a command that failed answers: its `BrokerError`, or the error as the scene's failure.
+    private static func refusal(_ error: any Error) -> BrokerError {
+        error as? BrokerError ?? BrokerError(.workerFailed, "\(error)")
     }
 
     /// Queues a scene change: merged into the one not sent yet, or announced to the sender.
