@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -235,8 +236,17 @@ struct wl_buffer *sw_shm_buffer(struct wl_shm *shm, int32_t width, int32_t heigh
 // map is per thread, and a font map must not be used by two threads at once).
 static pthread_once_t fonts_once = PTHREAD_ONCE_INIT;
 static PangoFontMap *warmed_font_map;
-static pthread_mutex_t warmed_font_map_lock = PTHREAD_MUTEX_INITIALIZER;
-static int warmed_font_map_taken;
+static atomic_flag warmed_font_map_taken = ATOMIC_FLAG_INIT;
+
+/// `text` in `font` (a Pango description), wrapped at `width` pixels.
+static void set_text(PangoLayout *layout, const char *font, const char *text, int width) {
+    PangoFontDescription *description = pango_font_description_from_string(font);
+    pango_layout_set_font_description(layout, description);
+    pango_font_description_free(description);
+    pango_layout_set_width(layout, width * PANGO_SCALE);
+    pango_layout_set_wrap(layout, PANGO_WRAP_WORD_CHAR);
+    pango_layout_set_text(layout, text ? text : "", -1);
+}
 
 static void warm_fonts(void) {
     PangoFontMap *map = pango_cairo_font_map_new();
@@ -250,10 +260,7 @@ static void warm_fonts(void) {
     static const char *const fonts[] = {"Sans 13", "Sans Bold 13"};
     for (size_t i = 0; i < sizeof fonts / sizeof fonts[0]; i++) {
         PangoLayout *layout = pango_layout_new(context);
-        PangoFontDescription *description = pango_font_description_from_string(fonts[i]);
-        pango_layout_set_font_description(layout, description);
-        pango_font_description_free(description);
-        pango_layout_set_text(layout, "Ag", -1);
+        set_text(layout, fonts[i], "Ag", 64);
         pango_cairo_show_layout(cr, layout);
         g_object_unref(layout);
     }
@@ -270,21 +277,12 @@ void sw_use_prepared_fonts(void) {
     if (done) return;
     done = 1;
     sw_prepare_fonts();
-    pthread_mutex_lock(&warmed_font_map_lock);
-    int take = !warmed_font_map_taken;
-    warmed_font_map_taken = 1;
-    pthread_mutex_unlock(&warmed_font_map_lock);
-    if (take) pango_cairo_font_map_set_default(PANGO_CAIRO_FONT_MAP(warmed_font_map));
+    if (!atomic_flag_test_and_set(&warmed_font_map_taken)) pango_cairo_font_map_set_default(PANGO_CAIRO_FONT_MAP(warmed_font_map));
 }
 
 PangoLayout *sw_text_layout(cairo_t *cr, const char *font, const char *text, int width) {
     sw_use_prepared_fonts();
     PangoLayout *layout = pango_cairo_create_layout(cr);
-    PangoFontDescription *description = pango_font_description_from_string(font);
-    pango_layout_set_font_description(layout, description);
-    pango_font_description_free(description);
-    pango_layout_set_width(layout, width * PANGO_SCALE);
-    pango_layout_set_wrap(layout, PANGO_WRAP_WORD_CHAR);
-    pango_layout_set_text(layout, text ? text : "", -1);
+    set_text(layout, font, text, width);
     return layout;
 }

@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,19 +19,29 @@ static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static const wb_drawing_table *table;
 static char load_error[1024];
 
-/// Tries `path`; on failure appends what the loader said to `load_error`.
+/// Adds a reason to `load_error`, after the ones before it.
+__attribute__((format(printf, 1, 2))) static void add_load_error(const char *format, ...) {
+    size_t used = strlen(load_error);
+    if (used && used + 2 < sizeof load_error) {
+        strcpy(load_error + used, "; ");
+        used += 2;
+    }
+    va_list arguments;
+    va_start(arguments, format);
+    vsnprintf(load_error + used, sizeof load_error - used, format, arguments);
+    va_end(arguments);
+}
+
+/// Tries `path`; on failure adds what the loader said to `load_error`.
 static int try_load(const char *path) {
     void *library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!library) {
-        size_t used = strlen(load_error);
-        snprintf(load_error + used, sizeof load_error - used, "%s%s", used ? "; " : "", dlerror());
+        add_load_error("%s", dlerror());
         return 0;
     }
     const wb_drawing_table *(*entry)(void) = (const wb_drawing_table *(*)(void))dlsym(library, WB_SYMBOL_NAME(WB_DRAWING_TABLE_SYMBOL));
     if (!entry) {
-        size_t used = strlen(load_error);
-        snprintf(load_error + used, sizeof load_error - used, "%s%s has no %s (another version of windowbroker?)", used ? "; " : "", path,
-                 WB_SYMBOL_NAME(WB_DRAWING_TABLE_SYMBOL));
+        add_load_error("%s has no %s (another version of windowbroker?)", path, WB_SYMBOL_NAME(WB_DRAWING_TABLE_SYMBOL));
         dlclose(library);
         return 0;
     }
