@@ -43,7 +43,7 @@ final class DrawingLibraryTests: BrokerTestCase {
         let note = try harness.openNote("headless", title: "Headless")
         _ = try harness.json("send", note, "type", "--arg", "text=no window")
         let pid = try XCTUnwrap(harness.session(note)["pid"] as? Int)
-        let maps = try runToCompletion("/bin/cat", ["/proc/\(pid)/maps"]).output  // a file of size 0 to Foundation
+        let maps = try mappedFiles(of: pid)
         XCTAssertTrue(maps.contains("libc.so"), "the maps were read")
         for library in Self.drawingLibraries {
             XCTAssertFalse(maps.contains(library), "a scene without a display loaded \(library)")

@@ -19,6 +19,18 @@ class WindowTestCase: XCTestCase {
     /// What a test case changes before its broker starts.
     func prepare(_ harness: BrokerHarness) throws {}
 
+    /// The drawing library beside the broker, as a process's maps name it.
+    static var drawingLibraryBesideBroker: String {
+        URL(fileURLWithPath: BrokerHarness.binDirectory + "/libwindowbroker-drawing.so").resolvingSymlinksInPath().path
+    }
+
+    /// Opens a note, waits for its window's first frame and returns what its process mapped.
+    func mapsOfDrawnNote(_ noteID: String) throws -> String {
+        let note = try harness.openNote(noteID, title: noteID)
+        try harness.eventually("the window is drawn") { try harness.noteState(note).sizes.count >= 1 }
+        return try mappedFiles(of: try XCTUnwrap(harness.session(note)["pid"] as? Int))
+    }
+
     override func tearDown() {
         harness?.tearDown()
         sway?.stop()
@@ -155,11 +167,8 @@ final class WindowTests: WindowTestCase {
     /// A scene with a display loads the drawing library the broker names (the one beside it),
     /// and the libraries that library links.
     func testAWindowedSceneLoadsTheDrawingLibraryBesideTheBroker() throws {
-        let note = try harness.openNote("drawn", title: "Drawn")
-        try harness.eventually("the window is drawn") { try harness.noteState(note).sizes.count >= 1 }
-        let pid = try XCTUnwrap(harness.session(note)["pid"] as? Int)
-        let maps = try runToCompletion("/bin/cat", ["/proc/\(pid)/maps"]).output  // a file of size 0 to Foundation
-        let beside = URL(fileURLWithPath: BrokerHarness.binDirectory + "/libwindowbroker-drawing.so").resolvingSymlinksInPath().path
+        let maps = try mapsOfDrawnNote("drawn")
+        let beside = Self.drawingLibraryBesideBroker
         XCTAssertTrue(maps.contains(beside), "not loaded from \(beside):\n\(maps)")
         for library in ["libcairo.so", "libpango-1.0.so", "libwayland-client.so"] {
             XCTAssertTrue(maps.contains(library), "\(library) not loaded")
@@ -332,7 +341,6 @@ final class SnapshotTests: WindowTestCase {
     }
 }
 
-
 /// The drawing library a broker's environment names is the one its scenes load: an app in a
 /// package of its own has no copy beside it, and a packager may put it elsewhere.
 final class NamedDrawingLibraryTests: WindowTestCase {
@@ -345,12 +353,8 @@ final class NamedDrawingLibraryTests: WindowTestCase {
     }
 
     func testScenesLoadTheLibraryTheBrokersEnvironmentNames() throws {
-        let note = try harness.openNote("named", title: "Named")
-        try harness.eventually("the window is drawn") { try harness.noteState(note).sizes.count >= 1 }
-        let pid = try XCTUnwrap(harness.session(note)["pid"] as? Int)
-        let maps = try runToCompletion("/bin/cat", ["/proc/\(pid)/maps"]).output
+        let maps = try mapsOfDrawnNote("named")
         XCTAssertTrue(maps.contains(namedCopy), "the named copy is not loaded:\n\(maps)")
-        let beside = URL(fileURLWithPath: BrokerHarness.binDirectory + "/libwindowbroker-drawing.so").resolvingSymlinksInPath().path
-        XCTAssertFalse(maps.contains(beside), "the one beside the broker was loaded too")
+        XCTAssertFalse(maps.contains(Self.drawingLibraryBesideBroker), "the one beside the broker was loaded too")
     }
 }

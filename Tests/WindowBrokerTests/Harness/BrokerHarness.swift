@@ -460,6 +460,12 @@ func processStat(_ pid: Int32) -> (state: Character, parent: Int32)? {
     return (state, parent)
 }
 
+/// What a process has mapped (`/proc/PID/maps`), read with `cat`: Foundation reads a file of
+/// size 0, as every `/proc` file is, only in part.
+func mappedFiles(of pid: Int) throws -> String {
+    try runToCompletion("/bin/cat", ["/proc/\(pid)/maps"]).output
+}
+
 /// A test case that owns one broker for its duration.
 class BrokerTestCase: XCTestCase {
     var harness: BrokerHarness!
