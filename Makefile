@@ -11,8 +11,13 @@ build: deps
 	$(SWIFT) build
 
 # Process-level tests start the binaries built above; they find them through WINDOWBROKER_BIN_DIR.
+# The zygote tests also need notes as it is installed (a static Swift runtime, which only a
+# release build with the install flags has): WINDOWBROKER_STATIC_NOTES.
+STATIC_NOTES = $(CURDIR)/.build-install/release/notes
+
 test: build
-	WINDOWBROKER_BIN_DIR=$(BIN) $(SWIFT) test
+	bash -c 'source scripts/release-flags.sh && $(SWIFT) build "$${RELEASE_BUILD[@]}" --product notes'
+	WINDOWBROKER_BIN_DIR=$(BIN) WINDOWBROKER_STATIC_NOTES=$(STATIC_NOTES) $(SWIFT) test
 
 demo: build
 	WINDOWBROKER_BIN_DIR=$(BIN) bash scripts/demo.sh

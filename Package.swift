@@ -96,11 +96,14 @@ let package = Package(
         // What the programs link instead: the API of the drawing library, loaded on first use.
         .target(name: "CSceneWindowLoader", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
         .target(name: "SceneWindow", dependencies: ["CSceneWindowLoader"]),
+        // A scene app's process as its own zygote: forks the app's workers for the broker.
+        .target(name: "CSceneZygote", linkerSettings: [.linkedLibrary("dl")]),
         .target(
             name: "SceneWorker",
             dependencies: [
                 "IPCWire",
                 "CLinuxShim",
+                "CSceneZygote",
                 "SceneWindow",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -71,7 +71,8 @@ def state_object(reply, showing_created):
     out = {"session": reply.session_id, "state": wbwire.state_name(reply.state), "detail": reply.detail}
     if showing_created:
         out["created"] = reply.created
-    launches = {pb.LAUNCH_KIND_EXISTING: "existing", pb.LAUNCH_KIND_SPAWNED: "spawned", pb.LAUNCH_KIND_PREWARMED: "prewarmed"}
+    launches = {pb.LAUNCH_KIND_EXISTING: "existing", pb.LAUNCH_KIND_SPAWNED: "spawned", pb.LAUNCH_KIND_PREWARMED: "prewarmed",
+                pb.LAUNCH_KIND_FORKED: "forked"}
     if reply.launch in launches:
         out["launch"] = launches[reply.launch]
         out["presentation"] = "prominent" if reply.presentation == pb.PRESENTATION_STYLE_PROMINENT else "standard"

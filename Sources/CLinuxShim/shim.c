@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <spawn.h>
 #include <string.h>
@@ -147,4 +149,62 @@ int wb_is_main_thread(void) {
 
 int wb_trim_heap(void) {
     return malloc_trim(0);
+}
+
+int wb_seqpacket_pair(int fds[2]) {
+    return socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds);
+}
+
+/// Waits for `fd` to be readable; 0, ETIMEDOUT or an errno value.
+static int wait_readable(int fd, int timeout_ms) {
+    struct pollfd p = { .fd = fd, .events = POLLIN };
+    for (;;) {
+        int rc = poll(&p, 1, timeout_ms);
+        if (rc > 0) return 0;
+        if (rc == 0) return ETIMEDOUT;
+        if (errno != EINTR) return errno;
+    }
+}
+
+int wb_zygote_first_message(int channel, int timeout_ms, char *message, unsigned long capacity) {
+    if (capacity == 0) return EINVAL;
+    int rc = wait_readable(channel, timeout_ms);
+    if (rc != 0) return rc;
+    ssize_t n = recv(channel, message, capacity - 1, 0);
+    if (n < 0) return errno;
+    if (n == 0) return EPIPE;
+    message[n] = '\0';
+    return 0;
+}
+
+int wb_zygote_fork(int channel, const char *environment, unsigned long length, int fd3, int output_fd, int error_fd, int timeout_ms, pid_t *pid) {
+    // Each request brings its own reply socket: requests from several threads never take
+    // each other's answers, and no lock is needed around the channel.
+    int reply[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, reply) != 0) return errno;
+    int fds[4] = { reply[1], fd3, output_fd, error_fd };
+    int count = (output_fd >= 0 && error_fd >= 0) ? 4 : 2;
+    union { struct cmsghdr align; char data[CMSG_SPACE(sizeof fds)]; } control;
+    memset(&control, 0, sizeof control);
+    struct iovec iov = { .iov_base = (void *)environment, .iov_len = length };
+    struct msghdr message = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.data, .msg_controllen = CMSG_SPACE(sizeof(int) * count) };
+    struct cmsghdr *c = CMSG_FIRSTHDR(&message);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * count);
+    memcpy(CMSG_DATA(c), fds, sizeof(int) * count);
+    ssize_t sent;
+    do { sent = sendmsg(channel, &message, MSG_NOSIGNAL); } while (sent < 0 && errno == EINTR);
+    int rc = sent < 0 ? (errno == ECONNRESET || errno == ENOTCONN ? EPIPE : errno) : 0;
+    close(reply[1]);
+    if (rc == 0) rc = wait_readable(reply[0], timeout_ms);
+    if (rc == 0) {
+        int32_t answer = 0;
+        ssize_t n = recv(reply[0], &answer, sizeof answer, 0);
+        if (n != sizeof answer) rc = EPIPE;  // the zygote ended with the request
+        else if (answer < 0) rc = -answer;
+        else *pid = answer;
+    }
+    close(reply[0]);
+    return rc;
 }

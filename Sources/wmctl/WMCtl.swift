@@ -181,6 +181,7 @@ struct GlobalOptions: ParsableArguments {
         case .existing: object["launch"] = .string("existing")
         case .spawned: object["launch"] = .string("spawned")
         case .prewarmed: object["launch"] = .string("prewarmed")
+        case .forked: object["launch"] = .string("forked")
         default: break
         }
         if reply.launch != .unspecified {

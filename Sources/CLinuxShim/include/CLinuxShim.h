@@ -12,6 +12,21 @@
 /// /dev/null); -1 inherits them.
 int wb_spawn_worker(const char *path, char *const argv[], char *const envp[], int child_fd, int output_fd, int error_fd, pid_t *pid);
 
+/// A SOCK_SEQPACKET socket pair (close-on-exec): the channel to an app's zygote.
+int wb_seqpacket_pair(int fds[2]);
+
+/// Waits up to `timeout_ms` for a zygote's first message ("ready" or "refused: ..."), copied
+/// NUL-terminated into `message`. Returns 0, or an errno value (ETIMEDOUT, EPIPE when the
+/// zygote closed the channel or ended).
+int wb_zygote_first_message(int channel, int timeout_ms, char *message, unsigned long capacity);
+
+/// Asks the zygote on `channel` for a worker: `environment` (`length` bytes of NUL-terminated
+/// "KEY=VALUE" strings) becomes its environment, `fd3` its fd 3, and `output_fd`/`error_fd`
+/// (both or neither, -1) its stdout and stderr. The worker is the caller's child. Returns 0 and
+/// sets *pid, or an errno value (EPIPE: the zygote is gone; ETIMEDOUT: it did not answer within
+/// `timeout_ms`). The caller keeps (and closes) the descriptors it passed.
+int wb_zygote_fork(int channel, const char *environment, unsigned long length, int fd3, int output_fd, int error_fd, int timeout_ms, pid_t *pid);
+
 /// pidfd_open(2); -1 and errno on failure.
 int wb_pidfd_open(pid_t pid);
 

@@ -331,6 +331,9 @@ package nonisolated enum Windowbroker_V1_LaunchKind: SwiftProtobuf.Enum, Swift.C
 
   /// A prewarmed process from the app's pool was bound to it.
   case prewarmed // = 3
+
+  /// A new process was forked for it from the app's zygote.
+  case forked // = 4
   case UNRECOGNIZED(Int)
 
   package init() {
@@ -343,6 +346,7 @@ package nonisolated enum Windowbroker_V1_LaunchKind: SwiftProtobuf.Enum, Swift.C
     case 1: self = .existing
     case 2: self = .spawned
     case 3: self = .prewarmed
+    case 4: self = .forked
     default: self = .UNRECOGNIZED(rawValue)
     }
   }
@@ -353,6 +357,7 @@ package nonisolated enum Windowbroker_V1_LaunchKind: SwiftProtobuf.Enum, Swift.C
     case .existing: return 1
     case .spawned: return 2
     case .prewarmed: return 3
+    case .forked: return 4
     case .UNRECOGNIZED(let i): return i
     }
   }
@@ -363,6 +368,7 @@ package nonisolated enum Windowbroker_V1_LaunchKind: SwiftProtobuf.Enum, Swift.C
     .existing,
     .spawned,
     .prewarmed,
+    .forked,
   ]
 
 }
@@ -4018,7 +4024,7 @@ nonisolated extension Windowbroker_V1_Dismissal: SwiftProtobuf._ProtoNameProvidi
 }
 
 nonisolated extension Windowbroker_V1_LaunchKind: SwiftProtobuf._ProtoNameProviding {
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0LAUNCH_KIND_UNSPECIFIED\0\u{1}LAUNCH_KIND_EXISTING\0\u{1}LAUNCH_KIND_SPAWNED\0\u{1}LAUNCH_KIND_PREWARMED\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{2}\0LAUNCH_KIND_UNSPECIFIED\0\u{1}LAUNCH_KIND_EXISTING\0\u{1}LAUNCH_KIND_SPAWNED\0\u{1}LAUNCH_KIND_PREWARMED\0\u{1}LAUNCH_KIND_FORKED\0")
 }
 
 nonisolated extension Windowbroker_V1_Callback: SwiftProtobuf._ProtoNameProviding {

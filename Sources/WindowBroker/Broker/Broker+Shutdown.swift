@@ -38,6 +38,7 @@ extension Broker {
         let failures = await concurrently(Array(workers.values), limit: configuration.reclaimConcurrency) { id in
             await self.stopForShutdown(id)
         }
+        await launcher.shutdown()
         await store.checkpoint()
         await searchIndex?.closeCleanly()
         phase.stopped()

@@ -87,7 +87,7 @@ public actor Broker {
         } else if launcher == nil {
             logger.warning("no drawing library: libwindowbroker-drawing.so is neither beside windowbrokerd nor in ../libexec/windowbroker; scenes find it beside their own programs or not at all (they then run without windows; give WINDOWBROKER_DRAWING_LIBRARY)")
         }
-        self.launcher = launcher ?? WorkerSpawner(environment: workerEnvironment, output: workerOutput)
+        self.launcher = launcher ?? WorkerSpawner(environment: workerEnvironment, output: workerOutput, logger: logger)
         var uiEnvironment = workerEnvironment
         uiEnvironment["WINDOWBROKER_SOCKET"] = configuration.socketPath
         let uiExecutable = configuration.systemUIExecutable

@@ -3,13 +3,14 @@ import IPCWire
 
 /// How a scene's process came to be for an open or activate.
 public enum LaunchKind: String, Sendable {
-    case existing, spawned, prewarmed
+    case existing, spawned, prewarmed, forked
 
     var wire: Windowbroker_V1_LaunchKind {
         switch self {
         case .existing: .existing
         case .spawned: .spawned
         case .prewarmed: .prewarmed
+        case .forked: .forked
         }
     }
 }

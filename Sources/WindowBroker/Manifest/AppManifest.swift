@@ -16,6 +16,7 @@ import IPCWire
 ///   ],
 ///   "activityTypes": ["notes.edit"],
 ///   "prewarm": 1,
+///   "zygote": true,
 ///   "actions": [{ "name": "type", "arguments": ["text"], "description": "Types text at the cursor." }]
 /// }
 /// ```
@@ -49,6 +50,11 @@ public struct AppManifest: Sendable, Equatable {
     /// How many started, handshaken, idle processes the broker keeps for this app, bound to a
     /// session only when one is opened or activated (Android's zygote / iOS's prewarming idea).
     public var prewarm: Int
+    /// Whether the app's workers are forked from a zygote: one process of the app that has
+    /// loaded and relocated itself and forks each new worker, which then starts as if exec'd
+    /// (see `AppZygotes`). Only for apps built on the SceneWorker SDK with a static Swift
+    /// runtime; any other build says why it cannot, and its workers are spawned as usual.
+    public var zygote = false
     /// The file it was read from, for messages.
     public var source: String
     public var actions: [Action] = []

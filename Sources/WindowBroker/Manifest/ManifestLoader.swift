@@ -97,6 +97,7 @@ public struct ManifestLoader: Sendable {
         var configurations: [AppManifest.Configuration]?
         var activityTypes: [String]?
         var prewarm: Int?
+        var zygote: Bool?
         var actions: [AppManifest.Action]?
     }
 
@@ -192,6 +193,7 @@ public struct ManifestLoader: Sendable {
             }
         }
         manifest.actions = raw.actions ?? []
+        manifest.zygote = raw.zygote ?? false
         (manifest.mainMenu, manifest.commandErrors) = Self.mainMenu(file: file, data: data)
         return manifest
     }
@@ -290,7 +292,7 @@ public struct ManifestLoader: Sendable {
         return found
     }
 
-    static let knownKeys: Set<String> = ["id", "name", "executable", "arguments", "supportsMultipleScenes", "configurations", "activityTypes", "prewarm", "menus", "commands", "actions"]
+    static let knownKeys: Set<String> = ["id", "name", "executable", "arguments", "supportsMultipleScenes", "configurations", "activityTypes", "prewarm", "zygote", "menus", "commands", "actions"]
     static let knownConfigurationKeys: Set<String> = ["name", "role", "delegate", "canActivate", "prefersToActivate"]
 
     /// Keys the broker does not know, as warnings: a misspelt `prefersToActivate` would

@@ -36,8 +36,10 @@ public actor WorkerHandle {
     public nonisolated let appID: AppID
     /// Ends the process at once (SIGKILL for a real one); its end is still reported through `recordExit`.
     private nonisolated let stop: @Sendable () -> Void
+    /// Forked from the app's zygote rather than spawned.
+    public nonisolated let forked: Bool
     /// A worker spawned without a session came from a prewarm pool.
-    public nonisolated var launchKind: LaunchKind { spawnedFor == nil ? .prewarmed : .spawned }
+    public nonisolated var launchKind: LaunchKind { spawnedFor == nil ? .prewarmed : forked ? .forked : .spawned }
 
     public private(set) var exit: WorkerExit?
     public private(set) var connectionOpen = true
@@ -58,8 +60,9 @@ public actor WorkerHandle {
     /// on only after the frames read before it (`waitForFrames`).
     private var framesHandled = GrowingCount()
 
-    init(pid: pid_t, connection: WireConnection, appID: AppID, spawnedFor: SessionID?, stop: @escaping @Sendable () -> Void) {
+    init(pid: pid_t, connection: WireConnection, appID: AppID, spawnedFor: SessionID?, forked: Bool = false, stop: @escaping @Sendable () -> Void) {
         self.pid = pid
+        self.forked = forked
         self.stop = stop
         self.connection = connection
         self.appID = appID
@@ -84,7 +87,7 @@ public actor WorkerHandle {
     /// Wraps the broker's end of a connected socket pair: the returned supervisor reads the
     /// connection until it ends. The launcher reports the process's end with `recordExit`.
     public static func adopt(
-        socket: Int32, pid: pid_t, appID: AppID, spawnedFor: SessionID?,
+        socket: Int32, pid: pid_t, appID: AppID, spawnedFor: SessionID?, forked: Bool = false,
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         stop: @escaping @Sendable () -> Void
     ) async throws -> WorkerHandle {
@@ -94,7 +97,7 @@ public actor WorkerHandle {
         return await withCheckedContinuation { (ready: CheckedContinuation<WorkerHandle, Never>) in
             Task {
                 try? await channel.executeThenClose { inbound, outbound in
-                    let handle = WorkerHandle(pid: pid, connection: WireConnection(channel, outbound: outbound), appID: appID, spawnedFor: spawnedFor, stop: stop)
+                    let handle = WorkerHandle(pid: pid, connection: WireConnection(channel, outbound: outbound), appID: appID, spawnedFor: spawnedFor, forked: forked, stop: stop)
                     ready.resume(returning: handle)
                     await handle.connection.readLoop(inbound) { envelope in
                         await handle.received(envelope)

@@ -2,6 +2,7 @@ import CLinuxShim
 import Foundation
 import Glibc
 import IPCWire
+import Logging
 import NIOCore
 import NIOPosix
 
@@ -11,6 +12,12 @@ public protocol WorkerLauncher: Sendable {
     /// Starts a worker of `app` for `sessionID` (nil: a prewarmed worker, bound later) and
     /// returns its supervisor, already reading the connection and watching for the exit.
     func launch(app: AppManifest, sessionID: SessionID?) async throws -> WorkerHandle
+    /// Nothing more will be launched: ends whatever the launcher keeps running for it.
+    func shutdown() async
+}
+
+extension WorkerLauncher {
+    public func shutdown() async {}
 }
 
 /// Starts one worker process for one scene session.
@@ -29,11 +36,22 @@ public struct WorkerSpawner: WorkerLauncher {
     public var group: any EventLoopGroup
     /// Where the workers' stdout and stderr go; nil: they inherit the broker's.
     public var output: WorkerOutput?
+    /// Where the workers of apps with `"zygote": true` are forked from.
+    let zygotes: AppZygotes
 
-    public init(environment: [String: String], group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton, output: WorkerOutput? = nil) {
-        self.environment = environment.filter { !Self.scrubbedVariables.contains($0.key) }
+    public init(
+        environment: [String: String], group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        output: WorkerOutput? = nil, logger: Logger? = nil
+    ) {
+        self.environment = environment.filter { !Self.scrubbedVariables.contains($0.key) && $0.key != "WINDOWBROKER_ZYGOTE" }
         self.group = group
         self.output = output
+        self.zygotes = AppZygotes(environment: self.environment, output: output, logger: logger)
+    }
+
+    /// Ends the apps' zygotes.
+    public func shutdown() async {
+        await zygotes.stopAll()
     }
 
     /// Spawns `app`'s executable, for `sessionID` or (nil) as a prewarmed worker that is bound
@@ -64,9 +82,16 @@ public struct WorkerSpawner: WorkerLauncher {
                 throw error
             }
         }
-        let spawned = try await ChildProcess.spawn(
-            [app.executable] + app.arguments, environment: env,
-            fd3: workerEnd, output: outputPipe?.write ?? -1, error: errorPipe?.write ?? -1)
+        let forked = app.zygote
+            ? await zygotes.fork(app: app, environment: env, fd3: workerEnd, output: outputPipe?.write ?? -1, error: errorPipe?.write ?? -1)
+            : nil
+        let spawned = if let forked {
+            Result<pid_t, ChildProcess.Errno>.success(forked)
+        } else {
+            try await ChildProcess.spawn(
+                [app.executable] + app.arguments, environment: env,
+                fd3: workerEnd, output: outputPipe?.write ?? -1, error: errorPipe?.write ?? -1)
+        }
         close(workerEnd)
         for pipe in [outputPipe, errorPipe].compactMap({ $0 }) { close(pipe.write) }
         let pid: pid_t
@@ -86,7 +111,7 @@ public struct WorkerSpawner: WorkerLauncher {
         let childPID = pid
         let handle: WorkerHandle
         do {
-            handle = try await WorkerHandle.adopt(socket: brokerEnd, pid: pid, appID: app.id, spawnedFor: sessionID, group: group) {
+            handle = try await WorkerHandle.adopt(socket: brokerEnd, pid: pid, appID: app.id, spawnedFor: sessionID, forked: forked != nil, group: group) {
                 _ = Glibc.kill(childPID, SIGKILL)
             }
         } catch {

@@ -355,6 +355,8 @@ final class BrokerHarness {
             throw HarnessError("\(manifest) is not a JSON object")
         }
         app["executable"] = overlay["executable"]
+        // The probe is a debug build, which cannot be a zygote (ZygoteTests covers that).
+        app["zygote"] = nil
         app["actions"] = (app["actions"] as? [Any] ?? []) + (overlay["actions"] as? [Any] ?? [])
         return try JSONSerialization.data(withJSONObject: app, options: [.prettyPrinted, .sortedKeys])
     }

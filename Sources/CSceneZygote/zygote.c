@@ -1,0 +1,169 @@
+// A scene app's process as its own zygote (Android's model): started by the broker with
+// WINDOWBROKER_ZYGOTE=1 and a SOCK_SEQPACKET channel on fd 3, the process stops in this
+// constructor, before any other runs, and from then on only forks. Each child returns from
+// the constructor and starts as an ordinary worker: the Swift runtime, Dispatch and the app
+// initialise in it for the first time, so nothing is shared with the zygote that was ever
+// touched by a thread. What the child does inherit is what costs every exec'd worker the
+// most: the loaded, relocated program (its relocated data stays shared, copy-on-write, across
+// all of the app's scenes) and an initialised libc.
+//
+// The children are the broker's, not the zygote's (CLONE_PARENT): the broker reaps and
+// supervises them exactly as the workers it spawns, and a worker's parent-death signal is
+// tied to the broker. CLONE_PARENT has no libc wrapper, so the clone below does what glibc's
+// _Fork does around its own: the kernel writes the child's thread id into the thread
+// descriptor (found through the descriptor glibc exports for debuggers) and the child
+// registers its robust-mutex list again.
+//
+// Wire format on the channel (one message each, SOCK_SEQPACKET keeps their boundaries):
+//   zygote -> broker, once:  "ready" | "refused: <reason>"
+//   broker -> zygote:        the worker's environment, NUL-separated "KEY=VALUE" strings,
+//                            with SCM_RIGHTS [reply socket, worker socket (-> fd 3),
+//                            stdout, stderr] (stdout and stderr together or not at all)
+//   zygote -> reply socket:  the child's pid (int32), or -errno
+#define _GNU_SOURCE
+#include "CSceneZygote.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define ZYGOTE_CHANNEL 3
+#define MAX_ENVIRONMENT (256 * 1024)
+#define MAX_DESCRIPTORS 4
+
+extern char **environ;
+
+static void say(const char *message) {
+    (void)send(ZYGOTE_CHANNEL, message, strlen(message), MSG_NOSIGNAL);
+}
+
+/// Where glibc keeps this thread's id, or NULL with the reason in *why.
+static pid_t *thread_id_slot(const char **why) {
+    // glibc describes struct pthread's fields to libthread_db: {bits, count, offset}.
+    const uint32_t *tid = dlsym(RTLD_DEFAULT, "_thread_db_pthread_tid");
+    if (!tid) { *why = "the C library does not describe its thread descriptor (not glibc)"; return NULL; }
+    if (tid[0] != 32 || tid[2] > 4096) { *why = "the C library's thread descriptor is not laid out as expected"; return NULL; }
+    pid_t *slot = (pid_t *)((char *)pthread_self() + tid[2]);
+    if (*slot != (pid_t)syscall(SYS_gettid)) { *why = "the C library's thread id is not where it says"; return NULL; }
+    return slot;
+}
+
+/// Why this process cannot be a zygote, or NULL when it can.
+static const char *refusal(void) {
+#if !defined(__x86_64__) && !defined(__aarch64__)
+    return "forking scenes is implemented for x86_64 and aarch64 only";
+#endif
+    // With a shared Swift runtime (a debug build), Dispatch and the runtime initialised before
+    // this constructor, on this thread: a child would inherit Dispatch's record of the
+    // zygote's thread id, and Dispatch's priority-inheriting locks tell the kernel that id.
+    if (dlopen("libdispatch.so", RTLD_NOLOAD | RTLD_LAZY) || dlopen("libswiftCore.so", RTLD_NOLOAD | RTLD_LAZY)) {
+        return "the Swift runtime is a shared library here (built without --static-swift-stdlib), so it started before the zygote could";
+    }
+    const char *why = NULL;
+    if (!thread_id_slot(&why)) return why;
+    struct robust_list_head *head;
+    size_t length;
+    if (syscall(SYS_get_robust_list, 0, &head, &length) != 0) return "the kernel does not report this thread's robust-mutex list";
+    return NULL;
+}
+
+/// fork(2) whose child is the caller's parent's: glibc's _Fork with CLONE_PARENT.
+static pid_t fork_as_sibling(pid_t *thread_id) {
+    void *head;
+    size_t length;
+    if (syscall(SYS_get_robust_list, 0, &head, &length) != 0) return -1;
+    long pid = syscall(SYS_clone, CLONE_PARENT | CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | SIGCHLD,
+                       NULL, NULL, thread_id, NULL);
+    if (pid == 0) syscall(SYS_set_robust_list, head, length);
+    return (pid_t)pid;
+}
+
+/// In the child: the received descriptors become 3 (and 1, 2), everything else above 3 closes,
+/// and the environment becomes the one the broker sent.
+static void become_worker(char *environment, size_t length, const int *fds, int count) {
+    // The worker socket replaces the channel as fd 3.
+    dup2(fds[1], ZYGOTE_CHANNEL);
+    if (count == 4) {
+        dup2(fds[2], STDOUT_FILENO);
+        dup2(fds[3], STDERR_FILENO);
+    }
+    closefrom(ZYGOTE_CHANNEL + 1);
+    setpgid(0, 0);
+    size_t variables = 0;
+    for (size_t i = 0; i < length; i++) if (environment[i] == '\0') variables++;
+    char **list = calloc(variables + 1, sizeof *list);
+    if (!list) _exit(127);
+    size_t n = 0;
+    for (size_t i = 0; i < length && n < variables; i += strlen(environment + i) + 1) list[n++] = environment + i;
+    environ = list;
+}
+
+__attribute__((constructor(101))) static void zygote_main(void) {
+    const char *role = getenv("WINDOWBROKER_ZYGOTE");
+    if (!role || strcmp(role, "1") != 0) return;
+    int type = 0;
+    socklen_t size = sizeof type;
+    if (getsockopt(ZYGOTE_CHANNEL, SOL_SOCKET, SO_TYPE, &type, &size) != 0 || type != SOCK_SEQPACKET) return;
+    // Die with the broker; a zygote never outlives the one that started it.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    const char *broker = getenv("WINDOWBROKER_PID");
+    if (!broker || atoi(broker) != getppid()) _exit(0);
+
+    const char *why = refusal();
+    if (why) {
+        char message[512];
+        snprintf(message, sizeof message, "refused: %s", why);
+        say(message);
+        _exit(0);
+    }
+    const char *unused;
+    pid_t *thread_id = thread_id_slot(&unused);
+    char *environment = malloc(MAX_ENVIRONMENT);
+    if (!environment) _exit(1);
+    say("ready");
+
+    for (;;) {
+        union { struct cmsghdr align; char data[CMSG_SPACE(sizeof(int) * MAX_DESCRIPTORS)]; } control;
+        struct iovec iov = { .iov_base = environment, .iov_len = MAX_ENVIRONMENT };
+        struct msghdr message = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.data, .msg_controllen = sizeof control.data };
+        ssize_t n = recvmsg(ZYGOTE_CHANNEL, &message, MSG_CMSG_CLOEXEC);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) _exit(0);  // the broker closed the channel: nothing more to fork
+        int fds[MAX_DESCRIPTORS];
+        int count = 0;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&message); c; c = CMSG_NXTHDR(&message, c)) {
+            if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+            int received = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+            for (int i = 0; i < received; i++) {
+                int fd;
+                memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+                if (count < MAX_DESCRIPTORS) fds[count++] = fd; else close(fd);
+            }
+        }
+        int32_t answer;
+        if ((message.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || (count != 2 && count != 4)
+            || n == 0 || environment[n - 1] != '\0') {
+            answer = -EINVAL;
+        } else {
+            pid_t pid = fork_as_sibling(thread_id);
+            if (pid == 0) {
+                become_worker(environment, (size_t)n, fds, count);
+                return;  // on to the program's own start, as a worker
+            }
+            answer = pid > 0 ? pid : -errno;
+        }
+        if (count > 0) (void)send(fds[0], &answer, sizeof answer, MSG_NOSIGNAL);
+        for (int i = 0; i < count; i++) close(fds[i]);
+    }
+}

@@ -1,0 +1,230 @@
+import CLinuxShim
+import Foundation
+import Glibc
+import IPCWire
+import Logging
+
+/// The zygotes of the apps whose manifests ask for one (`"zygote": true`), one per app.
+///
+/// A zygote is a process of the app's own executable, started with `WINDOWBROKER_ZYGOTE=1`,
+/// that stops before the program's initialisers run (the SDK's `CSceneZygote`) and forks a
+/// worker whenever the broker asks. The fork skips what every exec'd worker pays again: the
+/// kernel's exec, the loader, the relocation of a large program. Its relocated data stays
+/// shared between the app's workers, so each keeps less memory of its own. The child is the
+/// broker's own (CLONE_PARENT): it is supervised, reaped and killed like a spawned worker.
+///
+/// A zygote starts with the app's first launch and is started again after it ends. An app
+/// whose build cannot be a zygote (a shared Swift runtime) says so once; its workers are then
+/// spawned, as are any whose zygote is gone or does not answer. A zygote never changes what a
+/// worker does, only how it starts.
+actor AppZygotes {
+    struct Zygote: Sendable {
+        let pid: pid_t
+        let channel: Int32
+        /// The executable it runs: a manifest that now names another one gets a new zygote.
+        let executable: String
+    }
+
+    private enum State {
+        case starting(Task<Zygote?, Never>)
+        case ready(Zygote)
+        /// Not tried again before `retry` (never, for a build that refused).
+        case unavailable(reason: String, retry: ContinuousClock.Instant?)
+    }
+
+    private var zygotes: [AppID: State] = [:]
+    private let environment: [String: String]
+    private let output: WorkerOutput?
+    private let logger: Logger?
+
+    /// How long a zygote has to say it is ready, and to answer one fork.
+    static let startTimeout: Int32 = 5_000
+    static let forkTimeout: Int32 = 2_000
+    /// After a zygote failed to start or ended, workers are spawned for this long.
+    static let retryAfter: Duration = .seconds(30)
+
+    init(environment: [String: String], output: WorkerOutput?, logger: Logger?) {
+        self.environment = environment
+        self.output = output
+        self.logger = logger
+    }
+
+    /// Forks a worker of `app` from its zygote (started first when there is none); nil when
+    /// the app has no usable zygote: the caller spawns the worker instead. The descriptors are
+    /// the caller's, as for a spawn.
+    func fork(app: AppManifest, environment: [String: String], fd3: Int32, output: Int32, error: Int32) async -> pid_t? {
+        guard let zygote = await zygote(for: app) else { return nil }
+        var block = [UInt8]()
+        for (key, value) in environment.sorted(by: { $0.key < $1.key }) {
+            block.append(contentsOf: Array("\(key)=\(value)".utf8))
+            block.append(0)
+        }
+        let request = block
+        let result = try? await OffLoop.run { () -> (Int32, pid_t) in
+            var pid: pid_t = 0
+            let rc = request.withUnsafeBufferPointer { bytes in
+                bytes.withMemoryRebound(to: CChar.self) {
+                    wb_zygote_fork(zygote.channel, $0.baseAddress, UInt(bytes.count), fd3, output, error, Self.forkTimeout, &pid)
+                }
+            }
+            return (rc, pid)
+        }
+        guard let (rc, pid) = result else { return nil }
+        if rc == 0 { return pid }
+        let reason = rc == ETIMEDOUT ? "it did not answer within \(Self.forkTimeout) ms" : String(cString: strerror(rc))
+        logger?.warning("the app's zygote could not fork a worker; spawning it instead", metadata: [
+            "app": "\(app.id)", "zygote": "\(zygote.pid)", "reason": "\(reason)",
+        ])
+        if rc == EPIPE || rc == ETIMEDOUT { retire(app.id, zygote, reason: "could not fork: \(reason)") }
+        return nil
+    }
+
+    /// The app's zygote, once ready; nil when it has none that works.
+    private func zygote(for app: AppManifest) async -> Zygote? {
+        switch zygotes[app.id] {
+        case .ready(let zygote) where zygote.executable == app.executable:
+            return zygote
+        case .ready(let zygote):
+            retire(app.id, zygote, reason: nil)
+        case .starting(let task):
+            return await task.value
+        case .unavailable(_, let retry):
+            guard let retry, ContinuousClock.now >= retry else { return nil }
+        case nil:
+            break
+        }
+        let task = Task { await start(app) }
+        zygotes[app.id] = .starting(task)
+        return await task.value
+    }
+
+    private func start(_ app: AppManifest) async -> Zygote? {
+        switch await Self.spawn(app, environment: environment, output: output) {
+        case .success(let zygote):
+            ExitWatcher.watch(pid: zygote.pid) { exit in
+                Task { await self.ended(app.id, pid: zygote.pid, exit: exit) }
+            }
+            let (rc, message) = await Self.firstMessage(zygote.channel)
+            if rc == 0, message == "ready" {
+                zygotes[app.id] = .ready(zygote)
+                logger?.info("app zygote ready: the app's workers are forked from it", metadata: ["app": "\(app.id)", "pid": "\(zygote.pid)"])
+                return zygote
+            }
+            _ = Glibc.kill(zygote.pid, SIGKILL)
+            close(zygote.channel)
+            if rc == 0, message.hasPrefix("refused: ") {
+                // The build, not the moment: this executable will refuse again.
+                unavailable(app.id, reason: String(message.dropFirst("refused: ".count)), retry: nil)
+            } else {
+                let reason = rc == 0 ? "it said '\(message)'" : rc == ETIMEDOUT ? "it was not ready within \(Self.startTimeout) ms" : "it ended before it was ready"
+                unavailable(app.id, reason: reason, retry: .now + Self.retryAfter)
+            }
+        case .failure(let failure):
+            unavailable(app.id, reason: failure.reason, retry: .now + Self.retryAfter)
+        }
+        return nil
+    }
+
+    private func unavailable(_ app: AppID, reason: String, retry: ContinuousClock.Instant?) {
+        zygotes[app] = .unavailable(reason: reason, retry: retry)
+        logger?.notice("no zygote for the app: its workers are spawned", metadata: [
+            "app": "\(app)", "reason": "\(reason)", "retry": "\(retry == nil ? "no" : "in \(Self.retryAfter.formattedSeconds)")",
+        ])
+    }
+
+    /// Stops using `zygote`: closing its channel ends it (it exits when the channel closes).
+    private func retire(_ app: AppID, _ zygote: Zygote, reason: String?) {
+        guard case .ready(let current) = zygotes[app], current.pid == zygote.pid else { return }
+        close(zygote.channel)
+        _ = Glibc.kill(zygote.pid, SIGKILL)
+        if let reason {
+            unavailable(app, reason: reason, retry: .now + Self.retryAfter)
+        } else {
+            zygotes[app] = nil
+        }
+    }
+
+    private func ended(_ app: AppID, pid: pid_t, exit: WorkerExit) {
+        guard case .ready(let zygote) = zygotes[app], zygote.pid == pid else { return }
+        close(zygote.channel)
+        zygotes[app] = nil
+        // The next launch starts a new one; a zygote that keeps dying is not retried at once.
+        logger?.warning("the app's zygote ended", metadata: ["app": "\(app)", "pid": "\(pid)", "exit": "\(exit)"])
+        if case .signaled = exit { unavailable(app, reason: "it ended (\(exit))", retry: .now + Self.retryAfter) }
+    }
+
+    /// Stops every zygote (the broker is shutting down).
+    func stopAll() {
+        for (app, state) in zygotes {
+            if case .ready(let zygote) = state { retire(app, zygote, reason: nil) }
+        }
+    }
+
+    // MARK: - The process
+
+    struct StartFailure: Error {
+        let reason: String
+        init(_ reason: String) { self.reason = reason }
+    }
+
+    private static func spawn(_ app: AppManifest, environment: [String: String], output: WorkerOutput?) async -> Result<Zygote, StartFailure> {
+        var pair: [Int32] = [-1, -1]
+        guard wb_seqpacket_pair(&pair) == 0 else {
+            return .failure(StartFailure("cannot create its channel: \(String(cString: strerror(errno)))"))
+        }
+        let channel = pair[0]
+        let zygoteEnd = ChildProcess.aboveChildDescriptors(pair[1])
+        var env = environment
+        env["WINDOWBROKER_ZYGOTE"] = "1"
+        env["WINDOWBROKER_APP"] = app.id.rawValue
+        env["WINDOWBROKER_PID"] = String(getpid())
+        // What the zygote itself prints (why it refused) is logged as the app's.
+        var pipes: [(read: Int32, write: Int32)] = []
+        if let output {
+            for _ in 0..<2 {
+                guard let pipe = try? output.pipe() else { break }
+                pipes.append(pipe)
+            }
+            if pipes.count < 2 {
+                for pipe in pipes { close(pipe.read); close(pipe.write) }
+                pipes = []
+            }
+        }
+        let spawned: Result<pid_t, ChildProcess.Errno>?
+        do {
+            spawned = try await ChildProcess.spawn(
+                [app.executable] + app.arguments, environment: env, fd3: zygoteEnd,
+                output: pipes.first?.write ?? -1, error: pipes.last?.write ?? -1)
+        } catch {
+            spawned = nil
+        }
+        close(zygoteEnd)
+        for pipe in pipes { close(pipe.write) }
+        let pid: pid_t
+        switch spawned {
+        case .success(let child)?:
+            pid = child
+        case .failure(let reason)?:
+            close(channel)
+            for pipe in pipes { close(pipe.read) }
+            return .failure(StartFailure("cannot start \(app.executable): \(reason)"))
+        case nil:
+            close(channel)
+            for pipe in pipes { close(pipe.read) }
+            return .failure(StartFailure("cannot start \(app.executable): the broker is shutting down"))
+        }
+        if let output, pipes.count == 2 {
+            output.follow(pipes[0].read, stream: .stdout, pid: pid, session: nil, app: app.id)
+            output.follow(pipes[1].read, stream: .stderr, pid: pid, session: nil, app: app.id)
+        }
+        return .success(Zygote(pid: pid, channel: channel, executable: app.executable))
+    }
+
+    private static func firstMessage(_ channel: Int32) async -> (Int32, String) {
+        (try? await OffLoop.run { () -> (Int32, String) in
+            var buffer = [CChar](repeating: 0, count: 1024)
+            let rc = wb_zygote_first_message(channel, startTimeout, &buffer, UInt(buffer.count))
+            return (rc, rc == 0 ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "")
+        }) ?? (ECANCELED, "")
+    }
+}
