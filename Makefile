@@ -12,11 +12,13 @@ build: deps
 
 # Process-level tests start the binaries built above; they find them through WINDOWBROKER_BIN_DIR.
 # The zygote tests also need notes as it is installed (a static Swift runtime, which only a
-# release build with the install flags has): WINDOWBROKER_STATIC_NOTES.
+# release build with the install flags has): WINDOWBROKER_STATIC_NOTES, with the drawing library
+# as installed beside it (the debug one links the shared Swift runtime).
 STATIC_NOTES = $(CURDIR)/.build-install/release/notes
 
 test: build
 	bash -c 'source scripts/release-flags.sh && $(SWIFT) build "$${RELEASE_BUILD[@]}" --product notes'
+	bash scripts/build-drawing.sh $(dir $(STATIC_NOTES))
 	WINDOWBROKER_BIN_DIR=$(BIN) WINDOWBROKER_STATIC_NOTES=$(STATIC_NOTES) $(SWIFT) test
 
 demo: build

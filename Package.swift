@@ -97,7 +97,7 @@ let package = Package(
         .target(name: "CSceneWindowLoader", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
         .target(name: "SceneWindow", dependencies: ["CSceneWindowLoader"]),
         // A scene app's process as its own zygote: forks the app's workers for the broker.
-        .target(name: "CSceneZygote", linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CSceneZygote", dependencies: ["CSceneWindowLoader"], linkerSettings: [.linkedLibrary("dl")]),
         .target(
             name: "SceneWorker",
             dependencies: [

@@ -9,7 +9,8 @@
 #                       wmctl ping with wmctl and the broker held on one CPU (taskset), as the
 #                       raw baseline's processes are: what crossing CPUs adds
 #   cold open           created -> didBecomeActive (broker side, from watch events), release build
-#                       and installed form (static stdlib)
+#                       (spawned: a shared Swift runtime cannot be a zygote) and installed form
+#                       (static stdlib), forked from the app's zygote and spawned
 #                                              vs spawn-to-first-byte of a minimal Foundation binary,
 #                                                 static stdlib (the installed form) and dynamic
 #   prewarmed open      the same, bound from the app's pool      vs the cold open
@@ -32,8 +33,10 @@
 #   whole command       installed wmctl --version and wmctl status, spawn to exit
 #                                                     vs systemctl --version
 #   footprint           installed binaries (static stdlib, stripped)   vs systemctl's size;
-#                       an idle notes worker's private dirty memory (installed form)
-#                                              vs an idle program that links all of Foundation
+#                       an idle notes worker's private dirty memory (installed form, forked)
+#                                              vs an idle program that links all of Foundation,
+#                                                 and the same worker spawned (PSS too);
+#                       the app's zygote's own private dirty memory (one per app)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh bench
@@ -93,10 +96,15 @@ WORKER_HELLO=$(WINDOWBROKER_FD=3 WINDOWBROKER_APP=notes "$DIR/bin/spawn_first_by
 start_broker() {  # $1 = dir; remaining: extra flags. Sets BROKER and SOCK.
   local dir=$1; shift
   mkdir -p "$dir/apps"
-  cp apps/notes.json "$dir/apps/"
-  python3 - "$dir/apps" <<'PY'
-import json, sys
-m = json.load(open("apps/notes.json")); m["id"] = "warm"; m["prewarm"] = 1
+  # NO_ZYGOTE=1: the notes apps without their zygote (every worker spawned).
+  NO_ZYGOTE=${NO_ZYGOTE:-0} python3 - "$dir/apps" <<'PY'
+import json, os, sys
+def notes():
+    m = json.load(open("apps/notes.json"))
+    if os.environ["NO_ZYGOTE"] == "1": m.pop("zygote", None)
+    return m
+json.dump(notes(), open(sys.argv[1] + "/notes.json", "w"))
+m = notes(); m["id"] = "warm"; m["prewarm"] = 1
 json.dump(m, open(sys.argv[1] + "/warm.json", "w"))
 # notes run by the tests' probe, for what only the probe does (allocate).
 probe = json.load(open("Sources/scene-probe/actions.json"))
@@ -170,6 +178,11 @@ PY
 read -r COLD PREWARMED <<<"$(open_times release)"
 kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 # The same opens with the installed broker and notes (static stdlib): what a user's machine runs.
+# The release build above cannot be a zygote (shared Swift runtime): its workers are spawned.
+# Installed, notes' workers are forked from its zygote; the same opens with them spawned too.
+NO_ZYGOTE=1 BROKER_BIN=$SBIN start_broker "$DIR/spawned"
+read -r COLD_SPAWNED_STATIC _ <<<"$(open_times spawned)"
+kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 BROKER_BIN=$SBIN start_broker "$DIR/installed"
 read -r COLD_STATIC PREWARMED_STATIC <<<"$(open_times installed)"
 # A command as a shell runs it, spawn to exit: what typing one costs before its answer shows.
@@ -189,9 +202,10 @@ fig "cold open p50 (broker side)" "$COLD" "ms" "spawn to first byte, Foundation 
 fig "  of which: notes binary, spawn to Hello" "$WORKER_HELLO" "ms" "spawn to first byte, Foundation binary" "$SPAWN"
 fig "cold open p50 (broker side)" "$COLD" "ms" "notes binary, spawn to Hello" "$WORKER_HELLO"
 fig "prewarmed open p50 (broker side)" "$PREWARMED" "ms" "cold open p50" "$COLD"
-fig "installed: cold open p50 (broker side)" "$COLD_STATIC" "ms" "spawn to first byte, static Foundation binary" "$SPAWN_STATIC"
+fig "installed: cold open p50, forked (zygote)" "$COLD_STATIC" "ms" "spawn to first byte, static Foundation binary" "$SPAWN_STATIC"
+fig "installed: cold open p50, spawned" "$COLD_SPAWNED_STATIC" "ms" "spawn to first byte, static Foundation binary" "$SPAWN_STATIC"
 fig "  of which: installed notes, spawn to Hello" "$WORKER_HELLO_STATIC" "ms" "spawn to first byte, static Foundation binary" "$SPAWN_STATIC"
-fig "installed: prewarmed open p50 (broker side)" "$PREWARMED_STATIC" "ms" "installed: cold open p50" "$COLD_STATIC"
+fig "installed: prewarmed open p50 (broker side)" "$PREWARMED_STATIC" "ms" "installed: cold open p50, forked" "$COLD_STATIC"
 fig "installed wmctl --version, spawn to exit p50" "$WMCTL_VERSION" "ms" "systemctl --version" "$SYSTEMCTL_VERSION"
 fig "installed wmctl status, spawn to exit p50" "$WMCTL_STATUS" "ms" "systemctl --version" "$SYSTEMCTL_VERSION"
 
@@ -405,17 +419,40 @@ IDLE_KIB=$(private_kib "$IDLE")
 start_broker "$DIR/idle"
 python3 - "$DIR/idle/apps" "$DIR/bin/notes.installed" <<'PY'
 import json, sys
-m = json.load(open("apps/notes.json")); m["id"] = "installed"; m["executable"] = sys.argv[2]
+# The installed notes twice: its workers forked from its zygote, and spawned.
+m = json.load(open("apps/notes.json")); m["id"] = "installed"; m["executable"] = sys.argv[2]; m["zygote"] = True
 json.dump(m, open(sys.argv[1] + "/installed.json", "w"))
+m["id"] = "installed-spawned"; m.pop("zygote")
+json.dump(m, open(sys.argv[1] + "/installed-spawned.json", "w"))
 PY
 kill -HUP "$BROKER"
-for _ in $(seq 100); do W --json apps | grep -q '"installed"' && break; sleep 0.05; done
-IDLE_SESSION=$(W --json open installed --activity notes.edit --info noteID=idle | json 'd["session"]')
-W background "$IDLE_SESSION" >/dev/null
+for _ in $(seq 100); do W --json apps | grep -q '"installed-spawned"' && break; sleep 0.05; done
+idle_worker() {  # $1 = app; prints the pid of an idle background scene of it
+  local session
+  session=$(W --json open "$1" --activity notes.edit --info "noteID=idle-$1" | json 'd["session"]')
+  W background "$session" >/dev/null
+  W --json show "$session" | json 'd["pid"]'
+}
+FORKED_PID=$(idle_worker installed)
+SPAWNED_PID=$(idle_worker installed-spawned)
+# The zygote: the broker's child running the installed notes that is no scene's.
+ZYGOTE_PID=""
+for child in $(pgrep -P "$BROKER"); do
+  [ "$child" != "$FORKED_PID" ] && [ "$child" != "$SPAWNED_PID" ] && \
+    [ "$(readlink "/proc/$child/exe")" = "$DIR/bin/notes.installed" ] && ZYGOTE_PID=$child
+done
 sleep 1
-WORKER_KIB=$(private_kib "$(W --json show "$IDLE_SESSION" | json 'd["pid"]')")
+pss_kib() { awk '/^Pss:/ { print $2 }' "/proc/$1/smaps_rollup"; }
+WORKER_KIB=$(private_kib "$FORKED_PID")
+WORKER_PSS=$(pss_kib "$FORKED_PID")
+SPAWNED_KIB=$(private_kib "$SPAWNED_PID")
+SPAWNED_PSS=$(pss_kib "$SPAWNED_PID")
+ZYGOTE_KIB=$(private_kib "$ZYGOTE_PID")
 kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
-fig "idle notes worker (installed), private dirty" "$WORKER_KIB" "KiB" "idle program linking Foundation" "$IDLE_KIB"
+fig "idle notes worker (installed), forked: private dirty" "$WORKER_KIB" "KiB" "idle program linking Foundation" "$IDLE_KIB"
+fig "idle notes worker (installed), forked: private dirty" "$WORKER_KIB" "KiB" "the same, spawned" "$SPAWNED_KIB"
+fig "  the app's zygote, once: private dirty" "$ZYGOTE_KIB" "KiB" "idle program linking Foundation" "$IDLE_KIB"
+fig "idle notes worker (installed), forked: PSS" "$WORKER_PSS" "KiB" "the same, spawned" "$SPAWNED_PSS"
 
 # ---------------------------------------------------------------- the table
 echo

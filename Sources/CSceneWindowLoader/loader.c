@@ -73,9 +73,15 @@ int wb_drawing_load(char *error, int error_size) {
     return table != NULL;
 }
 
+int wb_drawing_prepare(void) {
+    if (!wb_drawing_load(NULL, 0)) return 0;
+    table->sw_prepare_fonts();
+    return 1;
+}
+
 static void *preload(void *unused) {
     (void)unused;
-    if (wb_drawing_load(NULL, 0)) table->sw_prepare_fonts();
+    wb_drawing_prepare();
     return NULL;
 }
 

@@ -15,14 +15,16 @@
 // registers its robust-mutex list again.
 //
 // Wire format on the channel (one message each, SOCK_SEQPACKET keeps their boundaries):
-//   zygote -> broker, once:  "ready" | "refused: <reason>"
+//   zygote -> broker, once:  "ready" | "refused: <reason>" (never) | "failed: <reason>" (this time)
 //   broker -> zygote:        the worker's environment, NUL-separated "KEY=VALUE" strings,
 //                            with SCM_RIGHTS [reply socket, worker socket (-> fd 3),
 //                            stdout, stderr] (stdout and stderr together or not at all)
 //   zygote -> reply socket:  the child's pid (int32), or -errno
 #define _GNU_SOURCE
 #include "CSceneZygote.h"
+#include "drawing_library.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -36,6 +38,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define ZYGOTE_CHANNEL 3
@@ -46,6 +49,14 @@ extern char **environ;
 
 static void say(const char *message) {
     (void)send(ZYGOTE_CHANNEL, message, strlen(message), MSG_NOSIGNAL);
+}
+
+/// Tells the broker why there is no zygote ("refused": this build never can be one) and ends.
+static void end_saying(const char *verdict, const char *why) {
+    char message[512];
+    snprintf(message, sizeof message, "%s: %s", verdict, why);
+    say(message);
+    _exit(0);
 }
 
 /// Where glibc keeps this thread's id, or NULL with the reason in *why.
@@ -89,7 +100,33 @@ static pid_t fork_as_sibling(pid_t *thread_id) {
     return (pid_t)pid;
 }
 
-/// In the child: the received descriptors become 3 (and 1, 2), everything else above 3 closes,
+/// How many threads this process has (/proc/self/task), or -1.
+static int thread_count(void) {
+    DIR *tasks = opendir("/proc/self/task");
+    if (!tasks) return -1;
+    int count = 0;
+    for (struct dirent *entry; (entry = readdir(tasks));) if (entry->d_name[0] != '.') count++;
+    closedir(tasks);
+    return count;
+}
+
+/// With a display, the scenes will draw: the drawing library is loaded and the fonts prepared
+/// here, once, instead of in every scene (their first frame waits for both). Pango reads
+/// fontconfig's configuration on a thread of its own; a fork must wait until it has ended.
+/// Returns why the zygote cannot go on, or NULL.
+static const char *prepare_drawing(void) {
+    const char *display = getenv("WAYLAND_DISPLAY");
+    if (!display || !*display) return NULL;
+    // A library that does not load is the scene's to report, as when it is not a zygote.
+    wb_drawing_prepare();
+    for (int waited = 0; thread_count() != 1; waited++) {
+        if (waited == 2000) return "a thread the drawing library started has not ended after 2 s";
+        nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+    }
+    return NULL;
+}
+
+/// In the child: the received descriptors become 3 (and 1, 2) and are closed where they came,
 /// and the environment becomes the one the broker sent.
 static void become_worker(char *environment, size_t length, const int *fds, int count) {
     // The worker socket replaces the channel as fd 3.
@@ -98,7 +135,8 @@ static void become_worker(char *environment, size_t length, const int *fds, int 
         dup2(fds[2], STDOUT_FILENO);
         dup2(fds[3], STDERR_FILENO);
     }
-    closefrom(ZYGOTE_CHANNEL + 1);
+    // Only what the request brought: a descriptor a library of the zygote opened stays its.
+    for (int i = 0; i < count; i++) close(fds[i]);
     setpgid(0, 0);
     size_t variables = 0;
     for (size_t i = 0; i < length; i++) if (environment[i] == '\0') variables++;
@@ -121,12 +159,9 @@ __attribute__((constructor(101))) static void zygote_main(void) {
     if (!broker || atoi(broker) != getppid()) _exit(0);
 
     const char *why = refusal();
-    if (why) {
-        char message[512];
-        snprintf(message, sizeof message, "refused: %s", why);
-        say(message);
-        _exit(0);
-    }
+    if (why) end_saying("refused", why);
+    why = prepare_drawing();
+    if (why) end_saying("failed", why);  // this time; the broker tries again later
     const char *unused;
     pid_t *thread_id = thread_id_slot(&unused);
     char *environment = malloc(MAX_ENVIRONMENT);

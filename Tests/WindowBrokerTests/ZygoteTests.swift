@@ -9,38 +9,11 @@ import XCTest
 /// (`.build-install/release/notes`, the installed form) and sets WINDOWBROKER_STATIC_NOTES; the
 /// debug build is used for the refusal.
 final class ZygoteTests: BrokerTestCase {
-    /// notes as installed (static Swift runtime), or a skip when `make test` did not build it.
-    private func staticNotes() throws -> String {
-        let path = ProcessInfo.processInfo.environment["WINDOWBROKER_STATIC_NOTES"]
-            ?? BrokerHarness.repository.appendingPathComponent(".build-install/release/notes").path
-        guard FileManager.default.isExecutableFile(atPath: path) else {
-            if ProcessInfo.processInfo.environment["WINDOWBROKER_STATIC_NOTES"] != nil {
-                throw HarnessError("WINDOWBROKER_STATIC_NOTES=\(path) is not an executable")
-            }
-            throw XCTSkip("no notes with a static Swift runtime at \(path) (make test builds it)")
-        }
-        return path
-    }
-
-    private func installZygoteNotes(executable: String) throws {
-        var manifest = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: BrokerHarness.repositoryAppsDirectory + "/notes.json"))) as? [String: Any])
-        manifest["executable"] = executable
-        manifest["zygote"] = true
-        try harness.install(app: "znotes", manifest: manifest)
-    }
-
     private func open(_ noteID: String) throws -> (session: String, launch: String, pid: Int32) {
         let reply = try harness.json("open", "znotes", "--activity", "notes.edit", "--info", "noteID=\(noteID)")
         let session = try XCTUnwrap(reply["session"] as? String)
         let pid = try XCTUnwrap(harness.session(session)["pid"] as? Int)
         return (session, reply["launch"] as? String ?? "", Int32(pid))
-    }
-
-    /// The zygote's pid, from the broker's log line that announced it.
-    private func zygotePIDs() -> [Int32] {
-        harness.brokerLog.split(separator: "\n").filter { $0.contains("app zygote ready") }.compactMap { line in
-            line.split(separator: " ").first { $0.hasPrefix("pid=") }.flatMap { Int32($0.dropFirst(4)) }
-        }
     }
 
     private func privateAndSharedDirty(_ pid: Int32) throws -> (private: Int, shared: Int) {
@@ -53,12 +26,12 @@ final class ZygoteTests: BrokerTestCase {
     }
 
     func testScenesAreForkedFromTheAppsZygoteAsTheBrokersOwnChildrenAndWorkAsSpawnedOnes() throws {
-        try installZygoteNotes(executable: try staticNotes())
+        try installZygoteNotes(in: harness, executable: try staticNotes())
         var opened: [(session: String, launch: String, pid: Int32)] = []
         for i in 1...3 { opened.append(try open("z\(i)")) }
         opened.forEach { harness.remember(pid: $0.pid) }
         XCTAssertEqual(opened.map(\.launch), ["forked", "forked", "forked"], harness.brokerLog)
-        let zygotes = zygotePIDs()
+        let zygotes = zygotePIDs(announcedIn: harness)
         XCTAssertEqual(zygotes.count, 1, "one zygote for the app: \(zygotes)")
         let zygote = try XCTUnwrap(zygotes.first)
         harness.remember(pid: zygote)
@@ -108,24 +81,19 @@ final class ZygoteTests: BrokerTestCase {
     }
 
     func testAPrewarmedPoolIsFilledFromTheZygote() throws {
-        let notes = try staticNotes()
-        var manifest = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: BrokerHarness.repositoryAppsDirectory + "/notes.json"))) as? [String: Any])
-        manifest["executable"] = notes
-        manifest["zygote"] = true
-        manifest["prewarm"] = 2
-        try harness.install(app: "znotes", manifest: manifest)
+        try installZygoteNotes(in: harness, executable: try staticNotes(), ["prewarm": 2])
         let first = try open("p1")
         harness.remember(pid: first.pid)
         XCTAssertEqual(first.launch, "prewarmed")
         XCTAssertEqual(processStat(first.pid)?.parent, harness.brokerPID)
         let memory = try privateAndSharedDirty(first.pid)
         XCTAssertGreaterThan(memory.shared, 200, "the prewarmed worker was not forked: \(memory)")
-        XCTAssertEqual(zygotePIDs().count, 1)
+        XCTAssertEqual(zygotePIDs(announcedIn: harness).count, 1)
     }
 
     func testABuildWithASharedSwiftRuntimeSaysWhyItCannotBeAZygoteAndItsScenesAreSpawned() throws {
         // The debug build links the Swift runtime as shared libraries.
-        try installZygoteNotes(executable: BrokerHarness.binDirectory + "/notes")
+        try installZygoteNotes(in: harness, executable: BrokerHarness.binDirectory + "/notes")
         let first = try open("d1")
         harness.remember(pid: first.pid)
         XCTAssertEqual(first.launch, "spawned")
@@ -141,5 +109,79 @@ final class ZygoteTests: BrokerTestCase {
         XCTAssertEqual(harness.brokerLog.components(separatedBy: "no zygote for the app").count - 1, 1)
         // The refusing process is gone, not left waiting.
         XCTAssertEqual(harness.children().filter { $0.pid != first.pid && $0.pid != second.pid }.count, 0, "\(harness.children())")
+    }
+}
+
+/// notes as installed (static Swift runtime), or a skip when `make test` did not build it.
+func staticNotes() throws -> String {
+    let path = ProcessInfo.processInfo.environment["WINDOWBROKER_STATIC_NOTES"]
+        ?? BrokerHarness.repository.appendingPathComponent(".build-install/release/notes").path
+    guard FileManager.default.isExecutableFile(atPath: path) else {
+        if ProcessInfo.processInfo.environment["WINDOWBROKER_STATIC_NOTES"] != nil {
+            throw HarnessError("WINDOWBROKER_STATIC_NOTES=\(path) is not an executable")
+        }
+        throw XCTSkip("no notes with a static Swift runtime at \(path) (make test builds it)")
+    }
+    return path
+}
+
+/// The notes manifest as app `znotes`, run by `executable`, with a zygote (and `fields`).
+func installZygoteNotes(in harness: BrokerHarness, executable: String, _ fields: [String: Any] = [:]) throws {
+    let data = try Data(contentsOf: URL(fileURLWithPath: BrokerHarness.repositoryAppsDirectory + "/notes.json"))
+    var manifest = try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [String: Any])
+    manifest["executable"] = executable
+    manifest["zygote"] = true
+    manifest.merge(fields) { _, new in new }
+    try harness.install(app: "znotes", manifest: manifest)
+}
+
+/// The zygotes' pids, from the broker's log lines that announced them.
+func zygotePIDs(announcedIn harness: BrokerHarness) -> [Int32] {
+    harness.brokerLog.split(separator: "\n").filter { $0.contains("app zygote ready") }.compactMap { line in
+        line.split(separator: " ").first { $0.hasPrefix("pid=") }.flatMap { Int32($0.dropFirst(4)) }
+    }
+}
+
+/// With a display, the zygote loads the drawing library and prepares the fonts once, before it
+/// forks: each forked scene starts with both, and draws its window.
+final class ZygoteWindowTests: WindowTestCase {
+    override func prepare(_ harness: BrokerHarness) throws {
+        // The library as installed, beside the static notes (the debug one needs the shared
+        // Swift runtime, which a static program must not load beside its own).
+        let library = URL(fileURLWithPath: try staticNotes()).deletingLastPathComponent().appendingPathComponent("libwindowbroker-drawing.so").path
+        guard FileManager.default.fileExists(atPath: library) else {
+            throw HarnessError("no \(library): make test builds it (scripts/build-drawing.sh)")
+        }
+        harness.brokerEnvironment["WINDOWBROKER_DRAWING_LIBRARY"] = library
+    }
+
+    func testTheZygotePreparesTheDrawingOnceAndItsForkedScenesDrawTheirWindows() throws {
+        try installZygoteNotes(in: harness, executable: try staticNotes())
+        var sessions: [String] = []
+        for noteID in ["w1", "w2"] {
+            let reply = try harness.json("open", "znotes", "--activity", "notes.edit", "--info", "noteID=\(noteID)")
+            XCTAssertEqual(reply["launch"] as? String, "forked", harness.brokerLog)
+            sessions.append(try XCTUnwrap(reply["session"] as? String))
+        }
+        try harness.eventually("both windows are mapped (drawn)") {
+            try sessions.allSatisfy { try window(of: $0) != nil }
+        }
+        for session in sessions {
+            XCTAssertEqual(try window(of: session)?.appID, "znotes")
+        }
+        let zygote = try XCTUnwrap(zygotePIDs(announcedIn: harness).first)
+        harness.remember(pid: zygote)
+        // As the maps name it: .build-install/release is a link.
+        let library = URL(fileURLWithPath: try XCTUnwrap(harness.brokerEnvironment["WINDOWBROKER_DRAWING_LIBRARY"])).resolvingSymlinksInPath().path
+        XCTAssertTrue(try mappedFiles(of: Int(zygote)).contains(library), "the zygote loaded the drawing library")
+        // It forks only as a single thread (Pango's font thread has ended), and it has no
+        // window or compositor connection of its own: only the scenes do.
+        let threads = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(zygote)/task")
+        XCTAssertEqual(threads.count, 1, "zygote threads: \(threads)")
+        XCTAssertNil(try sway.windows().first { $0.pid == zygote })
+        // A scene typed into redraws as any other.
+        _ = try harness.json("send", sessions[0], "type", "--arg", "text=drawn after a fork")
+        let note = try harness.json("send", sessions[0], "note")
+        XCTAssertEqual((note["value"] as? [String: Any])?["text"] as? String, "drawn after a fork")
     }
 }

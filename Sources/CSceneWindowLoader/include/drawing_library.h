@@ -53,6 +53,11 @@ typedef struct {
 /// reason in `error` (when given): where it was looked for and what the loader said.
 int wb_drawing_load(char *error, int error_size);
 
+/// Loads the library and prepares the fonts on the calling thread: 1 when both are done (later
+/// calls return at once). An app's zygote does this before it forks, so that its scenes start
+/// with both (a scene's own preload then finds them done).
+int wb_drawing_prepare(void);
+
 /// Starts loading the library, and then the fonts, on a thread of its own and returns: a
 /// process that will draw (it has a display) calls this first thing, so that the loading
 /// overlaps its other start-up.

@@ -116,7 +116,8 @@ actor AppZygotes {
                 // The build, not the moment: this executable will refuse again.
                 unavailable(app.id, reason: String(message.dropFirst("refused: ".count)), retry: nil)
             } else {
-                let reason = rc == 0 ? "it said '\(message)'" : rc == ETIMEDOUT ? "it was not ready within \(Self.startTimeout) ms" : "it ended before it was ready"
+                let reason = rc == 0 ? (message.hasPrefix("failed: ") ? String(message.dropFirst("failed: ".count)) : "it said '\(message)'")
+                    : rc == ETIMEDOUT ? "it was not ready within \(Self.startTimeout) ms" : "it ended before it was ready"
                 unavailable(app.id, reason: reason, retry: .now + Self.retryAfter)
             }
         case .failure(let failure):
