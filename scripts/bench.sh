@@ -15,7 +15,8 @@
 #                                                 static stdlib (the installed form) and dynamic
 #   prewarmed open      the same, bound from the app's pool      vs the cold open
 #   open -> first frame open request to the window's first frame on a headless sway, cold and
-#                       prewarmed                     vs spawning a minimal C client to its first frame,
+#                       prewarmed (release build; installed: forked and spawned)
+#                                                     vs spawning a minimal C client to its first frame,
 #                                                     and the same client drawing a line of text (pango)
 #   switcher            wmctl switcher to its first frame on screen, 50 sessions with pictures
 #                                                     vs open -> first frame, cold
@@ -222,6 +223,14 @@ cc -O2 -DWITH_TEXT -o "$DIR/bin/first_window_text" bench/first_window.c Sources/
 start_broker "$DIR/frames"
 read -r FRAME_COLD FRAME_WARM FRAME_LIMIT FRAME_TEXT_LIMIT <<<"$(/usr/bin/python3 bench/first_frame.py "$SWAYSOCK" "$SOCK" "$DIR/bin/first_window" "$DIR/bin/first_window_text" "$N")"
 kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
+# Installed: notes forked from its zygote, which loaded the drawing library and the fonts
+# before it forked; and the same, spawned.
+BROKER_BIN=$SBIN start_broker "$DIR/frames-installed"
+read -r FRAME_COLD_STATIC FRAME_WARM_STATIC _ _ <<<"$(/usr/bin/python3 bench/first_frame.py "$SWAYSOCK" "$SOCK" "$DIR/bin/first_window" "$DIR/bin/first_window_text" "$N")"
+kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
+NO_ZYGOTE=1 BROKER_BIN=$SBIN start_broker "$DIR/frames-spawned"
+read -r FRAME_COLD_SPAWNED_STATIC _ _ _ <<<"$(/usr/bin/python3 bench/first_frame.py "$SWAYSOCK" "$SOCK" "$DIR/bin/first_window" "$DIR/bin/first_window_text" "$N")"
+kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 
 # ---------------------------------------------------------------- the switcher and snapshots
 # 50 sessions, each typed into and sent to the background (its picture kept); the switcher is
@@ -258,6 +267,9 @@ fig "picture per session ($SNAP_COUNT kept)" "$(awk -v b="$SNAP_MEAN" 'BEGIN { p
 fig "open -> first frame p50, cold" "$FRAME_COLD" "ms" "minimal C client, spawn -> first frame" "$FRAME_LIMIT"
 fig "open -> first frame p50, cold" "$FRAME_COLD" "ms" "C client drawing text (pango), spawn -> frame" "$FRAME_TEXT_LIMIT"
 fig "open -> first frame p50, prewarmed" "$FRAME_WARM" "ms" "minimal C client, spawn -> first frame" "$FRAME_LIMIT"
+fig "installed: open -> first frame, cold, forked" "$FRAME_COLD_STATIC" "ms" "C client drawing text (pango), spawn -> frame" "$FRAME_TEXT_LIMIT"
+fig "installed: open -> first frame, cold, spawned" "$FRAME_COLD_SPAWNED_STATIC" "ms" "C client drawing text (pango), spawn -> frame" "$FRAME_TEXT_LIMIT"
+fig "installed: open -> first frame, prewarmed" "$FRAME_WARM_STATIC" "ms" "minimal C client, spawn -> first frame" "$FRAME_LIMIT"
 
 # ---------------------------------------------------------------- reclaim: save + stop vs kill only
 reclaim_run() {  # $1 = scenes, $2 = save|skip; prints the broker-side time of the whole reclaim in ms

@@ -33,6 +33,10 @@ actor AppZygotes {
     }
 
     private var zygotes: [AppID: State] = [:]
+    /// Fork requests under way, per zygote, and the channels of retired zygotes that close
+    /// once their last request is done.
+    private var requestsInFlight: [pid_t: Int] = [:]
+    private var closeAfterRequests: [pid_t: Int32] = [:]
     private let environment: [String: String]
     private let output: WorkerOutput?
     private let logger: Logger?
@@ -60,6 +64,10 @@ actor AppZygotes {
             block.append(0)
         }
         let request = block
+        // The channel stays open until this request is done, even if the zygote is retired
+        // meanwhile: a descriptor number closed under a request could be reused by the next
+        // connection, which would then receive the request.
+        requestsInFlight[zygote.pid, default: 0] += 1
         let result = try? await OffLoop.run { () -> (Int32, pid_t) in
             var pid: pid_t = 0
             let rc = request.withUnsafeBufferPointer { bytes in
@@ -68,6 +76,11 @@ actor AppZygotes {
                 }
             }
             return (rc, pid)
+        }
+        requestsInFlight[zygote.pid]! -= 1
+        if requestsInFlight[zygote.pid] == 0 {
+            requestsInFlight[zygote.pid] = nil
+            if let channel = closeAfterRequests.removeValue(forKey: zygote.pid) { close(channel) }
         }
         guard let (rc, pid) = result else { return nil }
         if rc == 0 { return pid }
@@ -136,7 +149,7 @@ actor AppZygotes {
     /// Stops using `zygote`: closing its channel ends it (it exits when the channel closes).
     private func retire(_ app: AppID, _ zygote: Zygote, reason: String?) {
         guard case .ready(let current) = zygotes[app], current.pid == zygote.pid else { return }
-        close(zygote.channel)
+        closeChannel(of: zygote)
         _ = Glibc.kill(zygote.pid, SIGKILL)
         if let reason {
             unavailable(app, reason: reason, retry: .now + Self.retryAfter)
@@ -145,9 +158,17 @@ actor AppZygotes {
         }
     }
 
+    private func closeChannel(of zygote: Zygote) {
+        if requestsInFlight[zygote.pid] != nil {
+            closeAfterRequests[zygote.pid] = zygote.channel
+        } else {
+            close(zygote.channel)
+        }
+    }
+
     private func ended(_ app: AppID, pid: pid_t, exit: WorkerExit) {
         guard case .ready(let zygote) = zygotes[app], zygote.pid == pid else { return }
-        close(zygote.channel)
+        closeChannel(of: zygote)
         zygotes[app] = nil
         // The next launch starts a new one; a zygote that keeps dying is not retried at once.
         logger?.warning("the app's zygote ended", metadata: ["app": "\(app)", "pid": "\(pid)", "exit": "\(exit)"])
