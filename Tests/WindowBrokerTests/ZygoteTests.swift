@@ -27,6 +27,9 @@ final class ZygoteTests: BrokerTestCase {
 
     func testScenesAreForkedFromTheAppsZygoteAsTheBrokersOwnChildrenAndWorkAsSpawnedOnes() throws {
         try installZygoteNotes(in: harness, executable: try staticNotes())
+        // It starts when the broker reads the manifest: the first open does not wait for it.
+        try harness.eventually("the zygote starts before any scene is opened") { zygotePIDs(announcedIn: harness).count == 1 }
+        XCTAssertEqual(try harness.jsonList("sessions").count, 0)
         var opened: [(session: String, launch: String, pid: Int32)] = []
         for i in 1...3 { opened.append(try open("z\(i)")) }
         opened.forEach { harness.remember(pid: $0.pid) }

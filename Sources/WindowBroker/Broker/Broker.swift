@@ -156,6 +156,14 @@ public actor Broker {
         }
         reapplyRuntimeMenus()
         pools.refill(in: self)
+        // The zygotes start now, not at their app's first open, which would otherwise wait for
+        // one to load (and, with a display, to read the fonts) before its fork.
+        let zygoteApps = apps.manifests.values.filter(\.zygote).sorted { $0.id < $1.id }
+        if !zygoteApps.isEmpty, phase.isRunning {
+            Task { [launcher] in
+                for app in zygoteApps { await launcher.prepare(app: app) }
+            }
+        }
         return problems
     }
 

@@ -13,7 +13,8 @@ import Logging
 /// shared between the app's workers, so each keeps less memory of its own. The child is the
 /// broker's own (CLONE_PARENT): it is supervised, reaped and killed like a spawned worker.
 ///
-/// A zygote starts with the app's first launch and is started again after it ends. An app
+/// A zygote starts when the broker reads the app's manifest (or at its first launch after it
+/// ended or failed). An app
 /// whose build cannot be a zygote (a shared Swift runtime) says so once; its workers are then
 /// spawned, as are any whose zygote is gone or does not answer. A zygote never changes what a
 /// worker does, only how it starts.
@@ -37,6 +38,7 @@ actor AppZygotes {
     /// once their last request is done.
     private var requestsInFlight: [pid_t: Int] = [:]
     private var closeAfterRequests: [pid_t: Int32] = [:]
+    private var stopped = false
     private let environment: [String: String]
     private let output: WorkerOutput?
     private let logger: Logger?
@@ -92,8 +94,14 @@ actor AppZygotes {
         return nil
     }
 
+    /// Starts the app's zygote if it has none yet (and may have one).
+    func prepare(_ app: AppManifest) async {
+        _ = await zygote(for: app)
+    }
+
     /// The app's zygote, once ready; nil when it has none that works.
     private func zygote(for app: AppManifest) async -> Zygote? {
+        guard !stopped else { return nil }
         switch zygotes[app.id] {
         case .ready(let zygote) where zygote.executable == app.executable:
             return zygote
@@ -118,6 +126,11 @@ actor AppZygotes {
                 Task { await self.ended(app.id, pid: zygote.pid, exit: exit) }
             }
             let (rc, message) = await Self.firstMessage(zygote.channel)
+            if stopped {
+                _ = Glibc.kill(zygote.pid, SIGKILL)
+                close(zygote.channel)
+                return nil
+            }
             if rc == 0, message == "ready" {
                 zygotes[app.id] = .ready(zygote)
                 logger?.info("app zygote ready: the app's workers are forked from it", metadata: ["app": "\(app.id)", "pid": "\(zygote.pid)"])
@@ -175,8 +188,9 @@ actor AppZygotes {
         if case .signaled = exit { unavailable(app, reason: "it ended (\(exit))", retry: .now + Self.retryAfter) }
     }
 
-    /// Stops every zygote (the broker is shutting down).
+    /// Stops every zygote (the broker is shutting down); none starts after this.
     func stopAll() {
+        stopped = true
         for (app, state) in zygotes {
             if case .ready(let zygote) = state { retire(app, zygote, reason: nil) }
         }

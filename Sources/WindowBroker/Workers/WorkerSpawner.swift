@@ -12,11 +12,14 @@ public protocol WorkerLauncher: Sendable {
     /// Starts a worker of `app` for `sessionID` (nil: a prewarmed worker, bound later) and
     /// returns its supervisor, already reading the connection and watching for the exit.
     func launch(app: AppManifest, sessionID: SessionID?) async throws -> WorkerHandle
+    /// Makes what launching `app`'s workers needs ready ahead of its first launch.
+    func prepare(app: AppManifest) async
     /// Nothing more will be launched: ends whatever the launcher keeps running for it.
     func shutdown() async
 }
 
 extension WorkerLauncher {
+    public func prepare(app: AppManifest) async {}
     public func shutdown() async {}
 }
 
@@ -47,6 +50,11 @@ public struct WorkerSpawner: WorkerLauncher {
         self.group = group
         self.output = output
         self.zygotes = AppZygotes(environment: self.environment, output: output, logger: logger)
+    }
+
+    /// Starts the app's zygote when its manifest asks for one.
+    public func prepare(app: AppManifest) async {
+        if app.zygote { await zygotes.prepare(app) }
     }
 
     /// Ends the apps' zygotes.
