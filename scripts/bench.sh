@@ -36,7 +36,8 @@
 #   footprint           installed binaries (static stdlib, stripped)   vs systemctl's size;
 #                       an idle notes worker's private dirty memory (installed form, forked)
 #                                              vs an idle program that links all of Foundation,
-#                                                 and the same worker spawned (PSS too);
+#                                                 the smallest Foundation program linked as installed
+#                                                 (spawn-probe --idle), and the same worker spawned (PSS too);
 #                       the app's zygote's own private dirty memory (one per app)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -428,6 +429,13 @@ PIDS+=("$IDLE")
 for _ in $(seq 100); do grep -q ready "$DIR/idle.out" 2>/dev/null && break; sleep 0.05; done
 sleep 0.5
 IDLE_KIB=$(private_kib "$IDLE")
+# The smallest Foundation program, linked as the installed binaries are, idle.
+"$SBIN/spawn-probe" --idle > "$DIR/idle-probe.out" &
+IDLE_PROBE=$!
+PIDS+=("$IDLE_PROBE")
+for _ in $(seq 100); do grep -q ready "$DIR/idle-probe.out" 2>/dev/null && break; sleep 0.05; done
+sleep 0.5
+IDLE_PROBE_KIB=$(private_kib "$IDLE_PROBE")
 start_broker "$DIR/idle"
 python3 - "$DIR/idle/apps" "$DIR/bin/notes.installed" <<'PY'
 import json, sys
@@ -462,6 +470,8 @@ SPAWNED_PSS=$(pss_kib "$SPAWNED_PID")
 ZYGOTE_KIB=$(private_kib "$ZYGOTE_PID")
 kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 fig "idle notes worker (installed), forked: private dirty" "$WORKER_KIB" "KiB" "idle program linking Foundation" "$IDLE_KIB"
+fig "idle notes worker (installed), forked: private dirty" "$WORKER_KIB" "KiB" "idle spawn-probe, linked as installed" "$IDLE_PROBE_KIB"
+fig "idle notes worker (installed), spawned: private dirty" "$SPAWNED_KIB" "KiB" "idle spawn-probe, linked as installed" "$IDLE_PROBE_KIB"
 fig "idle notes worker (installed), forked: private dirty" "$WORKER_KIB" "KiB" "the same, spawned" "$SPAWNED_KIB"
 fig "  the app's zygote, once: private dirty" "$ZYGOTE_KIB" "KiB" "idle program linking Foundation" "$IDLE_KIB"
 fig "idle notes worker (installed), forked: PSS" "$WORKER_PSS" "KiB" "the same, spawned" "$SPAWNED_PSS"

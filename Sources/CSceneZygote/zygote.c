@@ -28,6 +28,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -126,6 +127,12 @@ static const char *prepare_drawing(void) {
     return NULL;
 }
 
+/// Whether the broker closed its end of a request's reply socket (it stopped waiting).
+static int abandoned(int reply) {
+    struct pollfd p = { .fd = reply, .events = POLLIN };
+    return poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR));
+}
+
 /// In the child: the received descriptors become 3 (and 1, 2) and are closed where they came,
 /// and the environment becomes the one the broker sent.
 static void become_worker(char *environment, size_t length, const int *fds, int count) {
@@ -190,6 +197,8 @@ __attribute__((constructor(101))) static void zygote_main(void) {
         if ((message.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || (count != 2 && count != 4)
             || n == 0 || environment[n - 1] != '\0') {
             answer = -EINVAL;
+        } else if (abandoned(fds[0])) {
+            answer = -ECANCELED;  // the broker gave up waiting and started the worker itself
         } else {
             pid_t pid = fork_as_sibling(thread_id);
             if (pid == 0) {

@@ -83,6 +83,23 @@ final class ZygoteTests: BrokerTestCase {
         }
     }
 
+    func testAZygoteThatDoesNotAnswerIsReplacedBySpawningAndEnded() throws {
+        try installZygoteNotes(in: harness, executable: try staticNotes())
+        try harness.eventually("the zygote is ready") { zygotePIDs(announcedIn: harness).count == 1 }
+        let zygote = try XCTUnwrap(zygotePIDs(announcedIn: harness).first)
+        harness.remember(pid: zygote)
+        // Stopped, it takes the request and never answers.
+        kill(zygote, SIGSTOP)
+        let scene = try open("hung")
+        harness.remember(pid: scene.pid)
+        XCTAssertEqual(scene.launch, "spawned")
+        XCTAssertTrue(harness.brokerLog.contains("could not fork a worker; spawning it instead"), harness.brokerLog)
+        try harness.type(scene.session, "still opens")
+        try harness.eventually("the zygote that did not answer is ended and reaped") { !processExists(zygote) }
+        // Until it is tried again, scenes are spawned without waiting for a zygote.
+        XCTAssertEqual(try open("next").launch, "spawned")
+    }
+
     func testAPrewarmedPoolIsFilledFromTheZygote() throws {
         try installZygoteNotes(in: harness, executable: try staticNotes(), ["prewarm": 2])
         let first = try open("p1")
