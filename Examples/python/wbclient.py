@@ -88,7 +88,7 @@ def status(connection, args):
     return {
         "version": s.version, "pid": s.pid, "uptimeSeconds": round(s.uptime_seconds, 3),
         "sessions": s.sessions, "workers": s.workers, "pressure": pressure_name(s.pressure_level),
-        "reclaimed": s.reclaimed_count, "prewarmed": dict(s.prewarmed), "warnings": list(s.warnings),
+        "reclaimed": s.reclaimed_count, "prewarmed": dict(s.prewarmed), "zygotes": dict(s.zygotes), "warnings": list(s.warnings),
         "storeWrites": s.store_writes, "updatesPosted": s.updates_posted, "updatesDropped": s.updates_dropped,
     }
 

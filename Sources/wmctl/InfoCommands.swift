@@ -19,6 +19,7 @@ struct Status: AsyncParsableCommand {
                 return "windowbroker \(status.version), pid \(status.pid), up \(Output.duration(status.uptimeSeconds)): \(status.sessions) sessions, \(status.workers) running, "
                     + "pressure \(Output.pressureName(status.pressureLevel)), \(status.reclaimedCount) reclaimed"
                     + (prewarmed.isEmpty ? "" : ", prewarmed: \(prewarmed)")
+                    + (status.zygotes.isEmpty ? "" : ", zygotes: " + status.zygotes.sorted { $0.key < $1.key }.map { "\($0.key) (pid \($0.value))" }.joined(separator: ", "))
                     + status.warnings.map { "\nWARNING: \($0)" }.joined()
             }
         }

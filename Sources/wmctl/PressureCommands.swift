@@ -41,6 +41,7 @@ extension Output {
             "pressure": .string(pressureName(status.pressureLevel)),
             "reclaimed": .integer(Int64(status.reclaimedCount)),
             "prewarmed": .dictionary(status.prewarmed.mapValues { .integer(Int64($0)) }),
+            "zygotes": .dictionary(status.zygotes.mapValues { .integer(Int64($0)) }),
             "warnings": .list(status.warnings.map { .string($0) }),
             "storeWrites": .integer(Int64(status.storeWrites)),
             "updatesPosted": .integer(Int64(status.updatesPosted)),

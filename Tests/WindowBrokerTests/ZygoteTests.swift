@@ -39,6 +39,9 @@ final class ZygoteTests: BrokerTestCase {
         let zygote = try XCTUnwrap(zygotes.first)
         harness.remember(pid: zygote)
         XCTAssertEqual(processStat(zygote)?.parent, harness.brokerPID)
+        // `wmctl status` names it.
+        XCTAssertEqual((try harness.json("status")["zygotes"] as? [String: Any])?["znotes"] as? Int, Int(zygote))
+        XCTAssertTrue(harness.wmctl("status").stdout.contains("zygotes: znotes (pid \(zygote))"), harness.wmctl("status").stdout)
         for scene in opened {
             // The broker's own children: it reaps them and its death ends them.
             XCTAssertEqual(processStat(scene.pid)?.parent, harness.brokerPID, "worker \(scene.pid)")
@@ -67,6 +70,7 @@ final class ZygoteTests: BrokerTestCase {
         // earlier go on (they were never the zygote's children).
         kill(zygote, SIGKILL)
         try harness.eventually("the zygote is reaped") { !processExists(zygote) }
+        XCTAssertEqual((try harness.json("status")["zygotes"] as? [String: Any])?.count, 0)
         let afterZygote = try open("z4")
         harness.remember(pid: afterZygote.pid)
         XCTAssertEqual(afterZygote.launch, "spawned")

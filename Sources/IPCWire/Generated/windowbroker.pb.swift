@@ -2339,6 +2339,9 @@ package nonisolated struct Windowbroker_V1_StatusReply: Sendable {
 
   package var updatesDropped: UInt64 = 0
 
+  /// The apps' zygotes that are ready to fork their workers: app id -> the zygote's pid.
+  package var zygotes: Dictionary<String,Int32> = [:]
+
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
@@ -7447,7 +7450,7 @@ nonisolated extension Windowbroker_V1_DefaultsReply: SwiftProtobuf.Message, Swif
 
 nonisolated extension Windowbroker_V1_StatusReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".StatusReply"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}pid\0\u{3}uptime_seconds\0\u{1}sessions\0\u{1}workers\0\u{3}pressure_level\0\u{3}reclaimed_count\0\u{1}prewarmed\0\u{1}warnings\0\u{3}store_writes\0\u{3}updates_posted\0\u{3}updates_dropped\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}version\0\u{1}pid\0\u{3}uptime_seconds\0\u{1}sessions\0\u{1}workers\0\u{3}pressure_level\0\u{3}reclaimed_count\0\u{1}prewarmed\0\u{1}warnings\0\u{3}store_writes\0\u{3}updates_posted\0\u{3}updates_dropped\0\u{1}zygotes\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -7467,6 +7470,7 @@ nonisolated extension Windowbroker_V1_StatusReply: SwiftProtobuf.Message, SwiftP
       case 10: try { try decoder.decodeSingularUInt64Field(value: &self.storeWrites) }()
       case 11: try { try decoder.decodeSingularUInt64Field(value: &self.updatesPosted) }()
       case 12: try { try decoder.decodeSingularUInt64Field(value: &self.updatesDropped) }()
+      case 13: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufInt32>.self, value: &self.zygotes) }()
       default: break
       }
     }
@@ -7509,6 +7513,9 @@ nonisolated extension Windowbroker_V1_StatusReply: SwiftProtobuf.Message, SwiftP
     if self.updatesDropped != 0 {
       try visitor.visitSingularUInt64Field(value: self.updatesDropped, fieldNumber: 12)
     }
+    if !self.zygotes.isEmpty {
+      try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMap<SwiftProtobuf.ProtobufString,SwiftProtobuf.ProtobufInt32>.self, value: self.zygotes, fieldNumber: 13)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -7525,6 +7532,7 @@ nonisolated extension Windowbroker_V1_StatusReply: SwiftProtobuf.Message, SwiftP
     if lhs.storeWrites != rhs.storeWrites {return false}
     if lhs.updatesPosted != rhs.updatesPosted {return false}
     if lhs.updatesDropped != rhs.updatesDropped {return false}
+    if lhs.zygotes != rhs.zygotes {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -243,6 +243,7 @@ struct ControlRequestHandler: Sendable {
             let status = await broker.status()
             let report = await broker.pressureReport()
             let prewarmed = await broker.prewarmedCounts()
+            let zygotes = await broker.launcher.zygotes()
             let warnings = await broker.warnings
             return .status(.with {
                 $0.pressureLevel = report.level.wire
@@ -253,6 +254,7 @@ struct ControlRequestHandler: Sendable {
                 $0.sessions = UInt32(status.sessions)
                 $0.workers = UInt32(status.workers)
                 $0.prewarmed = Dictionary(uniqueKeysWithValues: prewarmed.map { ($0.key.rawValue, UInt32($0.value)) })
+                $0.zygotes = Dictionary(uniqueKeysWithValues: zygotes.map { ($0.key.rawValue, $0.value) })
                 $0.warnings = warnings
                 $0.storeWrites = UInt64(broker.storeWrites)
                 $0.updatesPosted = status.updatesPosted

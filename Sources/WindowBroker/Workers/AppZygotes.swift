@@ -94,6 +94,13 @@ actor AppZygotes {
         return nil
     }
 
+    /// The zygotes ready to fork: app -> pid.
+    func ready() -> [AppID: pid_t] {
+        zygotes.compactMapValues { state in
+            if case .ready(let zygote) = state { zygote.pid } else { nil }
+        }
+    }
+
     /// Starts the app's zygote if it has none yet (and may have one).
     func prepare(_ app: AppManifest) async {
         _ = await zygote(for: app)

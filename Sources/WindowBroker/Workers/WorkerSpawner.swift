@@ -14,12 +14,15 @@ public protocol WorkerLauncher: Sendable {
     func launch(app: AppManifest, sessionID: SessionID?) async throws -> WorkerHandle
     /// Makes what launching `app`'s workers needs ready ahead of its first launch.
     func prepare(app: AppManifest) async
+    /// The apps' zygotes that are ready: app -> pid.
+    func zygotes() async -> [AppID: pid_t]
     /// Nothing more will be launched: ends whatever the launcher keeps running for it.
     func shutdown() async
 }
 
 extension WorkerLauncher {
     public func prepare(app: AppManifest) async {}
+    public func zygotes() async -> [AppID: pid_t] { [:] }
     public func shutdown() async {}
 }
 
@@ -55,6 +58,10 @@ public struct WorkerSpawner: WorkerLauncher {
     /// Starts the app's zygote when its manifest asks for one.
     public func prepare(app: AppManifest) async {
         if app.zygote { await zygotes.prepare(app) }
+    }
+
+    public func zygotes() async -> [AppID: pid_t] {
+        await zygotes.ready()
     }
 
     /// Ends the apps' zygotes.
