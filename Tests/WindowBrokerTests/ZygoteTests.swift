@@ -104,6 +104,24 @@ final class ZygoteTests: BrokerTestCase {
         XCTAssertEqual(try open("next").launch, "spawned")
     }
 
+    func testAnAppNotOnTheSDKCannotBeAZygoteAndItsScenesAreSpawned() throws {
+        // The Python example: it takes the zygote's channel for its socket and says Hello there.
+        let examples = BrokerHarness.repository.appendingPathComponent("Examples/python").path
+        let data = try Data(contentsOf: URL(fileURLWithPath: examples + "/apps/tally.json"))
+        var manifest = try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [String: Any])
+        manifest["executable"] = examples + "/tally.py"
+        manifest["zygote"] = true
+        try harness.install(app: "ztally", manifest: manifest)
+        try harness.eventually("the broker says why the app has no zygote") {
+            harness.brokerLog.contains("does not speak the zygote's protocol")
+        }
+        let reply = try harness.json("open", "ztally")
+        XCTAssertEqual(reply["launch"] as? String, "spawned")
+        let session = try XCTUnwrap(reply["session"] as? String)
+        try harness.eventually("the Python scene is active") { try harness.state(session) == "foregroundActive" }
+        XCTAssertEqual((try harness.json("status")["zygotes"] as? [String: Any])?.count, 0)
+    }
+
     func testAPrewarmedPoolIsFilledFromTheZygote() throws {
         try installZygoteNotes(in: harness, executable: try staticNotes(), ["prewarm": 2])
         let first = try open("p1")

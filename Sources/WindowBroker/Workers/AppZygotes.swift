@@ -148,8 +148,12 @@ actor AppZygotes {
             if rc == 0, message.hasPrefix("refused: ") {
                 // The build, not the moment: this executable will refuse again.
                 unavailable(app.id, reason: String(message.dropFirst("refused: ".count)), retry: nil)
+            } else if rc == 0, !message.hasPrefix("failed: ") {
+                // Not the SDK's zygote at all (a worker in another language took the channel
+                // for its socket): it never will be one.
+                unavailable(app.id, reason: "its program does not speak the zygote's protocol (it is not built on the SceneWorker SDK)", retry: nil)
             } else {
-                let reason = rc == 0 ? (message.hasPrefix("failed: ") ? String(message.dropFirst("failed: ".count)) : "it said '\(message)'")
+                let reason = rc == 0 ? String(message.dropFirst("failed: ".count))
                     : rc == ETIMEDOUT ? "it was not ready within \(Self.startTimeout) ms" : "it ended before it was ready"
                 unavailable(app.id, reason: reason, retry: .now + Self.retryAfter)
             }
