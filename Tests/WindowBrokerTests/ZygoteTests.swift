@@ -151,6 +151,10 @@ final class ZygoteTests: BrokerTestCase {
         XCTAssertEqual(harness.brokerLog.components(separatedBy: "no zygote for the app").count - 1, 1)
         // The refusing process is gone, not left waiting.
         XCTAssertEqual(harness.children().filter { $0.pid != first.pid && $0.pid != second.pid }.count, 0, "\(harness.children())")
+        // A manifest that names another build (here the static one) gets its zygote.
+        try installZygoteNotes(in: harness, executable: try staticNotes())
+        try harness.eventually("the app's new build is a zygote") { zygotePIDs(announcedIn: harness).count == 1 }
+        XCTAssertEqual(try open("d3").launch, "forked")
     }
 }
 

@@ -14,9 +14,8 @@ import Logging
 /// broker's own (CLONE_PARENT): it is supervised, reaped and killed like a spawned worker.
 ///
 /// A zygote starts when the broker reads the app's manifest (or at its first launch after it
-/// ended or failed). An app
-/// whose build cannot be a zygote (a shared Swift runtime) says so once; its workers are then
-/// spawned, as are any whose zygote is gone or does not answer. A zygote never changes what a
+/// ended or failed). An app whose build cannot be a zygote (a shared Swift runtime) says so
+/// once; its workers are then spawned, as are any whose zygote is gone or does not answer. A zygote never changes what a
 /// worker does, only how it starts.
 actor AppZygotes {
     struct Zygote: Sendable {
@@ -29,8 +28,9 @@ actor AppZygotes {
     private enum State {
         case starting(Task<Zygote?, Never>)
         case ready(Zygote)
-        /// Not tried again before `retry` (never, for a build that refused).
-        case unavailable(reason: String, retry: ContinuousClock.Instant?)
+        /// Not tried again before `retry` (never, for a build that refused) unless the manifest
+        /// names another executable.
+        case unavailable(reason: String, retry: ContinuousClock.Instant?, executable: String)
     }
 
     private var zygotes: [AppID: State] = [:]
@@ -59,7 +59,10 @@ actor AppZygotes {
     /// the app has no usable zygote: the caller spawns the worker instead. The descriptors are
     /// the caller's, as for a spawn.
     func fork(app: AppManifest, environment: [String: String], fd3: Int32, output: Int32, error: Int32) async -> pid_t? {
-        guard let zygote = await zygote(for: app) else { return nil }
+        guard let zygote = await zygote(for: app),
+              // Still the app's: one that ended while this call waited has its channel closed.
+              case .ready(let current) = zygotes[app.id], current.pid == zygote.pid
+        else { return nil }
         var block = [UInt8]()
         for (key, value) in environment.sorted(by: { $0.key < $1.key }) {
             block.append(contentsOf: Array("\(key)=\(value)".utf8))
@@ -116,8 +119,9 @@ actor AppZygotes {
             retire(app.id, zygote, reason: nil)
         case .starting(let task):
             return await task.value
-        case .unavailable(_, let retry):
-            guard let retry, ContinuousClock.now >= retry else { return nil }
+        case .unavailable(_, let retry, let executable):
+            let due = retry.map { ContinuousClock.now >= $0 } ?? false
+            guard due || executable != app.executable else { return nil }
         case nil:
             break
         }
@@ -147,24 +151,24 @@ actor AppZygotes {
             close(zygote.channel)
             if rc == 0, message.hasPrefix("refused: ") {
                 // The build, not the moment: this executable will refuse again.
-                unavailable(app.id, reason: String(message.dropFirst("refused: ".count)), retry: nil)
+                unavailable(app.id, executable: app.executable, reason: String(message.dropFirst("refused: ".count)), retry: nil)
             } else if rc == 0, !message.hasPrefix("failed: ") {
                 // Not the SDK's zygote at all (a worker in another language took the channel
                 // for its socket): it never will be one.
-                unavailable(app.id, reason: "its program does not speak the zygote's protocol (it is not built on the SceneWorker SDK)", retry: nil)
+                unavailable(app.id, executable: app.executable, reason: "its program does not speak the zygote's protocol (it is not built on the SceneWorker SDK)", retry: nil)
             } else {
                 let reason = rc == 0 ? String(message.dropFirst("failed: ".count))
                     : rc == ETIMEDOUT ? "it was not ready within \(Self.startTimeout) ms" : "it ended before it was ready"
-                unavailable(app.id, reason: reason, retry: .now + Self.retryAfter)
+                unavailable(app.id, executable: app.executable, reason: reason, retry: .now + Self.retryAfter)
             }
         case .failure(let failure):
-            unavailable(app.id, reason: failure.reason, retry: .now + Self.retryAfter)
+            unavailable(app.id, executable: app.executable, reason: failure.reason, retry: .now + Self.retryAfter)
         }
         return nil
     }
 
-    private func unavailable(_ app: AppID, reason: String, retry: ContinuousClock.Instant?) {
-        zygotes[app] = .unavailable(reason: reason, retry: retry)
+    private func unavailable(_ app: AppID, executable: String, reason: String, retry: ContinuousClock.Instant?) {
+        zygotes[app] = .unavailable(reason: reason, retry: retry, executable: executable)
         logger?.notice("no zygote for the app: its workers are spawned", metadata: [
             "app": "\(app)", "reason": "\(reason)", "retry": "\(retry == nil ? "no" : "in \(Self.retryAfter.formattedSeconds)")",
         ])
@@ -176,7 +180,7 @@ actor AppZygotes {
         closeChannel(of: zygote)
         _ = Glibc.kill(zygote.pid, SIGKILL)
         if let reason {
-            unavailable(app, reason: reason, retry: .now + Self.retryAfter)
+            unavailable(app, executable: zygote.executable, reason: reason, retry: .now + Self.retryAfter)
         } else {
             zygotes[app] = nil
         }
@@ -196,7 +200,7 @@ actor AppZygotes {
         zygotes[app] = nil
         // The next launch starts a new one; a zygote that keeps dying is not retried at once.
         logger?.warning("the app's zygote ended", metadata: ["app": "\(app)", "pid": "\(pid)", "exit": "\(exit)"])
-        if case .signaled = exit { unavailable(app, reason: "it ended (\(exit))", retry: .now + Self.retryAfter) }
+        if case .signaled = exit { unavailable(app, executable: zygote.executable, reason: "it ended (\(exit))", retry: .now + Self.retryAfter) }
     }
 
     /// Stops every zygote (the broker is shutting down); none starts after this.
