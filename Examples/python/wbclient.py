@@ -96,7 +96,8 @@ def status(connection, args):
 def apps(connection, args):
     _, reply = connection.control_request(apps=pb.AppsRequest())
     return [{"id": a.id, "name": a.name, "supportsMultipleScenes": a.supports_multiple_scenes,
-             "activityTypes": list(a.activity_types), "commandErrors": list(a.command_errors)} for a in reply.apps]
+             "activityTypes": list(a.activity_types), "commandErrors": list(a.command_errors),
+             **({"zygote": a.zygote} if a.zygote else {})} for a in reply.apps]
 
 
 def sessions(connection, args):

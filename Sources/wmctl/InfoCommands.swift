@@ -41,11 +41,12 @@ struct Apps: AsyncParsableCommand {
                     "supportsMultipleScenes": .bool($0.supportsMultipleScenes),
                     "activityTypes": .list($0.activityTypes.map { .string($0) }),
                     "commandErrors": .list($0.commandErrors.map { .string($0) }),
-                ])
+                ].merging($0.zygote.isEmpty ? [:] : ["zygote": .string($0.zygote)]) { _, new in new })
             })) {
                 (reply.apps.isEmpty ? "(no apps are installed)" : Output.table(["ID", "NAME", "MULTIPLE", "ACTIVITY TYPES"], reply.apps.map {
                     [$0.id, $0.name, $0.supportsMultipleScenes ? "yes" : "no", $0.activityTypes.joined(separator: ",")]
-                })) + reply.broken.map { "\nskipped \($0.file): field '\($0.field)': \($0.reason)" }.joined()
+                })) + reply.apps.filter { !$0.zygote.isEmpty }.map { "\n\($0.id): zygote \($0.zygote)" }.joined()
+                    + reply.broken.map { "\nskipped \($0.file): field '\($0.field)': \($0.reason)" }.joined()
             }
             // With --json the skipped ones go to stderr: the list keeps its shape (apps.schema.json).
             if global.json {

@@ -39,7 +39,9 @@ final class ZygoteTests: BrokerTestCase {
         let zygote = try XCTUnwrap(zygotes.first)
         harness.remember(pid: zygote)
         XCTAssertEqual(processStat(zygote)?.parent, harness.brokerPID)
-        // `wmctl status` names it.
+        // `wmctl apps` says how the app starts, and `wmctl status` names its zygote.
+        let app = try XCTUnwrap(try harness.jsonList("apps").first { $0["id"] as? String == "znotes" })
+        XCTAssertEqual(app["zygote"] as? String, "ready, pid \(zygote)")
         XCTAssertEqual((try harness.json("status")["zygotes"] as? [String: Any])?["znotes"] as? Int, Int(zygote))
         XCTAssertTrue(harness.wmctl("status").stdout.contains("zygotes: znotes (pid \(zygote))"), harness.wmctl("status").stdout)
         for scene in opened {
@@ -102,6 +104,8 @@ final class ZygoteTests: BrokerTestCase {
         try harness.eventually("the zygote that did not answer is ended and reaped") { !processExists(zygote) }
         // Until it is tried again, scenes are spawned without waiting for a zygote.
         XCTAssertEqual(try open("next").launch, "spawned")
+        let app = try XCTUnwrap(try harness.jsonList("apps").first { $0["id"] as? String == "znotes" })
+        XCTAssertTrue((app["zygote"] as? String ?? "").hasPrefix("unavailable: could not fork: it did not answer within 2000 ms (tried again"), "\(app)")
     }
 
     func testAnAppNotOnTheSDKCannotBeAZygoteAndItsScenesAreSpawned() throws {
@@ -144,6 +148,10 @@ final class ZygoteTests: BrokerTestCase {
         try harness.eventually("the broker says why there is no zygote") {
             harness.brokerLog.contains("no zygote for the app") && harness.brokerLog.contains("built without --static-swift-stdlib")
         }
+        let app = try XCTUnwrap(try harness.jsonList("apps").first { $0["id"] as? String == "znotes" })
+        XCTAssertEqual(app["zygote"] as? String, "unavailable: the Swift runtime is a shared library here (built without --static-swift-stdlib), so it started before the zygote could")
+        XCTAssertTrue(harness.wmctl("apps").stdout.contains("znotes: zygote unavailable: the Swift runtime is a shared library"), harness.wmctl("apps").stdout)
+        XCTAssertNil(try harness.jsonList("apps").first { $0["id"] as? String == "notes" }?["zygote"], "no zygote asked, none said")
         // Asked once: the next scene is spawned without a new attempt.
         let second = try open("d2")
         harness.remember(pid: second.pid)

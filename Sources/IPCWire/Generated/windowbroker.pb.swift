@@ -1009,6 +1009,10 @@ package nonisolated struct Windowbroker_V1_AppInfo: Sendable {
   /// The actions its scenes take (`wmctl send`), as the manifest declares them.
   package var actions: [Windowbroker_V1_ActionInfo] = []
 
+  /// For a manifest with "zygote": true, how its workers start: "ready, pid N", "starting", or
+  /// "unavailable: <why>" (its workers are then spawned). Empty without a zygote.
+  package var zygote: String = String()
+
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
@@ -4892,7 +4896,7 @@ nonisolated extension Windowbroker_V1_SessionInfo: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Windowbroker_V1_AppInfo: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".AppInfo"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{3}supports_multiple_scenes\0\u{3}activity_types\0\u{1}configurations\0\u{3}command_errors\0\u{1}actions\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}id\0\u{1}name\0\u{3}supports_multiple_scenes\0\u{3}activity_types\0\u{1}configurations\0\u{3}command_errors\0\u{1}actions\0\u{1}zygote\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -4907,6 +4911,7 @@ nonisolated extension Windowbroker_V1_AppInfo: SwiftProtobuf.Message, SwiftProto
       case 5: try { try decoder.decodeRepeatedStringField(value: &self.configurations) }()
       case 6: try { try decoder.decodeRepeatedStringField(value: &self.commandErrors) }()
       case 7: try { try decoder.decodeRepeatedMessageField(value: &self.actions) }()
+      case 8: try { try decoder.decodeSingularStringField(value: &self.zygote) }()
       default: break
       }
     }
@@ -4934,6 +4939,9 @@ nonisolated extension Windowbroker_V1_AppInfo: SwiftProtobuf.Message, SwiftProto
     if !self.actions.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.actions, fieldNumber: 7)
     }
+    if !self.zygote.isEmpty {
+      try visitor.visitSingularStringField(value: self.zygote, fieldNumber: 8)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -4945,6 +4953,7 @@ nonisolated extension Windowbroker_V1_AppInfo: SwiftProtobuf.Message, SwiftProto
     if lhs.configurations != rhs.configurations {return false}
     if lhs.commandErrors != rhs.commandErrors {return false}
     if lhs.actions != rhs.actions {return false}
+    if lhs.zygote != rhs.zygote {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

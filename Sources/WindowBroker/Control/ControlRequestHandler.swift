@@ -254,7 +254,9 @@ struct ControlRequestHandler: Sendable {
                 $0.sessions = UInt32(status.sessions)
                 $0.workers = UInt32(status.workers)
                 $0.prewarmed = Dictionary(uniqueKeysWithValues: prewarmed.map { ($0.key.rawValue, UInt32($0.value)) })
-                $0.zygotes = Dictionary(uniqueKeysWithValues: zygotes.map { ($0.key.rawValue, $0.value) })
+                $0.zygotes = Dictionary(uniqueKeysWithValues: zygotes.compactMap { app, state in
+                    if case .ready(let pid) = state { (app.rawValue, pid) } else { nil }
+                })
                 $0.warnings = warnings
                 $0.storeWrites = UInt64(broker.storeWrites)
                 $0.updatesPosted = status.updatesPosted
@@ -263,6 +265,7 @@ struct ControlRequestHandler: Sendable {
         case .apps:
             let apps = await broker.appList()
             let broken = await broker.brokenManifests
+            let zygotes = await broker.launcher.zygotes()
             return .apps(.with {
                 $0.broken = broken.map { problem in
                     .with {
@@ -279,6 +282,7 @@ struct ControlRequestHandler: Sendable {
                         $0.activityTypes = app.activityTypes
                         $0.configurations = app.configurations.map(\.name)
                         $0.commandErrors = app.commandErrors
+                        if app.zygote { $0.zygote = zygotes[app.id]?.description ?? "starting" }
                         $0.actions = app.actions.map { action in
                             .with {
                                 $0.name = action.name

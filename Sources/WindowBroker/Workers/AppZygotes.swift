@@ -4,6 +4,23 @@ import Glibc
 import IPCWire
 import Logging
 
+/// Where an app's zygote is, for `wmctl status` and `wmctl apps`.
+public enum ZygoteState: Sendable, Equatable, CustomStringConvertible {
+    case starting
+    case ready(pid: pid_t)
+    /// Its workers are spawned; `triedAgain`: a zygote is started again at a later launch.
+    case unavailable(reason: String, triedAgain: Bool)
+
+    public var description: String {
+        switch self {
+        case .starting: "starting"
+        case .ready(let pid): "ready, pid \(pid)"
+        case .unavailable(let reason, let triedAgain):
+            "unavailable: \(reason)" + (triedAgain ? " (tried again at a launch \(AppZygotes.retryAfter.formattedSeconds) later)" : "")
+        }
+    }
+}
+
 /// The zygotes of the apps whose manifests ask for one (`"zygote": true`), one per app.
 ///
 /// A zygote is a process of the app's own executable, started with `WINDOWBROKER_ZYGOTE=1`,
@@ -97,10 +114,14 @@ actor AppZygotes {
         return nil
     }
 
-    /// The zygotes ready to fork: app -> pid.
-    func ready() -> [AppID: pid_t] {
-        zygotes.compactMapValues { state in
-            if case .ready(let zygote) = state { zygote.pid } else { nil }
+    /// Where each app's zygote is.
+    func states() -> [AppID: ZygoteState] {
+        zygotes.mapValues { state in
+            switch state {
+            case .starting: .starting
+            case .ready(let zygote): .ready(pid: zygote.pid)
+            case .unavailable(let reason, let retry, _): .unavailable(reason: reason, triedAgain: retry != nil)
+            }
         }
     }
 

@@ -14,15 +14,15 @@ public protocol WorkerLauncher: Sendable {
     func launch(app: AppManifest, sessionID: SessionID?) async throws -> WorkerHandle
     /// Makes what launching `app`'s workers needs ready ahead of its first launch.
     func prepare(app: AppManifest) async
-    /// The apps' zygotes that are ready: app -> pid.
-    func zygotes() async -> [AppID: pid_t]
+    /// The apps' zygotes: app -> where its zygote is.
+    func zygotes() async -> [AppID: ZygoteState]
     /// Nothing more will be launched: ends whatever the launcher keeps running for it.
     func shutdown() async
 }
 
 extension WorkerLauncher {
     public func prepare(app: AppManifest) async {}
-    public func zygotes() async -> [AppID: pid_t] { [:] }
+    public func zygotes() async -> [AppID: ZygoteState] { [:] }
     public func shutdown() async {}
 }
 
@@ -60,8 +60,8 @@ public struct WorkerSpawner: WorkerLauncher {
         if app.zygote { await zygotes.prepare(app) }
     }
 
-    public func zygotes() async -> [AppID: pid_t] {
-        await zygotes.ready()
+    public func zygotes() async -> [AppID: ZygoteState] {
+        await zygotes.states()
     }
 
     /// Ends the apps' zygotes.
