@@ -47,7 +47,14 @@ env -i PATH=/usr/bin:/bin HOME="$STAGE/run2" XDG_RUNTIME_DIR="$STAGE/run2" XDG_S
 BROKER2=$!
 for _ in $(seq 100); do [ -S "$STAGE/run2/windowbroker/control.sock" ] && break; sleep 0.1; done
 APPS=$(env -i "$STAGE/prefix/bin/wmctl" --socket "$STAGE/run2/windowbroker/control.sock" apps)
+# The installed notes is its own zygote: its scenes are forked, not spawned.
+for _ in $(seq 100); do
+  env -i "$STAGE/prefix/bin/wmctl" --socket "$STAGE/run2/windowbroker/control.sock" apps | grep -q "^notes: zygote ready" && break
+  sleep 0.1
+done
+OPENED=$(env -i "$STAGE/prefix/bin/wmctl" --socket "$STAGE/run2/windowbroker/control.sock" --json open notes --activity notes.edit --info noteID=installed)
 kill $BROKER2; wait $BROKER2 2>/dev/null || true
+grep -q '"launch" *: *"forked"' <<<"$OPENED" || { echo "the installed notes was not forked from its zygote:"; echo "$OPENED"; cat "$STAGE/run2/broker.log"; exit 1; }
 grep -q "^notes " <<<"$APPS" || { echo "a broker in a prefix off XDG_DATA_DIRS does not find its own apps:"; echo "$APPS"; cat "$STAGE/run2/broker.log"; exit 1; }
 grep -q "path=$STAGE/prefix/libexec/windowbroker/windowbroker-ui" "$STAGE/run2/broker.log" \
   || { echo "the installed broker does not find its system UI:"; cat "$STAGE/run2/broker.log"; exit 1; }
