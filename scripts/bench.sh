@@ -422,20 +422,21 @@ done
 # Private dirty memory (smaps_rollup) once idle: what the process costs the machine. Its clean
 # pages (code and data read from its own file) can be dropped and read again under pressure.
 private_kib() { awk '/^Private_Dirty:/ { s += $2 } END { print s }' "/proc/$1/smaps_rollup"; }
+idle_program_kib() {  # runs the command until it says "ready" and has idled 0.5 s; prints its private dirty KiB
+  local out pid kib
+  out=$(mktemp "$DIR/idle.XXXXXX")
+  "$@" > "$out" &
+  pid=$!
+  for _ in $(seq 100); do grep -q ready "$out" 2>/dev/null && break; sleep 0.05; done
+  sleep 0.5
+  kib=$(private_kib "$pid")
+  kill "$pid"; wait "$pid" 2>/dev/null || true
+  echo "$kib"
+}
 swiftc -O -static-stdlib -o "$DIR/bin/idle_foundation" bench/idle_foundation.swift
-"$DIR/bin/idle_foundation" > "$DIR/idle.out" &
-IDLE=$!
-PIDS+=("$IDLE")
-for _ in $(seq 100); do grep -q ready "$DIR/idle.out" 2>/dev/null && break; sleep 0.05; done
-sleep 0.5
-IDLE_KIB=$(private_kib "$IDLE")
+IDLE_KIB=$(idle_program_kib "$DIR/bin/idle_foundation")
 # The smallest Foundation program, linked as the installed binaries are, idle.
-"$SBIN/spawn-probe" --idle > "$DIR/idle-probe.out" &
-IDLE_PROBE=$!
-PIDS+=("$IDLE_PROBE")
-for _ in $(seq 100); do grep -q ready "$DIR/idle-probe.out" 2>/dev/null && break; sleep 0.05; done
-sleep 0.5
-IDLE_PROBE_KIB=$(private_kib "$IDLE_PROBE")
+IDLE_PROBE_KIB=$(idle_program_kib "$SBIN/spawn-probe" --idle)
 start_broker "$DIR/idle"
 python3 - "$DIR/idle/apps" "$DIR/bin/notes.installed" <<'PY'
 import json, sys
@@ -455,12 +456,7 @@ idle_worker() {  # $1 = app; prints the pid of an idle background scene of it
 }
 FORKED_PID=$(idle_worker installed)
 SPAWNED_PID=$(idle_worker installed-spawned)
-# The zygote: the broker's child running the installed notes that is no scene's.
-ZYGOTE_PID=""
-for child in $(pgrep -P "$BROKER"); do
-  [ "$child" != "$FORKED_PID" ] && [ "$child" != "$SPAWNED_PID" ] && \
-    [ "$(readlink "/proc/$child/exe")" = "$DIR/bin/notes.installed" ] && ZYGOTE_PID=$child
-done
+ZYGOTE_PID=$(W --json status | json 'd["zygotes"]["installed"]')
 sleep 1
 pss_kib() { awk '/^Pss:/ { print $2 }' "/proc/$1/smaps_rollup"; }
 WORKER_KIB=$(private_kib "$FORKED_PID")

@@ -181,7 +181,7 @@ int wb_zygote_fork(int channel, const char *environment, unsigned long length, i
     // Each request brings its own reply socket: requests from several threads never take
     // each other's answers, and no lock is needed around the channel.
     int reply[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, reply) != 0) return errno;
+    if (wb_seqpacket_pair(reply) != 0) return errno;
     int fds[4] = { reply[1], fd3, output_fd, error_fd };
     int count = (output_fd >= 0 && error_fd >= 0) ? 4 : 2;
     union { struct cmsghdr align; char data[CMSG_SPACE(sizeof fds)]; } control;

@@ -27,7 +27,6 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -60,18 +59,29 @@ static void end_saying(const char *verdict, const char *why) {
     _exit(0);
 }
 
-/// Where glibc keeps this thread's id, or NULL with the reason in *why.
-static pid_t *thread_id_slot(const char **why) {
+/// What a fork of this (only) thread must hand the child as glibc's _Fork does: where glibc
+/// keeps the thread's id, and its robust-mutex list. Found once; the zygote forks from here on.
+static struct {
+    pid_t *thread_id;
+    void *robust_list;
+    size_t robust_list_length;
+} this_thread;
+
+/// Fills `this_thread`; NULL, or why it cannot be found.
+static const char *find_this_thread(void) {
     // glibc describes struct pthread's fields to libthread_db: {bits, count, offset}.
     const uint32_t *tid = dlsym(RTLD_DEFAULT, "_thread_db_pthread_tid");
-    if (!tid) { *why = "the C library does not describe its thread descriptor (not glibc)"; return NULL; }
-    if (tid[0] != 32 || tid[2] > 4096) { *why = "the C library's thread descriptor is not laid out as expected"; return NULL; }
-    pid_t *slot = (pid_t *)((char *)pthread_self() + tid[2]);
-    if (*slot != (pid_t)syscall(SYS_gettid)) { *why = "the C library's thread id is not where it says"; return NULL; }
-    return slot;
+    if (!tid) return "the C library does not describe its thread descriptor (not glibc)";
+    if (tid[0] != 32 || tid[2] > 4096) return "the C library's thread descriptor is not laid out as expected";
+    this_thread.thread_id = (pid_t *)((char *)pthread_self() + tid[2]);
+    if (*this_thread.thread_id != (pid_t)syscall(SYS_gettid)) return "the C library's thread id is not where it says";
+    if (syscall(SYS_get_robust_list, 0, &this_thread.robust_list, &this_thread.robust_list_length) != 0) {
+        return "the kernel does not report this thread's robust-mutex list";
+    }
+    return NULL;
 }
 
-/// Why this process cannot be a zygote, or NULL when it can.
+/// Why this process cannot be a zygote, or NULL when it can (then `this_thread` is filled).
 static const char *refusal(void) {
 #if !defined(__x86_64__) && !defined(__aarch64__)
     return "forking scenes is implemented for x86_64 and aarch64 only";
@@ -82,22 +92,14 @@ static const char *refusal(void) {
     if (dlopen("libdispatch.so", RTLD_NOLOAD | RTLD_LAZY) || dlopen("libswiftCore.so", RTLD_NOLOAD | RTLD_LAZY)) {
         return "the Swift runtime is a shared library here (built without --static-swift-stdlib), so it started before the zygote could";
     }
-    const char *why = NULL;
-    if (!thread_id_slot(&why)) return why;
-    struct robust_list_head *head;
-    size_t length;
-    if (syscall(SYS_get_robust_list, 0, &head, &length) != 0) return "the kernel does not report this thread's robust-mutex list";
-    return NULL;
+    return find_this_thread();
 }
 
 /// fork(2) whose child is the caller's parent's: glibc's _Fork with CLONE_PARENT.
-static pid_t fork_as_sibling(pid_t *thread_id) {
-    void *head;
-    size_t length;
-    if (syscall(SYS_get_robust_list, 0, &head, &length) != 0) return -1;
+static pid_t fork_as_sibling(void) {
     long pid = syscall(SYS_clone, CLONE_PARENT | CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | SIGCHLD,
-                       NULL, NULL, thread_id, NULL);
-    if (pid == 0) syscall(SYS_set_robust_list, head, length);
+                       NULL, NULL, this_thread.thread_id, NULL);
+    if (pid == 0) syscall(SYS_set_robust_list, this_thread.robust_list, this_thread.robust_list_length);
     return (pid_t)pid;
 }
 
@@ -169,8 +171,6 @@ __attribute__((constructor(101))) static void zygote_main(void) {
     if (why) end_saying("refused", why);
     why = prepare_drawing();
     if (why) end_saying("failed", why);  // this time; the broker tries again later
-    const char *unused;
-    pid_t *thread_id = thread_id_slot(&unused);
     char *environment = malloc(MAX_ENVIRONMENT);
     if (!environment) _exit(1);
     say("ready");
@@ -195,12 +195,12 @@ __attribute__((constructor(101))) static void zygote_main(void) {
         }
         int32_t answer;
         if ((message.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || (count != 2 && count != 4)
-            || n == 0 || environment[n - 1] != '\0') {
+            || environment[n - 1] != '\0') {
             answer = -EINVAL;
         } else if (abandoned(fds[0])) {
             answer = -ECANCELED;  // the broker gave up waiting and started the worker itself
         } else {
-            pid_t pid = fork_as_sibling(thread_id);
+            pid_t pid = fork_as_sibling();
             if (pid == 0) {
                 become_worker(environment, (size_t)n, fds, count);
                 return;  // on to the program's own start, as a worker

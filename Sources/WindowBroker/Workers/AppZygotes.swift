@@ -32,8 +32,8 @@ public enum ZygoteState: Sendable, Equatable, CustomStringConvertible {
 ///
 /// A zygote starts when the broker reads the app's manifest (or at its first launch after it
 /// ended or failed). An app whose build cannot be a zygote (a shared Swift runtime) says so
-/// once; its workers are then spawned, as are any whose zygote is gone or does not answer. A zygote never changes what a
-/// worker does, only how it starts.
+/// once; its workers are then spawned, as are any whose zygote is gone or does not answer. A
+/// zygote never changes what a worker does, only how it starts.
 actor AppZygotes {
     struct Zygote: Sendable {
         let pid: pid_t
@@ -76,16 +76,11 @@ actor AppZygotes {
     /// the app has no usable zygote: the caller spawns the worker instead. The descriptors are
     /// the caller's, as for a spawn.
     func fork(app: AppManifest, environment: [String: String], fd3: Int32, output: Int32, error: Int32) async -> pid_t? {
-        guard let zygote = await zygote(for: app),
-              // Still the app's: one that ended while this call waited has its channel closed.
-              case .ready(let current) = zygotes[app.id], current.pid == zygote.pid
-        else { return nil }
-        var block = [UInt8]()
-        for (key, value) in environment.sorted(by: { $0.key < $1.key }) {
-            block.append(contentsOf: Array("\(key)=\(value)".utf8))
-            block.append(0)
-        }
-        let request = block
+        _ = await zygote(for: app)
+        // Read after the wait, not taken from it: one that ended meanwhile has its channel closed.
+        guard case .ready(let zygote) = zygotes[app.id], zygote.executable == app.executable else { return nil }
+        // The environment as the zygote's child takes it: each assignment NUL-terminated.
+        let request = Array(ChildProcess.assignments(environment).map { $0 + "\0" }.joined().utf8)
         // The channel stays open until this request is done, even if the zygote is retired
         // meanwhile: a descriptor number closed under a request could be reused by the next
         // connection, which would then receive the request.
@@ -158,19 +153,16 @@ actor AppZygotes {
                 Task { await self.ended(app.id, pid: zygote.pid, exit: exit) }
             }
             let (rc, message) = await Self.firstMessage(zygote.channel)
-            if stopped {
-                _ = Glibc.kill(zygote.pid, SIGKILL)
-                close(zygote.channel)
-                return nil
-            }
-            if rc == 0, message == "ready" {
+            if !stopped, rc == 0, message == "ready" {
                 zygotes[app.id] = .ready(zygote)
                 logger?.info("app zygote ready: the app's workers are forked from it", metadata: ["app": "\(app.id)", "pid": "\(zygote.pid)"])
                 return zygote
             }
             _ = Glibc.kill(zygote.pid, SIGKILL)
             close(zygote.channel)
-            if rc == 0, message.hasPrefix("refused: ") {
+            if stopped {
+                return nil
+            } else if rc == 0, message.hasPrefix("refused: ") {
                 // The build, not the moment: this executable will refuse again.
                 unavailable(app.id, executable: app.executable, reason: String(message.dropFirst("refused: ".count)), retry: nil)
             } else if rc == 0, !message.hasPrefix("failed: ") {
@@ -195,7 +187,8 @@ actor AppZygotes {
         ])
     }
 
-    /// Stops using `zygote`: closing its channel ends it (it exits when the channel closes).
+    /// Stops using `zygote` and ends it (killed: one that does not answer would not read the
+    /// channel's close either).
     private func retire(_ app: AppID, _ zygote: Zygote, reason: String?) {
         guard case .ready(let current) = zygotes[app], current.pid == zygote.pid else { return }
         closeChannel(of: zygote)
@@ -250,45 +243,26 @@ actor AppZygotes {
         env["WINDOWBROKER_ZYGOTE"] = "1"
         env["WINDOWBROKER_APP"] = app.id.rawValue
         env["WINDOWBROKER_PID"] = String(getpid())
-        // What the zygote itself prints (why it refused) is logged as the app's.
-        var pipes: [(read: Int32, write: Int32)] = []
-        if let output {
-            for _ in 0..<2 {
-                guard let pipe = try? output.pipe() else { break }
-                pipes.append(pipe)
-            }
-            if pipes.count < 2 {
-                for pipe in pipes { close(pipe.read); close(pipe.write) }
-                pipes = []
-            }
-        }
-        let spawned: Result<pid_t, ChildProcess.Errno>?
+        // What the zygote itself prints is logged as the app's.
+        let pipes: ChildOutputPipes
         do {
-            spawned = try await ChildProcess.spawn(
-                [app.executable] + app.arguments, environment: env, fd3: zygoteEnd,
-                output: pipes.first?.write ?? -1, error: pipes.last?.write ?? -1)
+            pipes = try ChildOutputPipes(output)
         } catch {
-            spawned = nil
+            close(channel)
+            close(zygoteEnd)
+            return .failure(StartFailure("\(error)"))
         }
+        let spawned = try? await ChildProcess.spawn(
+            [app.executable] + app.arguments, environment: env, fd3: zygoteEnd,
+            output: pipes.childStdout, error: pipes.childStderr)
         close(zygoteEnd)
-        for pipe in pipes { close(pipe.write) }
-        let pid: pid_t
-        switch spawned {
-        case .success(let child)?:
-            pid = child
-        case .failure(let reason)?:
+        guard case .success(let pid)? = spawned else {
             close(channel)
-            for pipe in pipes { close(pipe.read) }
+            pipes.failed()
+            let reason = if case .failure(let errno)? = spawned { "\(errno)" } else { "the broker is shutting down" }
             return .failure(StartFailure("cannot start \(app.executable): \(reason)"))
-        case nil:
-            close(channel)
-            for pipe in pipes { close(pipe.read) }
-            return .failure(StartFailure("cannot start \(app.executable): the broker is shutting down"))
         }
-        if let output, pipes.count == 2 {
-            output.follow(pipes[0].read, stream: .stdout, pid: pid, session: nil, app: app.id)
-            output.follow(pipes[1].read, stream: .stderr, pid: pid, session: nil, app: app.id)
-        }
+        pipes.started(pid: pid, session: nil, app: app.id)
         return .success(Zygote(pid: pid, channel: channel, executable: app.executable))
     }
 

@@ -137,3 +137,47 @@ public final class WorkerOutput: Sendable {
         _ = state.withLock { $0.lines.removeValue(forKey: session) }
     }
 }
+
+/// A new child's stdout and stderr: pipes that `WorkerOutput` reads, or with no `WorkerOutput`
+/// the broker's own, inherited. The write ends go to the child (a spawn or a zygote's fork);
+/// once it started or failed, this end closes them, and reads the other ends or closes them too.
+struct ChildOutputPipes {
+    private typealias Pipe = (read: Int32, write: Int32)
+    private let output: WorkerOutput?
+    private let pipes: (stdout: Pipe, stderr: Pipe)?
+
+    init(_ output: WorkerOutput?) throws {
+        self.output = output
+        guard let output else {
+            pipes = nil
+            return
+        }
+        let stdout = try output.pipe()
+        do {
+            pipes = (stdout, try output.pipe())
+        } catch {
+            close(stdout.read)
+            close(stdout.write)
+            throw error
+        }
+    }
+
+    /// What the child gets as its stdout and stderr; -1: the broker's, inherited.
+    var childStdout: Int32 { pipes?.stdout.write ?? -1 }
+    var childStderr: Int32 { pipes?.stderr.write ?? -1 }
+
+    /// The child runs as `pid`: its lines are read from now on, attributed to `session` and `app`.
+    func started(pid: Int32, session: SessionID?, app: AppID) {
+        guard let output, let pipes else { return }
+        close(pipes.stdout.write)
+        close(pipes.stderr.write)
+        output.follow(pipes.stdout.read, stream: .stdout, pid: pid, session: session, app: app)
+        output.follow(pipes.stderr.read, stream: .stderr, pid: pid, session: session, app: app)
+    }
+
+    /// The child did not start: every end closes.
+    func failed() {
+        guard let pipes else { return }
+        for fd in [pipes.stdout.read, pipes.stdout.write, pipes.stderr.read, pipes.stderr.write] { close(fd) }
+    }
+}

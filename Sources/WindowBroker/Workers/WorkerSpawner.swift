@@ -86,42 +86,44 @@ public struct WorkerSpawner: WorkerLauncher {
         env["WINDOWBROKER_APP"] = app.id.rawValue
         env["WINDOWBROKER_PID"] = String(getpid())
 
-        var outputPipe: (read: Int32, write: Int32)?
-        var errorPipe: (read: Int32, write: Int32)?
-        if let output {
-            do {
-                outputPipe = try output.pipe()
-                errorPipe = try output.pipe()
-            } catch {
-                for fd in [outputPipe?.read, outputPipe?.write, brokerEnd, workerEnd].compactMap({ $0 }) { close(fd) }
-                throw error
-            }
+        let pipes: ChildOutputPipes
+        do {
+            pipes = try ChildOutputPipes(output)
+        } catch {
+            close(brokerEnd)
+            close(workerEnd)
+            throw error
         }
         let forked = app.zygote
-            ? await zygotes.fork(app: app, environment: env, fd3: workerEnd, output: outputPipe?.write ?? -1, error: errorPipe?.write ?? -1)
+            ? await zygotes.fork(app: app, environment: env, fd3: workerEnd, output: pipes.childStdout, error: pipes.childStderr)
             : nil
-        let spawned = if let forked {
-            Result<pid_t, ChildProcess.Errno>.success(forked)
-        } else {
-            try await ChildProcess.spawn(
-                [app.executable] + app.arguments, environment: env,
-                fd3: workerEnd, output: outputPipe?.write ?? -1, error: errorPipe?.write ?? -1)
+        let spawned: Result<pid_t, ChildProcess.Errno>
+        do {
+            spawned = if let forked {
+                .success(forked)
+            } else {
+                try await ChildProcess.spawn(
+                    [app.executable] + app.arguments, environment: env,
+                    fd3: workerEnd, output: pipes.childStdout, error: pipes.childStderr)
+            }
+        } catch {
+            // The broker is shutting down: nothing started, so every end closes here.
+            close(workerEnd)
+            close(brokerEnd)
+            pipes.failed()
+            throw error
         }
         close(workerEnd)
-        for pipe in [outputPipe, errorPipe].compactMap({ $0 }) { close(pipe.write) }
         let pid: pid_t
         switch spawned {
         case .success(let child):
             pid = child
         case .failure(let reason):
             close(brokerEnd)
-            for pipe in [outputPipe, errorPipe].compactMap({ $0 }) { close(pipe.read) }
+            pipes.failed()
             throw BrokerError(.workerFailed, "cannot start \(app.executable): \(reason)")
         }
-        if let output, let outputPipe, let errorPipe {
-            output.follow(outputPipe.read, stream: .stdout, pid: pid, session: sessionID, app: app.id)
-            output.follow(errorPipe.read, stream: .stderr, pid: pid, session: sessionID, app: app.id)
-        }
+        pipes.started(pid: pid, session: sessionID, app: app.id)
 
         let childPID = pid
         let handle: WorkerHandle
