@@ -179,6 +179,9 @@ extension Broker {
             throw error
         }
         for task in others { notes += await task.value }
+        // What the scene reported in its callbacks is on disk when the caller hears back: the
+        // steps went on while it committed (`SessionDriver.stageThenAcknowledge`).
+        await drivers[id]?.reportCommitting?.value
         return (notes, launch)
     }
 
@@ -325,7 +328,7 @@ extension Broker {
         }
         let driver = try driver(id)
         try await driver.apply(update, in: self)
-        await driver.reindex(in: self)
+        driver.reindex(in: self)
         return outcome(id, notes: ["refreshed: \(drivers[id]?.session.title ?? "")"])
     }
 

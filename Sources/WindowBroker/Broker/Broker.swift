@@ -330,6 +330,6 @@ public actor Broker {
         } catch {
             logger.error("cannot persist session", metadata: ["session": "\(id)", "error": "\(error)"])
         }
-        await drivers[id]?.reindex(in: self)
+        drivers[id]?.reindex(in: self)
     }
 }

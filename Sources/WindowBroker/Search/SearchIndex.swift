@@ -130,12 +130,18 @@ public final class SearchIndex: Sendable {
 
     /// Puts the session's entry in place of the old one; an activity not marked eligible
     /// removes it (such activities are never indexed).
-    public func index(_ activity: UserActivity?, session: SessionID, app: AppID) async throws {
+    ///
+    /// Queued, not awaited: the write takes its place behind every index write queued before
+    /// it (one serial writer), so a session's entries land in the order they were decided, and
+    /// a search or removal asked for later sees it. `failed` hears of a write that did not land.
+    public func index(_ activity: UserActivity?, session: SessionID, app: AppID, failed: @escaping @Sendable (any Error) -> Void) {
         let key = session.description
-        try await queue.write { db in
+        queue.asyncWrite({ db in
             try db.execute(sql: "DELETE FROM activitySearch WHERE sessionID = ?", arguments: [key])
             try Self.insert(activity, session: key, app: app, into: db)
-        }
+        }, completion: { _, result in
+            if case .failure(let error) = result { failed(error) }
+        })
     }
 
     /// Merges the index's segments into one, so deleted entries' words are gone from it (a

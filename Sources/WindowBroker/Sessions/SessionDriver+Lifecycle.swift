@@ -175,8 +175,9 @@ extension SessionDriver {
         let answer = try await worker.connection.answer(
             to: .workerCommand(.with { $0.kind = command }), timeout: timeout, what: "the scene (\(doing))")
         // What the scene wrote before its answer (a title, an activity set in the callback) is
-        // committed before the answer is acted on: the scene does not wait for those reports'
-        // acknowledgements before it answers (docs/PROTOCOL.md).
+        // taken in before the answer is acted on, and commits ahead of what the answer writes:
+        // the scene does not wait for those reports' acknowledgements before it answers
+        // (docs/PROTOCOL.md).
         await worker.waitForFrames(answer.framesBefore)
         let reply = answer.envelope
         guard case .workerMessage(let message) = reply.body else {

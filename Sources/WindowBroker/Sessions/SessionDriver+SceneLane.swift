@@ -12,15 +12,12 @@ extension SessionDriver {
         case .workerMessage(let message):
             switch message.kind {
             case .sceneUpdate(let update)?:
-                await acknowledge(envelope, on: connection, in: broker, refusing: "a scene update") {
-                    try await self.apply(update, in: broker)
+                await stageThenAcknowledge(envelope, on: connection, in: broker, refusing: "a scene update", reindex: true) {
+                    try self.stage(update, in: broker)
                 }
-                // After the acknowledgement, still in the lane's order: the index is derived data
-                // (rebuilt from the store when lost), and writing it took longer than the commit.
-                await reindex(in: broker)
             case .storage(let update)?:
-                await acknowledge(envelope, on: connection, in: broker, refusing: "a scene's storage change") {
-                    try await self.applyStorage(update, in: broker)
+                await stageThenAcknowledge(envelope, on: connection, in: broker, refusing: "a scene's storage change", reindex: false) {
+                    try self.stageStorage(update, in: broker)
                 }
             case .restorationExtended?:
                 broker.emit(id, app: appID, .restorationExtended)
@@ -56,24 +53,43 @@ extension SessionDriver {
         }
     }
 
-    /// Applies a report, then acknowledges it (the acknowledgement means "committed"), or
-    /// answers why it was refused; the scene's last accepted state stays.
-    private func acknowledge(
-        _ envelope: Envelope, on connection: WireConnection, in broker: isolated Broker, refusing what: String,
-        _ apply: () async throws -> Void
+    /// Takes a report into the session, then acknowledges it once it is committed (the
+    /// acknowledgement means "on disk"), or answers why it was refused; the scene's last
+    /// accepted state stays.
+    ///
+    /// The lane goes on once the report is taken, while it commits: an answer the scene wrote
+    /// right behind it (a lifecycle step) is acted on without waiting for the disk, and
+    /// whatever that step writes commits behind the report (one writer, in order). One report
+    /// commits at a time per scene: the next waits for it, so a scene that floods the broker
+    /// with reports still meets its mailbox's limit.
+    private func stageThenAcknowledge(
+        _ envelope: Envelope, on connection: WireConnection, in broker: isolated Broker, refusing what: String, reindex: Bool,
+        _ stage: () throws -> StagedChange?
     ) async {
+        await reportCommitting?.value
+        let change: StagedChange?
         do {
-            try await apply()
-            await Self.acknowledge(envelope, on: connection)
+            change = try stage()
         } catch {
-            broker.logger.warning("refused \(what)", metadata: ["session": "\(id)", "error": "\(error)"])
-            if envelope.id != 0 {
-                await connection.reply(to: envelope, error: error as? BrokerError ?? BrokerError(.internalError, "\(error)"))
-            }
+            await refuse(envelope, on: connection, in: broker, what, error)
+            return
+        }
+        guard let change else {
+            await Self.acknowledge(envelope, on: connection)
+            return
+        }
+        let id = self.id
+        reportCommitting = Task { await broker.commitReport(change, of: id, envelope, on: connection, refusing: what, reindex: reindex) }
+    }
+
+    func refuse(_ envelope: Envelope, on connection: WireConnection, in broker: isolated Broker, _ what: String, _ error: any Error) async {
+        broker.logger.warning("refused \(what)", metadata: ["session": "\(id)", "error": "\(error)"])
+        if envelope.id != 0 {
+            await connection.reply(to: envelope, error: error as? BrokerError ?? BrokerError(.internalError, "\(error)"))
         }
     }
 
-    private static func acknowledge(_ envelope: Envelope, on connection: WireConnection) async {
+    static func acknowledge(_ envelope: Envelope, on connection: WireConnection) async {
         if envelope.id != 0 { await connection.reply(to: envelope, with: .workerMessage(.with { $0.ack = .init() })) }
     }
 
@@ -110,5 +126,26 @@ extension SessionDriver {
     private func requestFinished(in broker: isolated Broker) {
         requestsInFlight -= 1
         if requestsInFlight == 0 { refusingRequests = false }
+    }
+}
+
+extension Broker {
+    /// A staged report's second half (`SessionDriver.stageThenAcknowledge`): committed, then
+    /// acknowledged and indexed; or refused, its fields back as they are on disk.
+    func commitReport(
+        _ change: SessionDriver.StagedChange, of id: SessionID, _ envelope: Envelope, on connection: WireConnection,
+        refusing what: String, reindex: Bool
+    ) async {
+        guard let driver = drivers[id] else { return }
+        do {
+            try await driver.commit(change, in: self)
+        } catch {
+            await driver.refuse(envelope, on: connection, in: self, what, error)
+            return
+        }
+        await SessionDriver.acknowledge(envelope, on: connection)
+        // After the acknowledgement, queued in the lane's order: the index is derived data
+        // (rebuilt from the store when lost).
+        if reindex { driver.reindex(in: self) }
     }
 }

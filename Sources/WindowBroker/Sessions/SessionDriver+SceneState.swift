@@ -11,6 +11,13 @@ extension SessionDriver {
     /// acknowledged. An activity of a type its app never declared is refused and the last one
     /// stays; a write that fails is refused and what was committed before stays.
     func apply(_ update: Windowbroker_V1_SceneUpdate, in broker: isolated Broker) async throws {
+        guard let change = try stage(update, in: broker) else { return }
+        try await commit(change, in: broker)
+    }
+
+    /// `apply`'s first half: the report checked and taken into the session in memory (served at
+    /// once); nil when it changes nothing. Its commit is still to come (`commit`).
+    func stage(_ update: Windowbroker_V1_SceneUpdate, in broker: isolated Broker) throws -> StagedChange? {
         var activity: UserActivity?
         if update.hasUserActivity {
             let reported = try UserActivity(wire: update.userActivity, maxBytes: broker.configuration.maxActivityBytes)
@@ -25,17 +32,18 @@ extension SessionDriver {
         if update.hasActivationConditions {
             changed.activationConditions = ActivationConditions(wire: update.activationConditions)
         }
-        guard changed != session else { return }
-        try await commit(changing: { current in
+        guard changed != session else { return nil }
+        return stage(changing: { current in
             if let activity { current.currentActivity = activity }
             current.title = changed.title
             current.activationConditions = changed.activationConditions
-        }, activity: activity, in: broker)
+        }, activity: activity)
     }
 
-    /// Takes a scene's storage writes, refused as a whole when a key or the total is too large;
-    /// returns once they are committed (the acknowledgement the scene waits for means "on disk").
-    func applyStorage(_ update: Windowbroker_V1_SceneStorageUpdate, in broker: isolated Broker) async throws {
+    /// The scene's storage writes, checked and taken into the session in memory, refused as a
+    /// whole when a key or the total is too large; nil when they change nothing. Their commit
+    /// is still to come (`commit`): the acknowledgement the scene waits for means "on disk".
+    func stageStorage(_ update: Windowbroker_V1_SceneStorageUpdate, in broker: isolated Broker) throws -> StagedChange? {
         var storage = session.storage
         for key in update.removed { storage[key] = nil }
         for (key, value) in update.set.entries {
@@ -43,41 +51,62 @@ extension SessionDriver {
             storage[key] = try PlistValue(wire: value, path: "storage.\(key)")
         }
         try SyncLimits.checkSize(storage, maxBytes: broker.configuration.maxSceneStorageBytes, what: "the scene's storage")
-        guard storage != session.storage else { return }
-        try await commit(changing: { $0.storage = storage }, in: broker)
+        guard storage != session.storage else { return nil }
+        return stage(changing: { $0.storage = storage })
     }
 
-    /// Applies a scene's change to its session in memory (served at once) and commits it in the
-    /// store's next group commit. On failure the fields the change touched go back to what is
-    /// on disk, and the error says why.
-    private func commit(changing change: (inout SceneSession) -> Void, activity: UserActivity? = nil, in broker: isolated Broker) async throws {
+    /// A scene's change, applied to its session in memory and not yet committed.
+    struct StagedChange {
+        let before: SceneSession
+        let changed: SceneSession
+        let activity: UserActivity?
+        let at: Date
+    }
+
+    private func stage(changing change: (inout SceneSession) -> Void, activity: UserActivity? = nil) -> StagedChange {
         let before = session
         change(&session)
-        let changed = session
-        let now = Date()
+        return StagedChange(before: before, changed: session, activity: activity, at: Date())
+    }
+
+    /// Commits a staged change in the store's next group commit (changes staged later commit in
+    /// a later or the same one). On failure the fields the change touched go back to what is
+    /// on disk, and the error says why.
+    func commit(_ change: StagedChange, in broker: isolated Broker) async throws {
         do {
-            try await broker.store.commitSceneState(changed, attached: worker != nil, current: activity, at: now)
+            try await broker.store.commitSceneState(change.changed, attached: worker != nil, current: change.activity, at: change.at)
         } catch {
             // Only what this change wrote goes back: a later change may have landed meanwhile.
-            if let activity, session.currentActivity == activity { session.currentActivity = before.currentActivity }
-            if session.storage == changed.storage { session.storage = before.storage }
+            if let activity = change.activity, session.currentActivity == activity { session.currentActivity = change.before.currentActivity }
+            if session.storage == change.changed.storage { session.storage = change.before.storage }
             throw SessionStore.brokerError(error, doing: "save the scene's change", path: broker.store.path)
         }
-        if let activity, session.currentActivity == activity { session.currentSavedAt = now }
+        if let activity = change.activity, session.currentActivity == activity { session.currentSavedAt = change.at }
     }
 
     /// The session's latest activity, what a search finds: the current one while the scene
     /// runs, else the one it handed over for restoration. Derived data, rebuilt from the store
-    /// when lost: a scene's report is acknowledged once committed, and indexed after that.
-    func reindex(in broker: isolated Broker) async {
+    /// when lost: a scene's report is acknowledged once committed, and indexed after that. The
+    /// write is queued, not awaited: nothing the scene or the lifecycle does next waits for the
+    /// index (writing it took longer than the commit), and the index's one writer keeps the
+    /// entries in the order they were queued.
+    func reindex(in broker: isolated Broker) {
         guard let searchIndex = broker.searchIndex else { return }
         let activity = session.currentActivity ?? session.restoration
         if let previous = indexed, previous == activity { return }
-        do {
-            try await searchIndex.index(activity, session: id, app: appID)
-            indexed = activity
-        } catch {
-            broker.logger.warning("cannot update the search index", metadata: ["session": "\(id)", "error": "\(error)"])
+        indexed = activity
+        let id = self.id
+        searchIndex.index(activity, session: id, app: appID) { [weak broker] error in
+            Task { await broker?.indexWriteFailed(id, activity: activity, error) }
         }
+    }
+}
+
+extension Broker {
+    /// An index write that did not land: logged, and the session's entry is written again at
+    /// its next change (its driver no longer takes the entry for written).
+    func indexWriteFailed(_ id: SessionID, activity: UserActivity?, _ error: any Error) {
+        logger.warning("cannot update the search index", metadata: ["session": "\(id)", "error": "\(error)"])
+        if let driver = drivers[id], let indexed = driver.indexed, indexed == activity { driver.indexed = nil }
     }
 }
