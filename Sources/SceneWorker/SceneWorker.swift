@@ -204,8 +204,12 @@ package final class SceneRuntime {
                 Self.onMainActor(from: loopIsMainThread) { self.connectionEnded() }
             }
             self.mainThreadLoop = mainThreadLoop
-            // A prewarmed process joins its pool ready to draw: its Hello waits for the fonts.
-            if ToplevelWindow.displayAvailable, sessionID.isEmpty { ToplevelWindow.warmUp() }
+            // A prewarmed process joins its pool ready to draw: its Hello waits for the fonts,
+            // and for the runtime's first use of what every open runs (`PrewarmExercise`).
+            if sessionID.isEmpty {
+                if ToplevelWindow.displayAvailable { ToplevelWindow.warmUp() }
+                PrewarmExercise.run()
+            }
             // The Welcome is taken in the answer's callback: a task waiting for it would be
             // resumed through the global executor, starting Dispatch's pool for that alone.
             let hello = connection.issue(
@@ -378,7 +382,7 @@ package final class SceneRuntime {
     }
 
     /// Returns once everything the scene queued so far is written: an answer to the broker
-    /// must not overtake the storage and updates that led to it. The broker commits what a
+    /// must not overtake the storage and updates that led to it. The broker takes in what a
     /// scene wrote before an answer before it acts on the answer, so their acknowledgements
     /// need not be waited for (one round trip less per command that reports something).
     private func flushOutgoing() async {

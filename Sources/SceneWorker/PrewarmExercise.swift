@@ -1,0 +1,97 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import IPCWire
+
+/// What a prewarmed process runs once, after its app launched and before it joins its pool:
+/// the SDK's share of every open, with made-up values. A connect command is decoded as the
+/// wire decodes it and turned into the scene's values (its session, activities, defaults and
+/// storage), and a report and an answer are encoded as the scene sends them.
+///
+/// Why: the first time a process runs these paths, Swift's runtime builds the generic types'
+/// metadata from their mangled names and looks up protocol conformances by scanning every
+/// conformance record in the binary, and the code and data pages are faulted in. Measured in a
+/// prewarmed notes process (`perf record` over 12 opens), that was about 45% of what the scene
+/// spent between reading its connect command and answering it. Done here, it is paid while the
+/// process waits in its pool, not while a user waits for a window. Nothing here reaches the
+/// app or the broker.
+enum PrewarmExercise {
+    static func run() {
+        let activity = UserActivity(
+            activityType: "windowbroker.prewarm", title: "prewarm", targetContentIdentifier: "prewarm",
+            userInfo: [
+                "text": .string("prewarm"), "count": .integer(1), "ratio": .real(0.5), "flag": .bool(true),
+                "bytes": .data(Data([1, 2, 3])), "when": .date(Date(timeIntervalSince1970: 0)), "link": .url("file:///"),
+                "list": .list([.string("a"), .integer(2)]), "nested": .dictionary(["key": .string("value")]), "none": .null,
+            ],
+            keywords: ["prewarm"], isEligibleForSearch: true, interactionState: Data([0]), persistentIdentifier: "prewarm")
+        let plist = PlistValue.wire(dictionary: activity.userInfo)
+        let command = Envelope.with {
+            $0.id = 1
+            $0.workerCommand = .with {
+                $0.kind = .connect(.with {
+                    $0.session = .with {
+                        $0.id = SessionID().description
+                        $0.appID = "prewarm"
+                        $0.configuration = "prewarm"
+                        $0.role = "windowApplication"
+                        $0.title = "prewarm"
+                        $0.state = .foregroundActive
+                        $0.createdAt = 1
+                        $0.launchCount = 1
+                    }
+                    $0.newSession = true
+                    $0.delegateName = "prewarm"
+                    $0.discardedSessionIds = [SessionID().description]
+                    $0.userActivities = [activity.wire]
+                    $0.restorationActivity = activity.wire
+                    $0.availableConfigurations = ["prewarm"]
+                    $0.defaults = plist
+                    $0.storage = plist
+                    $0.updateSequence = 1
+                    $0.then = [.with { $0.transition = .willEnterForeground }, .with { $0.transition = .didBecomeActive }]
+                })
+            }
+        }
+        guard let bytes = try? command.serializedBytes() as [UInt8],
+              let decoded = try? Envelope(serializedBytes: bytes),
+              case .workerCommand(let worker)? = decoded.body, case .connect(let connect)? = worker.kind
+        else { return }
+        // As `SceneRuntime.connectScene` takes them.
+        let restoration = try? UserActivity(wire: connect.restorationActivity, maxBytes: .max)
+        let activities = connect.userActivities.compactMap { try? UserActivity(wire: $0, maxBytes: .max) }
+        let defaults = (try? PlistValue.dictionary(wire: connect.defaults, path: "defaults")) ?? [:]
+        let storage = (try? PlistValue.dictionary(wire: connect.storage, path: "storage")) ?? [:]
+        _ = (SessionID(connect.session.id), AppID(connect.session.appID), connect.discardedSessionIds.compactMap(SessionID.init))
+        // What the scene sends back: its report (title, activity, conditions, storage) and the answer.
+        let current = restoration ?? activities.first ?? activity
+        let report = Envelope.with {
+            $0.id = 2
+            $0.workerMessage = .with {
+                $0.kind = .sceneUpdate(.with {
+                    $0.title = current.title
+                    $0.userActivity = current.wire
+                    $0.activationConditions = ActivationConditions(canActivate: ["prewarm"], prefersToActivate: ["prewarm"]).wire
+                })
+            }
+        }
+        let storageChange = Envelope.with {
+            $0.id = 3
+            $0.workerMessage = .with {
+                $0.kind = .storage(.with {
+                    $0.set = PlistValue.wire(dictionary: storage.merging(defaults) { first, _ in first })
+                    $0.removed = ["prewarm"]
+                })
+            }
+        }
+        let answer = Envelope.with {
+            $0.replyTo = 1
+            $0.workerMessage = .with { $0.kind = .connected(.with { $0.configuration = "prewarm" }) }
+        }
+        for envelope in [report, storageChange, answer] {
+            if let bytes = try? envelope.serializedBytes() as [UInt8] { _ = try? Envelope(serializedBytes: bytes) }
+        }
+    }
+}
