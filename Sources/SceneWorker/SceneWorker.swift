@@ -261,7 +261,9 @@ package final class SceneRuntime {
     }
 
     /// Sends what the scene says on its own, in order, one item at a time, each written once
-    /// the one before it was answered. Driven by the answers' callbacks, not by a task waiting
+    /// the one before it was answered (the app's menu, sent once per process, excepted: the
+    /// broker needs its answer before nothing else, and in a cold start the first scene's
+    /// report and answer would otherwise wait a round trip behind it). Driven by the answers' callbacks, not by a task waiting
     /// for them: Swift's runtime resumes a waiting task through the global executor (a pool
     /// thread woken, then the main queue's), where a callback on the main thread's loop runs
     /// where the answer was read.
@@ -296,7 +298,7 @@ package final class SceneRuntime {
         case .message(let kind):
             (body, timeout) = (.workerMessage(.with { $0.kind = kind }), .seconds(30))
         }
-        outgoingInFlight = true
+        if case .appMenu = item {} else { outgoingInFlight = true }
         let answer = connection.issue(body, timeout: timeout, what: "the broker")
         // Written: a command's answer may follow it now (the broker commits what came before
         // an answer before it acts on the answer).
@@ -335,6 +337,7 @@ package final class SceneRuntime {
                 var standardError = StandardError()
                 print("scene worker: the app's menu was refused: \(error)", to: &standardError)
             }
+            return  // it did not hold the line
         case (_, .failure(let error as BrokerError)) where error.code != .connectionClosed:
             updateRefused(error)
         default:
