@@ -30,6 +30,20 @@ final class AcknowledgedStateTests: BrokerTestCase {
         XCTAssertEqual(restored.cursor, 10)
     }
 
+    /// What an open wrote is on disk when it answers, SIGKILL right after: the activity the
+    /// scene reported in willConnect, which commits while the broker goes on with the scene's
+    /// answer (a report taken in but never committed fails here), and the launch.
+    func testWhatAnOpenWroteIsOnDiskWhenItAnswers() throws {
+        let note = try harness.openNote("on-disk-at-answer")
+        harness.stop(signal: SIGKILL)
+        try harness.start()
+        let shown = try harness.json("show", note)
+        XCTAssertEqual(shown["launchCount"] as? Int, 1, "the record the open's drive wrote")
+        let current = shown["currentActivity"] as? [String: Any]
+        XCTAssertEqual((current?["userInfo"] as? [String: Any])?["noteID"] as? String, "on-disk-at-answer",
+                       "the activity the scene reported in willConnect")
+    }
+
     /// Item 1, the app's half. Before: window A, restored from its older restoration activity,
     /// wrote "one three" over the note B had made "one two", and " two" was in no file.
     func testTheReferenceAppNeverWritesOlderTextOverNewer() throws {
