@@ -5,8 +5,8 @@ import Foundation
 #endif
 import IPCWire
 
-/// What a prewarmed process runs once, after its app launched and before it joins its pool:
-/// the SDK's share of every open, with made-up values. A connect command is decoded as the
+/// What a prewarmed process runs once, before its Hello (so before its app launches and the
+/// process joins its pool): the SDK's share of every open, with made-up values. A connect command is decoded as the
 /// wire decodes it and turned into the scene's values (its session, activities, defaults and
 /// storage), and a report and an answer are encoded as the scene sends them.
 ///

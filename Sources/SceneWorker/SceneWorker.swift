@@ -261,12 +261,12 @@ package final class SceneRuntime {
     }
 
     /// Sends what the scene says on its own, in order, one item at a time, each written once
-    /// the one before it was answered (the app's menu, sent once per process, excepted: the
-    /// broker needs its answer before nothing else, and in a cold start the first scene's
-    /// report and answer would otherwise wait a round trip behind it). Driven by the answers' callbacks, not by a task waiting
-    /// for them: Swift's runtime resumes a waiting task through the global executor (a pool
-    /// thread woken, then the main queue's), where a callback on the main thread's loop runs
-    /// where the answer was read.
+    /// the one before it was answered (the app's menu, sent once per process, excepted:
+    /// nothing waits for its answer, and in a cold start the first scene's report and answer
+    /// would otherwise wait a round trip behind it). Driven by the answers' callbacks, not by a
+    /// task waiting for them: Swift's runtime resumes a waiting task through the global
+    /// executor (a pool thread woken, then the main queue's), where a callback on the main
+    /// thread's loop runs where the answer was read.
     private func sendNextOutgoing() {
         guard !outgoingSending else { return }
         outgoingSending = true
@@ -300,7 +300,7 @@ package final class SceneRuntime {
         }
         if case .appMenu = item {} else { outgoingInFlight = true }
         let answer = connection.issue(body, timeout: timeout, what: "the broker")
-        // Written: a command's answer may follow it now (the broker commits what came before
+        // Written: a command's answer may follow it now (the broker takes in what came before
         // an answer before it acts on the answer).
         outgoingWritten.advance()
         whenAnswered(answer) { outcome in self.answered(item, outcome) }

@@ -161,18 +161,9 @@ extension Broker {
             (notes, launch) = try await onSession(id) { () async throws -> ([String], LaunchKind) in
                 let wasConnected = drivers[id]?.session.state.isConnected ?? false
                 let quarantineNote = wasConnected ? nil : try await driver(id).quarantineIfPoisoned(in: self)
-                // The session's record commits while the scene is told it is key; the turn
-                // still ends only once it is written.
-                let notes: [String]
-                do {
-                    notes = try await drive(id, to: .foregroundActive, options: .init(activities: activity.map { [$0] } ?? []), persistAside: true)
-                } catch {
-                    await drivers[id]?.persisting?.value
-                    throw error
-                }
+                let notes = try await drive(id, to: .foregroundActive, options: .init(activities: activity.map { [$0] } ?? []))
                 // didBecomeKey comes after didBecomeActive, and before a continued activity.
                 await syncKey(id, activationToken: activationToken)
-                await drivers[id]?.persisting?.value
                 if wasConnected, let activity {
                     _ = try await command(id, .continueActivity(.with { $0.activity = activity.wire }),
                                           timeout: configuration.workerTimeout, doing: "continue")

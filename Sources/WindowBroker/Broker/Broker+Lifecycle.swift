@@ -9,11 +9,10 @@ extension Broker {
     @discardableResult
     func drive(
         _ id: SessionID, to target: LifecycleTarget, options: SessionDriver.ConnectionOptions = .init(), reason: DisconnectReason? = nil,
-        requireSave: Bool = false, reportSaveFailure: Bool = false, persistAside: Bool = false
+        requireSave: Bool = false, reportSaveFailure: Bool = false
     ) async throws -> [String] {
         try await driver(id).drive(
-            to: target, options: options, reason: reason, requireSave: requireSave, reportSaveFailure: reportSaveFailure,
-            persistAside: persistAside, in: self)
+            to: target, options: options, reason: reason, requireSave: requireSave, reportSaveFailure: reportSaveFailure, in: self)
     }
 
     /// Saves the scene's state and takes its process away; the session stays.

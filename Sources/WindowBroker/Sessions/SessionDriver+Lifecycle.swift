@@ -22,13 +22,10 @@ extension SessionDriver {
     /// A save that could not be committed is an error of its own (`reportSaveFailure`: thrown
     /// once the drive is over, the scene where the drive left it) or, with `requireSave`, ends
     /// the drive before anything is taken away.
-    /// `persistAside`: the session's record is written at the end as usual, but the drive does
-    /// not wait for it; the caller awaits `persisting` before its turn ends (an open tells the
-    /// scene it is key while its record commits).
     @discardableResult
     func drive(
         to target: LifecycleTarget, options: ConnectionOptions = .init(), reason: DisconnectReason? = nil,
-        requireSave: Bool = false, reportSaveFailure: Bool = false, persistAside: Bool = false, in broker: isolated Broker
+        requireSave: Bool = false, reportSaveFailure: Bool = false, in broker: isolated Broker
     ) async throws -> [String] {
         var options = options
         options.restoration = session.activityToRestore?.activity
@@ -68,12 +65,7 @@ extension SessionDriver {
                 if step == .didBecomeActive { session.lastActiveAt = Date() }
                 broker.emit(id, app: appID, event(for: step, committed: committed))
             case .persist:
-                if persistAside {
-                    let id = self.id
-                    persisting = Task { await broker.persist(id) }
-                } else {
-                    await broker.persist(id)
-                }
+                await broker.persist(id)
             case .finish(let result):
                 if machine.state == .unattached { session.state = .unattached }
                 let notes = try result.get()

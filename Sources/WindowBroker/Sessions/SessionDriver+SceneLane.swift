@@ -136,7 +136,11 @@ extension Broker {
         _ change: SessionDriver.StagedChange, of id: SessionID, _ envelope: Envelope, on connection: WireConnection,
         refusing what: String, reindex: Bool
     ) async {
-        guard let driver = drivers[id] else { return }
+        guard let driver = drivers[id] else {
+            // Discarded meanwhile: nothing to commit it to, and the scene still gets an answer.
+            if envelope.id != 0 { await connection.reply(to: envelope, error: Self.noSuchSession(id)) }
+            return
+        }
         do {
             try await driver.commit(change, in: self)
         } catch {

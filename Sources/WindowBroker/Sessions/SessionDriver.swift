@@ -29,9 +29,6 @@ final class SessionDriver {
     var requestsInFlight = 0
     /// The scene's report being committed (the lane's next report waits for it).
     var reportCommitting: Task<Void, Never>?
-    /// The session's record being written at the end of a drive that did not wait for it
-    /// (`drive(persistAside:)`); awaited before the operation's turn ends.
-    var persisting: Task<Void, Never>?
     var refusingRequests = false
 
     init(_ session: SceneSession) {
