@@ -62,10 +62,11 @@ enum PrewarmExercise {
         // As `SceneRuntime.connectScene` takes them.
         let restoration = try? UserActivity(wire: connect.restorationActivity, maxBytes: .max)
         let activities = connect.userActivities.compactMap { try? UserActivity(wire: $0, maxBytes: .max) }
-        let defaults = (try? PlistValue.dictionary(wire: connect.defaults, path: "defaults")) ?? [:]
+        _ = try? PlistValue.dictionary(wire: connect.defaults, path: "defaults")
         let storage = (try? PlistValue.dictionary(wire: connect.storage, path: "storage")) ?? [:]
         _ = (SessionID(connect.session.id), AppID(connect.session.appID), connect.discardedSessionIds.compactMap(SessionID.init))
-        // What the scene sends back: its report (title, activity, conditions, storage) and the answer.
+        // What the scene sends back, encoded: its report (title, activity, conditions, storage)
+        // and the answer; and what it reads back, an acknowledgement, decoded.
         let current = restoration ?? activities.first ?? activity
         let report = Envelope.with {
             $0.id = 2
@@ -81,7 +82,7 @@ enum PrewarmExercise {
             $0.id = 3
             $0.workerMessage = .with {
                 $0.kind = .storage(.with {
-                    $0.set = PlistValue.wire(dictionary: storage.merging(defaults) { first, _ in first })
+                    $0.set = PlistValue.wire(dictionary: storage)
                     $0.removed = ["prewarm"]
                 })
             }
@@ -90,8 +91,11 @@ enum PrewarmExercise {
             $0.replyTo = 1
             $0.workerMessage = .with { $0.kind = .connected(.with { $0.configuration = "prewarm" }) }
         }
-        for envelope in [report, storageChange, answer] {
-            if let bytes = try? envelope.serializedBytes() as [UInt8] { _ = try? Envelope(serializedBytes: bytes) }
+        for envelope in [report, storageChange, answer] { _ = try? envelope.serializedBytes() as [UInt8] }
+        let ack = Envelope.with {
+            $0.replyTo = 2
+            $0.workerMessage = .with { $0.ack = .init() }
         }
+        if let bytes = try? ack.serializedBytes() as [UInt8] { _ = try? Envelope(serializedBytes: bytes) }
     }
 }

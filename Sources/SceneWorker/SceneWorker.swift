@@ -142,6 +142,12 @@ package final class SceneRuntime {
         case request(ControlRequest, CheckedContinuation<ControlReply, any Error>)
         /// The app's menu additions, sent once at launch; a refusal is printed, not thrown.
         case appMenu([Windowbroker_V1_MenuOperation])
+
+        /// Whether the next item waits for this one's answer: all but the app's menu, whose
+        /// answer nothing waits for (`sendNextOutgoing`).
+        var holdsTheLine: Bool {
+            if case .appMenu = self { false } else { true }
+        }
     }
 
     package init(app: any AppDelegate) {
@@ -298,7 +304,7 @@ package final class SceneRuntime {
         case .message(let kind):
             (body, timeout) = (.workerMessage(.with { $0.kind = kind }), .seconds(30))
         }
-        if case .appMenu = item {} else { outgoingInFlight = true }
+        if item.holdsTheLine { outgoingInFlight = true }
         let answer = connection.issue(body, timeout: timeout, what: "the broker")
         // Written: a command's answer may follow it now (the broker takes in what came before
         // an answer before it acts on the answer).
@@ -337,12 +343,12 @@ package final class SceneRuntime {
                 var standardError = StandardError()
                 print("scene worker: the app's menu was refused: \(error)", to: &standardError)
             }
-            return  // it did not hold the line
         case (_, .failure(let error as BrokerError)) where error.code != .connectionClosed:
             updateRefused(error)
         default:
             break
         }
+        guard item.holdsTheLine else { return }
         outgoingInFlight = false
         sendNextOutgoing()
     }

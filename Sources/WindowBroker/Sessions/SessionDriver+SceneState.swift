@@ -32,12 +32,7 @@ extension SessionDriver {
         if update.hasActivationConditions {
             changed.activationConditions = ActivationConditions(wire: update.activationConditions)
         }
-        guard changed != session else { return nil }
-        return stage(changing: { current in
-            if let activity { current.currentActivity = activity }
-            current.title = changed.title
-            current.activationConditions = changed.activationConditions
-        }, activity: activity)
+        return stage(changed, activity: activity)
     }
 
     /// The scene's storage writes, checked and taken into the session in memory, refused as a
@@ -51,8 +46,9 @@ extension SessionDriver {
             storage[key] = try PlistValue(wire: value, path: "storage.\(key)")
         }
         try SyncLimits.checkSize(storage, maxBytes: broker.configuration.maxSceneStorageBytes, what: "the scene's storage")
-        guard storage != session.storage else { return nil }
-        return stage(changing: { $0.storage = storage })
+        var changed = session
+        changed.storage = storage
+        return stage(changed)
     }
 
     /// A scene's change, applied to its session in memory and not yet committed.
@@ -63,10 +59,13 @@ extension SessionDriver {
         let at: Date
     }
 
-    private func stage(changing change: (inout SceneSession) -> Void, activity: UserActivity? = nil) -> StagedChange {
+    /// `changed` becomes the session (it was derived from it in the same step); nil when it
+    /// changes nothing.
+    private func stage(_ changed: SceneSession, activity: UserActivity? = nil) -> StagedChange? {
+        guard changed != session else { return nil }
         let before = session
-        change(&session)
-        return StagedChange(before: before, changed: session, activity: activity, at: Date())
+        session = changed
+        return StagedChange(before: before, changed: changed, activity: activity, at: Date())
     }
 
     /// Commits a staged change in the store's next group commit (changes staged later commit in

@@ -27,9 +27,9 @@ final class SessionDriver {
     /// Requests the scene has in flight (each answered in a task of its own), and whether its
     /// excess is being refused (logged once per burst).
     var requestsInFlight = 0
+    var refusingRequests = false
     /// The scene's report being committed (the lane's next report waits for it).
     var reportCommitting: Task<Void, Never>?
-    var refusingRequests = false
 
     init(_ session: SceneSession) {
         self.id = session.id

@@ -244,26 +244,26 @@ actor AppZygotes {
         env["WINDOWBROKER_APP"] = app.id.rawValue
         env["WINDOWBROKER_PID"] = String(getpid())
         // What the zygote itself prints is logged as the app's.
-        let pipes: ChildOutputPipes
+        let spawned: Result<pid_t, ChildProcess.Errno>
         do {
-            pipes = try ChildOutputPipes(output)
+            spawned = try await ChildOutputPipes.start(output, session: nil, app: app.id) { stdout, stderr in
+                try await ChildProcess.spawn(
+                    [app.executable] + app.arguments, environment: env, fd3: zygoteEnd, output: stdout, error: stderr)
+            }
         } catch {
             close(channel)
             close(zygoteEnd)
-            return .failure(StartFailure("\(error)"))
+            // A pipe that could not be made says why; a spawn throws only while the broker stops.
+            return .failure(StartFailure(error is BrokerError ? "\(error)" : "cannot start \(app.executable): the broker is shutting down"))
         }
-        let spawned = try? await ChildProcess.spawn(
-            [app.executable] + app.arguments, environment: env, fd3: zygoteEnd,
-            output: pipes.childStdout, error: pipes.childStderr)
         close(zygoteEnd)
-        guard case .success(let pid)? = spawned else {
+        switch spawned {
+        case .success(let pid):
+            return .success(Zygote(pid: pid, channel: channel, executable: app.executable))
+        case .failure(let errno):
             close(channel)
-            pipes.failed()
-            let reason = if case .failure(let errno)? = spawned { "\(errno)" } else { "the broker is shutting down" }
-            return .failure(StartFailure("cannot start \(app.executable): \(reason)"))
+            return .failure(StartFailure("cannot start \(app.executable): \(errno)"))
         }
-        pipes.started(pid: pid, session: nil, app: app.id)
-        return .success(Zygote(pid: pid, channel: channel, executable: app.executable))
     }
 
     private static func firstMessage(_ channel: Int32) async -> (Int32, String) {

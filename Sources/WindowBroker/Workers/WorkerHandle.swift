@@ -158,8 +158,8 @@ public actor WorkerHandle {
     /// Returns once the broker is done with the first `count` frames read from the worker (a
     /// reply's `WireAnswer.framesBefore`): a scene's report written before its answer to a
     /// command is taken in (and its commit queued) before the command's caller goes on,
-    /// without the scene waiting for the report's acknowledgement. Returns without them when they can no longer come
-    /// (the connection ended before they were read).
+    /// without the scene waiting for the report's acknowledgement. Returns without them when
+    /// they can no longer come (the connection ended before they were read).
     public func waitForFrames(_ count: UInt64) async {
         guard count > framesHandled.value else { return }
         // After the end only what was already read can still be handled.

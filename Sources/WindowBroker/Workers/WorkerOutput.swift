@@ -139,14 +139,37 @@ public final class WorkerOutput: Sendable {
 }
 
 /// A new child's stdout and stderr: pipes that `WorkerOutput` reads, or with no `WorkerOutput`
-/// the broker's own, inherited. The write ends go to the child (a spawn or a zygote's fork);
-/// once it started or failed, this end closes them, and reads the other ends or closes them too.
+/// the broker's own, inherited. `start` hands the write ends to the code that starts the child
+/// (a spawn or a zygote's fork), then closes them, and reads the other ends under the child's
+/// pid, or closes them too when it did not start.
 struct ChildOutputPipes {
     private typealias Pipe = (read: Int32, write: Int32)
     private let output: WorkerOutput?
     private let pipes: (stdout: Pipe, stderr: Pipe)?
 
-    init(_ output: WorkerOutput?) throws {
+    /// Starts a child through `body`, which gets the descriptors it takes as its stdout and
+    /// stderr (-1: the broker's, inherited); its lines are then attributed to `session` and
+    /// `app`. Throws what making the pipes or `body` threw, with every end closed.
+    static func start(
+        _ output: WorkerOutput?, session: SessionID?, app: AppID,
+        _ body: (_ stdout: Int32, _ stderr: Int32) async throws -> Result<pid_t, ChildProcess.Errno>
+    ) async throws -> Result<pid_t, ChildProcess.Errno> {
+        let pipes = try ChildOutputPipes(output)
+        let started: Result<pid_t, ChildProcess.Errno>
+        do {
+            started = try await body(pipes.pipes?.stdout.write ?? -1, pipes.pipes?.stderr.write ?? -1)
+        } catch {
+            pipes.failed()
+            throw error
+        }
+        switch started {
+        case .success(let pid): pipes.started(pid: pid, session: session, app: app)
+        case .failure: pipes.failed()
+        }
+        return started
+    }
+
+    private init(_ output: WorkerOutput?) throws {
         self.output = output
         guard let output else {
             pipes = nil
@@ -162,12 +185,8 @@ struct ChildOutputPipes {
         }
     }
 
-    /// What the child gets as its stdout and stderr; -1: the broker's, inherited.
-    var childStdout: Int32 { pipes?.stdout.write ?? -1 }
-    var childStderr: Int32 { pipes?.stderr.write ?? -1 }
-
-    /// The child runs as `pid`: its lines are read from now on, attributed to `session` and `app`.
-    func started(pid: Int32, session: SessionID?, app: AppID) {
+    /// The child runs as `pid`: its lines are read from now on.
+    private func started(pid: Int32, session: SessionID?, app: AppID) {
         guard let output, let pipes else { return }
         close(pipes.stdout.write)
         close(pipes.stderr.write)
@@ -176,7 +195,7 @@ struct ChildOutputPipes {
     }
 
     /// The child did not start: every end closes.
-    func failed() {
+    private func failed() {
         guard let pipes else { return }
         for fd in [pipes.stdout.read, pipes.stdout.write, pipes.stderr.read, pipes.stderr.write] { close(fd) }
     }

@@ -86,31 +86,21 @@ public struct WorkerSpawner: WorkerLauncher {
         env["WINDOWBROKER_APP"] = app.id.rawValue
         env["WINDOWBROKER_PID"] = String(getpid())
 
-        let pipes: ChildOutputPipes
-        do {
-            pipes = try ChildOutputPipes(output)
-        } catch {
-            close(brokerEnd)
-            close(workerEnd)
-            throw error
-        }
-        let forked = app.zygote
-            ? await zygotes.fork(app: app, environment: env, fd3: workerEnd, output: pipes.childStdout, error: pipes.childStderr)
-            : nil
+        var forked = false
         let spawned: Result<pid_t, ChildProcess.Errno>
         do {
-            spawned = if let forked {
-                .success(forked)
-            } else {
-                try await ChildProcess.spawn(
-                    [app.executable] + app.arguments, environment: env,
-                    fd3: workerEnd, output: pipes.childStdout, error: pipes.childStderr)
+            spawned = try await ChildOutputPipes.start(output, session: sessionID, app: app.id) { stdout, stderr in
+                if app.zygote, let pid = await zygotes.fork(app: app, environment: env, fd3: workerEnd, output: stdout, error: stderr) {
+                    forked = true
+                    return .success(pid)
+                }
+                return try await ChildProcess.spawn(
+                    [app.executable] + app.arguments, environment: env, fd3: workerEnd, output: stdout, error: stderr)
             }
         } catch {
-            // The broker is shutting down: nothing started, so every end closes here.
+            // No pipe for its output, or the broker is shutting down: nothing started.
             close(workerEnd)
             close(brokerEnd)
-            pipes.failed()
             throw error
         }
         close(workerEnd)
@@ -120,15 +110,13 @@ public struct WorkerSpawner: WorkerLauncher {
             pid = child
         case .failure(let reason):
             close(brokerEnd)
-            pipes.failed()
             throw BrokerError(.workerFailed, "cannot start \(app.executable): \(reason)")
         }
-        pipes.started(pid: pid, session: sessionID, app: app.id)
 
         let childPID = pid
         let handle: WorkerHandle
         do {
-            handle = try await WorkerHandle.adopt(socket: brokerEnd, pid: pid, appID: app.id, spawnedFor: sessionID, forked: forked != nil, group: group) {
+            handle = try await WorkerHandle.adopt(socket: brokerEnd, pid: pid, appID: app.id, spawnedFor: sessionID, forked: forked, group: group) {
                 _ = Glibc.kill(childPID, SIGKILL)
             }
         } catch {
