@@ -85,12 +85,7 @@ final class BrokerHarness {
         env.merge(brokerEnvironment) { _, new in new }
         process.environment = env
         readyIndex = notify.messages.count
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        log.seekToEndOfFile()
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
+        try process.run(output: logPath)
         broker = process
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
@@ -133,16 +128,12 @@ final class BrokerHarness {
         process.environment = environment
         let out = root + "/run-\(UUID().uuidString).out"
         let err = out + ".err"
-        _ = FileManager.default.createFile(atPath: out, contents: nil)
-        _ = FileManager.default.createFile(atPath: err, contents: nil)
         defer {
             try? FileManager.default.removeItem(atPath: out)
             try? FileManager.default.removeItem(atPath: err)
         }
         do {
-            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
-            process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: err))
-            try process.run()
+            try process.run(output: out, errors: err)
         } catch {
             return Result(code: -1, stdout: "", stderr: "cannot run \(executable): \(error)")
         }
@@ -228,11 +219,7 @@ final class BrokerHarness {
         process.arguments = arguments
         process.environment = environment
         let out = root + "/wmctl-\(UUID().uuidString).out"
-        _ = FileManager.default.createFile(atPath: out, contents: nil)
-        _ = FileManager.default.createFile(atPath: out + ".err", contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: out + ".err"))
-        try process.run()
+        try process.run(output: out, errors: out + ".err")
         remember(pid: process.processIdentifier)
         return Running(process: process, out: out)
     }

@@ -40,10 +40,7 @@ final class PrivateBus {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
         process.arguments = ["--config-file=\(config)", "--nofork", "--nopidfile", "--nosyslog"]
         let log = root + "/dbus.log"
-        _ = FileManager.default.createFile(atPath: log, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        process.standardError = process.standardOutput
-        try process.run()
+        try process.run(output: log)
         if process.waitUntil(timeout: 10, { FileManager.default.fileExists(atPath: socket) }) {
             chmod(socket, 0o777)
             return
@@ -59,6 +56,28 @@ final class PrivateBus {
 }
 
 extension Process {
+    /// Starts the process with its stdout in a new file at `output` and its stderr in one at
+    /// `errors` (the same file when nil). This process's copies of the files are closed once the
+    /// child has its own: Process keeps them open otherwise, and the thousands a suite leaked
+    /// made Foundation's `Process.run` crash reading /proc/self/fd (swift-corelibs-foundation
+    /// #5472).
+    func run(output: String, errors: String? = nil) throws {
+        _ = FileManager.default.createFile(atPath: output, contents: nil)
+        let stdout = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+        defer { try? stdout.close() }
+        standardOutput = stdout
+        if let errors {
+            _ = FileManager.default.createFile(atPath: errors, contents: nil)
+            let stderr = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
+            defer { try? stderr.close() }
+            standardError = stderr
+            try run()
+        } else {
+            standardError = stdout
+            try run()
+        }
+    }
+
     /// Polls `ready` until it holds (true), or the process exits or `timeout` passes (false).
     func waitUntil(timeout: TimeInterval, _ ready: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)

@@ -42,10 +42,7 @@ final class SwayHarness {
                              "XDG_RUNTIME_DIR=\(runtimeDirectory)", "WLR_BACKENDS=headless", "WLR_LIBINPUT_NO_DEVICES=1",
                              "WLR_RENDERER=pixman", "/usr/bin/sway", "-c", config]
         let log = root + "/sway.log"
-        _ = FileManager.default.createFile(atPath: log, contents: nil)
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        process.standardError = process.standardOutput
-        try process.run()
+        try process.run(output: log)
         let runtimeDirectory = self.runtimeDirectory
         var ipc: String?
         if process.waitUntil(timeout: 15, {
