@@ -235,10 +235,11 @@ def to_plist(value):
 
 def to_dictionary(values):
     out = pb.PlistDictionary()
-    for key, item in values.items():
-        if not isinstance(key, str):
-            raise TypeError("property-list dictionary keys are strings")
-        out.entries[key].CopyFrom(to_plist(item))
+    if not all(isinstance(key, str) for key in values):
+        raise TypeError("property-list dictionary keys are strings")
+    for key in sorted(values):  # in key order, as the Swift side writes them
+        entry = out.entries.add(key=key)
+        entry.value.CopyFrom(to_plist(values[key]))
     return out
 
 
@@ -257,7 +258,8 @@ def from_plist(value):
 
 
 def from_dictionary(dictionary):
-    return {key: from_plist(item) for key, item in dictionary.entries.items()}
+    # A key that comes twice: the last counts, as in a protobuf map.
+    return {entry.key: from_plist(entry.value) for entry in dictionary.entries}
 
 
 def json_ready(value):

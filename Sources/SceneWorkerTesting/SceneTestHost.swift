@@ -194,7 +194,7 @@ public final class SceneTestHost {
                 if update.hasUserActivity { currentActivity = try? UserActivity(wire: update.userActivity, maxBytes: .max) }
             case .storage(let update)?:
                 for key in update.removed { storage[key] = nil }
-                for (key, value) in update.set.entries { storage[key] = try? PlistValue(wire: value, path: key) }
+                for entry in update.set.entries { storage[entry.key] = try? PlistValue(wire: entry.value, path: entry.key) }
             default:
                 break
             }

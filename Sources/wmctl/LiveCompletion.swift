@@ -67,7 +67,7 @@ enum LiveCompletion {
         let app = word(after: "defaults", in: words) ?? ""
         return query(words) { client in
             guard case .defaults(let reply) = try await client.request(.defaults(.with { $0.appID = app })) else { return [] }
-            return reply.values.entries.keys.filter { $0.hasPrefix(prefix) }.sorted()
+            return reply.values.entries.map(\.key).filter { $0.hasPrefix(prefix) }.sorted()
         }
     }
 

@@ -13,9 +13,25 @@ final class PlistValueTests: XCTestCase {
         XCTAssertEqual(try PlistValue(wire: value.wire), value)
     }
 
+    func testADictionaryIsWrittenInKeyOrderWhateverItsOwnOrder() throws {
+        var grown: [String: PlistValue] = [:]
+        for key in (0..<40).map({ "k\($0)" }).shuffled() { grown[key] = .string(key) }
+        let other = Dictionary(uniqueKeysWithValues: grown.reversed())
+        let wire = PlistValue.wire(dictionary: grown)
+        XCTAssertEqual(wire.entries.map(\.key), grown.keys.sorted())
+        XCTAssertEqual(try wire.serializedBytes() as [UInt8], try PlistValue.wire(dictionary: other).serializedBytes() as [UInt8])
+    }
+
+    /// The entries are read as a protobuf map is: a key that comes twice, the last counts.
+    func testAKeyThatComesTwiceKeepsItsLastValue() throws {
+        var wire = Windowbroker_V1_PlistDictionary()
+        wire.entries = [("a", 1), ("b", 2), ("a", 3)].map { (key: String, value: Int64) in .with { $0.key = key; $0.value = PlistValue.integer(value).wire } }
+        XCTAssertEqual(try PlistValue.dictionary(wire: wire), ["a": .integer(3), "b": .integer(2)])
+    }
+
     func testAValueWithoutAKindIsNotAPropertyList() {
         var wire = Windowbroker_V1_PlistDictionary()
-        wire.entries["bad"] = Windowbroker_V1_PlistValue()
+        wire.entries.append(.with { $0.key = "bad" })
         XCTAssertThrowsError(try PlistValue.dictionary(wire: wire)) { error in
             XCTAssertEqual((error as? BrokerError)?.code, .invalidUserInfo)
             XCTAssertTrue((error as? BrokerError)?.message.contains("userInfo.bad") == true)

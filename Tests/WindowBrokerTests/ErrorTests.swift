@@ -50,7 +50,7 @@ final class ErrorTests: BrokerTestCase {
         let raw = try RawSocket(path: harness.socketPath)
         try raw.greet()
         var activity = UserActivity(activityType: "notes.edit").wire
-        activity.userInfo.entries["bad"] = Windowbroker_V1_PlistValue()  // a value with no plist type
+        activity.userInfo.entries.append(.with { $0.key = "bad" })  // a value with no plist type
         try raw.write(frame: .with {
             $0.id = 2
             $0.controlRequest = .with { $0.open = .with { $0.appID = "notes"; $0.activity = activity } }

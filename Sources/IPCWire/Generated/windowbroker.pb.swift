@@ -781,16 +781,45 @@ package nonisolated struct Windowbroker_V1_PlistList: Sendable {
   package init() {}
 }
 
+/// A dictionary's entries, in key order when written. On the wire this is exactly what
+/// `map<string, PlistValue> entries = 1` would be (a map is a repeated key/value message), so
+/// peers that declare the map read and write it unchanged; a key that comes twice: the last
+/// one counts, as in a map. It is declared as a list because the Swift runtime decodes a map
+/// through generic code that looks up its type metadata for every entry: a third of what a
+/// scene spent decoding an update.
 package nonisolated struct Windowbroker_V1_PlistDictionary: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
 
-  package var entries: Dictionary<String,Windowbroker_V1_PlistValue> = [:]
+  package var entries: [Windowbroker_V1_PlistEntry] = []
 
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
+}
+
+package nonisolated struct Windowbroker_V1_PlistEntry: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  package var key: String = String()
+
+  package var value: Windowbroker_V1_PlistValue {
+    get {_value ?? Windowbroker_V1_PlistValue()}
+    set {_value = newValue}
+  }
+  /// Returns true if `value` has been explicitly set.
+  package var hasValue: Bool {self._value != nil}
+  /// Clears the value of `value`. Subsequent reads from it will return its default value.
+  package mutating func clearValue() {self._value = nil}
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
+
+  fileprivate var _value: Windowbroker_V1_PlistValue? = nil
 }
 
 package nonisolated struct Windowbroker_V1_UserActivity: Sendable {
@@ -4553,7 +4582,7 @@ nonisolated extension Windowbroker_V1_PlistDictionary: SwiftProtobuf.Message, Sw
       // allocates stack space for every case branch when no optimizations are
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
-      case 1: try { try decoder.decodeMapField(fieldType: SwiftProtobuf._ProtobufMessageMap<SwiftProtobuf.ProtobufString,Windowbroker_V1_PlistValue>.self, value: &self.entries) }()
+      case 1: try { try decoder.decodeRepeatedMessageField(value: &self.entries) }()
       default: break
       }
     }
@@ -4561,13 +4590,52 @@ nonisolated extension Windowbroker_V1_PlistDictionary: SwiftProtobuf.Message, Sw
 
   package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
     if !self.entries.isEmpty {
-      try visitor.visitMapField(fieldType: SwiftProtobuf._ProtobufMessageMap<SwiftProtobuf.ProtobufString,Windowbroker_V1_PlistValue>.self, value: self.entries, fieldNumber: 1)
+      try visitor.visitRepeatedMessageField(value: self.entries, fieldNumber: 1)
     }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   package static func ==(lhs: Windowbroker_V1_PlistDictionary, rhs: Windowbroker_V1_PlistDictionary) -> Bool {
     if lhs.entries != rhs.entries {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_PlistEntry: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".PlistEntry"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}key\0\u{1}value\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.key) }()
+      case 2: try { try decoder.decodeSingularMessageField(value: &self._value) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    // The use of inline closures is to circumvent an issue where the compiler
+    // allocates stack space for every if/case branch local when no optimizations
+    // are enabled. https://github.com/apple/swift-protobuf/issues/1034 and
+    // https://github.com/apple/swift-protobuf/issues/1182
+    if !self.key.isEmpty {
+      try visitor.visitSingularStringField(value: self.key, fieldNumber: 1)
+    }
+    try { if let v = self._value {
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 2)
+    } }()
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Windowbroker_V1_PlistEntry, rhs: Windowbroker_V1_PlistEntry) -> Bool {
+    if lhs.key != rhs.key {return false}
+    if lhs._value != rhs._value {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -98,8 +98,9 @@ extension PlistValue {
         wire: Windowbroker_V1_PlistDictionary, path: String = "userInfo", depth: Int = 0
     ) throws(BrokerError) -> [String: PlistValue] {
         var out: [String: PlistValue] = [:]
-        for (key, value) in wire.entries {
-            out[key] = try PlistValue(wire: value, path: "\(path).\(key)", depth: depth)
+        out.reserveCapacity(wire.entries.count)
+        for entry in wire.entries {  // a key that comes twice: the last counts, as in a map
+            out[entry.key] = try PlistValue(wire: entry.value, path: "\(path).\(entry.key)", depth: depth)
         }
         return out
     }
@@ -122,9 +123,17 @@ extension PlistValue {
         }
     }
 
-    /// A dictionary as the wire carries it.
+    /// A dictionary as the wire carries it, in key order: equal dictionaries encode to equal
+    /// bytes and compare equal as messages.
     package static func wire(dictionary: [String: PlistValue]) -> Windowbroker_V1_PlistDictionary {
-        .with { $0.entries = dictionary.mapValues(\.wire) }
+        .with {
+            $0.entries = dictionary.sorted { $0.key < $1.key }.map { key, value in
+                .with {
+                    $0.key = key
+                    $0.value = value.wire
+                }
+            }
+        }
     }
 }
 

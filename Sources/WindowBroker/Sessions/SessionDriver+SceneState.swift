@@ -41,9 +41,9 @@ extension SessionDriver {
     func stageStorage(_ update: Windowbroker_V1_SceneStorageUpdate, in broker: isolated Broker) throws -> StagedChange? {
         var storage = session.storage
         for key in update.removed { storage[key] = nil }
-        for (key, value) in update.set.entries {
-            try SyncLimits.checkKey(key, what: "the storage key")
-            storage[key] = try PlistValue(wire: value, path: "storage.\(key)")
+        for entry in update.set.entries {
+            try SyncLimits.checkKey(entry.key, what: "the storage key")
+            storage[entry.key] = try PlistValue(wire: entry.value, path: "storage.\(entry.key)")
         }
         try SyncLimits.checkSize(storage, maxBytes: broker.configuration.maxSceneStorageBytes, what: "the scene's storage")
         var changed = session
