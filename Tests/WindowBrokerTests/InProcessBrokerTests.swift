@@ -34,6 +34,24 @@ final class InProcessBrokerTests: XCTestCase {
         }
     }
 
+    /// The control handshake's deadline (a timer in the connection's pipeline): a peer that
+    /// says no Hello is told why and closed; one that did is not touched by it.
+    func testAControlPeerThatSaysNoHelloIsClosedAtTheDeadline() async throws {
+        running = try await InProcessBroker.start(apps: [.init("alpha")]) { $0.handshakeTimeout = .milliseconds(300) }
+        let silent = try RawSocket(path: running.socketPath)
+        let greeted = try RawSocket(path: running.socketPath)
+        try greeted.greet()
+        let answer = try XCTUnwrap(silent.readFrame(), "no word from the broker within 10 s")
+        guard case .error(let error) = answer.body else { return XCTFail("expected an error, got \(answer)") }
+        XCTAssertEqual(error.code, .handshakeRequired)
+        XCTAssertTrue(error.message.contains("no Hello within"), error.message)
+        XCTAssertTrue(silent.isClosedByPeer())
+        try greeted.write(frame: .with { $0.id = 2; $0.controlRequest = .with { $0.ping = .with { $0.payload = Data("still here".utf8) } } })
+        let pong = try XCTUnwrap(greeted.readFrame())
+        guard case .controlReply(let reply) = pong.body, case .ping(let ping) = reply.kind else { return XCTFail("expected a ping reply, got \(pong)") }
+        XCTAssertEqual(ping.payload, Data("still here".utf8))
+    }
+
     func testAnOpenWaitingOnItsSceneDoesNotHoldUpAnotherApp() async throws {
         let running = try await start()
         let broker = running.broker

@@ -17,16 +17,13 @@ package typealias LifecycleEvent = Windowbroker_V1_LifecycleEvent
 package final class BrokerClient: Sendable {
     /// The framed connection underneath.
     public let connection: WireConnection
-    /// The broker's Welcome: its version and pid.
-    package let welcome: Windowbroker_V1_Welcome
     /// Lifecycle events the broker pushes after a `watch` request.
     package let events: AsyncStream<LifecycleEvent>
     /// How long a request waits for its answer unless told otherwise.
     public let defaultTimeout: Duration
 
-    init(connection: WireConnection, welcome: Windowbroker_V1_Welcome, events: AsyncStream<LifecycleEvent>, defaultTimeout: Duration) {
+    init(connection: WireConnection, events: AsyncStream<LifecycleEvent>, defaultTimeout: Duration) {
         self.connection = connection
-        self.welcome = welcome
         self.events = events
         self.defaultTimeout = defaultTimeout
     }
@@ -47,6 +44,11 @@ package final class BrokerClient: Sendable {
 
     /// Connects, says Hello, runs `body` with the connected client and closes.
     /// Failure to connect throws `brokerUnreachable`; a refused Hello throws the broker's error.
+    ///
+    /// `body`'s first request goes out right behind the Hello, without waiting for the
+    /// Welcome: the broker reads a connection's frames in order and answers the Hello first,
+    /// and one that refuses the Hello closes the connection, so nothing behind it is carried
+    /// out. That saves a round trip (and the broker's start of a connection) per command.
     public static func withConnection<Result: Sendable>(
         socketPath: String,
         clientName: String = "wmctl",
@@ -84,15 +86,28 @@ package final class BrokerClient: Sendable {
                     eventSink.finish()
                 }
                 defer { group.cancelAll() }
-                let reply = try await connection.request(.hello(.current(.control, clientName: clientName)), timeout: timeout, what: "the broker")
-                guard case .welcome(let welcome) = reply.body else {
-                    throw BrokerError(.malformedFrame, "the broker answered Hello with something other than Welcome")
+                let hello = connection.issue(.hello(.current(.control, clientName: clientName)), timeout: timeout, what: "the broker")
+                let client = BrokerClient(connection: connection, events: events, defaultTimeout: timeout)
+                let result: Result
+                do {
+                    result = try await body(client)
+                } catch {
+                    // A refused Hello explains the failure better than the closed connection
+                    // that followed it.
+                    try await welcomed(hello)
+                    throw error
                 }
-                let client = BrokerClient(connection: connection, welcome: welcome, events: events, defaultTimeout: timeout)
-                let result = try await body(client)
+                try await welcomed(hello)
                 await connection.close(BrokerError(.connectionClosed, "the client closed the connection"))
                 return result
             }
+        }
+    }
+
+    /// Returns once the broker welcomed the Hello; throws its refusal.
+    private static func welcomed(_ hello: EventLoopFuture<WireAnswer>) async throws {
+        guard case .welcome = try await hello.get().accepted().body else {
+            throw BrokerError(.malformedFrame, "the broker answered Hello with something other than Welcome")
         }
     }
 

@@ -215,7 +215,8 @@ extension EventLoopFuture where Value: Sendable {
 }
 
 extension Duration {
-    var nanoseconds: Int64 {
+    /// Whole nanoseconds, saturating (for NIO's `TimeAmount`).
+    package var nanoseconds: Int64 {
         let (seconds, attoseconds) = components
         let (product, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         return overflow ? .max : product.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue

@@ -14,6 +14,10 @@ final class ControlHandshake: Sendable {
 /// loop, in the pipeline, before the async side sees them: no task, no actor, no thread hop.
 /// Replies keep request order, so the fast path answers only when the async side owes no
 /// reply on this connection; everything else, and everything before the Hello, passes through.
+///
+/// It also keeps the handshake's deadline, as a timer on the loop: a peer that says no Hello
+/// in time is told so and closed. (A task per connection sleeping on Dispatch's timers did
+/// this before, and cost every connection a task and a wake-up of Dispatch's timer thread.)
 final class ControlFastPath: ChannelDuplexHandler {
     typealias InboundIn = Envelope
     typealias InboundOut = Envelope
@@ -21,11 +25,33 @@ final class ControlFastPath: ChannelDuplexHandler {
     typealias OutboundOut = Envelope
 
     private let handshake: ControlHandshake
+    private let handshakeTimeout: Duration
+    private var deadline: Scheduled<Void>?
     /// Requests passed to the async side and not answered yet (event-loop confined).
     private var owed = 0
 
-    init(handshake: ControlHandshake) {
+    init(handshake: ControlHandshake, timeout: Duration) {
         self.handshake = handshake
+        handshakeTimeout = timeout
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        let handshake = handshake, timeout = handshakeTimeout
+        deadline = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(timeout.nanoseconds)) { [self] in
+            guard !handshake.isDone else { return }
+            var envelope = Envelope()
+            envelope.body = .error(BrokerError(.handshakeRequired, "no Hello within \(timeout.formattedSeconds)").wire)
+            context.writeAndFlush(wrapOutboundOut(envelope)).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.cancel()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {

@@ -3,7 +3,7 @@ import IPCWire
 import Logging
 import NIOCore
 
-/// Serves one control connection: the Hello handshake (with a deadline), then one request at
+/// Serves one control connection: the Hello handshake, then one request at
 /// a time, each answered exactly once with a reply or a typed error. `watch` streams lifecycle
 /// events on the same connection until it closes.
 struct ControlRequestHandler: Sendable {
@@ -13,27 +13,9 @@ struct ControlRequestHandler: Sendable {
     var connections: ControlConnections? = nil
     var connectionID = UUID()
 
+    /// Serves the connection until it closes. The handshake's deadline is the pipeline's
+    /// (`ControlFastPath`): a peer that says no Hello in time is closed there, which ends this.
     func serve(connection: WireConnection, inbound: NIOAsyncChannelInboundStream<Envelope>, handshake: ControlHandshake) async {
-        let handshakeTimeout = broker.configuration.handshakeTimeout
-        await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                // The handshake deadline: a peer that never says Hello does not hold a connection.
-                guard (try? await Task.sleep(for: handshakeTimeout)) != nil, !handshake.isDone else { return false }
-                try? await connection.send(.error(BrokerError(.handshakeRequired, "no Hello within \(handshakeTimeout.formattedSeconds)").wire))
-                return true
-            }
-            group.addTask {
-                await self.readRequests(connection: connection, inbound: inbound, handshake: handshake)
-                return true
-            }
-            while let endsConnection = await group.next() {
-                if endsConnection { break }
-            }
-            group.cancelAll()
-        }
-    }
-
-    private func readRequests(connection: WireConnection, inbound: NIOAsyncChannelInboundStream<Envelope>, handshake: ControlHandshake) async {
         var watcher: (id: UUID, task: Task<Void, Never>)?
         defer {
             if let watcher {

@@ -42,6 +42,7 @@ public struct ControlServer: Sendable {
     /// systemd passed, and serves until cancelled. `onListening` runs once connections are accepted.
     public func run(onListening: @Sendable () async -> Void = {}) async throws {
         let maxFrame = broker.configuration.maxFrameBytes
+        let handshakeTimeout = broker.configuration.handshakeTimeout
         let initializer: @Sendable (Channel) -> EventLoopFuture<Accepted> = { channel in
             let credentials: EventLoopFuture<wb_ucred?>
             if let provider = channel as? SocketOptionProvider {
@@ -54,7 +55,7 @@ public struct ControlServer: Sendable {
             return credentials.flatMapThrowing { peer in
                 let handshake = ControlHandshake()
                 try channel.pipeline.syncOperations.addWireFraming(maxFrameBytes: maxFrame)
-                try channel.pipeline.syncOperations.addHandler(ControlFastPath(handshake: handshake))
+                try channel.pipeline.syncOperations.addHandler(ControlFastPath(handshake: handshake, timeout: handshakeTimeout))
                 return Accepted(channel: try WireChannel(wrappingChannelSynchronously: channel), peer: peer, handshake: handshake)
             }
         }
