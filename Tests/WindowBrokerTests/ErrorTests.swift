@@ -190,6 +190,41 @@ final class BadManifestTests: XCTestCase {
 }
 
 /// SO_PEERCRED: a control peer running as another user is refused even when it can reach the socket.
+/// wmctl writes its first request right behind its Hello instead of waiting for the Welcome.
+final class PipelinedHelloTests: BrokerTestCase {
+    /// Played by the test: a broker that refuses the Hello and hangs up. The request was
+    /// already on its way, and what wmctl reports must still be the refusal.
+    func testARefusedHelloIsWhatWmctlReportsThoughItsRequestWasSentBehindIt() throws {
+        let path = harness.root + "/refusing.sock"
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        XCTAssertEqual(withUnixAddress(path) { bind(listener, $0, $1) }, 0)
+        XCTAssertEqual(listen(listener, 1), 0)
+        let seen = Seen()
+        let refusing = Thread {
+            let peer = RawSocket(adopting: accept(listener, nil, nil), receiveTimeout: 5)
+            guard let hello = peer.readFrame(), case .hello = hello.body else { return }
+            seen.requestBeforeAnswer = peer.readFrame().map { if case .controlRequest = $0.body { true } else { false } } ?? false
+            try? peer.write(frame: .with {
+                $0.replyTo = hello.id
+                $0.error = BrokerError(.unsupportedVersion, "this broker speaks protocol 99").wire
+            })
+            seen.done.signal()
+        }
+        refusing.start()
+        let result = harness.run(BrokerHarness.binDirectory + "/wmctl", ["--socket", path, "status"])
+        XCTAssertEqual(seen.done.wait(timeout: .now() + 10), .success, "the refusing side did not finish")
+        XCTAssertTrue(seen.requestBeforeAnswer, "wmctl waited for the Welcome before sending its request")
+        XCTAssertNotEqual(result.code, 0)
+        XCTAssertTrue(result.stderr.contains("protocol 99"), result.stderr)
+    }
+
+    private final class Seen: @unchecked Sendable {
+        var requestBeforeAnswer = false
+        let done = DispatchSemaphore(value: 0)
+    }
+}
+
 final class PeerCredentialTests: BrokerTestCase {
     func testAPeerOfAnotherUidIsRefused() throws {
         guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv") else {

@@ -15,6 +15,13 @@ final class RawSocket {
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     }
 
+    /// Takes over a connected descriptor (a test playing the broker's side of a socket).
+    init(adopting fd: Int32, receiveTimeout: TimeInterval = 10) {
+        self.fd = fd
+        var timeout = timeval(tv_sec: Int(receiveTimeout), tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
     deinit { close(fd) }
 
     /// Writes all bytes; returns false when the peer has closed.
