@@ -432,15 +432,26 @@ package final class SceneRuntime {
     /// its own (a task per delivery was 5% of a scene's instructions for each update).
     private func answerUpdateInPlace(_ envelope: Envelope, connection: WireConnection) -> Bool {
         guard !finished, case .workerCommand(let command) = envelope.body, case .update(let delivery) = command.kind else { return false }
-        let reply: Envelope.OneOf_Body
         do {
             try deliver(delivery)
-            reply = .workerMessage(.with { $0.kind = .ack(.init()) })
+            acknowledgeBehindQueued(envelope, on: connection)
         } catch {
-            reply = .error(Self.refusal(error).wire)
+            answerBehindQueued(envelope, with: .error(Self.refusal(error).wire), on: connection)
         }
-        answerBehindQueued(envelope, with: reply, on: connection)
         return true
+    }
+
+    /// An update's acknowledgement, encoded once: each one is then its `reply_to` and these
+    /// bytes (building and encoding it per delivery was 5,700 of a scene's 71,300 instructions).
+    private static let acknowledgement = try? PreparedBody(.workerMessage(.with { $0.kind = .ack(.init()) }))
+
+    private func acknowledgeBehindQueued(_ command: Envelope, on connection: WireConnection) {
+        guard let acknowledgement = Self.acknowledgement else {
+            return answerBehindQueued(command, with: .workerMessage(.with { $0.kind = .ack(.init()) }), on: connection)
+        }
+        outgoingWritten.when(reaching: outgoingQueued) {
+            connection.replyInBackground(to: command, with: acknowledgement)
+        }
     }
 
     /// Writes a command's answer right behind what the scene queued before it, by whoever

@@ -1,9 +1,10 @@
 import SwiftProtobuf
 
-/// A request's body encoded once, for the same request sent to many peers (an update posted to
-/// every scene of an app): each copy then costs its id and a copy of these bytes, where
-/// encoding the body for each peer was a fifth of the broker's work per scene (`callgrind`:
-/// 25,000 of 132,000 instructions per receiver).
+/// A body encoded once, for the same request sent to many peers (an update posted to every
+/// scene of an app) or the same answer to many requests (a scene's acknowledgement of each
+/// update): each copy then costs its id and a copy of these bytes, where encoding the body
+/// for each peer was a fifth of the broker's work per scene (`callgrind`: 25,000 of 132,000
+/// instructions per receiver).
 ///
 /// The bytes are the envelope's body field as protobuf encodes it. They travel as the
 /// envelope's unknown fields, which swift-protobuf writes out as they are, after the fields it
