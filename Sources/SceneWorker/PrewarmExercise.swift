@@ -6,9 +6,10 @@ import Foundation
 import IPCWire
 
 /// What a prewarmed process runs once, before its Hello (so before its app launches and the
-/// process joins its pool): the SDK's share of every open, with made-up values. A connect command is decoded as the
-/// wire decodes it and turned into the scene's values (its session, activities, defaults and
-/// storage), and a report and an answer are encoded as the scene sends them.
+/// process joins its pool): the SDK's share of every open, with made-up values. A connect
+/// command is decoded as the wire decodes it and turned into the scene's values (its session,
+/// activities, defaults and storage), and a report and an answer are encoded as the scene
+/// sends them.
 ///
 /// Why: the first time a process runs these paths, Swift's runtime builds the generic types'
 /// metadata from their mangled names and looks up protocol conformances by scanning every

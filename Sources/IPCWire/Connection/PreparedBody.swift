@@ -20,6 +20,15 @@ package struct PreparedBody: Sendable {
         // A message without fields keeps every field it reads as unknown: the body's bytes.
         fields = try Google_Protobuf_Empty(serializedBytes: bytes).unknownFields
     }
+
+    /// An envelope carrying these bytes as its body.
+    func envelope(id: UInt64 = 0, replyTo: UInt64 = 0) -> Envelope {
+        var envelope = Envelope()
+        envelope.id = id
+        envelope.replyTo = replyTo
+        envelope.unknownFields = fields
+        return envelope
+    }
 }
 
 /// What a request carries: a body to encode, or one encoded already.
@@ -28,12 +37,14 @@ enum RequestBody {
     case prepared(PreparedBody)
 
     func envelope(id: UInt64) -> Envelope {
-        var envelope = Envelope()
-        envelope.id = id
         switch self {
-        case .body(let body): envelope.body = body
-        case .prepared(let prepared): envelope.unknownFields = prepared.fields
+        case .body(let body):
+            var envelope = Envelope()
+            envelope.id = id
+            envelope.body = body
+            return envelope
+        case .prepared(let prepared):
+            return prepared.envelope(id: id)
         }
-        return envelope
     }
 }

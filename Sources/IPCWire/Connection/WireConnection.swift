@@ -144,10 +144,7 @@ package final class WireConnection: Sendable {
     /// `replyInBackground` with an answer encoded once for every request it answers (a scene's
     /// acknowledgement of an update): small by construction, so never refused as too large.
     package func replyInBackground(to request: Envelope, with prepared: PreparedBody) {
-        var envelope = Envelope()
-        envelope.replyTo = request.id
-        envelope.unknownFields = prepared.fields
-        channel.writeAndFlush(envelope, promise: nil)
+        channel.writeAndFlush(prepared.envelope(replyTo: request.id), promise: nil)
     }
 
     /// Answers `request`, closing the connection when the answer is not written within

@@ -36,22 +36,17 @@ final class ControlFastPath: ChannelDuplexHandler {
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        let handshake = handshake, timeout = handshakeTimeout
-        deadline = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(timeout.nanoseconds)) { [self] in
+        deadline = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(handshakeTimeout.nanoseconds)) { [self] in
             guard !handshake.isDone else { return }
             var envelope = Envelope()
-            envelope.body = .error(BrokerError(.handshakeRequired, "no Hello within \(timeout.formattedSeconds)").wire)
+            envelope.body = .error(BrokerError(.handshakeRequired, "no Hello within \(handshakeTimeout.formattedSeconds)").wire)
             context.writeAndFlush(wrapOutboundOut(envelope)).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
         }
     }
 
+    /// Also how a closed connection's deadline goes: NIO removes every handler after a close.
     func handlerRemoved(context: ChannelHandlerContext) {
         deadline?.cancel()
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        deadline?.cancel()
-        context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {

@@ -7,12 +7,11 @@ import IPCWire
 final class RawSocket {
     let fd: Int32
 
-    init(path: String, receiveTimeout: TimeInterval = 10) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    convenience init(path: String, receiveTimeout: TimeInterval = 10) throws {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         let rc = withUnixAddress(path) { connect(fd, $0, $1) }
         guard rc == 0 else { close(fd); throw HarnessError("connect(\(path)) failed: errno \(errno)") }
-        var timeout = timeval(tv_sec: Int(receiveTimeout), tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        self.init(adopting: fd, receiveTimeout: receiveTimeout)
     }
 
     /// Takes over a connected descriptor (a test playing the broker's side of a socket).
