@@ -50,7 +50,7 @@ final class SceneSync {
                 $0.postedBy = poster?.description ?? ""
             }
         }
-        let receivers = outlets.filter { $0.value.appID == app }.map(\.key)
+        let receivers = outlets.compactMap { $0.value.appID == app ? $0.key : nil }
         let key = PostKey(app: app, sequence: sequence)
         if wait != nil {
             waits[key] = PostWait(start: .now, expected: Set(receivers))
@@ -82,11 +82,12 @@ final class SceneSync {
     }
 
     /// A receiver is done with a waited-for post, one way or another.
+    /// In place: a copy of the wait would copy its sets at every acknowledgement, which made a
+    /// post to N scenes cost N² hash insertions.
     private func settle(_ key: PostKey, _ id: SessionID, _ outcome: (inout PostWait) -> Void) {
-        guard var wait = waits[key], wait.expected.remove(id) != nil else { return }
-        outcome(&wait)
-        waits[key] = wait
-        if wait.expected.isEmpty { finishWait(key) }
+        guard waits[key]?.expected.remove(id) != nil else { return }
+        outcome(&waits[key]!)
+        if waits[key]!.expected.isEmpty { finishWait(key) }
     }
 
     // MARK: - Shared defaults
@@ -179,12 +180,14 @@ final class SceneSync {
     private func pump(_ id: SessionID, in broker: isolated Broker) {
         guard let outlet = outlets[id], outlet.ready, !outlet.sending, !outlet.queue.isEmpty else { return }
         outlets[id]?.sending = true
-        Task { await self.deliver(to: id, token: outlet.token, in: broker) }
+        let (token, connection, app) = (outlet.token, outlet.connection, outlet.appID)
+        Task { await self.deliver(to: id, outlet: token, over: connection, app: app, in: broker) }
     }
 
     /// The scene's delivery task: one update at a time, each acknowledged before the next.
-    private func deliver(to id: SessionID, token: UUID, in broker: isolated Broker) async {
-        while let outlet = outlets[id], outlet.token == token {
+    /// It holds no copy of the outlet: the queue it takes from would be copied at each take.
+    private func deliver(to id: SessionID, outlet token: UUID, over connection: WireConnection, app: AppID, in broker: isolated Broker) async {
+        while outlets[id]?.token == token {
             guard let next = outlets[id]?.queue.next() else {
                 outlets[id]?.sending = false
                 return
@@ -201,14 +204,14 @@ final class SceneSync {
                         $0.dropped = .with {
                             $0.from = range.lowerBound
                             $0.to = range.upperBound
-                            $0.defaults = PlistValue.wire(dictionary: self.defaults[outlet.appID] ?? [:])
+                            $0.defaults = PlistValue.wire(dictionary: self.defaults[app] ?? [:])
                         }
                     }
                 }
-                _ = try await outlet.connection.request(
+                _ = try await connection.request(
                     update.command, timeout: broker.configuration.updateAckTimeout, what: "the scene (update \(sequence))")
                 if case .item = next {
-                    let key = PostKey(app: outlet.appID, sequence: sequence)
+                    let key = PostKey(app: app, sequence: sequence)
                     if let start = waits[key]?.start {
                         let elapsed = ContinuousClock.now - start
                         settle(key, id) { $0.acknowledged[id] = elapsed }
