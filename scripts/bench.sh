@@ -26,6 +26,8 @@
 #   update fan-out      post --wait to 10 and 100 connected scenes: time until the last scene
 #                       acknowledged (broker side), p50 and p99  vs C: one process writes a frame
 #                       to 10 (100) processes and reads their acknowledgements (bench/fanout.c)
+#   broker at rest      its CPU per second with the 100 scenes live and idle (the memory monitor
+#                       samples every second)   vs reading the 100 scenes' smaps_rollup once
 #   search              wmctl search p50/p99 over 10,000 indexed sessions (a common word, a rare
 #                       word, a prefix)               vs wmctl ping (the same round trip, no work);
 #                       index size per session
@@ -319,11 +321,28 @@ for i in $(seq 10); do W open notes --activity notes.edit --info "noteID=f$i" >/
 read -r F10_P50 F10_P99 F10_N <<<"$(fanout 10)"
 for i in $(seq 11 100); do W open notes --activity notes.edit --info "noteID=f$i" >/dev/null; done
 read -r F100_P50 F100_P99 F100_N <<<"$(fanout 100)"
+# The broker at rest with the 100 scenes live: its CPU over 20 s (the memory monitor samples each
+# second), beside what reading every scene's smaps_rollup once costs (a PSS sample of all of them).
+sleep 2
+IDLE_T0=$(awk '{print $14 + $15}' "/proc/$BROKER/stat"); sleep 20
+IDLE_T1=$(awk '{print $14 + $15}' "/proc/$BROKER/stat")
+IDLE_MS=$(python3 -c "import os; print(round(($IDLE_T1 - $IDLE_T0) * 1000 / os.sysconf('SC_CLK_TCK') / 20, 1))")
+SMAPS_MS=$(python3 - $(pgrep -P "$BROKER" -d ' ' -x notes) <<'PY'
+import os, sys, time
+paths = [f"/proc/{pid}/smaps_rollup" for pid in sys.argv[1:]]
+start = time.process_time()
+for _ in range(10):
+    for path in paths:
+        fd = os.open(path, os.O_RDONLY); os.read(fd, 4096); os.close(fd)
+print(round((time.process_time() - start) * 1000 / 10, 1))
+PY
+)
 kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 fig "post --wait to $F10_N scenes, last ack p50" "$F10_P50" "µs" "C fan-out to 10 processes, p50" "$FANOUT10_C"
 fig "post --wait to $F10_N scenes, last ack p99" "$F10_P99" "µs" "C fan-out to 10 processes, p50" "$FANOUT10_C"
 fig "post --wait to $F100_N scenes, last ack p50" "$F100_P50" "µs" "C fan-out to 100 processes, p50" "$FANOUT100_C"
 fig "post --wait to $F100_N scenes, last ack p99" "$F100_P99" "µs" "C fan-out to 100 processes, p50" "$FANOUT100_C"
+fig "broker at rest, $F100_N live scenes, CPU per second" "$IDLE_MS" "ms" "reading their $F100_N smaps_rollup once" "$SMAPS_MS"
 
 # ---------------------------------------------------------------- search over 10,000 sessions
 start_broker "$DIR/search" --max-workers 8

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import IPCWire
 
 @testable import WindowBroker
 
@@ -251,5 +252,77 @@ final class PressurePolicyTests: XCTestCase {
         let ownPSS = try XCTUnwrap(ProcessMemory.pss(of: getpid()))
         XCTAssertGreaterThan(ownPSS, 1 << 20)
         XCTAssertNil(ProcessMemory.pss(of: 999_999_999))
+    }
+
+    func testProcessActivityCountsThePagesATouchOfNewMemoryFaultsIn() throws {
+        let odd = "1234 (a) b (c)) S 1 1234 1234 0 -1 4194560 500 0 7 0 30 12 0 0 20 0 1 0 100 0 0"
+        XCTAssertEqual(ProcessActivity.parse(Array(odd.utf8)), ProcessActivity(minorFaults: 500, majorFaults: 7, cpuTicks: 42))
+        XCTAssertNil(ProcessActivity.parse(Array("1234 (short) S 1".utf8)))
+        XCTAssertNil(ProcessActivity.parse(Array(odd.replacingOccurrences(of: " 500 ", with: " 5x0 ").utf8)))
+        XCTAssertNil(ProcessActivity.of(999_999_999))
+        let before = try XCTUnwrap(ProcessActivity.of(getpid()))
+        // 8 MiB touched page by page: each page is a fault the kernel counts.
+        let bytes = 8 << 20
+        let memory = try XCTUnwrap(mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))
+        defer { munmap(memory, bytes) }
+        for page in stride(from: 0, to: bytes, by: 4096) { memory.storeBytes(of: 1, toByteOffset: page, as: UInt8.self) }
+        let after = try XCTUnwrap(ProcessActivity.of(getpid()))
+        XCTAssertGreaterThanOrEqual(after.minorFaults - before.minorFaults, UInt64(bytes / 4096 / 2), "huge pages may halve the count, no more")
+    }
+}
+
+final class PSSSamplerTests: XCTestCase {
+    private let a = SessionID(), b = SessionID()
+
+    func testAnUnchangedWorkerKeepsItsReadingUntilItAgesOutAndAChangedOneIsReadAgain() {
+        var sampler = PSSSampler(maxAge: .seconds(10))
+        var activity: [pid_t: ProcessActivity] = [1: .init(minorFaults: 10, majorFaults: 0, cpuTicks: 5), 2: .init(minorFaults: 20, majorFaults: 0, cpuTicks: 5)]
+        var pss: [pid_t: UInt64] = [1: 100, 2: 200]
+        var reads: [pid_t] = []
+        func sample(_ now: ContinuousClock.Instant, everything: Bool = false, _ pids: [SessionID: pid_t]? = nil) -> [SessionID: UInt64] {
+            sampler.sample(pids ?? [a: 1, b: 2], now: now, everything: everything, activity: { activity[$0] }, pss: { reads.append($0); return pss[$0] })
+        }
+        let t0 = ContinuousClock.now
+        XCTAssertEqual(sample(t0), [a: 100, b: 200])
+        XCTAssertEqual(reads.sorted(), [1, 2])
+
+        reads = []
+        pss = [1: 150, 2: 250]
+        activity[2]!.minorFaults += 1
+        XCTAssertEqual(sample(t0 + .seconds(1)), [a: 100, b: 250], "only the worker that faulted is read again")
+        XCTAssertEqual(reads, [2])
+
+        reads = []
+        activity[1]!.cpuTicks += 1
+        XCTAssertEqual(sample(t0 + .seconds(2)), [a: 150, b: 250], "running counts as activity")
+        XCTAssertEqual(reads, [1])
+
+        reads = []
+        XCTAssertEqual(sample(t0 + .seconds(3)), [a: 150, b: 250])
+        XCTAssertEqual(reads, [])
+        XCTAssertEqual(sample(t0 + .seconds(3), everything: true), [a: 150, b: 250])
+        XCTAssertEqual(reads.sorted(), [1, 2], "under pressure every worker is read")
+
+        reads = []
+        pss[1] = 90
+        XCTAssertEqual(sample(t0 + .seconds(13)), [a: 90, b: 250], "a reading older than maxAge is taken again")
+        XCTAssertEqual(reads.sorted(), [1, 2])
+    }
+
+    func testANewProcessForTheSameSessionAndAGoneWorkerAreNotCarriedOver() {
+        var sampler = PSSSampler(maxAge: .seconds(10))
+        let same = ProcessActivity(minorFaults: 10, majorFaults: 0, cpuTicks: 5)
+        var reads: [pid_t] = []
+        let t0 = ContinuousClock.now
+        _ = sampler.sample([a: 1, b: 2], now: t0, everything: false, activity: { _ in same }, pss: { reads.append($0); return 100 })
+        reads = []
+        // a's worker restarted as pid 3 (with, by chance, the same counts); b's went away.
+        XCTAssertEqual(sampler.sample([a: 3], now: t0 + .seconds(1), everything: false, activity: { _ in same }, pss: { reads.append($0); return 70 }), [a: 70])
+        XCTAssertEqual(reads, [3])
+        reads = []
+        XCTAssertEqual(sampler.sample([a: 3, b: 2], now: t0 + .seconds(2), everything: false, activity: { _ in same }, pss: { reads.append($0); return 80 }), [a: 70, b: 80])
+        XCTAssertEqual(reads, [2], "a worker dropped from one sample is read afresh when it shows up again")
+        // A process that cannot be read (gone between the list and the reading) is left out.
+        XCTAssertEqual(sampler.sample([a: 3, b: 2], now: t0 + .seconds(3), everything: false, activity: { $0 == 2 ? nil : same }, pss: { _ in 1 }), [a: 70])
     }
 }

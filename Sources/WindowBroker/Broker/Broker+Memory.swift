@@ -13,9 +13,11 @@ extension Broker {
         Dictionary(uniqueKeysWithValues: drivers.values.compactMap { driver in driver.worker.map { (driver.id, $0.pid) } })
     }
 
-    /// New readings from the monitor: the responder updates the level and acts when it calls for it.
-    func applyPressure(_ inputs: PressureInputs, pss: [SessionID: UInt64]) async {
+    /// New readings from the monitor: the responder updates the level and acts when it calls
+    /// for it. Returns the level, after any response.
+    func applyPressure(_ inputs: PressureInputs, pss: [SessionID: UInt64]) async -> PressureLevel {
         await memory.apply(inputs, pss: pss, in: self)
+        return memory.level
     }
 
     /// `wmctl pressure simulate`: the same response a real signal gets.

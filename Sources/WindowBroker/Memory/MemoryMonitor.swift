@@ -57,10 +57,20 @@ public struct MemoryMonitor: Sendable {
                 }
             }
             group.addTask {
+                // Idle workers' readings stand for up to 30 intervals (`PSSSampler`); under
+                // pressure every reading is fresh.
+                var sampler = PSSSampler(maxAge: configuration.sampleInterval * 30)
+                var calm = false
                 for await _ in wakeups {
                     let pids = await broker.workerPIDs()
-                    guard let readings = try? await OffLoop.run({ sample(pids) }) else { continue }
-                    await broker.applyPressure(readings.inputs, pss: readings.pss)
+                    let everything = !calm
+                    guard let (readings, updated) = try? await OffLoop.run({ [sampler] in
+                        var sampler = sampler
+                        let readings = sample(pids, pss: &sampler, everything: everything)
+                        return (readings, sampler)
+                    }) else { continue }
+                    sampler = updated
+                    calm = await broker.applyPressure(readings.inputs, pss: readings.pss) == .normal
                 }
             }
             await group.next()
@@ -68,11 +78,8 @@ public struct MemoryMonitor: Sendable {
         }
     }
 
-    func sample(_ pids: [SessionID: pid_t]) -> (inputs: PressureInputs, pss: [SessionID: UInt64]) {
-        var pss: [SessionID: UInt64] = [:]
-        for (session, pid) in pids {
-            if let bytes = ProcessMemory.pss(of: pid) { pss[session] = bytes }
-        }
+    func sample(_ pids: [SessionID: pid_t], pss sampler: inout PSSSampler, everything: Bool) -> (inputs: PressureInputs, pss: [SessionID: UInt64]) {
+        let pss = sampler.sample(pids, now: .now, everything: everything)
         let psi = (try? String(contentsOfFile: configuration.psiPath, encoding: .utf8)).flatMap(PSIReading.parse)
         let memInfo = (try? String(contentsOfFile: configuration.memInfoPath, encoding: .utf8)).flatMap(MemInfo.parse)
         return (PressureInputs(psi: psi, memInfo: memInfo, workersPSS: pss.values.reduce(0, +), budget: configuration.budget), pss)

@@ -116,7 +116,7 @@ public final class SearchIndex: Sendable {
     /// marker goes, so the next start trusts the index as it is.
     public func closeCleanly() async {
         do {
-            try await queue.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+            _ = try await queue.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
             try FileManager.default.removeItem(atPath: runningMarker)
         } catch {
             // The marker stays: the next start rebuilds the index, which loses nothing.
