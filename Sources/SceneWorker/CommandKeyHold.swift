@@ -38,7 +38,7 @@ final class CommandKeyHold {
             guard pending == nil, !shown else { return }
             let delay = self.delay
             pending = Task { [weak self] in
-                guard (try? await Task.sleep(for: delay)) != nil else { return }
+                guard (try? await WireRuntime.sleep(for: delay)) != nil else { return }
                 self?.show()
             }
         } else if !held.contains(key) {

@@ -1,3 +1,5 @@
+import IPCWire
+
 /// The time the broker decides by: crash-loop waits, the pressure level's hysteresis and the
 /// interval between reclaims, the drain deadline, a post's wait for acknowledgements, a
 /// prewarm pool's retry. Injected (`BrokerConfiguration.clock`) so that a test moves time on
@@ -9,11 +11,11 @@ public protocol BrokerClock: Sendable {
     func sleep(for duration: Duration) async throws
 }
 
-/// Real time: `ContinuousClock`.
+/// Real time: `ContinuousClock`, slept on an event loop's timer (`WireRuntime.sleep`).
 public struct SystemClock: BrokerClock {
     public init() {}
     public var now: ContinuousClock.Instant { .now }
     public func sleep(for duration: Duration) async throws {
-        try await Task.sleep(for: duration)
+        try await WireRuntime.sleep(for: duration)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import IPCWire
 import Logging
 import ServiceLifecycle
 import UnixSignals
@@ -54,7 +55,7 @@ public struct BrokerService: Service {
                         await SessionBusFace(broker: broker, logger: logger).run(address: nil)
                         // Without a bus (or once it went away) the broker serves on: this task
                         // waits for the end like the others.
-                        while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+                        while !Task.isCancelled { try? await WireRuntime.sleep(for: .seconds(3600)) }
                     }
                 }
                 let monitor = MemoryMonitor(broker: broker, logger: logger)
@@ -63,7 +64,7 @@ public struct BrokerService: Service {
                     group.addTask {
                         // Petting goes through the broker's executor: a wedged broker stops petting.
                         while true {
-                            try await Task.sleep(for: interval)
+                            try await WireRuntime.sleep(for: interval)
                             await broker.heartbeat()
                             notifier.watchdog()
                         }

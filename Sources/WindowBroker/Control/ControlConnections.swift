@@ -72,7 +72,7 @@ actor ControlConnections {
     /// Closes request connections idle past the timeout; runs until cancelled.
     func sweep() async {
         while !Task.isCancelled {
-            try? await Task.sleep(for: idleTimeout / 4)
+            try? await WireRuntime.sleep(for: idleTimeout / 4)
             let cutoff = ContinuousClock.now - idleTimeout
             for (id, entry) in entries where !entry.watching && entry.busy == 0 && entry.lastActive < cutoff {
                 close(id, BrokerError(.timedOut, "this control connection was idle for \(idleTimeout.formattedSeconds) and is closed; connect again"))

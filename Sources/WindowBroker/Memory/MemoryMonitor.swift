@@ -52,7 +52,7 @@ public struct MemoryMonitor: Sendable {
             group.addTask {
                 // The interval tick shares the wake-up stream with the trigger and launches.
                 while !Task.isCancelled {
-                    try? await Task.sleep(for: configuration.sampleInterval)
+                    try? await WireRuntime.sleep(for: configuration.sampleInterval)
                     wake.yield()
                 }
             }

@@ -199,7 +199,7 @@ public actor WorkerHandle {
         if let exit { return exit }
         let key = UUID()
         let deadline = Task { [weak self] in
-            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            guard (try? await WireRuntime.sleep(for: timeout)) != nil else { return }
             await self?.stopWaiting(key)
         }
         defer { deadline.cancel() }
@@ -222,7 +222,7 @@ public actor WorkerHandle {
     public func waitForHello(timeout: Duration) async throws {
         if let helloState { return try helloState.get() }
         let deadline = Task { [weak self] in
-            guard (try? await Task.sleep(for: timeout)) != nil else { return }
+            guard (try? await WireRuntime.sleep(for: timeout)) != nil else { return }
             await self?.recordHello(.failure(BrokerError(.timedOut, "the worker did not connect within \(timeout.formattedSeconds)")))
         }
         defer { deadline.cancel() }
