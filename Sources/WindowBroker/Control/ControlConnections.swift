@@ -7,6 +7,9 @@ import NIOCore
 /// request), connections idle past `idleTimeout` are closed, and watchers (who are idle by
 /// design) are counted against a limit of their own instead.
 actor ControlConnections {
+    /// A connection's number, in the order accepted (a UUID cost three system calls each).
+    typealias ID = UInt64
+
     struct Entry {
         var channel: any Channel
         var lastActive: ContinuousClock.Instant
@@ -20,7 +23,7 @@ actor ControlConnections {
         case refused
     }
 
-    private var entries: [UUID: Entry] = [:]
+    private var entries: [ID: Entry] = [:]
     let limit: Int
     let watcherLimit: Int
     let idleTimeout: Duration
@@ -36,7 +39,7 @@ actor ControlConnections {
     var watchers: Int { entries.values.filter(\.watching).count }
 
     /// Takes a new connection, closing the longest-idle one when the table is full.
-    func admit(_ id: UUID, channel: any Channel) -> Admission {
+    func admit(_ id: ID, channel: any Channel) -> Admission {
         if requestConnections >= limit {
             guard let victim = entries.filter({ !$0.value.watching && $0.value.busy == 0 })
                 .min(by: { $0.value.lastActive < $1.value.lastActive }) else { return .refused }
@@ -46,24 +49,24 @@ actor ControlConnections {
         return .admitted
     }
 
-    func leave(_ id: UUID) {
+    func leave(_ id: ID) {
         entries[id] = nil
     }
 
     /// A request starts (`busy`) or ends on the connection.
-    func began(_ id: UUID) {
+    func began(_ id: ID) {
         entries[id]?.busy += 1
         entries[id]?.lastActive = .now
     }
 
-    func ended(_ id: UUID) {
+    func ended(_ id: ID) {
         entries[id]?.busy -= 1
         entries[id]?.lastActive = .now
     }
 
     /// The connection became a watcher: not idle, not evictable, counted apart. False when the
     /// watcher limit is reached.
-    func startWatching(_ id: UUID) -> Bool {
+    func startWatching(_ id: ID) -> Bool {
         guard watchers < watcherLimit else { return false }
         entries[id]?.watching = true
         return true
@@ -83,7 +86,7 @@ actor ControlConnections {
     /// Closes a connection between its requests, saying why first: its client's next request
     /// fails with that error instead of a bare end of file. A client that reads nothing does
     /// not keep it open: the close follows within a second either way.
-    private func close(_ id: UUID, _ why: BrokerError) {
+    private func close(_ id: ID, _ why: BrokerError) {
         guard let entry = entries.removeValue(forKey: id) else { return }
         evicted += 1
         var envelope = Envelope()

@@ -11,7 +11,7 @@ struct ControlRequestHandler: Sendable {
     let logger: Logger
     /// The connection table and this connection's entry (nil for a scene's requests).
     var connections: ControlConnections? = nil
-    var connectionID = UUID()
+    var connectionID: ControlConnections.ID = 0
 
     /// Serves the connection until it closes. The handshake's deadline is the pipeline's
     /// (`ControlFastPath`): a peer that says no Hello in time is closed there, which ends this.

@@ -59,7 +59,10 @@ public struct ControlServer: Sendable {
                 return Accepted(channel: try WireChannel(wrappingChannelSynchronously: channel), peer: peer, handshake: handshake)
             }
         }
-        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton).serverChannelOption(.backlog, value: 128)
+        // Connections stay on the loop that accepted them: handing each to another loop cost
+        // four wake-ups between the two threads before its first read.
+        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let bootstrap = ServerBootstrap(group: loop, childGroup: loop).serverChannelOption(.backlog, value: 128)
         let server: NIOAsyncChannel<Accepted, Never>
         var boundPath: String?
         switch listener {
@@ -80,8 +83,11 @@ public struct ControlServer: Sendable {
                 let connections = self.connections
                 group.addTask { await connections.sweep() }
                 defer { group.cancelAll() }
-                for try await accepted in inbound {
-                    group.addTask { await self.serve(accepted) }
+                var accepted: ControlConnections.ID = 0
+                for try await connection in inbound {
+                    accepted += 1
+                    let id = accepted
+                    group.addTask { await self.serve(connection, id: id) }
                 }
             }
         }
@@ -101,8 +107,7 @@ public struct ControlServer: Sendable {
         }
     }
 
-    private func serve(_ accepted: Accepted) async {
-        let id = UUID()
+    private func serve(_ accepted: Accepted, id: ControlConnections.ID) async {
         let handler = ControlRequestHandler(broker: broker, logger: logger, connections: connections, connectionID: id)
         let admission = await connections.admit(id, channel: accepted.channel.channel)
         defer { Task { [connections] in await connections.leave(id) } }
