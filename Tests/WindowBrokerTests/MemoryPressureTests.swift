@@ -255,8 +255,8 @@ final class PressurePolicyTests: XCTestCase {
     }
 
     func testProcessActivityCountsThePagesATouchOfNewMemoryFaultsIn() throws {
-        let odd = "1234 (a) b (c)) S 1 1234 1234 0 -1 4194560 500 0 7 0 30 12 0 0 20 0 1 0 100 0 0"
-        XCTAssertEqual(ProcessActivity.parse(Array(odd.utf8)), ProcessActivity(minorFaults: 500, majorFaults: 7, cpuTicks: 42))
+        let odd = "1234 (a) b (c)) S 1 1234 1234 0 -1 4194560 500 0 7 0 30 12 0 0 20 0 1 0 100 4096 321 18446744073709551615\n"
+        XCTAssertEqual(ProcessActivity.parse(Array(odd.utf8)), ProcessActivity(minorFaults: 500, majorFaults: 7, cpuTicks: 42, residentPages: 321))
         XCTAssertNil(ProcessActivity.parse(Array("1234 (short) S 1".utf8)))
         XCTAssertNil(ProcessActivity.parse(Array(odd.replacingOccurrences(of: " 500 ", with: " 5x0 ").utf8)))
         XCTAssertNil(ProcessActivity.of(999_999_999))
@@ -268,6 +268,11 @@ final class PressurePolicyTests: XCTestCase {
         for page in stride(from: 0, to: bytes, by: 4096) { memory.storeBytes(of: 1, toByteOffset: page, as: UInt8.self) }
         let after = try XCTUnwrap(ProcessActivity.of(getpid()))
         XCTAssertGreaterThanOrEqual(after.minorFaults - before.minorFaults, UInt64(bytes / 4096 / 2), "huge pages may halve the count, no more")
+        XCTAssertGreaterThan(after.residentPages, before.residentPages)
+        // Given back without a fault: the resident count is what shows it.
+        madvise(memory, bytes, MADV_DONTNEED)
+        let released = try XCTUnwrap(ProcessActivity.of(getpid()))
+        XCTAssertLessThan(released.residentPages, after.residentPages)
     }
 }
 
@@ -276,7 +281,7 @@ final class PSSSamplerTests: XCTestCase {
 
     func testAnUnchangedWorkerKeepsItsReadingUntilItAgesOutAndAChangedOneIsReadAgain() {
         var sampler = PSSSampler(maxAge: .seconds(10))
-        var activity: [pid_t: ProcessActivity] = [1: .init(minorFaults: 10, majorFaults: 0, cpuTicks: 5), 2: .init(minorFaults: 20, majorFaults: 0, cpuTicks: 5)]
+        var activity: [pid_t: ProcessActivity] = [1: .init(minorFaults: 10, majorFaults: 0, cpuTicks: 5, residentPages: 100), 2: .init(minorFaults: 20, majorFaults: 0, cpuTicks: 5, residentPages: 200)]
         var pss: [pid_t: UInt64] = [1: 100, 2: 200]
         var reads: [pid_t] = []
         func sample(_ now: ContinuousClock.Instant, everything: Bool = false, _ pids: [SessionID: pid_t]? = nil) -> [SessionID: UInt64] {
@@ -298,6 +303,18 @@ final class PSSSamplerTests: XCTestCase {
         XCTAssertEqual(reads, [1])
 
         reads = []
+        pss[2] = 180
+        activity[2]!.residentPages -= 20
+        XCTAssertEqual(sample(t0 + .seconds(2.5)), [a: 150, b: 180], "memory given back shows in the resident count")
+        XCTAssertEqual(reads, [2])
+
+        reads = []
+        pss[2] = 250
+        activity[2]!.residentPages += 20
+        XCTAssertEqual(sample(t0 + .seconds(2.8)), [a: 150, b: 250])
+        XCTAssertEqual(reads, [2])
+
+        reads = []
         XCTAssertEqual(sample(t0 + .seconds(3)), [a: 150, b: 250])
         XCTAssertEqual(reads, [])
         XCTAssertEqual(sample(t0 + .seconds(3), everything: true), [a: 150, b: 250])
@@ -311,7 +328,7 @@ final class PSSSamplerTests: XCTestCase {
 
     func testANewProcessForTheSameSessionAndAGoneWorkerAreNotCarriedOver() {
         var sampler = PSSSampler(maxAge: .seconds(10))
-        let same = ProcessActivity(minorFaults: 10, majorFaults: 0, cpuTicks: 5)
+        let same = ProcessActivity(minorFaults: 10, majorFaults: 0, cpuTicks: 5, residentPages: 100)
         var reads: [pid_t] = []
         let t0 = ContinuousClock.now
         _ = sampler.sample([a: 1, b: 2], now: t0, everything: false, activity: { _ in same }, pss: { reads.append($0); return 100 })

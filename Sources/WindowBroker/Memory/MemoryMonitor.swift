@@ -66,7 +66,7 @@ public struct MemoryMonitor: Sendable {
                     let everything = !calm
                     guard let (readings, updated) = try? await OffLoop.run({ [sampler] in
                         var sampler = sampler
-                        let readings = sample(pids, pss: &sampler, everything: everything)
+                        let readings = sample(pids, with: &sampler, everything: everything)
                         return (readings, sampler)
                     }) else { continue }
                     sampler = updated
@@ -78,7 +78,7 @@ public struct MemoryMonitor: Sendable {
         }
     }
 
-    func sample(_ pids: [SessionID: pid_t], pss sampler: inout PSSSampler, everything: Bool) -> (inputs: PressureInputs, pss: [SessionID: UInt64]) {
+    func sample(_ pids: [SessionID: pid_t], with sampler: inout PSSSampler, everything: Bool) -> (inputs: PressureInputs, pss: [SessionID: UInt64]) {
         let pss = sampler.sample(pids, now: .now, everything: everything)
         let psi = (try? String(contentsOfFile: configuration.psiPath, encoding: .utf8)).flatMap(PSIReading.parse)
         let memInfo = (try? String(contentsOfFile: configuration.memInfoPath, encoding: .utf8)).flatMap(MemInfo.parse)

@@ -77,14 +77,16 @@ public enum ProcessMemory {
     }
 }
 
-/// What a process did, from `/proc/PID/stat`, summed over its threads: page faults and CPU
-/// time. Resident memory grows only by faulting pages in, so a process whose activity is
-/// unchanged has not grown since.
+/// What a process did, from `/proc/PID/stat`, summed over its threads: page faults, CPU time
+/// and resident pages. Resident memory grows only by faulting pages in, and shrinks (the
+/// process gives memory back, or the kernel reclaims its pages) with the resident count: a
+/// process whose activity is unchanged holds the memory it held.
 public struct ProcessActivity: Sendable, Equatable {
     public var minorFaults: UInt64
     public var majorFaults: UInt64
     /// User plus system time, in clock ticks.
     public var cpuTicks: UInt64
+    public var residentPages: UInt64
 
     /// Parses the line after the command name, whose parentheses may hold spaces and
     /// parentheses themselves: the fields are counted from the last `)`. Bytes, not a
@@ -92,11 +94,12 @@ public struct ProcessActivity: Sendable, Equatable {
     public static func parse(_ line: [UInt8]) -> ProcessActivity? {
         guard let close = line.lastIndex(of: UInt8(ascii: ")")) else { return nil }
         // Field 3 (state) is the first after the name: minflt is field 10, majflt 12,
-        // utime 14, stime 15.
+        // utime 14, stime 15, rss 24.
         let fields = line[(close + 1)...].split(whereSeparator: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\n") })
-        guard fields.count > 12, let minor = number(fields[7]), let major = number(fields[9]),
-              let user = number(fields[11]), let system = number(fields[12]) else { return nil }
-        return ProcessActivity(minorFaults: minor, majorFaults: major, cpuTicks: user &+ system)
+        guard fields.count > 21, let minor = number(fields[7]), let major = number(fields[9]),
+              let user = number(fields[11]), let system = number(fields[12]),
+              let resident = number(fields[21]) else { return nil }
+        return ProcessActivity(minorFaults: minor, majorFaults: major, cpuTicks: user &+ system, residentPages: resident)
     }
 
     private static func number(_ digits: ArraySlice<UInt8>) -> UInt64? {
@@ -142,8 +145,8 @@ enum ProcFile {
 /// kernel a walk of the worker's page tables (about 100 µs for a notes worker): read every
 /// second for 100 idle scenes, it was nearly all of an idle broker's CPU. A worker whose
 /// activity (`ProcessActivity`) is unchanged keeps its last reading, for at most `maxAge`:
-/// its PSS still moves when processes sharing its pages come and go, or when the kernel
-/// reclaims its pages, which is why readings under pressure are all fresh (`everything`).
+/// its PSS still moves when processes sharing its pages come and go. Under pressure every
+/// reading is fresh (`everything`): that is when the figures decide what is reclaimed.
 struct PSSSampler: Sendable {
     private struct Reading: Sendable {
         var pid: pid_t

@@ -81,9 +81,9 @@ final class SceneSync {
         waits[key]?.continuation = nil
     }
 
-    /// A receiver is done with a waited-for post, one way or another.
-    /// In place: a copy of the wait would copy its sets at every acknowledgement, which made a
-    /// post to N scenes cost N² hash insertions.
+    /// A receiver is done with a waited-for post, one way or another. The wait changes in
+    /// place: a copy of it would copy its sets at every acknowledgement (N² hash insertions
+    /// for a post to N scenes).
     private func settle(_ key: PostKey, _ id: SessionID, _ outcome: (inout PostWait) -> Void) {
         guard waits[key]?.expected.remove(id) != nil else { return }
         outcome(&waits[key]!)
