@@ -101,15 +101,26 @@ struct ControlRequestHandler: Sendable {
         do {
             if let requester { try Self.checkSceneMay(kind, requester: requester) }
             try await broker.admitRequest(changesState: Self.changesState(kind))
-            defer { Task { [broker] in await broker.finishRequest() } }
-            let reply = try await handle(kind, from: requester)
-            return .controlReply(.with { $0.kind = reply })
-        } catch let error as BrokerError {
-            return .error(error.wire)
         } catch {
-            logger.error("control request failed", metadata: ["error": "\(error)"])
-            return .error(BrokerError(.internalError, "internal error: \(error)").wire)
+            return refusal(error)
         }
+        // Finished before the answer goes out (no task started only to say so): a stop that
+        // waits for requests in flight sees this one end with its answer.
+        let answer: Envelope.OneOf_Body
+        do {
+            let reply = try await handle(kind, from: requester)
+            answer = .controlReply(.with { $0.kind = reply })
+        } catch {
+            answer = refusal(error)
+        }
+        await broker.finishRequest()
+        return answer
+    }
+
+    private func refusal(_ error: any Error) -> Envelope.OneOf_Body {
+        if let error = error as? BrokerError { return .error(error.wire) }
+        logger.error("control request failed", metadata: ["error": "\(error)"])
+        return .error(BrokerError(.internalError, "internal error: \(error)").wire)
     }
 
     /// Scenes may ask for what UIKit lets an app ask for: activation, destruction, refresh,
