@@ -15,9 +15,7 @@ extension WireRuntime {
         let timer = loop.scheduleTask(in: .nanoseconds(duration.nanoseconds)) {}
         try await withTaskCancellationHandler {
             do {
-                try await withUnsafeThrowingContinuation { (continuation: UnsafeContinuation<Void, any Error>) in
-                    timer.futureResult.whenComplete { continuation.resume(with: $0) }
-                }
+                try await timer.futureResult.value()
             } catch {
                 throw CancellationError()
             }

@@ -63,10 +63,9 @@ public struct MemoryMonitor: Sendable {
                 var calm = false
                 for await _ in wakeups {
                     let pids = await broker.workerPIDs()
-                    let everything = !calm
-                    guard let (readings, updated) = try? await OffLoop.run({ [sampler] in
+                    guard let (readings, updated) = try? await OffLoop.run({ [sampler, calm] in
                         var sampler = sampler
-                        let readings = sample(pids, with: &sampler, everything: everything)
+                        let readings = sample(pids, with: &sampler, everything: !calm)
                         return (readings, sampler)
                     }) else { continue }
                     sampler = updated

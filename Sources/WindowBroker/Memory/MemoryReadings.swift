@@ -1,5 +1,6 @@
 import Foundation
 import IPCWire
+import SystemPackage
 
 /// One reading of `/proc/pressure/memory` (kernel PSI), in the kernel's own format:
 /// ```
@@ -103,15 +104,7 @@ public struct ProcessActivity: Sendable, Equatable {
     }
 
     private static func number(_ digits: ArraySlice<UInt8>) -> UInt64? {
-        guard !digits.isEmpty else { return nil }
-        var value: UInt64 = 0
-        for digit in digits {
-            guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(digit) else { return nil }
-            let (times10, overflow) = value.multipliedReportingOverflow(by: 10)
-            guard !overflow else { return nil }
-            value = times10 &+ UInt64(digit - UInt8(ascii: "0"))
-        }
-        return value
+        UInt64(String(decoding: digits, as: UTF8.self))
     }
 
     /// nil when the process is gone or cannot be read.
@@ -120,24 +113,22 @@ public struct ProcessActivity: Sendable, Equatable {
     }
 }
 
-/// A small file of `/proc`, read with plain system calls into a buffer (Foundation's readers
+/// A small file of `/proc`, read through swift-system into a buffer (Foundation's readers
 /// cost several times the kernel's own work for a file read every second per worker).
 enum ProcFile {
     static func read(_ path: String, upTo limit: Int = 4096) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: limit)
-        var count = 0
-        while count < limit {
-            let got = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, limit - count) }
-            if got < 0, errno == EINTR { continue }
-            guard got > 0 else { break }
-            count += got
+        guard let fd = try? FileDescriptor.open(FilePath(path), .readOnly, options: .closeOnExec) else { return nil }
+        let bytes = try? fd.closeAfter {
+            try [UInt8](unsafeUninitializedCapacity: limit) { buffer, count in
+                // /proc hands its files out in pieces: read until the end.
+                while count < limit {
+                    let got = try fd.read(into: UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffer[count...])))
+                    guard got > 0 else { break }
+                    count += got
+                }
+            }
         }
-        guard count > 0 else { return nil }
-        bytes.removeSubrange(count...)
-        return bytes
+        return bytes?.isEmpty == false ? bytes : nil
     }
 }
 
