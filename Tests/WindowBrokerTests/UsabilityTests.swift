@@ -64,6 +64,26 @@ final class UsabilityTests: BrokerTestCase {
         XCTAssertEqual(daemon.output, wmctl.stdout, "the same release and protocol")
     }
 
+    /// wmctl parses a line without `--generate-completion-script` under a configuration that
+    /// has ArgumentParser skip its completion probe; help, usage and completion scripts must
+    /// not show that configuration's super-command name.
+    func testHelpUsageAndCompletionScriptsNameWmctlWhicheverWayItParses() throws {
+        let help = harness.wmctl(["--help"], socket: false)
+        XCTAssertEqual(help.code, 0)
+        XCTAssertTrue(help.stdout.contains("\nUSAGE: wmctl <subcommand>"), help.stdout)
+        let subcommandHelp = harness.wmctl(["help", "status"], socket: false)
+        XCTAssertTrue(subcommandHelp.stdout.contains("\nUSAGE: wmctl status "), subcommandHelp.stdout)
+        let usage = harness.wmctl(["status", "--bogus"], socket: false)
+        XCTAssertEqual(usage.code, 2)
+        XCTAssertTrue(usage.stderr.contains("Usage: wmctl status "), usage.stderr)
+        XCTAssertFalse((help.stdout + subcommandHelp.stdout + usage.stderr).contains("wmctl-parse"))
+        for line in [["--generate-completion-script", "bash"], ["--generate-completion-script=zsh"], ["status", "--generate-completion-script", "fish"]] {
+            let script = harness.wmctl(line, socket: false)
+            XCTAssertEqual(script.code, 0, "\(line): \(script.stderr)")
+            XCTAssertTrue(script.stdout.contains("wmctl") && script.stdout.count > 1000, "\(line): \(script.stdout.prefix(200))")
+        }
+    }
+
     func testAnyUniquePrefixOfFourOrMoreCharactersNamesASession() throws {
         let session = try harness.openNote("short")
         let prefix = String(session.prefix(8))
