@@ -67,6 +67,10 @@ for b in "$P/bin/windowbrokerd" "$P/bin/wmctl" "$P/libexec/windowbroker/notes" "
   if readelf -d "$b" | grep -E 'RUNPATH|RPATH' | grep -q swift; then echo "$b has a RUNPATH into the toolchain"; exit 1; fi
   if ldd "$b" | grep -q '/opt/swift'; then echo "$b loads libraries from the toolchain"; ldd "$b"; exit 1; fi
 done
+# wmctl starts without the loader patching its pointers (Package.swift); the broker, which
+# every peer talks to, keeps a randomised address.
+readelf -h "$P/bin/wmctl" | grep -q 'Type: *EXEC' || { echo "the installed wmctl is not position-dependent"; readelf -h "$P/bin/wmctl"; exit 1; }
+readelf -h "$P/bin/windowbrokerd" | grep -q 'Type: *DYN' || { echo "the installed broker is not PIE"; readelf -h "$P/bin/windowbrokerd"; exit 1; }
 # The drawing library loads with nothing from the toolchain either (a scene dlopens it).
 DRAWING=$P/libexec/windowbroker/libwindowbroker-drawing.so
 if ldd "$DRAWING" | grep -q '/opt/swift\|not found'; then echo "the drawing library needs the toolchain"; ldd "$DRAWING"; exit 1; fi
