@@ -136,13 +136,11 @@ struct WMCtl: AsyncParsableCommand {
     /// The same command with a super-command name, which is what tells ArgumentParser to skip
     /// its completion-script probe (see `CompletionScriptProbe`). Only the parser ever sees it:
     /// help and usage are written after parsing, from `plainConfiguration`.
-    private static let configurationSkippingCompletionScriptProbe = CommandConfiguration(
-        commandName: plainConfiguration.commandName,
-        _superCommandName: "wmctl-parse",
-        abstract: plainConfiguration.abstract,
-        discussion: plainConfiguration.discussion,
-        version: plainConfiguration.version,
-        subcommands: plainConfiguration.subcommands)
+    private static let configurationSkippingCompletionScriptProbe: CommandConfiguration = {
+        var configuration = plainConfiguration
+        configuration._superCommandName = "wmctl-parse"
+        return configuration
+    }()
 }
 
 /// ArgumentParser parses every command line twice more before parsing it as ours: once as
