@@ -40,6 +40,21 @@ final class NotifyTests: XCTestCase {
         XCTAssertEqual(senders, [brokerPID], "only the broker notifies; no worker ever does")
     }
 
+    /// A SIGHUP sent the moment READY=1 arrives must reload, not find the default action
+    /// (which ends the process): the broker traps it before it says it is ready.
+    func testSIGHUPIsTrappedByTheTimeREADYArrives() throws {
+        let harness = try BrokerHarness()
+        defer { harness.tearDown() }
+        try harness.start()  // returns as READY=1 arrives
+        let status = try String(contentsOfFile: "/proc/\(harness.brokerPID)/status", encoding: .utf8)
+        func mask(_ name: String) throws -> UInt64 {
+            let line = try XCTUnwrap(status.split(separator: "\n").first { $0.hasPrefix(name + ":") }, status)
+            return try XCTUnwrap(UInt64(line.split(separator: "\t").last.map(String.init) ?? "", radix: 16), String(line))
+        }
+        let sighup: UInt64 = 1 << (UInt64(SIGHUP) - 1)
+        XCTAssertNotEqual((try mask("SigCgt") | mask("SigIgn")) & sighup, 0, "SIGHUP still has its default action (terminate) at READY=1:\n\(status)")
+    }
+
     func testSIGHUPReloadsManifestsBetweenRELOADINGAndREADY() throws {
         let harness = try BrokerHarness()
         defer { harness.tearDown() }

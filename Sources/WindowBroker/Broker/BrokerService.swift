@@ -26,6 +26,11 @@ public struct BrokerService: Service {
         let notifier = self.notifier
         let broker = self.broker
         let logger = self.logger
+        // Trapped before the server starts, so before READY=1: a SIGHUP sent as soon as the
+        // broker says it is ready (a package's post-install step, a test installing an app)
+        // reloads the manifests. Trapped in the task that reads it, it could arrive first and
+        // be lost (the loss showed as a test waiting 20 s for an app it had just installed).
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
@@ -71,7 +76,7 @@ public struct BrokerService: Service {
                     }
                 }
                 group.addTask {
-                    for await _ in await UnixSignalsSequence(trapping: .sighup) {
+                    for await _ in hangups {
                         notifier.reloading()
                         let problems = await broker.reloadManifests()
                         logger.info("reloaded app manifests", metadata: ["problems": "\(problems.count)"])
