@@ -28,8 +28,9 @@ public struct BrokerService: Service {
         let logger = self.logger
         // Trapped before the server starts, so before READY=1: a SIGHUP sent as soon as the
         // broker says it is ready (a package's post-install step, a test installing an app)
-        // reloads the manifests. Trapped in the task that reads it, it could arrive first and
-        // be lost (the loss showed as a test waiting 20 s for an app it had just installed).
+        // reloads the manifests. Trapped in the task that reads it, it could arrive while
+        // SIGHUP still had its default action, which ends the process (it showed as a test
+        // waiting 20 s for an app it had just installed, the broker's log ending at "ready").
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
