@@ -59,7 +59,7 @@ final class ReplyRouter: ChannelInboundHandler {
         waiting[id] = Waiting(promise: promise, deadline: deadline)
         // Straight into the pipeline from its tail: replies are matched by id, so this write
         // needs no ordering against the async writer's.
-        channel.writeAndFlush(envelope).assumeIsolated().whenFailure { [self] error in
+        channel.writeAndFlush(envelope: envelope).assumeIsolated().whenFailure { [self] error in
             // A frame refused by the codec (too large) fails this request now. A broken socket
             // is the read side's to report: the peer may have said why it closed (an Error
             // frame) just before, and that reason is what the caller should see.

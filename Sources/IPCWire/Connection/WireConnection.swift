@@ -111,7 +111,7 @@ package final class WireConnection: Sendable {
         let envelope = Self.envelope(body, replyTo: replyTo)
         // Through the pipeline with a promise, not the async writer (whose write returns once
         // queued): a frame the codec refuses (too large) must fail here, so it can be answered.
-        do { try await channel.writeAndFlush(envelope).value() } catch { throw Self.mapWriteError(error) }
+        do { try await channel.writeAndFlush(envelope: envelope).value() } catch { throw Self.mapWriteError(error) }
     }
 
     /// Answers `request`. A reply too large for a frame is answered with that error instead:
@@ -135,16 +135,16 @@ package final class WireConnection: Sendable {
     /// answered with that error instead, as `reply(to:with:)` does.
     package func replyInBackground(to request: Envelope, with body: Envelope.OneOf_Body) {
         let channel = self.channel
-        channel.writeAndFlush(Self.envelope(body, replyTo: request.id)).whenFailure { error in
+        channel.writeAndFlush(envelope: Self.envelope(body, replyTo: request.id)).whenFailure { error in
             guard let error = error as? BrokerError, error.code == .payloadTooLarge else { return }
-            channel.writeAndFlush(Self.envelope(Self.refusal(tooLarge: error), replyTo: request.id), promise: nil)
+            channel.writeAndFlush(envelope: Self.envelope(Self.refusal(tooLarge: error), replyTo: request.id), promise: nil)
         }
     }
 
     /// `replyInBackground` with an answer encoded once for every request it answers (a scene's
     /// acknowledgement of an update): small by construction, so never refused as too large.
     package func replyInBackground(to request: Envelope, with prepared: PreparedBody) {
-        channel.writeAndFlush(prepared.envelope(replyTo: request.id), promise: nil)
+        channel.writeAndFlush(envelope: prepared.envelope(replyTo: request.id), promise: nil)
     }
 
     /// Answers `request`, closing the connection when the answer is not written within
