@@ -6,12 +6,12 @@ extension Channel {
     /// runs generic over the value's type, and wrapping the value in `NIOAny` there asks the
     /// runtime whether it is a `ByteBuffer`, a `FileRegion`, ... (dynamic casts: 1,200
     /// instructions a write in `callgrind`). Compiled here, the type is known and the casts go.
-    func writeAndFlush(envelope: Envelope, promise: EventLoopPromise<Void>?) {
+    package func writeAndFlush(envelope: Envelope, promise: EventLoopPromise<Void>?) {
         pipeline.writeAndFlush(envelope, promise: promise)
     }
 
     /// `writeAndFlush(envelope:promise:)` with the write's future.
-    func writeAndFlush(envelope: Envelope) -> EventLoopFuture<Void> {
+    package func writeAndFlush(envelope: Envelope) -> EventLoopFuture<Void> {
         let promise = eventLoop.makePromise(of: Void.self)
         pipeline.writeAndFlush(envelope, promise: promise)
         return promise.futureResult

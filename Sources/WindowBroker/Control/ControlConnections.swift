@@ -92,7 +92,7 @@ actor ControlConnections {
         var envelope = Envelope()
         envelope.body = .error(why.wire)
         let channel = entry.channel
-        channel.writeAndFlush(envelope).whenComplete { _ in channel.close(promise: nil) }
+        channel.writeAndFlush(envelope: envelope).whenComplete { _ in channel.close(promise: nil) }
         channel.eventLoop.scheduleTask(in: .seconds(1)) { channel.close(promise: nil) }
     }
 }
