@@ -40,7 +40,7 @@ final class NoteSceneDelegate: SceneDelegate {
             if let requested = activity.interactionState.flatMap(Self.decodeCursor) { cursor = min(requested, text.count) }
         }
         if noteID.isEmpty { noteID = scene.session.id.description }
-        app.drafts.remember(note: noteID, session: scene.session.id)
+        app.remember(note: noteID, session: scene.session.id)
         catchUp()
         // Shared defaults are in place before willConnect: a new window starts the way the others look.
         toolbarHidden = scene.defaults["toolbarHidden"]?.boolValue ?? false

@@ -22,9 +22,28 @@ final class NotesAppDelegate: AppDelegate {
     /// The model every window of a note shares: what a scene that fell behind reloads.
     let notes = NoteStore()
 
+    /// Which note each new scene shows, until it is written to the drafts' index.
+    private var unwrittenIndex: [SessionID: String] = [:]
+
+    /// Notes which note a session shows, for a later discard. Written once the open has been
+    /// answered, in a main-actor task of its own: creating the index file (a new inode) was
+    /// the largest single cost of a prewarmed scene's `willConnect`, and the window waits for
+    /// none of it.
+    func remember(note: String, session: SessionID) {
+        let scheduled = !unwrittenIndex.isEmpty
+        unwrittenIndex[session] = note
+        if !scheduled { Task { self.writeIndex() } }
+    }
+
+    private func writeIndex() {
+        for (session, note) in unwrittenIndex { drafts.remember(note: note, session: session) }
+        unwrittenIndex = [:]
+    }
+
     /// The sessions are gone for good: their drafts go, and a note no other session shows goes
     /// too (closing a note's window in the switcher leaves none of its text behind).
     func didDiscardSceneSessions(_ sessionIDs: [SessionID]) {
+        writeIndex()  // a discard may come before the task that writes it
         for id in sessionIDs {
             drafts.delete(session: id)
             if let note = drafts.forget(session: id), !drafts.isShown(note: note) {
@@ -114,7 +133,7 @@ struct NoteStore {
     }
 
     func load(note id: String) -> Saved? {
-        guard let data = FileManager.default.contents(atPath: path(id)) else { return nil }
+        guard let data = readFile(path(id)) else { return nil }
         return try? JSONDecoder().decode(Saved.self, from: data)
     }
 
@@ -149,10 +168,15 @@ struct DraftStore {
     /// without waiting for an fsync (0.7 ms here), and a crash before the disk has it loses
     /// only this index entry, which the session's restoration activity also holds.
     func remember(note: String, session: SessionID) {
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         // Foundation's Data.write forces the file to disk even when not atomic: plain POSIX.
+        // The directory is made only when it is missing: FileManager's first use in a process
+        // and a mkdir at every open were a fifth of a prewarmed scene's willConnect.
         let file = directory + "/\(session).note"
-        let fd = open(file + ".new", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        var fd = open(file + ".new", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        if fd < 0, errno == ENOENT {
+            try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            fd = open(file + ".new", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        }
         guard fd >= 0 else { return }
         let bytes = Array(note.utf8)
         let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
@@ -170,5 +194,25 @@ struct DraftStore {
     func isShown(note: String) -> Bool {
         let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         return files.contains { $0.hasSuffix(".note") && FileManager.default.contents(atPath: directory + "/" + $0) == Data(note.utf8) }
+    }
+}
+
+/// A whole file's bytes, nil when it cannot be read. A note that does not exist yet (every new
+/// window's) costs one failed `open`, not FileManager's read path, whose first use in a process
+/// was a measurable part of opening a window.
+func readFile(_ path: String) -> Data? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var data = Data()
+    var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+    while true {
+        let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if count == 0 { return data }
+        if count < 0 {
+            if errno == EINTR { continue }
+            return nil
+        }
+        data.append(contentsOf: chunk[..<count])
     }
 }
