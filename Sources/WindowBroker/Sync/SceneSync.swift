@@ -65,8 +65,8 @@ final class SceneSync {
             self.finishWait(key)
         }
         defer { deadline.cancel() }
-        if waits[key]?.expected.isEmpty == false {
-            await withCheckedContinuation { waits[key]?.continuation = $0 }
+        if let waiting = waits[key], !waiting.expected.isEmpty {
+            await withCheckedContinuation { waiting.continuation = $0 }
         }
         if let done = waits.removeValue(forKey: key) {
             outcome.acknowledged = done.acknowledged
@@ -77,17 +77,16 @@ final class SceneSync {
     }
 
     private func finishWait(_ key: PostKey) {
-        waits[key]?.continuation?.resume()
-        waits[key]?.continuation = nil
+        guard let wait = waits[key] else { return }
+        wait.continuation?.resume()
+        wait.continuation = nil
     }
 
-    /// A receiver is done with a waited-for post, one way or another. The wait changes in
-    /// place: a copy of it would copy its sets at every acknowledgement (N² hash insertions
-    /// for a post to N scenes).
-    private func settle(_ key: PostKey, _ id: SessionID, _ outcome: (inout PostWait) -> Void) {
-        guard waits[key]?.expected.remove(id) != nil else { return }
-        outcome(&waits[key]!)
-        if waits[key]!.expected.isEmpty { finishWait(key) }
+    /// A receiver is done with a waited-for post, one way or another.
+    private func settle(_ key: PostKey, _ id: SessionID, _ outcome: (PostWait) -> Void) {
+        guard let wait = waits[key], wait.expected.remove(id) != nil else { return }
+        outcome(wait)
+        if wait.expected.isEmpty { finishWait(key) }
     }
 
     // MARK: - Shared defaults
@@ -145,14 +144,15 @@ final class SceneSync {
 
     /// willConnect returned: what queued up meanwhile goes out.
     func outletReady(_ id: SessionID, in broker: isolated Broker) {
-        outlets[id]?.ready = true
-        pump(id, in: broker)
+        guard let outlet = outlets[id] else { return }
+        outlet.ready = true
+        pump(outlet, id, in: broker)
     }
 
     /// The scene is going away: nothing more is queued for it, and waiting posts stop waiting
-    /// for it. With `token`, only if it is still that connection's outlet.
-    func closeOutlet(_ id: SessionID, token: UUID? = nil) {
-        guard let outlet = outlets[id], token == nil || outlet.token == token else { return }
+    /// for it. With `only`, only if it is still that connection's outlet.
+    func closeOutlet(_ id: SessionID, only: UpdateOutlet? = nil) {
+        guard let outlet = outlets[id], only == nil || outlet === only else { return }
         outlets[id] = nil
         for key in waits.keys where key.app == outlet.appID {
             settle(key, id) { $0.gone.insert(id) }
@@ -160,11 +160,12 @@ final class SceneSync {
     }
 
     private func enqueue(_ update: QueuedUpdate, sequence: UInt64, for id: SessionID, in broker: isolated Broker) {
-        guard let overflow = outlets[id]?.queue.enqueue(sequence, update) else {
-            pump(id, in: broker)
+        guard let outlet = outlets[id] else { return }
+        guard let overflow = outlet.queue.enqueue(sequence, update) else {
+            pump(outlet, id, in: broker)
             return
         }
-        let app = outlets[id]?.appID ?? ""
+        let app = outlet.appID
         for dropped in overflow.sequences {
             settle(PostKey(app: app, sequence: dropped), id) { $0.dropped.insert(id) }
         }
@@ -177,19 +178,19 @@ final class SceneSync {
         broker.emit(id, app: app, .updatesDropped(from: overflow.range.lowerBound, to: overflow.range.upperBound))
     }
 
-    private func pump(_ id: SessionID, in broker: isolated Broker) {
-        guard let outlet = outlets[id], outlet.ready, !outlet.sending, !outlet.queue.isEmpty else { return }
-        outlets[id]?.sending = true
-        let (token, connection, app) = (outlet.token, outlet.connection, outlet.appID)
-        Task { await self.deliver(to: id, outlet: token, over: connection, app: app, in: broker) }
+    private func pump(_ outlet: UpdateOutlet, _ id: SessionID, in broker: isolated Broker) {
+        guard outlet.ready, !outlet.sending, !outlet.queue.isEmpty else { return }
+        outlet.sending = true
+        Task { await self.deliver(to: id, outlet: outlet, in: broker) }
     }
 
-    /// The scene's delivery task: one update at a time, each acknowledged before the next.
-    /// It holds no copy of the outlet: the queue it takes from would be copied at each take.
-    private func deliver(to id: SessionID, outlet token: UUID, over connection: WireConnection, app: AppID, in broker: isolated Broker) async {
-        while outlets[id]?.token == token {
-            guard let next = outlets[id]?.queue.next() else {
-                outlets[id]?.sending = false
+    /// The scene's delivery task: one update at a time, each acknowledged before the next,
+    /// for as long as `outlet` is the session's (a reconnected session has a new one).
+    private func deliver(to id: SessionID, outlet: UpdateOutlet, in broker: isolated Broker) async {
+        let (connection, app) = (outlet.connection, outlet.appID)
+        while outlets[id] === outlet {
+            guard let next = outlet.queue.next() else {
+                outlet.sending = false
                 return
             }
             let sequence = switch next {
@@ -218,7 +219,7 @@ final class SceneSync {
                     }
                 }
             } catch let error as BrokerError where error.code == .connectionClosed {
-                closeOutlet(id, token: token)
+                closeOutlet(id, only: outlet)
                 return
             } catch {
                 // A scene that misses the deadline may still be working through its backlog:
@@ -247,10 +248,11 @@ struct QueuedUpdate: Sendable {
     }
 }
 
-struct UpdateOutlet {
-    /// This connection's outlet (a session that reconnects gets a new one): a delivery task
-    /// of the old connection never touches the new outlet.
-    let token = UUID()
+/// A connected scene's queue of updates and its delivery state, one per connection (a session
+/// that reconnects gets a new one: a delivery task of the old connection never touches the
+/// new outlet). A class, owned by `SceneSync` in the broker's isolation: a post to N scenes
+/// looks each up without copying its queue, and updates it in place.
+final class UpdateOutlet {
     let appID: AppID
     let connection: WireConnection
     var queue: UpdateQueue<QueuedUpdate>
@@ -258,6 +260,12 @@ struct UpdateOutlet {
     var ready = false
     /// Its delivery task runs.
     var sending = false
+
+    init(appID: AppID, connection: WireConnection, queue: UpdateQueue<QueuedUpdate>) {
+        self.appID = appID
+        self.connection = connection
+        self.queue = queue
+    }
 }
 
 struct PostKey: Hashable {
@@ -265,13 +273,20 @@ struct PostKey: Hashable {
     var sequence: UInt64
 }
 
-struct PostWait {
+/// A `post --wait` until every receiver is done with it. A class, updated in place at each
+/// acknowledgement: a copy would copy its sets each time (N² hash insertions for N scenes).
+final class PostWait {
     let start: ContinuousClock.Instant
     var expected: Set<SessionID>
     var acknowledged: [SessionID: Duration] = [:]
     var dropped: Set<SessionID> = []
     var gone: Set<SessionID> = []
     var continuation: CheckedContinuation<Void, Never>?
+
+    init(start: ContinuousClock.Instant, expected: Set<SessionID>) {
+        self.start = start
+        self.expected = expected
+    }
 }
 
 /// What a post did; delivery figures only when the caller waited.
