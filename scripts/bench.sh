@@ -25,7 +25,8 @@
 #   reclaim             10 background scenes, save + stop         vs kill only (1 and 50 printed too)
 #   update fan-out      post --wait to 10 and 100 connected scenes: time until the last scene
 #                       acknowledged (broker side), p50 and p99  vs C: one process writes a frame
-#                       to 10 (100) processes and reads their acknowledgements (bench/fanout.c)
+#                       to 10 (100) processes and reads their acknowledgements (bench/fanout.c);
+#                       release build, then installed (scenes forked from the app's zygote)
 #   broker at rest      its CPU per second with the 100 scenes live and idle (the memory monitor
 #                       samples every second)   vs reading the 100 scenes' smaps_rollup once
 #   search              wmctl search p50/p99 over 10,000 indexed sessions (a common word, a rare
@@ -344,6 +345,19 @@ fig "post --wait to $F10_N scenes, last ack p99" "$F10_P99" "µs" "C fan-out to 
 fig "post --wait to $F100_N scenes, last ack p50" "$F100_P50" "µs" "C fan-out to 100 processes, p50" "$FANOUT100_C"
 fig "post --wait to $F100_N scenes, last ack p99" "$F100_P99" "µs" "C fan-out to 100 processes, p50" "$FANOUT100_C"
 fig "broker at rest, $F100_N live scenes, CPU per second" "$IDLE_MS" "ms" "reading their $F100_N smaps_rollup once" "$SMAPS_MS"
+# The same posts with the installed broker and notes (static stdlib, scenes forked from the
+# app's zygote): what a user's machine runs. A release-build scene (shared Swift runtime,
+# spawned) spends about three times the CPU on each delivery.
+BROKER_BIN=$SBIN start_broker "$DIR/fanout-installed" --max-workers 128 --max-foreground 2
+for i in $(seq 10); do W open notes --activity notes.edit --info "noteID=f$i" >/dev/null; done
+read -r IF10_P50 IF10_P99 IF10_N <<<"$(fanout i10)"
+for i in $(seq 11 100); do W open notes --activity notes.edit --info "noteID=f$i" >/dev/null; done
+read -r IF100_P50 IF100_P99 IF100_N <<<"$(fanout i100)"
+kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
+fig "installed: post --wait to $IF10_N scenes, p50" "$IF10_P50" "µs" "C fan-out to 10 processes, p50" "$FANOUT10_C"
+fig "installed: post --wait to $IF10_N scenes, p99" "$IF10_P99" "µs" "C fan-out to 10 processes, p50" "$FANOUT10_C"
+fig "installed: post --wait to $IF100_N scenes, p50" "$IF100_P50" "µs" "C fan-out to 100 processes, p50" "$FANOUT100_C"
+fig "installed: post --wait to $IF100_N scenes, p99" "$IF100_P99" "µs" "C fan-out to 100 processes, p50" "$FANOUT100_C"
 
 # ---------------------------------------------------------------- search over 10,000 sessions
 start_broker "$DIR/search" --max-workers 8
