@@ -317,11 +317,15 @@ xs = sorted(x["maxMicros"] for x in r)
 print(f"{xs[len(xs) // 2]} {xs[min(len(xs) - 1, int(len(xs) * 0.99))]} {r[0]['receivers']}")
 PY
 }
+fanout_10_100() {  # $1 = label; opens 10 scenes and posts, then 90 more and posts; prints both `fanout` lines' figures
+  local ten
+  for i in $(seq 10); do W open notes --activity notes.edit --info "noteID=f$i" >/dev/null; done
+  ten=$(fanout "${1}10")
+  for i in $(seq 11 100); do W open notes --activity notes.edit --info "noteID=f$i" >/dev/null; done
+  echo "$ten $(fanout "${1}100")"
+}
 start_broker "$DIR/fanout" --max-workers 128 --max-foreground 2
-for i in $(seq 10); do W open notes --activity notes.edit --info "noteID=f$i" >/dev/null; done
-read -r F10_P50 F10_P99 F10_N <<<"$(fanout 10)"
-for i in $(seq 11 100); do W open notes --activity notes.edit --info "noteID=f$i" >/dev/null; done
-read -r F100_P50 F100_P99 F100_N <<<"$(fanout 100)"
+read -r F10_P50 F10_P99 F10_N F100_P50 F100_P99 F100_N <<<"$(fanout_10_100 "")"
 # The broker at rest with the 100 scenes live: its CPU over 20 s (the memory monitor samples each
 # second), beside what reading every scene's smaps_rollup once costs (a PSS sample of all of them).
 sleep 2
@@ -349,10 +353,7 @@ fig "broker at rest, $F100_N live scenes, CPU per second" "$IDLE_MS" "ms" "readi
 # app's zygote): what a user's machine runs. A release-build scene (shared Swift runtime,
 # spawned) spends about three times the CPU on each delivery.
 BROKER_BIN=$SBIN start_broker "$DIR/fanout-installed" --max-workers 128 --max-foreground 2
-for i in $(seq 10); do W open notes --activity notes.edit --info "noteID=f$i" >/dev/null; done
-read -r IF10_P50 IF10_P99 IF10_N <<<"$(fanout i10)"
-for i in $(seq 11 100); do W open notes --activity notes.edit --info "noteID=f$i" >/dev/null; done
-read -r IF100_P50 IF100_P99 IF100_N <<<"$(fanout i100)"
+read -r IF10_P50 IF10_P99 IF10_N IF100_P50 IF100_P99 IF100_N <<<"$(fanout_10_100 i)"
 kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 fig "installed: post --wait to $IF10_N scenes, p50" "$IF10_P50" "µs" "C fan-out to 10 processes, p50" "$FANOUT10_C"
 fig "installed: post --wait to $IF10_N scenes, p99" "$IF10_P99" "µs" "C fan-out to 10 processes, p50" "$FANOUT10_C"

@@ -133,8 +133,28 @@ struct NoteStore {
     }
 
     func load(note id: String) -> Saved? {
-        guard let data = readFile(path(id)) else { return nil }
+        guard let data = Self.read(path(id)) else { return nil }
         return try? JSONDecoder().decode(Saved.self, from: data)
+    }
+
+    /// A whole file's bytes, nil when it cannot be read. A note that does not exist yet (every
+    /// new window's) costs one failed `open`, not FileManager's read path, whose first use in a
+    /// process was a measurable part of opening a window.
+    private static func read(_ path: String) -> Data? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var data = Data()
+        var chunk = [UInt8](repeating: 0, count: 16 * 1024)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if count == 0 { return data }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            data.append(contentsOf: chunk[..<count])
+        }
     }
 
     /// Closing a note's last window deletes what the app kept of it: a discard leaves no text behind.
@@ -169,13 +189,13 @@ struct DraftStore {
     /// only this index entry, which the session's restoration activity also holds.
     func remember(note: String, session: SessionID) {
         // Foundation's Data.write forces the file to disk even when not atomic: plain POSIX.
-        // The directory is made only when it is missing: FileManager's first use in a process
-        // and a mkdir at every open were a fifth of a prewarmed scene's willConnect.
+        // The directory is made only when it is missing, not with a mkdir at every open.
         let file = directory + "/\(session).note"
-        var fd = open(file + ".new", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let create = { open(file + ".new", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600) }
+        var fd = create()
         if fd < 0, errno == ENOENT {
             try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            fd = open(file + ".new", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            fd = create()
         }
         guard fd >= 0 else { return }
         let bytes = Array(note.utf8)
@@ -194,25 +214,5 @@ struct DraftStore {
     func isShown(note: String) -> Bool {
         let files = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         return files.contains { $0.hasSuffix(".note") && FileManager.default.contents(atPath: directory + "/" + $0) == Data(note.utf8) }
-    }
-}
-
-/// A whole file's bytes, nil when it cannot be read. A note that does not exist yet (every new
-/// window's) costs one failed `open`, not FileManager's read path, whose first use in a process
-/// was a measurable part of opening a window.
-func readFile(_ path: String) -> Data? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var data = Data()
-    var chunk = [UInt8](repeating: 0, count: 16 * 1024)
-    while true {
-        let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if count == 0 { return data }
-        if count < 0 {
-            if errno == EINTR { continue }
-            return nil
-        }
-        data.append(contentsOf: chunk[..<count])
     }
 }

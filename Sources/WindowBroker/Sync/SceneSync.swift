@@ -52,41 +52,33 @@ final class SceneSync {
         }
         let receivers = outlets.compactMap { $0.value.appID == app ? $0.key : nil }
         let key = PostKey(app: app, sequence: sequence)
-        if wait != nil {
-            waits[key] = PostWait(start: .now, expected: Set(receivers))
-        }
+        let waiting = wait.map { _ in PostWait(start: .now, expected: Set(receivers)) }
+        waits[key] = waiting
         for id in receivers { enqueue(update, sequence: sequence, for: id, in: broker) }
         postedCount += 1
         broker.emit(poster, app: app, .updatePosted(name: name, sequence: sequence, receivers: receivers.count))
         var outcome = PostOutcome(sequence: sequence, receivers: receivers.count)
-        guard let wait else { return outcome }
+        guard let wait, let waiting else { return outcome }
         let deadline = Task {
             guard (try? await broker.configuration.clock.sleep(for: wait)) != nil else { return }
-            self.finishWait(key)
+            waiting.finish()
         }
         defer { deadline.cancel() }
-        if let waiting = waits[key], !waiting.expected.isEmpty {
+        if !waiting.expected.isEmpty {
             await withCheckedContinuation { waiting.continuation = $0 }
         }
-        if let done = waits.removeValue(forKey: key) {
-            outcome.acknowledged = done.acknowledged
-            outcome.dropped = Array(done.dropped)
-            outcome.unacknowledged = Array(done.expected.union(done.gone))
-        }
+        waits[key] = nil
+        outcome.acknowledged = waiting.acknowledged
+        outcome.dropped = Array(waiting.dropped)
+        outcome.unacknowledged = Array(waiting.expected.union(waiting.gone))
         return outcome
-    }
-
-    private func finishWait(_ key: PostKey) {
-        guard let wait = waits[key] else { return }
-        wait.continuation?.resume()
-        wait.continuation = nil
     }
 
     /// A receiver is done with a waited-for post, one way or another.
     private func settle(_ key: PostKey, _ id: SessionID, _ outcome: (PostWait) -> Void) {
         guard let wait = waits[key], wait.expected.remove(id) != nil else { return }
         outcome(wait)
-        if wait.expected.isEmpty { finishWait(key) }
+        if wait.expected.isEmpty { wait.finish() }
     }
 
     // MARK: - Shared defaults
@@ -212,11 +204,7 @@ final class SceneSync {
                 _ = try await connection.request(
                     update.command, timeout: broker.configuration.updateAckTimeout, what: "the scene (update \(sequence))")
                 if case .item = next {
-                    let key = PostKey(app: app, sequence: sequence)
-                    if let start = waits[key]?.start {
-                        let elapsed = ContinuousClock.now - start
-                        settle(key, id) { $0.acknowledged[id] = elapsed }
-                    }
+                    settle(PostKey(app: app, sequence: sequence), id) { $0.acknowledged[id] = .now - $0.start }
                 }
             } catch let error as BrokerError where error.code == .connectionClosed {
                 closeOutlet(id, only: outlet)
@@ -286,6 +274,12 @@ final class PostWait {
     init(start: ContinuousClock.Instant, expected: Set<SessionID>) {
         self.start = start
         self.expected = expected
+    }
+
+    /// Wakes the poster: every receiver is done, or the wait is over.
+    func finish() {
+        continuation?.resume()
+        continuation = nil
     }
 }
 
