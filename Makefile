@@ -17,7 +17,7 @@ build: deps
 STATIC_NOTES = $(CURDIR)/.build-install/release/notes
 
 test: build
-	bash -c 'source scripts/release-flags.sh && $(SWIFT) build "$${RELEASE_BUILD[@]}" --product notes'
+	bash -c 'source scripts/release-flags.sh && $(SWIFT) build "$${RELEASE_BUILD[@]}" --product notes && $(SWIFT) build "$${RELEASE_BUILD[@]}" --product scene-probe'
 	bash scripts/build-drawing.sh $(dir $(STATIC_NOTES))
 	WINDOWBROKER_BIN_DIR=$(BIN) WINDOWBROKER_STATIC_NOTES=$(STATIC_NOTES) $(SWIFT) test
 

@@ -1,11 +1,21 @@
 // A scene app's process as its own zygote (Android's model): started by the broker with
-// WINDOWBROKER_ZYGOTE=1 and a SOCK_SEQPACKET channel on fd 3, the process stops in this
-// constructor, before any other runs, and from then on only forks. Each child returns from
-// the constructor and starts as an ordinary worker: the Swift runtime, Dispatch and the app
-// initialise in it for the first time, so nothing is shared with the zygote that was ever
-// touched by a thread. What the child does inherit is what costs every exec'd worker the
-// most: the loaded, relocated program (its relocated data stays shared, copy-on-write, across
-// all of the app's scenes) and an initialised libc.
+// WINDOWBROKER_ZYGOTE=1 and a SOCK_SEQPACKET channel on fd 3, the process starts as any worker
+// does (the Swift runtime, Dispatch and the app's own top-level code), runs the SDK's share
+// of an open once (`wb_zygote_serve`'s caller warms the runtime's caches), and from then on
+// only forks. Each child returns from `wb_zygote_serve` and goes on as an ordinary worker. It
+// inherits what costs every exec'd worker the most: the loaded, relocated program (its
+// relocated data stays shared, copy-on-write, across all of the app's scenes), initialised
+// libraries, and the type metadata and protocol conformances the runtime had to build and
+// look up the first time (each built once per app instead of once per scene).
+//
+// That is safe because the zygote never has a second thread: the check below refuses to fork
+// otherwise (Dispatch's pool, NIO's loops and the drawing library's font thread are started
+// only after the fork, in the child). The one piece of thread-bound state left is Dispatch's:
+// it caches the thread's id and binds its main queue to it, and its locks are
+// priority-inheriting futexes the kernel unlocks only for that id. The child refreshes both
+// through Dispatch's own fork handlers, as a fork() with pthread_atfork would. (A first
+// version forked in the constructor below, before the runtime started: every scene then paid
+// the runtime's first use itself.)
 //
 // The children are the broker's, not the zygote's (CLONE_PARENT): the broker reaps and
 // supervises them exactly as the workers it spawns, and a worker's parent-death signal is
@@ -46,6 +56,18 @@
 #define MAX_DESCRIPTORS 4
 
 extern char **environ;
+
+// Dispatch's fork handlers (exported), and the call that reads the thread's id into its
+// thread-local state again (global in the static library; a shared libdispatch keeps it to
+// itself, and such a build is refused before it matters).
+void dispatch_atfork_prepare(void);
+void dispatch_atfork_parent(void);
+void dispatch_atfork_child(void);
+extern void libdispatch_tsd_init(void) __attribute__((weak));
+
+/// Set by the constructor in a process started as a zygote; `wb_zygote_serve` forks then.
+static int serving;
+static char *environment;
 
 static void say(const char *message) {
     (void)send(ZYGOTE_CHANNEL, message, strlen(message), MSG_NOSIGNAL);
@@ -92,6 +114,7 @@ static const char *refusal(void) {
     if (dlopen("libdispatch.so", RTLD_NOLOAD | RTLD_LAZY) || dlopen("libswiftCore.so", RTLD_NOLOAD | RTLD_LAZY)) {
         return "the Swift runtime is a shared library here (built without --static-swift-stdlib), so it started before the zygote could";
     }
+    if (!libdispatch_tsd_init) return "this build's Dispatch cannot be told a forked thread's id";
     return find_this_thread();
 }
 
@@ -156,6 +179,8 @@ static void become_worker(char *environment, size_t length, const int *fds, int 
     environ = list;
 }
 
+/// Runs before any other constructor: decides whether this process is a zygote while nothing
+/// else has started (the drawing library's font thread must end before the runtime's start).
 __attribute__((constructor(101))) static void zygote_main(void) {
     const char *role = getenv("WINDOWBROKER_ZYGOTE");
     if (!role || strcmp(role, "1") != 0) return;
@@ -171,8 +196,23 @@ __attribute__((constructor(101))) static void zygote_main(void) {
     if (why) end_saying("refused", why);
     why = prepare_drawing();
     if (why) end_saying("failed", why);  // this time; the broker tries again later
-    char *environment = malloc(MAX_ENVIRONMENT);
+    environment = malloc(MAX_ENVIRONMENT);
     if (!environment) _exit(1);
+    serving = 1;
+}
+
+int wb_zygote_pending(void) {
+    return serving;
+}
+
+int wb_zygote_serve(void) {
+    if (!serving) return 0;
+    serving = 0;
+    if (thread_count() != 1) {
+        end_saying("failed", "the app started a thread before SceneWorker.run; its scenes are spawned instead");
+    }
+    // Whatever the process wrote is out before the first fork, not repeated by every child.
+    fflush(NULL);
     say("ready");
 
     for (;;) {
@@ -200,11 +240,16 @@ __attribute__((constructor(101))) static void zygote_main(void) {
         } else if (abandoned(fds[0])) {
             answer = -ECANCELED;  // the broker gave up waiting and started the worker itself
         } else {
+            dispatch_atfork_prepare();
             pid_t pid = fork_as_sibling();
             if (pid == 0) {
+                // Dispatch reads this thread's new id, then rebinds its main queue to it.
+                libdispatch_tsd_init();
+                dispatch_atfork_child();
                 become_worker(environment, (size_t)n, fds, count);
-                return;  // on to the program's own start, as a worker
+                return 1;  // on to the worker's start
             }
+            dispatch_atfork_parent();
             answer = pid > 0 ? pid : -errno;
         }
         if (count > 0) (void)send(fds[0], &answer, sizeof answer, MSG_NOSIGNAL);

@@ -5,6 +5,7 @@
 /// Hello, and turns broker commands into delegate calls in the contract's order, answering
 /// each. The process dies with the broker (PR_SET_PDEATHSIG) and exits after didDisconnect.
 import CLinuxShim
+import CSceneZygote
 import Glibc
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -46,8 +47,14 @@ public enum SceneWorker {
         // stdout is a pipe to the broker: line-buffered, a print() reaches `wmctl logs` and
         // the journal as it happens, not when a 4 KiB buffer fills or the process ends.
         wb_line_buffer_stdout()
-        ToplevelWindow.preloadIfDisplayed()
         let runtime = SceneRuntime(app: app)
+        if wb_zygote_pending() != 0 {
+            // The app's zygote: the runtime's first use of what every open runs happens here,
+            // once per app, and each scene forked below inherits it (metadata, conformances).
+            ZygoteExercise.run()
+            _ = wb_zygote_serve()
+        }
+        ToplevelWindow.preloadIfDisplayed()
         MainThreadLoop.run { loop in
             await finish(runtime, on: loop)
         }

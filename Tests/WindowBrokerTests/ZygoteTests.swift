@@ -166,6 +166,36 @@ final class ZygoteTests: BrokerTestCase {
     }
 }
 
+/// An app's own start runs once, in its zygote, before the SDK's: a thread it starts there
+/// would not exist in the scenes forked from it, so such a zygote says why and ends, and the
+/// app's scenes are spawned.
+final class ZygoteThreadTests: XCTestCase {
+    func testAnAppThatStartsAThreadBeforeTheSDKGetsNoZygoteAndItsScenesAreSpawned() throws {
+        let harness = try BrokerHarness()
+        defer { harness.tearDown() }
+        harness.brokerEnvironment["SCENE_PROBE_THREAD_BEFORE_RUN"] = "1"
+        try harness.start()
+        let probe = URL(fileURLWithPath: try staticNotes()).deletingLastPathComponent().appendingPathComponent("scene-probe").path
+        guard FileManager.default.isExecutableFile(atPath: probe) else {
+            throw HarnessError("no \(probe): make test builds it beside the static notes")
+        }
+        try installZygoteNotes(in: harness, executable: probe)
+        try harness.eventually("the broker says why the app has no zygote") {
+            harness.brokerLog.contains("the app started a thread before SceneWorker.run")
+        }
+        let app = try XCTUnwrap(try harness.jsonList("apps").first { $0["id"] as? String == "znotes" })
+        XCTAssertTrue((app["zygote"] as? String ?? "").hasPrefix("unavailable: the app started a thread before SceneWorker.run"), "\(app)")
+        let reply = try harness.json("open", "znotes", "--activity", "notes.edit", "--info", "noteID=t1")
+        XCTAssertEqual(reply["launch"] as? String, "spawned")
+        let session = try XCTUnwrap(reply["session"] as? String)
+        harness.remember(pid: Int32(try XCTUnwrap(harness.session(session)["pid"] as? Int)))
+        try harness.eventually("the spawned scene is active") { try harness.state(session) == "foregroundActive" }
+        XCTAssertEqual((try harness.json("status")["zygotes"] as? [String: Any])?.count, 0)
+        // The process that refused is gone, not left waiting.
+        XCTAssertEqual(harness.children().count, 1, "\(harness.children())")
+    }
+}
+
 /// notes as installed (static Swift runtime), or a skip when `make test` did not build it.
 func staticNotes() throws -> String {
     let path = ProcessInfo.processInfo.environment["WINDOWBROKER_STATIC_NOTES"]
