@@ -107,7 +107,6 @@ let package = Package(
                 "SceneWindow",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),
         // The broker in the test process against fake workers on socket pairs (tests only).

@@ -64,6 +64,9 @@ void dispatch_atfork_prepare(void);
 void dispatch_atfork_parent(void);
 void dispatch_atfork_child(void);
 extern void libdispatch_tsd_init(void) __attribute__((weak));
+// Set (bit 0) once Dispatch has started a thread of its own: a child of such a process may not
+// use Dispatch at all (its fork handler poisons it), so the zygote must not fork then.
+extern unsigned char _dispatch_unsafe_fork __attribute__((weak));
 
 /// Set by the constructor in a process started as a zygote; `wb_zygote_serve` forks then.
 static int serving;
@@ -210,6 +213,9 @@ int wb_zygote_serve(void) {
     serving = 0;
     if (thread_count() != 1) {
         end_saying("failed", "the app started a thread before SceneWorker.run; its scenes are spawned instead");
+    }
+    if (&_dispatch_unsafe_fork && (_dispatch_unsafe_fork & 1)) {
+        end_saying("failed", "Dispatch started a thread before SceneWorker.run; its scenes are spawned instead");
     }
     // Whatever the process wrote is out before the first fork, not repeated by every child.
     fflush(NULL);

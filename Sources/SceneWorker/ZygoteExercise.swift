@@ -3,52 +3,93 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Dispatch
+import Glibc
 import IPCWire
 import NIOCore
-import NIOEmbedded
+import NIOPosix
 
 /// What an app's zygote runs once before it forks its first scene: the SDK's share of an open
-/// (`PrewarmExercise`), and the wire's own paths on a channel that exists only in memory
-/// (`EmbeddedChannel`): the framing and the envelope codec added to a pipeline, a request
-/// numbered, written and answered, a command read and handed over, an acknowledgement written.
+/// (`PrewarmExercise`), and the scene's own connection as `SceneRuntime.run` makes it: NIO's
+/// event loop on this thread, a pipe channel like the one the main queue is drained through,
+/// and the wire's pipeline on a socket, with a request answered and a command read and
+/// acknowledged over a socket pair whose other end this function plays. Then the loop ends
+/// and every descriptor it made is closed.
 ///
 /// Why: a forked scene inherits the runtime's caches as they were at the fork, so each type
 /// built and each conformance found here is built and found once per app instead of once per
-/// scene. In a `perf` profile of 20 forked scenes before this ran in the zygote, half of a
-/// scene's time from its fork to its answer went to building type metadata from mangled
-/// names and scanning conformance records, most of it on NIO's and the wire's paths.
+/// scene. In a `perf` profile of 20 forked scenes, half of a scene's time from its fork to its
+/// answer went to building type metadata from mangled names and scanning conformance
+/// records, most of it on NIO's and the wire's paths; with the wire's pipeline exercised on
+/// an in-memory channel, NIO's event loop and its channels were still a fifth of it.
 ///
-/// What may run here is narrow: the zygote must stay one thread with no Dispatch queue used,
-/// no task started or resumed and no descriptor opened that a child would share (the zygote
-/// refuses to fork with a second thread). Everything below is synchronous and touches memory
-/// only; the sockets, event loops and Dispatch's main queue are made in each child.
+/// What may run here is narrow: at the fork the zygote must be one thread, with no Dispatch
+/// thread ever started, no task pending and no descriptor of this exercise left open (the
+/// zygote refuses to fork otherwise). So nothing here awaits. The loop is ended from a
+/// short-lived thread of our own, joined before the fork, because NIO ends a loop only when
+/// asked from off it; the completion it then hands to a Dispatch queue goes to a queue that
+/// stays suspended, so Dispatch starts no thread for it.
 @MainActor
 enum ZygoteExercise {
     static func run() {
         PrewarmExercise.run()
-        exerciseWire()
+        exerciseConnection()
     }
 
-    private static func exerciseWire() {
-        let channel = EmbeddedChannel()
-        defer { _ = try? channel.finish(acceptAlreadyClosed: true) }
-        guard let wire = try? WireChannel.wrapping(channel) else { return }
-        // The connection writes requests and replies straight into the pipeline; the writer is
-        // the async one, which this exercise never uses.
+    private static func exerciseConnection() {
+        var socket: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &socket) == 0 else { return }
+        var pipe: [Int32] = [-1, -1]
+        guard Glibc.pipe(&pipe) == 0 else {
+            close(socket[0])
+            close(socket[1])
+            return
+        }
+        // One thread, no exec in between: set after the fact, as pipe2 would have.
+        for fd in pipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        let (scene, peer, drained, signal) = (socket[0], socket[1], pipe[0], pipe[1])
+        let ending = LoopEnding()
+        MultiThreadedEventLoopGroup.withCurrentThreadAsEventLoop { loop in
+            // Whatever happens below, the loop ends.
+            loop.scheduleTask(in: .seconds(2)) { ending.end(loop) }
+            NIOPipeBootstrap(group: loop)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Discard()) }
+                }
+                .takingOwnershipOfDescriptor(input: drained)
+                .whenSuccess { _ in _ = write(signal, [UInt8](repeating: 1, count: 8), 8) }
+            ClientBootstrap(group: loop).withConnectedSocket(scene)
+                .flatMapThrowing { try WireChannel.wrapping($0) }
+                .whenComplete { result in
+                    guard case .success(let wire) = result else { return ending.end(loop) }
+                    exchange(on: wire, peer: peer) { ending.end(loop) }
+                }
+        }
+        ending.join()
+        // The channels closed theirs with the loop; one never made is closed here.
+        for fd in [scene, drained] where fcntl(fd, F_GETFD) != -1 { close(fd) }
+        close(peer)
+        close(signal)
+    }
+
+    /// A Hello answered by a Welcome and an update delivered and acknowledged, the peer's side
+    /// written straight to its socket; `done` once the acknowledgement is on its way.
+    nonisolated private static func exchange(on wire: WireChannel, peer: Int32, done: @escaping @Sendable () -> Void) {
+        // Requests and replies go straight into the pipeline; the async writer is never used.
         let connection = WireConnection(wire, outbound: NIOAsyncChannelOutboundWriter<Envelope>.makeTestingWriter().0)
-        connection.deliverOnLoop { _ in }
+        connection.deliverOnLoop { envelope in
+            connection.replyInBackground(to: envelope, with: .workerMessage(.with { $0.kind = .ack(.init()) }))
+            done()
+        }
         let hello = connection.issue(
-            .hello(.current(.worker, clientName: "zygote", sessionID: "")), timeout: .seconds(30), what: "the exercise")
-        guard let request = readFrame(channel), request.id != 0 else { return }
-        var welcome = Envelope()
-        welcome.replyTo = request.id
-        welcome.body = .welcome(.init())
-        writeFrame(welcome, into: channel)
+            .hello(.current(.worker, clientName: "zygote", sessionID: "")), timeout: .seconds(2), what: "the exercise")
         hello.whenComplete { _ in }
-        // A connect command and an update delivery read as the scene reads them, each answered.
-        var command = Envelope()
-        command.id = 7
-        command.workerCommand = .with {
+        var welcome = Envelope()
+        welcome.replyTo = 1  // the connection's first request
+        welcome.body = .welcome(.init())
+        var update = Envelope()
+        update.id = 1
+        update.workerCommand = .with {
             $0.update = .with {
                 $0.sequence = 1
                 $0.event = .with {
@@ -57,26 +98,59 @@ enum ZygoteExercise {
                 }
             }
         }
-        writeFrame(command, into: channel)
-        connection.replyInBackground(to: command, with: .workerMessage(.with { $0.kind = .ack(.init()) }))
-        _ = readFrame(channel)
+        for envelope in [welcome, update] {
+            guard let bytes = try? envelope.serializedBytes() as [UInt8] else { return done() }
+            let frame = withUnsafeBytes(of: UInt32(bytes.count).bigEndian) { Array($0) } + bytes
+            guard write(peer, frame, frame.count) == frame.count else { return done() }
+        }
     }
 
-    /// One frame the pipeline wrote, decoded.
-    private static func readFrame(_ channel: EmbeddedChannel) -> Envelope? {
-        guard var frame = try? channel.readOutbound(as: ByteBuffer.self),
-              let length = frame.readInteger(endianness: .big, as: UInt32.self),
-              let bytes = frame.readBytes(length: Int(length))
-        else { return nil }
-        return try? Envelope(serializedBytes: bytes)
+    /// What the pipe channel reads: nothing to do with it.
+    private final class Discard: ChannelInboundHandler {
+        typealias InboundIn = ByteBuffer
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
+    }
+}
+
+/// Ends the zygote's exercise loop once, from a thread of its own (NIO ends a loop only when
+/// asked from off it), and joins that thread.
+private final class LoopEnding: @unchecked Sendable {
+    // Touched on the loop's thread only, then by `join` after the loop has ended.
+    private var thread: pthread_t?
+    /// Where the loop's completion goes: a queue that is never resumed, so that Dispatch starts
+    /// no thread for it (a zygote with a Dispatch thread could not fork).
+    private let parked: DispatchQueue = {
+        let queue = DispatchQueue(label: "windowbroker.zygote.parked")
+        queue.suspend()
+        return queue
+    }()
+
+    func end(_ loop: any EventLoop) {
+        guard thread == nil else { return }
+        let request = Unmanaged.passRetained(ShutdownRequest(loop: loop, queue: parked)).toOpaque()
+        var created = pthread_t()
+        guard pthread_create(&created, nil, { context in
+            let request = Unmanaged<ShutdownRequest>.fromOpaque(context!).takeRetainedValue()
+            request.loop.shutdownGracefully(queue: request.queue) { _ in }
+            return nil
+        }, request) == 0 else {
+            Unmanaged<ShutdownRequest>.fromOpaque(request).release()
+            return
+        }
+        thread = created
     }
 
-    /// `envelope` framed as a peer sends it, read by the pipeline.
-    private static func writeFrame(_ envelope: Envelope, into channel: EmbeddedChannel) {
-        guard let bytes = try? envelope.serializedBytes() as [UInt8] else { return }
-        var frame = channel.allocator.buffer(capacity: 4 + bytes.count)
-        frame.writeInteger(UInt32(bytes.count), endianness: .big)
-        frame.writeBytes(bytes)
-        _ = try? channel.writeInbound(frame)
+    func join() {
+        if let thread { pthread_join(thread, nil) }
+        thread = nil
+    }
+}
+
+private final class ShutdownRequest {
+    let loop: any EventLoop
+    let queue: DispatchQueue
+    init(loop: any EventLoop, queue: DispatchQueue) {
+        self.loop = loop
+        self.queue = queue
     }
 }

@@ -39,6 +39,11 @@ final class ZygoteTests: BrokerTestCase {
         let zygote = try XCTUnwrap(zygotes.first)
         harness.remember(pid: zygote)
         XCTAssertEqual(processStat(zygote)?.parent, harness.brokerPID)
+        // It ran a scene's connection once before forking (an event loop, a socket, a pipe):
+        // none of it is left for a child to share, and it is one thread again.
+        let descriptors = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(zygote)/fd").compactMap(Int.init).sorted()
+        XCTAssertEqual(descriptors, [0, 1, 2, 3], "the zygote holds only its standard streams and its channel")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: "/proc/\(zygote)/task").count, 1)
         // `wmctl apps` says how the app starts, and `wmctl status` names its zygote.
         let app = try XCTUnwrap(try harness.jsonList("apps").first { $0["id"] as? String == "znotes" })
         XCTAssertEqual(app["zygote"] as? String, "ready, pid \(zygote)")
