@@ -177,7 +177,7 @@ int wb_zygote_first_message(int channel, int timeout_ms, char *message, unsigned
     return 0;
 }
 
-int wb_zygote_fork(int channel, const char *environment, unsigned long length, int fd3, int output_fd, int error_fd, int timeout_ms, pid_t *pid) {
+int wb_zygote_request(int channel, const char *environment, unsigned long length, int fd3, int output_fd, int error_fd, int *reply_fd) {
     // Each request brings its own reply socket: requests from several threads never take
     // each other's answers, and no lock is needed around the channel.
     int reply[2];
@@ -193,18 +193,26 @@ int wb_zygote_fork(int channel, const char *environment, unsigned long length, i
     c->cmsg_type = SCM_RIGHTS;
     c->cmsg_len = CMSG_LEN(sizeof(int) * count);
     memcpy(CMSG_DATA(c), fds, sizeof(int) * count);
+    // Never waits: the caller is an event loop, and a zygote whose queue is full has stopped
+    // reading (its scenes are spawned instead).
     ssize_t sent;
-    do { sent = sendmsg(channel, &message, MSG_NOSIGNAL); } while (sent < 0 && errno == EINTR);
-    int rc = sent < 0 ? (errno == ECONNRESET || errno == ENOTCONN ? EPIPE : errno) : 0;
+    do { sent = sendmsg(channel, &message, MSG_NOSIGNAL | MSG_DONTWAIT); } while (sent < 0 && errno == EINTR);
+    int rc = sent < 0 ? (errno == ECONNRESET || errno == ENOTCONN ? EPIPE : errno == EAGAIN ? ETIMEDOUT : errno) : 0;
     close(reply[1]);
-    if (rc == 0) rc = wait_readable(reply[0], timeout_ms);
+    if (rc != 0) close(reply[0]);
+    else *reply_fd = reply[0];
+    return rc;
+}
+
+int wb_zygote_answer(int reply_fd, int timeout_ms, pid_t *pid) {
+    int rc = wait_readable(reply_fd, timeout_ms);
     if (rc == 0) {
         int32_t answer = 0;
-        ssize_t n = recv(reply[0], &answer, sizeof answer, 0);
+        ssize_t n = recv(reply_fd, &answer, sizeof answer, 0);
         if (n != sizeof answer) rc = EPIPE;  // the zygote ended with the request
         else if (answer < 0) rc = -answer;
         else *pid = answer;
     }
-    close(reply[0]);
+    close(reply_fd);
     return rc;
 }

@@ -245,3 +245,39 @@ final class OperatorLogTests: BrokerTestCase {
         XCTAssertTrue(ready.contains("BROKER_PID=\(harness.brokerPID)") && !ready.contains("WORKER_PID"), String(ready))
     }
 }
+
+/// A new session's process starts while the session's record commits (a cold open no longer
+/// waits for the insert); the scene hears of the session only once it is stored. The callback
+/// order of a cold open is `testWatchStreamsLifecycleEvents`'s.
+final class EarlyStartTests: BrokerTestCase {
+    override var brokerArguments: [String] { ["--max-workers", "1"] }
+
+    /// An open whose session cannot be stored leaves no process behind and gives its slot back:
+    /// with one slot, the next open still starts. Before `abandonEarlyStart` was called on this
+    /// path, the process started for the session ran on, unbound, and held the only slot.
+    func testAnOpenWhoseSessionCannotBeStoredLeavesNoProcessAndFreesItsSlot() throws {
+        let database = harness.stateDirectory + "/state.sqlite"
+        let refuse = harness.run("/usr/bin/sqlite3", [database,
+            "CREATE TRIGGER refuse_sessions BEFORE INSERT ON session BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;"])
+        XCTAssertEqual(refuse.code, 0, refuse.stderr)
+
+        let refusal = try harness.refusal("open", "notes", "--activity", "notes.edit", "--info", "noteID=unstored")
+        XCTAssertTrue(refusal.message.contains("create a session of 'notes'"), refusal.message)
+        XCTAssertEqual(try harness.jsonList("sessions").count, 0, "nothing was kept")
+        try harness.eventually("the process started for the session is gone") { sessionWorkers().isEmpty }
+
+        let allow = harness.run("/usr/bin/sqlite3", [database, "DROP TRIGGER refuse_sessions;"])
+        XCTAssertEqual(allow.code, 0, allow.stderr)
+        let note = try harness.openNote("stored")
+        XCTAssertEqual(try harness.state(note), "foregroundActive")
+        XCTAssertEqual(sessionWorkers().count, 1)
+    }
+
+    /// Live children of the broker started for a session (a zygote has none).
+    private func sessionWorkers() -> [Int32] {
+        harness.children().filter { $0.state != "Z" }.map(\.pid).filter { pid in
+            let environ = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/environ"))) ?? Data()
+            return String(decoding: environ, as: UTF8.self).split(separator: "\0").contains { $0.hasPrefix("WINDOWBROKER_SESSION=") && $0.count > 21 }
+        }
+    }
+}

@@ -94,18 +94,31 @@ extension Broker {
             session.presentation = presentation
             session.requestedBy = request.requestedBy
             // Known before the insert is awaited, so a concurrent request routes with it.
-            drivers[session.id] = SessionDriver(session)
+            let driver = SessionDriver(session)
+            drivers[session.id] = driver
+            // Its process starts while the insert commits; the launch step takes it.
+            driver.startEarly(in: self)
             do {
                 try await store.insert(session)
             } catch {
                 drivers[session.id] = nil
+                await driver.abandonEarlyStart(in: self)
                 throw SessionStore.brokerError(error, doing: "create a session of '\(app.id)'", path: store.path)
             }
             emit(session.id, app: app.id, .created(configuration: configurationName))
             do {
-                let (notes, launch) = try await bringForward(
-                    session.id, activity: request.activity, presentation: presentation, requestedBy: request.requestedBy,
-                    activationToken: request.activationToken)
+                let notes: [String], launch: LaunchKind
+                do {
+                    (notes, launch) = try await bringForward(
+                        session.id, activity: request.activity, presentation: presentation, requestedBy: request.requestedBy,
+                        activationToken: request.activationToken)
+                } catch {
+                    // Not taken when the open failed before its launch step.
+                    await driver.abandonEarlyStart(in: self)
+                    throw error
+                }
+                // Nor when the session was closed before its turn came.
+                await driver.abandonEarlyStart(in: self)
                 return outcome(session.id, created: true, notes: notes, launch: launch)
             } catch let error as BrokerError {
                 guard drivers[session.id]?.session.hasConnected == false else {

@@ -186,31 +186,29 @@ extension SessionDriver {
         return message.kind
     }
 
-    /// A process for the session: a prewarmed one of its app when there is one, else a new
-    /// one, which must say Hello before the launch deadline.
+    /// A process for the session: the one started while its record was committed
+    /// (`startEarly`), else a prewarmed one of its app when there is one, else a new one, which
+    /// must say Hello before the launch deadline.
     private func launch(in broker: isolated Broker) async throws {
         guard let app = broker.apps.manifests[appID] else {
+            await abandonEarlyStart(in: broker)
             throw BrokerError(.unknownApp, "app '\(appID)' is not installed any more (no manifest); the session is kept")
         }
         let configuration = broker.configuration
-        if let wait = broker.startLimit.retryAfter(app.id, now: broker.configuration.clock.now) {
-            let seconds = wait.seconds
-            throw BrokerError(
-                .crashLoop,
-                "app '\(app.id)' failed to start or crashed \(broker.startLimit.burst) times within \(broker.startLimit.interval.formattedSeconds); new scenes are refused for another \(Int(seconds.rounded(.up))) s",
-                retryAfterSeconds: seconds)
-        }
-        guard broker.phase.isRunning else {
+        let early = earlyStart
+        earlyStart = nil
+        if early == nil {
+            try checkLaunchAllowed(app, in: broker)
+            // The slot is taken in the same step as the check: a launch that suspends (taking a
+            // prewarmed worker, spawning) cannot let another one past the limit meanwhile.
+            broker.launchesInFlight += 1
+        } else if !broker.phase.isRunning {
+            earlyStart = early
+            await abandonEarlyStart(in: broker)
             throw BrokerError(.requestDenied, "the broker is stopping; no scene is started now")
         }
-        guard broker.workers.count + broker.launchesInFlight < configuration.maxLiveWorkers else {
-            throw BrokerError(.resourceExhausted, "\(broker.workers.count) scene processes are running (limit \(configuration.maxLiveWorkers)); close or reclaim one first")
-        }
         session.state = .launching
-        // The slot is taken in the same step as the check: a launch that suspends (taking a
-        // prewarmed worker, spawning) cannot let another one past the limit meanwhile.
-        broker.launchesInFlight += 1
-        if let prewarmed = await broker.pools.take(app.id, in: broker) {
+        if early == nil, let prewarmed = await broker.pools.take(app.id, in: broker) {
             broker.launchesInFlight -= 1
             broker.bind(prewarmed, to: self)
             broker.workerOutput.bind(pid: prewarmed.pid, session: id)
@@ -220,7 +218,11 @@ extension SessionDriver {
         let handle: WorkerHandle
         do {
             defer { broker.launchesInFlight -= 1 }
-            handle = try await broker.launcher.launch(app: app, sessionID: id)
+            if let early {
+                handle = try await early.value
+            } else {
+                handle = try await broker.launcher.launch(app: app, sessionID: id)
+            }
         } catch {
             session.state = .unattached
             broker.startLimit.recordFailure(app.id, now: broker.configuration.clock.now)
@@ -241,6 +243,50 @@ extension SessionDriver {
             await broker.terminate(id, reason: .timedOut)
             throw BrokerError(.workerFailed, "the scene process \(app.executable) did not start: \((error as? BrokerError)?.message ?? "\(error)")")
         }
+    }
+
+    /// What stops a process from being started for the session now: the app's crash loop, the
+    /// broker stopping, the limit on live processes.
+    private func checkLaunchAllowed(_ app: AppManifest, in broker: isolated Broker) throws(BrokerError) {
+        if let wait = broker.startLimit.retryAfter(app.id, now: broker.configuration.clock.now) {
+            let seconds = wait.seconds
+            throw BrokerError(
+                .crashLoop,
+                "app '\(app.id)' failed to start or crashed \(broker.startLimit.burst) times within \(broker.startLimit.interval.formattedSeconds); new scenes are refused for another \(Int(seconds.rounded(.up))) s",
+                retryAfterSeconds: seconds)
+        }
+        guard broker.phase.isRunning else {
+            throw BrokerError(.requestDenied, "the broker is stopping; no scene is started now")
+        }
+        guard broker.workers.count + broker.launchesInFlight < broker.configuration.maxLiveWorkers else {
+            throw BrokerError(.resourceExhausted, "\(broker.workers.count) scene processes are running (limit \(broker.configuration.maxLiveWorkers)); close or reclaim one first")
+        }
+    }
+
+    /// Starts the new session's process while its record is being committed, so that a cold
+    /// open's slowest part (a fork or spawn, then the process's start until its Hello) no
+    /// longer waits for the insert: the launch step takes the process when the session's turn
+    /// comes. Nothing is sent to it before then, so the scene hears of the session only once
+    /// the session is on disk. Not for an app with a prewarmed process ready (binding one is
+    /// the launch) or one that may not launch now (the launch step says why, in its turn).
+    func startEarly(in broker: isolated Broker) {
+        guard earlyStart == nil, worker == nil, let app = broker.apps.manifests[appID],
+              broker.pools.readyCount(appID) == 0,
+              (try? checkLaunchAllowed(app, in: broker)) != nil else { return }
+        broker.launchesInFlight += 1
+        let (launcher, id) = (broker.launcher, id)
+        earlyStart = Task { try await launcher.launch(app: app, sessionID: id) }
+    }
+
+    /// A process started early that no launch step took (the insert failed, the open ended
+    /// before its launch): stopped, and its slot given back.
+    func abandonEarlyStart(in broker: isolated Broker) async {
+        guard let early = earlyStart else { return }
+        earlyStart = nil
+        defer { broker.launchesInFlight -= 1 }
+        guard let handle = try? await early.value else { return }
+        await handle.markIntendedEnd(.discarded)
+        handle.kill()
     }
 
     /// willConnect: everything the scene needs to start, in one command, with the transitions

@@ -30,6 +30,9 @@ final class SessionDriver {
     var refusingRequests = false
     /// The scene's report being committed (the lane's next report waits for it).
     var reportCommitting: Task<Void, Never>?
+    /// Its process, started while its record was committed (`startEarly`), until the launch
+    /// step takes it.
+    var earlyStart: Task<WorkerHandle, any Error>?
 
     init(_ session: SceneSession) {
         self.id = session.id

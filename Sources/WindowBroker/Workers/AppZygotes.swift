@@ -85,14 +85,26 @@ actor AppZygotes {
         // meanwhile: a descriptor number closed under a request could be reused by the next
         // connection, which would then receive the request.
         requestsInFlight[zygote.pid, default: 0] += 1
-        let result = try? await OffLoop.run { () -> (Int32, pid_t) in
-            var pid: pid_t = 0
-            let rc = request.withUnsafeBufferPointer { bytes in
-                bytes.withMemoryRebound(to: CChar.self) {
-                    wb_zygote_fork(zygote.channel, $0.baseAddress, UInt(bytes.count), fd3, output, error, Self.forkTimeout, &pid)
-                }
+        // The request is written here, so the zygote forks without waiting for a pool thread
+        // to wake; only the wait for its answer (the child's pid) goes off the loop, while the
+        // child starts.
+        var reply: Int32 = -1
+        let sent = request.withUnsafeBufferPointer { bytes in
+            bytes.withMemoryRebound(to: CChar.self) {
+                wb_zygote_request(zygote.channel, $0.baseAddress, UInt(bytes.count), fd3, output, error, &reply)
             }
-            return (rc, pid)
+        }
+        let result: (Int32, pid_t)?
+        if sent != 0 {
+            result = (sent, 0)
+        } else {
+            let replyFD = reply
+            result = try? await OffLoop.run { () -> (Int32, pid_t) in
+                var pid: pid_t = 0
+                return (wb_zygote_answer(replyFD, Self.forkTimeout, &pid), pid)
+            }
+            // The pool stopped (the broker is ending) before the answer was read.
+            if result == nil { close(replyFD) }
         }
         requestsInFlight[zygote.pid]! -= 1
         if requestsInFlight[zygote.pid] == 0 {
