@@ -201,6 +201,20 @@ final class HangingReclaimTests: BrokerTestCase {
     }
 }
 
+/// A launch asks the monitor for a reading of its own, shortly after the open (not during it,
+/// where reading every worker's `/proc` files competed with the open for the CPU).
+final class LaunchReadingTests: BrokerTestCase {
+    // An interval no test waits for: only the reading at start and the launches' readings come.
+    override var brokerArguments: [String] { ["--pressure-interval", "300", "--mem-available-floor", "0"] }
+
+    func testANewScenesMemoryIsReadSoonAfterItsLaunchNotAtTheNextInterval() throws {
+        let note = try harness.openNote("measured")
+        try harness.eventually("the new scene's PSS is read", timeout: 10) {
+            ((try harness.session(note)["pss"] as? Int) ?? 0) > 0
+        }
+    }
+}
+
 final class PressurePolicyTests: XCTestCase {
     private func psi(_ some: Double, _ full: Double = 0) -> PSIReading {
         PSIReading(some: .init(avg10: some, avg60: 0, avg300: 0, total: 0), full: .init(avg10: full, avg60: 0, avg300: 0, total: 0))

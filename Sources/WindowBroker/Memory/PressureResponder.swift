@@ -19,8 +19,12 @@ final class PressureResponder {
     var reclaimedBytes: UInt64 = 0
     /// Readings acted on since start.
     var samples: UInt64 = 0
-    /// Asks the monitor for a reading now (a launch, a refilled pool).
+    /// Asks the monitor for a reading now (after a reclaim, a refilled pool).
     var wake: (@Sendable () -> Void)?
+    /// A reading asked for by a launch is due (`launched`).
+    var launchReadingDue = false
+    /// How long after a launch its reading comes.
+    static let readingAfterLaunch: Duration = .milliseconds(100)
 
     init(configuration: MemoryConfiguration) {
         self.configuration = configuration
@@ -28,6 +32,21 @@ final class PressureResponder {
     }
 
     var level: PressureLevel { policy.level }
+
+    /// A launch changes what workers use: the monitor reads them shortly after, not at the next
+    /// interval. Not at once: the new scene is then in the middle of its open, which a reading
+    /// of every worker (its `/proc` files, on the other CPU) competed with (a fifth of the
+    /// broker's CPU in a run of cold opens), and its own memory is still growing. Launches
+    /// close together share one reading.
+    func launched(in broker: isolated Broker) {
+        guard !launchReadingDue, wake != nil else { return }
+        launchReadingDue = true
+        Task {
+            try? await WireRuntime.sleep(for: Self.readingAfterLaunch)
+            broker.memory.launchReadingDue = false
+            broker.memory.wake?()
+        }
+    }
 
     /// A reclaimed scene's process is gone: counted the moment its memory is given back, so
     /// `pressure` never shows the smaller footprint without the reclaim that made it.

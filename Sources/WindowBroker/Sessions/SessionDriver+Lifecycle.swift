@@ -231,8 +231,8 @@ extension SessionDriver {
         broker.bind(handle, to: self)
         broker.supervise(handle)
         session.launchCount += 1
-        // A new process changes what workers use: sample now rather than at the next tick.
-        defer { broker.memory.wake?() }
+        // A new process changes what workers use: read soon rather than at the next tick.
+        defer { broker.memory.launched(in: broker) }
         do {
             try await handle.waitForHello(timeout: configuration.launchTimeout)
         } catch let error as BrokerError where error.code == .timedOut {
