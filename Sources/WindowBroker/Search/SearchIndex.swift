@@ -137,7 +137,7 @@ public final class SearchIndex: Sendable {
     public func index(_ activity: UserActivity?, session: SessionID, app: AppID, failed: @escaping @Sendable (any Error) -> Void) {
         let key = session.description
         queue.asyncWrite({ db in
-            try db.execute(sql: "DELETE FROM activitySearch WHERE sessionID = ?", arguments: [key])
+            try db.executeCached(sql: "DELETE FROM activitySearch WHERE sessionID = ?", arguments: [key])
             try Self.insert(activity, session: key, app: app, into: db)
         }, completion: { _, result in
             if case .failure(let error) = result { failed(error) }
@@ -153,7 +153,7 @@ public final class SearchIndex: Sendable {
     /// One entry, when the activity may be indexed at all.
     private static func insert(_ activity: UserActivity?, session key: String, app: AppID, into db: Database) throws {
         guard let activity, activity.isEligibleForSearch else { return }
-        try db.execute(sql: """
+        try db.executeCached(sql: """
             INSERT INTO activitySearch (title, keywords, body, target, sessionID, appID, activityType)
             VALUES (?, ?, ?, ?, ?, ?, ?)
             """, arguments: [

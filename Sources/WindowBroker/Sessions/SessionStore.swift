@@ -353,7 +353,7 @@ public final class SessionStore: Sendable {
     public func insert(_ session: SceneSession) async throws {
         let arguments = Self.arguments(session, attached: false)
         try await write { db in
-            try db.execute(sql: """
+            try db.executeCached(sql: """
                 INSERT INTO session (id, appID, configuration, role, title, createdAt, lastActiveAt,
                     lastDisconnect, launchCount, attached, activationConditions, presentation, requestedBy, storage)
                 VALUES (:id, :appID, :configuration, :role, :title, :createdAt, :lastActiveAt,
@@ -365,7 +365,7 @@ public final class SessionStore: Sendable {
     /// Writes the session's metadata and scene storage (not its restoration activity).
     public func update(_ session: SceneSession, attached: Bool) async throws {
         let arguments = Self.arguments(session, attached: attached)
-        try await groupCommit.submit { db in try db.execute(sql: Self.updateSQL, arguments: arguments) }
+        try await groupCommit.submit { db in try db.executeCached(sql: Self.updateSQL, arguments: arguments) }
     }
 
     private static let updateSQL = """
@@ -381,7 +381,7 @@ public final class SessionStore: Sendable {
         let blob = activity.serialized()
         let key = id.uuid.uuidString
         try await write { db in
-            try db.execute(sql: """
+            try db.executeCached(sql: """
                 INSERT INTO restorationActivity (sessionID, activity, savedAt) VALUES (?, ?, ?)
                 ON CONFLICT(sessionID) DO UPDATE SET activity = excluded.activity, savedAt = excluded.savedAt
                 """, arguments: [key, blob, date.timeIntervalSince1970])
@@ -397,9 +397,9 @@ public final class SessionStore: Sendable {
         let blob = current?.serialized()
         let key = session.id.uuid.uuidString
         try await groupCommit.submit { db in
-            try db.execute(sql: Self.updateSQL, arguments: arguments)
+            try db.executeCached(sql: Self.updateSQL, arguments: arguments)
             if let blob {
-                try db.execute(sql: """
+                try db.executeCached(sql: """
                     INSERT INTO currentActivity (sessionID, activity, savedAt) VALUES (?, ?, ?)
                     ON CONFLICT(sessionID) DO UPDATE SET activity = excluded.activity, savedAt = excluded.savedAt
                     """, arguments: [key, blob, date.timeIntervalSince1970])
