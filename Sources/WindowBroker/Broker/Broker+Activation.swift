@@ -70,7 +70,10 @@ extension Broker {
         guard let app = apps.manifests[appID] else {
             throw BrokerError(.unknownApp, "no app '\(appID)' is installed (known: \(apps.known))")
         }
-        let route = try ActivationRouter.route(request, app: app, sessions: Array(allSessions))
+        // Only the app's sessions are copied out: an open used to copy every stored session
+        // (twice), whatever its app.
+        let ofApp = drivers.values.compactMap { $0.session.appID == app.id ? $0.session : nil }
+        let route = try ActivationRouter.route(request, app: app, sessions: ofApp)
         if let requester = request.requestedBy {
             let target: SessionID? = if case .existing(let id, _) = route { id } else { nil }
             emit(requester, app: app.id, .activationRequested(target: target, activityType: request.activity?.activityType ?? "", presentation: request.presentation))
@@ -84,7 +87,7 @@ extension Broker {
         case .create(let configurationName, let role):
             let presentation = try presentation(request.presentation, target: nil, app: app.id)
             try checkRoomForLaunch()
-            let count = allSessions.filter { $0.appID == app.id }.count
+            let count = ofApp.count
             guard count < self.configuration.maxSessionsPerApp else {
                 throw BrokerError(.resourceExhausted, "app '\(app.id)' already has \(count) sessions (limit \(self.configuration.maxSessionsPerApp)); close some first")
             }

@@ -531,6 +531,15 @@ public final class SessionStore: Sendable {
         return BrokerError(.internalError, "could not \(what) in \(path): \(error)")
     }
 
+    /// Activation conditions as stored (JSON). The default ones, which nearly every session
+    /// keeps, are encoded once: a `JSONEncoder` at every write of a session (its insert, each
+    /// report's commit) was a visible share of an open's CPU.
+    private static func stored(_ conditions: ActivationConditions) -> Data? {
+        conditions == .default ? defaultConditions : try? JSONEncoder().encode(conditions)
+    }
+
+    private static let defaultConditions = try? JSONEncoder().encode(ActivationConditions.default)
+
     private static func arguments(_ session: SceneSession, attached: Bool) -> StatementArguments {
         [
             "id": session.id.uuid.uuidString,
@@ -543,7 +552,7 @@ public final class SessionStore: Sendable {
             "lastDisconnect": session.lastDisconnect?.description,
             "launchCount": session.launchCount,
             "attached": attached,
-            "activationConditions": try? JSONEncoder().encode(session.activationConditions),
+            "activationConditions": stored(session.activationConditions),
             "presentation": session.presentation.rawValue,
             "requestedBy": session.requestedBy?.uuid.uuidString,
             "storage": session.storage.isEmpty ? nil : try? PlistValue.wire(dictionary: session.storage).serializedData(),
