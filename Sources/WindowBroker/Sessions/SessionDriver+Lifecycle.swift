@@ -195,6 +195,11 @@ extension SessionDriver {
             throw BrokerError(.unknownApp, "app '\(appID)' is not installed any more (no manifest); the session is kept")
         }
         let configuration = broker.configuration
+        if earlyStart != nil, !broker.phase.isRunning {
+            await abandonEarlyStart(in: broker)
+            throw BrokerError(.requestDenied, "the broker is stopping; no scene is started now")
+        }
+        // Its slot was taken when it started.
         let early = earlyStart
         earlyStart = nil
         if early == nil {
@@ -202,10 +207,6 @@ extension SessionDriver {
             // The slot is taken in the same step as the check: a launch that suspends (taking a
             // prewarmed worker, spawning) cannot let another one past the limit meanwhile.
             broker.launchesInFlight += 1
-        } else if !broker.phase.isRunning {
-            earlyStart = early
-            await abandonEarlyStart(in: broker)
-            throw BrokerError(.requestDenied, "the broker is stopping; no scene is started now")
         }
         session.state = .launching
         if early == nil, let prewarmed = await broker.pools.take(app.id, in: broker) {
