@@ -45,14 +45,25 @@ enum MainThreadLoop {
 
 /// Runs the main queue's jobs each time Dispatch signals that it has some (the read consumes
 /// the eventfd's count, so the next job signals again).
-private final class MainQueueDrain: ChannelInboundHandler {
+///
+/// The zygote's exercise adds one too (`exercising`: it drains nothing and its channel may
+/// close): adding a handler looks up the type's conformances to NIO's handler protocols, a scan
+/// of every conformance record in the binary the first time, which each forked scene paid
+/// before its Hello when the exercise used a handler of another type.
+final class MainQueueDrain: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
+    private let exercising: Bool
+
+    init(exercising: Bool = false) {
+        self.exercising = exercising
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        wb_main_queue_drain()
+        if !exercising { wb_main_queue_drain() }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        guard !exercising else { return }
         PlainOutput.write("scene worker: the main queue's eventfd closed\n", to: STDERR_FILENO)
         exit(1)
     }

@@ -54,7 +54,7 @@ enum ZygoteExercise {
             loop.scheduleTask(in: .seconds(2)) { ending.end(loop) }
             NIOPipeBootstrap(group: loop)
                 .channelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Discard()) }
+                    channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(MainQueueDrain(exercising: true)) }
                 }
                 .takingOwnershipOfDescriptor(input: drained)
                 .whenSuccess { _ in _ = write(signal, [UInt8](repeating: 1, count: 8), 8) }
@@ -103,12 +103,6 @@ enum ZygoteExercise {
             let frame = withUnsafeBytes(of: UInt32(bytes.count).bigEndian) { Array($0) } + bytes
             guard write(peer, frame, frame.count) == frame.count else { return done() }
         }
-    }
-
-    /// What the pipe channel reads: nothing to do with it.
-    private final class Discard: ChannelInboundHandler {
-        typealias InboundIn = ByteBuffer
-        func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
     }
 }
 
