@@ -23,7 +23,8 @@ public struct MemoryConfiguration: Sendable {
 
 /// Samples PSI, MemAvailable and every worker's PSS, off the broker's executor, and hands the
 /// readings to the broker, which owns the level and decides. A PSI trigger (when the kernel
-/// allows it) or a launch wakes it before the next interval.
+/// allows it) or a launch (0.1 s after it, `PressureResponder.launched`) wakes it before the
+/// next interval.
 public struct MemoryMonitor: Sendable {
     let broker: Broker
     let configuration: MemoryConfiguration
