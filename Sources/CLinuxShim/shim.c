@@ -197,7 +197,7 @@ int wb_zygote_request(int channel, const char *environment, unsigned long length
     // reading (its scenes are spawned instead).
     ssize_t sent;
     do { sent = sendmsg(channel, &message, MSG_NOSIGNAL | MSG_DONTWAIT); } while (sent < 0 && errno == EINTR);
-    int rc = sent < 0 ? (errno == ECONNRESET || errno == ENOTCONN ? EPIPE : errno == EAGAIN ? ETIMEDOUT : errno) : 0;
+    int rc = sent < 0 ? (errno == ECONNRESET || errno == ENOTCONN ? EPIPE : errno) : 0;
     close(reply[1]);
     if (rc != 0) close(reply[0]);
     else *reply_fd = reply[0];

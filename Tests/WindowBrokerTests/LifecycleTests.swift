@@ -273,11 +273,12 @@ final class EarlyStartTests: BrokerTestCase {
         XCTAssertEqual(sessionWorkers().count, 1)
     }
 
-    /// Live children of the broker started for a session (a zygote has none).
+    /// Live children of the broker started for a session: the spawner sets
+    /// `WINDOWBROKER_SESSION` for them only (a zygote and a prewarmed process have none).
     private func sessionWorkers() -> [Int32] {
         harness.children().filter { $0.state != "Z" }.map(\.pid).filter { pid in
             let environ = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/environ"))) ?? Data()
-            return String(decoding: environ, as: UTF8.self).split(separator: "\0").contains { $0.hasPrefix("WINDOWBROKER_SESSION=") && $0.count > 21 }
+            return String(decoding: environ, as: UTF8.self).split(separator: "\0").contains { $0.hasPrefix("WINDOWBROKER_SESSION=") }
         }
     }
 }

@@ -24,7 +24,7 @@ int wb_zygote_first_message(int channel, int timeout_ms, char *message, unsigned
 /// "KEY=VALUE" strings) becomes its environment, `fd3` its fd 3, and `output_fd`/`error_fd`
 /// (both or neither, -1) its stdout and stderr. The worker is the caller's child. Never blocks:
 /// returns 0 and sets *reply_fd, where `wb_zygote_answer` reads the answer, or an errno value
-/// (EPIPE: the zygote is gone; ETIMEDOUT: its queue is full, it stopped reading). The caller
+/// (EPIPE: the zygote is gone; EAGAIN: its queue is full, it stopped reading). The caller
 /// keeps (and closes) the descriptors it passed. The zygote forks as soon as it reads this.
 int wb_zygote_request(int channel, const char *environment, unsigned long length, int fd3, int output_fd, int error_fd, int *reply_fd);
 

@@ -70,8 +70,8 @@ extension Broker {
         guard let app = apps.manifests[appID] else {
             throw BrokerError(.unknownApp, "no app '\(appID)' is installed (known: \(apps.known))")
         }
-        // Only the app's sessions are copied out: an open used to copy every stored session
-        // (twice), whatever its app.
+        // Routing and the per-app limit need only the app's sessions: copying out every stored
+        // session made an open cost as much as all of them.
         let ofApp = drivers.values.compactMap { $0.session.appID == app.id ? $0.session : nil }
         let route = try ActivationRouter.route(request, app: app, sessions: ofApp)
         if let requester = request.requestedBy {
@@ -110,18 +110,18 @@ extension Broker {
             }
             emit(session.id, app: app.id, .created(configuration: configurationName))
             do {
-                let notes: [String], launch: LaunchKind
+                let brought: Result<([String], LaunchKind), any Error>
                 do {
-                    (notes, launch) = try await bringForward(
+                    brought = .success(try await bringForward(
                         session.id, activity: request.activity, presentation: presentation, requestedBy: request.requestedBy,
-                        activationToken: request.activationToken)
+                        activationToken: request.activationToken))
                 } catch {
-                    // Not taken when the open failed before its launch step.
-                    await driver.abandonEarlyStart(in: self)
-                    throw error
+                    brought = .failure(error)
                 }
-                // Nor when the session was closed before its turn came.
+                // Left when the open failed before its launch step, or the session was closed
+                // before its turn came.
                 await driver.abandonEarlyStart(in: self)
+                let (notes, launch) = try brought.get()
                 return outcome(session.id, created: true, notes: notes, launch: launch)
             } catch let error as BrokerError {
                 guard drivers[session.id]?.session.hasConnected == false else {

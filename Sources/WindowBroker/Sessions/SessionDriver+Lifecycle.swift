@@ -280,14 +280,13 @@ extension SessionDriver {
     }
 
     /// A process started early that no launch step took (the insert failed, the open ended
-    /// before its launch): stopped, and its slot given back.
+    /// before its launch): stopped, and its slot given back. Nothing supervises it, so there is
+    /// no end to report; its launcher reaps it.
     func abandonEarlyStart(in broker: isolated Broker) async {
         guard let early = earlyStart else { return }
         earlyStart = nil
         defer { broker.launchesInFlight -= 1 }
-        guard let handle = try? await early.value else { return }
-        await handle.markIntendedEnd(.discarded)
-        handle.kill()
+        try? await early.value.kill()
     }
 
     /// willConnect: everything the scene needs to start, in one command, with the transitions

@@ -113,11 +113,15 @@ actor AppZygotes {
         }
         guard let (rc, pid) = result else { return nil }
         if rc == 0 { return pid }
-        let reason = rc == ETIMEDOUT ? "it did not answer within \(Self.forkTimeout) ms" : String(cString: strerror(rc))
+        let reason = switch rc {
+        case ETIMEDOUT: "it did not answer within \(Self.forkTimeout) ms"
+        case EAGAIN: "its queue of fork requests is full (it stopped reading them)"
+        default: String(cString: strerror(rc))
+        }
         logger?.warning("the app's zygote could not fork a worker; spawning it instead", metadata: [
             "app": "\(app.id)", "zygote": "\(zygote.pid)", "reason": "\(reason)",
         ])
-        if rc == EPIPE || rc == ETIMEDOUT { retire(app.id, zygote, reason: "could not fork: \(reason)") }
+        if rc == EPIPE || rc == ETIMEDOUT || rc == EAGAIN { retire(app.id, zygote, reason: "could not fork: \(reason)") }
         return nil
     }
 
