@@ -1,5 +1,6 @@
 import Foundation
 import IPCWire
+import WindowBroker
 import XCTest
 
 /// Nothing acknowledged is lost (issue 24, items 1-6): across kill -9 of the broker, a save
@@ -42,6 +43,15 @@ final class AcknowledgedStateTests: BrokerTestCase {
         let current = shown["currentActivity"] as? [String: Any]
         XCTAssertEqual((current?["userInfo"] as? [String: Any])?["noteID"] as? String, "on-disk-at-answer",
                        "the activity the scene reported in willConnect")
+    }
+
+    /// "On disk" includes a power loss: the store's commits sync its WAL (`synchronous =
+    /// FULL`). Before: GRDB's WAL set-up had left them at NORMAL, which a power loss can roll
+    /// back, so an acknowledged write was safe from a crash of the broker only.
+    func testTheStoreSyncsEachCommitToDisk() throws {
+        harness.stop(signal: SIGTERM)
+        let store = try SessionStore(directory: harness.root + "/state")
+        XCTAssertEqual(try store.commitSynchronousLevel(), 2, "PRAGMA synchronous = FULL on the connection that commits")
     }
 
     /// Item 1, the app's half. Before: window A, restored from its older restoration activity,

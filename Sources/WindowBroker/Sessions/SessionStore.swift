@@ -61,6 +61,10 @@ public final class SessionStore: Sendable {
             _ = fm.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
             pool = try DatabasePool(path: path, configuration: configuration)
         }
+        // GRDB's WAL set-up leaves commits at `synchronous = NORMAL`, where a power loss can
+        // undo the last transactions. What the store acknowledges must survive one: FULL
+        // syncs the WAL at each commit. Per connection; only the writer commits.
+        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         try Self.migrator.migrate(pool)
         self.warnings = warnings
         groupCommit = Self.makeGroupCommit(pool: pool, writes: writes)
@@ -343,6 +347,12 @@ public final class SessionStore: Sendable {
             }
             return Loaded(sessions: sessions, damage: damage)
         }
+    }
+
+    /// How the writer's commits reach the disk (`PRAGMA synchronous`: 2 is FULL, each commit
+    /// synced before it returns).
+    package func commitSynchronousLevel() throws -> Int {
+        try pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }
     }
 
     /// Drops SQLite's page caches (they fill again as needed): after the start read every row.
