@@ -6,11 +6,12 @@ import GRDB
 /// write, however many scenes write at once.
 actor GroupCommit {
     typealias Body = @Sendable (Database) throws -> Void
-    /// Commits the bodies in one transaction; for each, nil or why it failed (rolled back alone).
-    typealias Commit = @Sendable ([Body]) async throws -> [DatabaseError?]
+    /// Commits the bodies in one transaction, synced to the disk when `synced`; for each, nil
+    /// or why it failed (rolled back alone).
+    typealias Commit = @Sendable (_ bodies: [Body], _ synced: Bool) async throws -> [DatabaseError?]
 
     private let commit: Commit
-    private var pending: [(Body, CheckedContinuation<Void, any Error>)] = []
+    private var pending: [(body: Body, synced: Bool, waiter: CheckedContinuation<Void, any Error>)] = []
     private var committing = false
 
     init(_ commit: @escaping Commit) {
@@ -18,9 +19,11 @@ actor GroupCommit {
     }
 
     /// Returns once `body` is committed; throws what it threw, or why the transaction failed.
-    func submit(_ body: @escaping Body) async throws {
+    /// With `synced`, its transaction is synced to the disk (one write that asks for it syncs
+    /// the transaction it shares with the others).
+    func submit(synced: Bool = true, _ body: @escaping Body) async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            pending.append((body, continuation))
+            pending.append((body, synced, continuation))
             if !committing {
                 committing = true
                 Task { await self.drain() }
@@ -33,12 +36,12 @@ actor GroupCommit {
             let batch = pending
             pending = []
             do {
-                let results = try await commit(batch.map(\.0))
-                for ((_, waiter), failure) in zip(batch, results) {
-                    if let failure { waiter.resume(throwing: failure) } else { waiter.resume() }
+                let results = try await commit(batch.map(\.body), batch.contains { $0.synced })
+                for (entry, failure) in zip(batch, results) {
+                    if let failure { entry.waiter.resume(throwing: failure) } else { entry.waiter.resume() }
                 }
             } catch {
-                for (_, waiter) in batch { waiter.resume(throwing: error) }
+                for entry in batch { entry.waiter.resume(throwing: error) }
             }
         }
         committing = false

@@ -372,10 +372,14 @@ public final class SessionStore: Sendable {
         }
     }
 
-    /// Writes the session's metadata and scene storage (not its restoration activity).
+    /// Writes the session's metadata and scene storage (not its restoration activity), not
+    /// synced to the disk: what it holds that a scene was told is saved (its storage, its
+    /// reports) was committed synced when it came (`commitSceneState`), and the rest (its
+    /// state, when it was last active, its launch count) is the broker's own record, which a
+    /// power loss may leave one step older.
     public func update(_ session: SceneSession, attached: Bool) async throws {
         let arguments = Self.arguments(session, attached: attached)
-        try await groupCommit.submit { db in try db.executeCached(sql: Self.updateSQL, arguments: arguments) }
+        try await groupCommit.submit(synced: false) { db in try db.executeCached(sql: Self.updateSQL, arguments: arguments) }
     }
 
     private static let updateSQL = """
@@ -451,7 +455,9 @@ public final class SessionStore: Sendable {
 
     public func saveWorkspace(_ workspace: Workspace) async throws {
         let rows = workspace.visible.enumerated().map { ($0.offset, $0.element.uuid.uuidString, $0.element == workspace.key) }
-        try await write { db in
+        // Not synced: after a power loss the scenes put back on screen may be those of a
+        // moment before, which nothing was promised about.
+        try await write(synced: false) { db in
             try db.execute(sql: "DELETE FROM workspace")
             for (position, id, isKey) in rows {
                 // A session discarded meanwhile is not there to point at.
@@ -502,20 +508,34 @@ public final class SessionStore: Sendable {
         let count = Atomic<Int>(0)
     }
 
-    private func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    private func write<T: Sendable>(synced: Bool = true, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         writes.count.add(1, ordering: .relaxed)
-        return try await pool.write(body)
+        return try await pool.writeWithoutTransaction { db in try Self.transaction(db, synced: synced, body) }
+    }
+
+    /// One transaction on the writer, synced to the disk at its commit or not. An unsynced
+    /// commit survives a crash of the broker, not a power loss; the next synced commit makes
+    /// it durable too, as it syncs the whole write-ahead log. (GRDB's `write`, with the
+    /// connection's `synchronous` set for this transaction.)
+    private static func transaction<T>(_ db: Database, synced: Bool, _ body: (Database) throws -> T) throws -> T {
+        try db.execute(sql: synced ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
+        var result: T?
+        try db.inTransaction {
+            result = try body(db)
+            return .commit
+        }
+        return result!
     }
 
     /// Session writes that arrive while a commit is on its way wait for the next one together.
     private let groupCommit: GroupCommit
 
     private static func makeGroupCommit(pool: DatabasePool, writes: WriteCounter) -> GroupCommit {
-        GroupCommit { bodies in
+        GroupCommit { bodies, synced in
             writes.count.add(1, ordering: .relaxed)
-            return try await pool.write { db in
+            return try await pool.writeWithoutTransaction { db in
                 // Each write in its own savepoint: one that fails is rolled back alone.
-                bodies.map { body -> DatabaseError? in
+                try transaction(db, synced: synced) { db in bodies.map { body -> DatabaseError? in
                     do {
                         try db.inSavepoint {
                             try body(db)
@@ -527,7 +547,7 @@ public final class SessionStore: Sendable {
                     } catch {
                         return DatabaseError(resultCode: .SQLITE_ERROR, message: "\(error)")
                     }
-                }
+                } }
             }
         }
     }
