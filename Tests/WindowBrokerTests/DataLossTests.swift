@@ -45,13 +45,22 @@ final class AcknowledgedStateTests: BrokerTestCase {
                        "the activity the scene reported in willConnect")
     }
 
-    /// "On disk" includes a power loss: the store's commits sync its WAL (`synchronous =
-    /// FULL`). Before: GRDB's WAL set-up had left them at NORMAL, which a power loss can roll
-    /// back, so an acknowledged write was safe from a crash of the broker only.
-    func testTheStoreSyncsEachCommitToDisk() throws {
+    /// "On disk" includes a power loss: a commit of something acknowledged syncs the store's
+    /// WAL (`synchronous = FULL`); the broker's own bookkeeping does not. Before: GRDB's WAL
+    /// set-up had left every commit at NORMAL, which a power loss can roll back, so an
+    /// acknowledged write was safe from a crash of the broker only.
+    func testTheStoreSyncsWhatItAcknowledges() async throws {
         harness.stop(signal: SIGTERM)
         let store = try SessionStore(directory: harness.root + "/state")
-        XCTAssertEqual(try store.commitSynchronousLevel(), 2, "PRAGMA synchronous = FULL on the connection that commits")
+        let session = SceneSession(appID: "notes", configuration: "Editor", role: "windowApplication", title: "synced")
+        try await store.insert(session)
+        XCTAssertEqual(try store.commitSynchronousLevel(), 2, "an open's record: FULL")
+        try await store.update(session, attached: false)
+        XCTAssertEqual(try store.commitSynchronousLevel(), 1, "the broker's bookkeeping: NORMAL")
+        try await store.commitSceneState(session, attached: true, current: nil, at: Date())
+        XCTAssertEqual(try store.commitSynchronousLevel(), 2, "a scene's report: FULL")
+        try await store.saveRestoration(UserActivity(activityType: "notes.edit"), for: session.id, at: Date())
+        XCTAssertEqual(try store.commitSynchronousLevel(), 2, "a restoration activity: FULL")
     }
 
     /// Item 1, the app's half. Before: window A, restored from its older restoration activity,
