@@ -84,6 +84,8 @@ final class InProcessBrokerTests: XCTestCase {
         let alphaInfo = try await broker.sessionStatus(opened.sessionID)
         XCTAssertTrue(alphaInfo.isKey)
         let betaWorker = try await XCTUnwrapAsync(await running.workers.workers.first { $0.appID == "beta" })
+        // The broker's record of the key moves first; the scene hears it in its session's turn.
+        try await eventually("beta heard it lost the keyboard") { await betaWorker.received.last == "didResignKey" }
         let betaReceived = await betaWorker.received
         XCTAssertEqual(betaReceived.suffix(2), ["didBecomeKey", "didResignKey"])
     }
@@ -118,6 +120,8 @@ final class InProcessBrokerTests: XCTestCase {
         let alpha = Task { try await openScene("alpha", on: broker) }
         let becoming = try await XCTUnwrapAsync(await held.next())
         let beta = Task { try await openScene("beta", on: broker) }
+        // beta's request is in (its process started) while alpha still waits to be active.
+        try await eventually("beta's open has come forward") { await running.workers.workers.contains { $0.appID == "beta" } }
         await becoming.answer()
         let (alphaOutcome, betaOutcome) = try await InProcessBroker.withDeadline(.seconds(10)) { (try await alpha.value, try await beta.value) }
         XCTAssertEqual(alphaOutcome.state, .foregroundActive)
