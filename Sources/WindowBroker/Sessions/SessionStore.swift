@@ -63,7 +63,8 @@ public final class SessionStore: Sendable {
         }
         // GRDB's WAL set-up leaves commits at `synchronous = NORMAL`, where a power loss can
         // undo the last transactions. What the store acknowledges must survive one: FULL
-        // syncs the WAL at each commit. Per connection; only the writer commits.
+        // syncs the WAL at each commit. Per connection (only the writer commits): the level
+        // of the migrations and checkpoints; each of our writes sets its own (`transaction`).
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         try Self.migrator.migrate(pool)
         self.warnings = warnings
@@ -349,8 +350,8 @@ public final class SessionStore: Sendable {
         }
     }
 
-    /// How the writer's commits reach the disk (`PRAGMA synchronous`: 2 is FULL, each commit
-    /// synced before it returns).
+    /// The level the writer's last transaction committed at (`PRAGMA synchronous`: 2 is FULL,
+    /// synced before the commit returns; 1 is NORMAL, not synced): for the tests.
     package func commitSynchronousLevel() throws -> Int {
         try pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }
     }
@@ -534,20 +535,22 @@ public final class SessionStore: Sendable {
         GroupCommit { bodies, synced in
             writes.count.add(1, ordering: .relaxed)
             return try await pool.writeWithoutTransaction { db in
-                // Each write in its own savepoint: one that fails is rolled back alone.
-                try transaction(db, synced: synced) { db in bodies.map { body -> DatabaseError? in
-                    do {
-                        try db.inSavepoint {
-                            try body(db)
-                            return .commit
+                try transaction(db, synced: synced) { db in
+                    // Each write in its own savepoint: one that fails is rolled back alone.
+                    bodies.map { body -> DatabaseError? in
+                        do {
+                            try db.inSavepoint {
+                                try body(db)
+                                return .commit
+                            }
+                            return nil
+                        } catch let error as DatabaseError {
+                            return error
+                        } catch {
+                            return DatabaseError(resultCode: .SQLITE_ERROR, message: "\(error)")
                         }
-                        return nil
-                    } catch let error as DatabaseError {
-                        return error
-                    } catch {
-                        return DatabaseError(resultCode: .SQLITE_ERROR, message: "\(error)")
                     }
-                } }
+                }
             }
         }
     }
