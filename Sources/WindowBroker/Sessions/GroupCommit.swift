@@ -1,9 +1,10 @@
 import GRDB
 
 /// Group commit: writes submitted while a transaction is on its way are gathered and committed
-/// together in the next one, and each caller resumes once its own write is on disk. Acknowledging
-/// a scene's write only after it is committed then costs one transaction per round, not one per
-/// write, however many scenes write at once.
+/// together in the next one, and each caller resumes once its own write is committed (synced
+/// to the disk, when it asked for that). Acknowledging a scene's write only after it is on disk
+/// then costs one transaction and one sync per round, not one per write, however many scenes
+/// write at once.
 actor GroupCommit {
     typealias Body = @Sendable (Database) throws -> Void
     /// Commits the bodies in one transaction, synced to the disk when `synced`; for each, nil
