@@ -195,11 +195,11 @@ extension SessionDriver {
             throw BrokerError(.unknownApp, "app '\(appID)' is not installed any more (no manifest); the session is kept")
         }
         let configuration = broker.configuration
-        if earlyStart != nil, !broker.phase.isRunning {
+        // A process started early passed the other checks when it started, and holds its slot.
+        if earlyStart != nil, let refusal = Self.refusalWhileStopping(in: broker) {
             await abandonEarlyStart(in: broker)
-            throw BrokerError(.requestDenied, "the broker is stopping; no scene is started now")
+            throw refusal
         }
-        // Its slot was taken when it started.
         let early = earlyStart
         earlyStart = nil
         if early == nil {
@@ -256,12 +256,15 @@ extension SessionDriver {
                 "app '\(app.id)' failed to start or crashed \(broker.startLimit.burst) times within \(broker.startLimit.interval.formattedSeconds); new scenes are refused for another \(Int(seconds.rounded(.up))) s",
                 retryAfterSeconds: seconds)
         }
-        guard broker.phase.isRunning else {
-            throw BrokerError(.requestDenied, "the broker is stopping; no scene is started now")
-        }
+        if let refusal = Self.refusalWhileStopping(in: broker) { throw refusal }
         guard broker.workers.count + broker.launchesInFlight < broker.configuration.maxLiveWorkers else {
             throw BrokerError(.resourceExhausted, "\(broker.workers.count) scene processes are running (limit \(broker.configuration.maxLiveWorkers)); close or reclaim one first")
         }
+    }
+
+    /// Why no process is started while the broker stops; nil while it runs.
+    private static func refusalWhileStopping(in broker: isolated Broker) -> BrokerError? {
+        broker.phase.isRunning ? nil : BrokerError(.requestDenied, "the broker is stopping; no scene is started now")
     }
 
     /// Starts the new session's process while its record is being committed, so that a cold
