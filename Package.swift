@@ -164,6 +164,17 @@ let package = Package(
         ),
         // The benchmark's spawn baseline (see scripts/bench.sh); not installed.
         .executableTarget(name: "spawn-probe"),
+        // The benchmark's floor for our stack: the same exchanges over NIO and swift-protobuf
+        // with nothing of ours but the schema (see scripts/bench.sh); not installed.
+        .executableTarget(
+            name: "stack-floor",
+            dependencies: [
+                "IPCWire",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ]
+        ),
         .executableTarget(
             name: "wmctl",
             dependencies: [

@@ -1,6 +1,6 @@
 /* Baseline: how long a process takes from posix_spawn until the first byte it writes on an
  * inherited socket (fd 3), as the broker spawns workers. Prints the p50 in milliseconds.
- * Usage: spawn_first_byte COUNT EXECUTABLE */
+ * Usage: spawn_first_byte COUNT EXECUTABLE [ARGUMENT...] */
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +23,7 @@ int main(int argc, char **argv) {
         posix_spawn_file_actions_t actions;
         posix_spawn_file_actions_init(&actions);
         posix_spawn_file_actions_adddup2(&actions, sv[1], 3);
-        char *child_argv[] = {argv[2], NULL};
+        char **child_argv = argv + 2; /* the program and its arguments */
         struct timespec a, b;
         clock_gettime(CLOCK_MONOTONIC, &a);
         pid_t pid;

@@ -38,7 +38,12 @@
 #                       stored ones (with activities), and with 100 live workers besides: per 1,000 stored
 #   whole command       installed wmctl --version and wmctl status, spawn to exit
 #                                                     vs systemctl --version
-#   footprint           installed binaries (static stdlib, stripped)   vs systemctl's size;
+#   the stack's floor   stack-floor (Sources/stack-floor): the ping, the fan-out and a worker's
+#                       first frame done by NIO and swift-protobuf alone, with our schema and
+#                       nothing else of ours, linked as installed; beside the C baseline and
+#                       beside our figure, so each ratio splits into the stack's share and ours
+#   footprint           installed binaries (static stdlib, stripped)   vs systemctl's size
+#                       and the stack's floor binary;
 #                       an idle notes worker's private dirty memory (installed form, forked)
 #                                              vs an idle program that links all of Foundation,
 #                                                 the smallest Foundation program linked as installed
@@ -86,7 +91,7 @@ DBUS=$("$DIR/bin/sdbus_echo" client "unix:path=$DIR/bus" 5000)
 SPAWN=$("$DIR/bin/spawn_first_byte" 40 "$BIN/spawn-probe")
 # The installed form (static stdlib, as scripts/install.sh builds it), for the same figures.
 source scripts/release-flags.sh
-for product in windowbrokerd wmctl notes windowbroker-ui spawn-probe; do
+for product in windowbrokerd wmctl notes windowbroker-ui spawn-probe stack-floor; do
   swift build "${RELEASE_BUILD[@]}" --product "$product" >/dev/null
 done
 SBIN=$(swift build "${RELEASE_BUILD[@]}" --show-bin-path)
@@ -95,6 +100,12 @@ SPAWN_STATIC=$("$DIR/bin/spawn_first_byte" 40 "$SBIN/spawn-probe")
 WORKER_HELLO_STATIC=$(WINDOWBROKER_FD=3 WINDOWBROKER_APP=notes "$DIR/bin/spawn_first_byte" 40 "$SBIN/notes" 2>/dev/null)
 FANOUT10_C=$("$DIR/bin/fanout" 10 200)
 FANOUT100_C=$("$DIR/bin/fanout" 100 200)
+# The same baselines done by our stack alone (NIO, swift-protobuf, the schema; one event loop
+# per process), linked as installed.
+FLOOR_HELLO=$("$DIR/bin/spawn_first_byte" 40 "$SBIN/stack-floor" hello)
+FLOOR_PING=$("$SBIN/stack-floor" ping 5000)
+FLOOR_FAN10=$("$SBIN/stack-floor" fan 10 200)
+FLOOR_FAN100=$("$SBIN/stack-floor" fan 100 200)
 # The reference worker on its own: spawn until its Hello (its first byte), no broker involved.
 # Cold open minus this is what the broker adds (spawn call, handshake, three lifecycle steps).
 WORKER_HELLO=$(WINDOWBROKER_FD=3 WINDOWBROKER_APP=notes "$DIR/bin/spawn_first_byte" 40 "$BIN/notes" 2>/dev/null)
@@ -207,6 +218,8 @@ fig "wmctl ping p50" "$PING" "µs" "raw Unix-socket round trip" "$RAW"
 fig "wmctl ping p50" "$PING" "µs" "sd-bus call via dbus-daemon" "$DBUS"
 fig "  broker's share: ping from a C client p50" "$CPING" "µs" "raw Unix-socket round trip" "$RAW"
 fig "  wmctl and broker held on one CPU, p50" "$PING_ONE_CPU" "µs" "raw Unix-socket round trip" "$RAW"
+fig "the stack's floor: the ping over NIO + protobuf" "$FLOOR_PING" "µs" "raw Unix-socket round trip" "$RAW"
+fig "wmctl ping p50" "$PING" "µs" "the stack's floor: the same ping" "$FLOOR_PING"
 fig "D-Bus: a session's State property p50" "$BUSSTATE" "µs" "sd-bus call via dbus-daemon" "$DBUS"
 fig "D-Bus: Session1.Activate p50 (scene in front)" "$BUSACTIVATE" "µs" "sd-bus call via dbus-daemon" "$DBUS"
 fig "cold open p50 (broker side)" "$COLD" "ms" "spawn to first byte, Foundation binary" "$SPAWN"
@@ -218,6 +231,9 @@ fig "installed: cold open p50, forked, from the request" "$COLD_REQUEST_STATIC" 
 fig "  the same opens, broker side (from created)" "$COLD_CREATED_STATIC" "ms" "installed: cold open, forked, from the request" "$COLD_REQUEST_STATIC"
 fig "installed: cold open p50, spawned" "$COLD_SPAWNED_STATIC" "ms" "spawn to first byte, static Foundation binary" "$SPAWN_STATIC"
 fig "  of which: installed notes, spawn to Hello" "$WORKER_HELLO_STATIC" "ms" "spawn to first byte, static Foundation binary" "$SPAWN_STATIC"
+fig "the stack's floor: spawn to a Hello frame" "$FLOOR_HELLO" "ms" "spawn to first byte, static Foundation binary" "$SPAWN_STATIC"
+fig "  installed notes, spawn to Hello" "$WORKER_HELLO_STATIC" "ms" "the stack's floor: spawn to a Hello frame" "$FLOOR_HELLO"
+fig "installed: cold open p50, forked, from the request" "$COLD_REQUEST_STATIC" "ms" "the stack's floor: spawn to a Hello frame" "$FLOOR_HELLO"
 fig "installed: prewarmed open p50 (broker side)" "$PREWARMED_STATIC" "ms" "installed: cold open p50, forked" "$COLD_STATIC"
 fig "installed wmctl --version, spawn to exit p50" "$WMCTL_VERSION" "ms" "systemctl --version" "$SYSTEMCTL_VERSION"
 fig "installed wmctl status, spawn to exit p50" "$WMCTL_STATUS" "ms" "systemctl --version" "$SYSTEMCTL_VERSION"
@@ -367,6 +383,10 @@ fig "installed: post --wait to $IF10_N scenes, p50" "$IF10_P50" "µs" "C fan-out
 fig "installed: post --wait to $IF10_N scenes, p99" "$IF10_P99" "µs" "C fan-out to 10 processes, p50" "$FANOUT10_C"
 fig "installed: post --wait to $IF100_N scenes, p50" "$IF100_P50" "µs" "C fan-out to 100 processes, p50" "$FANOUT100_C"
 fig "installed: post --wait to $IF100_N scenes, p99" "$IF100_P99" "µs" "C fan-out to 100 processes, p50" "$FANOUT100_C"
+fig "the stack's floor: fan-out to 10 processes" "$FLOOR_FAN10" "µs" "C fan-out to 10 processes, p50" "$FANOUT10_C"
+fig "the stack's floor: fan-out to 100 processes" "$FLOOR_FAN100" "µs" "C fan-out to 100 processes, p50" "$FANOUT100_C"
+fig "installed: post --wait to $IF10_N scenes, p50" "$IF10_P50" "µs" "the stack's floor: fan-out to 10" "$FLOOR_FAN10"
+fig "installed: post --wait to $IF100_N scenes, p50" "$IF100_P50" "µs" "the stack's floor: fan-out to 100" "$FLOOR_FAN100"
 
 # ---------------------------------------------------------------- search over 10,000 sessions
 start_broker "$DIR/search" --max-workers 8
@@ -458,9 +478,15 @@ fig "  of it allocated (RssAnon)" "$ANON" "MiB" "" ""
 # The installed form, as scripts/install.sh builds it: static stdlib, then stripped.
 mib() { stat -c %s "$1" | awk '{ printf "%.1f", $1 / 1048576 }'; }
 SYSTEMCTL_SIZE=$(mib "$(command -v systemctl)")
+# The floor: NIO, swift-protobuf and the schema with the static runtime and FoundationEssentials
+# they bring, and none of our code beyond the schema (stack-floor).
+cp "$SBIN/stack-floor" "$DIR/bin/stack-floor.installed" && strip "$DIR/bin/stack-floor.installed"
+FLOOR_SIZE=$(mib "$DIR/bin/stack-floor.installed")
+fig "the stack's floor binary, stripped" "$FLOOR_SIZE" "MiB" "systemctl, installed" "$SYSTEMCTL_SIZE"
 for product in windowbrokerd wmctl notes windowbroker-ui; do
   cp "$SBIN/$product" "$DIR/bin/$product.installed" && strip "$DIR/bin/$product.installed"
   fig "installed $product, stripped" "$(mib "$DIR/bin/$product.installed")" "MiB" "systemctl, installed" "$SYSTEMCTL_SIZE"
+  fig "  the same" "$(mib "$DIR/bin/$product.installed")" "MiB" "the stack's floor binary" "$FLOOR_SIZE"
 done
 # Private dirty memory (smaps_rollup) once idle: what the process costs the machine. Its clean
 # pages (code and data read from its own file) can be dropped and read again under pressure.

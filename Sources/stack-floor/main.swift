@@ -1,0 +1,281 @@
+/// stack-floor: the benchmark's floor for our own software stack. `make bench` compares the
+/// broker, wmctl and the scenes with C baselines; this program does the same exchanges with
+/// the libraries they are built on (SwiftNIO, swift-protobuf, the static Swift runtime) and
+/// nothing of ours but the generated schema: the same envelopes, framed the same way, each
+/// side one NIO event loop and a plain handler. What the product costs above this floor is
+/// ours; what this floor costs above C is the stack's.
+///
+///   stack-floor ping ROUNDS        ping a child over a socket pair; prints the p50 in µs
+///   stack-floor fan RECEIVERS ROUNDS [--cpu]
+///                                  one update to each child, then all their acks; p50 in µs
+///                                  (--cpu: and the CPU time per delivery on each side)
+///   stack-floor serve              (a child, socket on fd 3) pong each ping, ack each update
+///   stack-floor hello              (spawned with fd 3) start a loop, write one Hello, exit
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import IPCWire
+import NIOCore
+import NIOPosix
+import SwiftProtobuf
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+typealias Envelope = Windowbroker_V1_Envelope
+
+/// The wire's framing: a 4-byte big-endian length, then one envelope.
+struct LengthPrefixedFrames: ByteToMessageDecoder {
+    typealias InboundOut = ByteBuffer
+
+    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        guard let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self),
+              buffer.readableBytes >= 4 + Int(length) else { return .needMoreData }
+        buffer.moveReaderIndex(forwardBy: 4)
+        context.fireChannelRead(wrapInboundOut(buffer.readSlice(length: Int(length))!))
+        return .continue
+    }
+}
+
+func framed(_ envelope: Envelope, _ allocator: ByteBufferAllocator) -> ByteBuffer {
+    let bytes: [UInt8] = try! envelope.serializedBytes()
+    var buffer = allocator.buffer(capacity: 4 + bytes.count)
+    buffer.writeInteger(UInt32(bytes.count))
+    buffer.writeBytes(bytes)
+    return buffer
+}
+
+func decoded(_ frame: ByteBuffer) -> Envelope {
+    try! Envelope(serializedBytes: Array(frame.readableBytesView))
+}
+
+func median(_ samples: [Double]) -> Double {
+    let sorted = samples.sorted()
+    return sorted[sorted.count / 2]
+}
+
+func now() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return Double(time.tv_sec) * 1e6 + Double(time.tv_nsec) / 1e3
+}
+
+/// The child's side: what a broker does with a ping and a scene with an update, and no more.
+final class Answerer: ChannelInboundHandler, Sendable {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let request = decoded(unwrapInboundIn(data))
+        var reply = Envelope()
+        reply.replyTo = request.id
+        switch request.body {
+        case .controlRequest(let control):
+            guard case .ping(let ping) = control.kind else { return }
+            reply.controlReply = .with { $0.ping = .with { $0.payload = ping.payload } }
+        case .workerCommand(let command):
+            guard case .update(let update) = command.kind, case .event(let event) = update.kind,
+                  event.name == "tick" else { return }
+            reply.workerMessage = .with { $0.ack = .init() }
+        default:
+            return
+        }
+        context.writeAndFlush(wrapOutboundOut(framed(reply, context.channel.allocator)), promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        exit(0)
+    }
+}
+
+/// The parent's side: sends a round, counts the answers, starts the next round from the
+/// last answer (no thread hop), and fulfils `done` with the samples.
+final class Rounds: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let total: Int
+    private let send: (Int) -> Void
+    private let expected: Int
+    private let done: EventLoopPromise<[Double]>
+    private var samples: [Double] = []
+    private var answered = 0
+    private var started = 0.0
+
+    init(rounds: Int, answersPerRound: Int, done: EventLoopPromise<[Double]>, send: @escaping (Int) -> Void) {
+        self.total = rounds
+        self.expected = answersPerRound
+        self.done = done
+        self.send = send
+        samples.reserveCapacity(rounds)
+    }
+
+    func start() {
+        started = now()
+        send(0)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let answer = decoded(unwrapInboundIn(data))
+        // Every answer must be to this round's request: a floor that counted anything would lie.
+        guard answer.replyTo == UInt64(samples.count + 1) else { fatalError("answer to \(answer.replyTo) in round \(samples.count + 1)") }
+        answered += 1
+        guard answered == expected else { return }
+        samples.append(now() - started)
+        answered = 0
+        if samples.count == total {
+            done.succeed(samples)
+        } else {
+            started = now()
+            send(samples.count)
+        }
+    }
+}
+
+/// Starts `stack-floor serve` with one end of a fresh socket pair as its fd 3.
+func spawnServer() -> (child: pid_t, socket: CInt) {
+    var pair: [CInt] = [0, 0]
+    guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else { fatalError("socketpair") }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    posix_spawn_file_actions_adddup2(&actions, pair[1], 3)
+    var pid: pid_t = 0
+    let path = CommandLine.arguments[0]
+    let argv: [UnsafeMutablePointer<CChar>?] = [strdup(path), strdup("serve"), nil]
+    guard posix_spawn(&pid, path, &actions, nil, argv, environ) == 0 else { fatalError("posix_spawn \(path)") }
+    posix_spawn_file_actions_destroy(&actions)
+    close(pair[1])
+    return (pid, pair[0])
+}
+
+func channel(on socket: CInt, _ loop: EventLoop, _ handler: any ChannelHandler & Sendable) -> Channel {
+    try! ClientBootstrap(group: loop)
+        .channelInitializer { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LengthPrefixedFrames()))
+                try channel.pipeline.syncOperations.addHandler(handler)
+            }
+        }
+        .withConnectedSocket(socket).wait()
+}
+
+func pingRounds(_ rounds: Int, on loop: EventLoop) -> Double {
+    let server = spawnServer()
+    let done = loop.makePromise(of: [Double].self)
+    var outbound: Channel?
+    let handler = Rounds(rounds: rounds, answersPerRound: 1, done: done) { round in
+        var ping = Envelope()
+        ping.id = UInt64(round + 1)
+        ping.controlRequest = .with { $0.ping = .with { $0.payload = Data("ping \(round)".utf8) } }
+        outbound!.writeAndFlush(framed(ping, outbound!.allocator), promise: nil)
+    }
+    outbound = channel(on: server.socket, loop, handler)
+    try! loop.submit { handler.start() }.wait()
+    let result = median(try! done.futureResult.wait())
+    try! outbound!.close().wait()
+    waitpid(server.child, nil, 0)
+    return result
+}
+
+func fanRounds(_ rounds: Int, receivers: Int, on loop: EventLoop) -> Double {
+    let servers = (0..<receivers).map { _ in spawnServer() }
+    let done = loop.makePromise(of: [Double].self)
+    var outbound: [Channel] = []
+    var cpuAfterFirstRound = (receivers: 0, sender: 0)
+    let handler = Rounds(rounds: rounds, answersPerRound: receivers, done: done) { round in
+        // The CPU counted from here on: the start of the processes and loops is left out.
+        if round == 1 { cpuAfterFirstRound = (servers.reduce(0) { $0 + cpuNanoseconds(of: $1.child) }, cpuNanoseconds(of: getpid())) }
+        // One update, encoded once, written to every receiver before any answer is read.
+        var update = Envelope()
+        update.id = UInt64(round + 1)
+        update.workerCommand = .with {
+            $0.update = .with {
+                $0.sequence = UInt64(round + 1)
+                $0.event = .with {
+                    $0.name = "tick"
+                    $0.postedAt = now() / 1e6
+                    $0.payload = .with {
+                        $0.entries = [
+                            .with { $0.key = "noteID"; $0.value = .with { $0.stringValue = "bench" } },
+                            .with { $0.key = "n"; $0.value = .with { $0.integerValue = 1 } },
+                        ]
+                    }
+                }
+            }
+        }
+        let frame = framed(update, outbound[0].allocator)
+        for receiver in outbound { receiver.writeAndFlush(frame, promise: nil) }
+    }
+    outbound = servers.map { channel(on: $0.socket, loop, handler) }
+    try! loop.submit { handler.start() }.wait()
+    let result = median(try! done.futureResult.wait())
+    if CommandLine.arguments.contains("--cpu") {
+        // CPU time per delivery, the receivers' and this process's, as the bench reads a scene's.
+        let children = servers.reduce(0) { $0 + cpuNanoseconds(of: $1.child) } - cpuAfterFirstRound.receivers
+        let own = cpuNanoseconds(of: getpid()) - cpuAfterFirstRound.sender
+        let deliveries = Double((rounds - 1) * receivers)
+        print("receiver CPU per delivery \(microseconds(Double(children) / 1e3 / deliveries)) µs, sender CPU per delivery \(microseconds(Double(own) / 1e3 / deliveries)) µs")
+    }
+    for receiver in outbound { try! receiver.close().wait() }
+    for server in servers { waitpid(server.child, nil, 0) }
+    return result
+}
+
+/// A process's CPU time so far, all its threads (`/proc/PID/task/*/schedstat`, the first field
+/// in nanoseconds), as the bench reads a scene's.
+func cpuNanoseconds(of pid: pid_t) -> Int {
+    guard let tasks = opendir("/proc/\(pid)/task") else { return 0 }
+    defer { closedir(tasks) }
+    var total = 0
+    while let entry = readdir(tasks) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        guard name.first != ".", let field = firstField(of: "/proc/\(pid)/task/\(name)/schedstat") else { continue }
+        total += Int(field) ?? 0
+    }
+    return total
+}
+
+/// The first space-separated field of a small file, or nil when it cannot be read.
+func firstField(of path: String) -> String? {
+    let fd = open(path, O_RDONLY)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var bytes = [UInt8](repeating: 0, count: 128)
+    let count = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+    guard count > 0 else { return nil }
+    return String(decoding: bytes[..<count].prefix { $0 != UInt8(ascii: " ") }, as: UTF8.self)
+}
+
+/// Whole microseconds and one decimal, without Foundation's formatting.
+func microseconds(_ value: Double) -> String {
+    let tenths = Int((value * 10).rounded())
+    return "\(tenths / 10).\(tenths % 10)"
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1).next()
+switch arguments.first {
+case "serve":
+    try! channel(on: 3, loop, Answerer()).closeFuture.wait()
+case "hello":
+    // A scene's first frame: its Hello, once a loop runs and the socket is a channel.
+    let parent = channel(on: 3, loop, Answerer())
+    var hello = Envelope()
+    hello.id = 1
+    hello.hello = .with { $0.protocolVersion = 1; $0.peerKind = .worker; $0.clientName = "stack-floor" }
+    try! parent.writeAndFlush(framed(hello, parent.allocator)).wait()
+    exit(0)
+case "ping":
+    print(microseconds(pingRounds(arguments.count > 1 ? Int(arguments[1]) ?? 5000 : 5000, on: loop)))
+case "fan":
+    let receivers = arguments.count > 1 ? Int(arguments[1]) ?? 10 : 10
+    print(microseconds(fanRounds(arguments.count > 2 ? Int(arguments[2]) ?? 200 : 200, receivers: receivers, on: loop)))
+default:
+    print("usage: stack-floor ping ROUNDS | fan RECEIVERS ROUNDS [--cpu] | serve | hello")
+    exit(2)
+}
