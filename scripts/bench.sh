@@ -15,7 +15,8 @@
 #                       starts while the session's record commits, before `created`)
 #                                              vs spawn-to-first-byte of a minimal Foundation binary,
 #                                                 static stdlib (the installed form) and dynamic
-#   prewarmed open      the same, bound from the app's pool      vs the cold open
+#   prewarmed open      the same, bound from the app's pool      vs the cold open, and vs one page
+#                       written and synced (bench/commit_sync.c): each acknowledged commit waits for one
 #   open -> first frame open request to the window's first frame on a headless sway, cold and
 #                       prewarmed (release build; installed: forked and spawned)
 #                                                     vs spawning a minimal C client to its first frame,
@@ -79,8 +80,12 @@ cc -O2 -o "$DIR/bin/spawn_first_byte" bench/spawn_first_byte.c
 cc -O2 -o "$DIR/bin/spawn_exit" bench/spawn_exit.c
 cc -O2 -o "$DIR/bin/control_ping" bench/control_ping.c
 cc -O2 -o "$DIR/bin/fanout" bench/fanout.c
+cc -O2 -o "$DIR/bin/commit_sync" bench/commit_sync.c
 cc -O2 -o "$DIR/bin/sdbus_echo" bench/sdbus_echo.c $(pkg-config --cflags --libs libsystemd)
 RAW=$("$DIR/bin/pingpong" 5000)
+# What the store's every acknowledged commit waits for, on the file system the bench's brokers
+# keep their stores on.
+COMMIT_SYNC=$("$DIR/bin/commit_sync" "$DIR" 200)
 dbus-daemon --session --address="unix:path=$DIR/bus" --nofork --nopidfile 2>/dev/null &
 PIDS+=($!)
 for _ in $(seq 50); do [ -S "$DIR/bus" ] && break; sleep 0.1; done
@@ -235,6 +240,7 @@ fig "the stack's floor: spawn to a Hello frame" "$FLOOR_HELLO" "ms" "spawn to fi
 fig "  installed notes, spawn to Hello" "$WORKER_HELLO_STATIC" "ms" "the stack's floor: spawn to a Hello frame" "$FLOOR_HELLO"
 fig "installed: cold open p50, forked, from the request" "$COLD_REQUEST_STATIC" "ms" "the stack's floor: spawn to a Hello frame" "$FLOOR_HELLO"
 fig "installed: prewarmed open p50 (broker side)" "$PREWARMED_STATIC" "ms" "installed: cold open p50, forked" "$COLD_STATIC"
+fig "  the same" "$PREWARMED_STATIC" "ms" "a page written and synced (fdatasync)" "$COMMIT_SYNC"
 fig "installed wmctl --version, spawn to exit p50" "$WMCTL_VERSION" "ms" "systemctl --version" "$SYSTEMCTL_VERSION"
 fig "installed wmctl status, spawn to exit p50" "$WMCTL_STATUS" "ms" "systemctl --version" "$SYSTEMCTL_VERSION"
 
