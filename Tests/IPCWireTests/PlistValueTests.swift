@@ -38,6 +38,27 @@ final class PlistValueTests: XCTestCase {
         }
     }
 
+    /// The error names where the bad value sits, through lists and dictionaries (the path is
+    /// only written out for an error).
+    func testARefusalNamesThePathToTheBadValue() {
+        var badURL = Windowbroker_V1_PlistValue()
+        badURL.urlValue = ""
+        var inner = PlistValue.wire(dictionary: ["fine": .integer(1)])
+        inner.entries.append(.with { $0.key = "link"; $0.value = badURL })
+        let list = Windowbroker_V1_PlistValue.with { $0.listValue = .with { $0.items = [PlistValue.null.wire, .with { $0.dictionaryValue = inner }] } }
+        var payload = Windowbroker_V1_PlistDictionary()
+        payload.entries.append(.with { $0.key = "items"; $0.value = list })
+        XCTAssertThrowsError(try PlistValue.dictionary(wire: payload, path: "payload")) { error in
+            XCTAssertEqual((error as? BrokerError)?.code, .invalidUserInfo)
+            XCTAssertEqual((error as? BrokerError)?.message, "payload.items[1].link is not a valid URL: ")
+        }
+        var date = Windowbroker_V1_PlistValue()
+        date.dateValue = .infinity
+        XCTAssertThrowsError(try PlistValue(wire: .with { $0.listValue = .with { $0.items = [date] } }, path: "value")) { error in
+            XCTAssertEqual((error as? BrokerError)?.message, "value[0] is a date that is not a finite time")
+        }
+    }
+
     func testNestingDeeperThanTheLimitIsRefused() {
         var value = PlistValue.string("leaf")
         for _ in 0...WireProtocol.maxUserInfoDepth + 1 { value = .list([value]) }

@@ -59,10 +59,12 @@ public enum PlistValue: Sendable, Hashable {
 extension PlistValue {
     /// Converts from the wire, rejecting what is not a property list: values with no kind
     /// (a peer speaking a newer or broken schema), malformed URLs, non-finite dates and
-    /// nesting deeper than `WireProtocol.maxUserInfoDepth`.
-    package init(wire: Windowbroker_V1_PlistValue, path: String = "userInfo", depth: Int = 0) throws(BrokerError) {
+    /// nesting deeper than `WireProtocol.maxUserInfoDepth`. `path` names the value in an error,
+    /// and is only built for one (a scene decodes every update's payload: writing each entry's
+    /// path out was string work per entry for messages that are almost never shown).
+    package init(wire: Windowbroker_V1_PlistValue, path: @autoclosure () -> String = "userInfo", depth: Int = 0) throws(BrokerError) {
         if depth > WireProtocol.maxUserInfoDepth {
-            throw BrokerError(.invalidUserInfo, "\(path) nests deeper than \(WireProtocol.maxUserInfoDepth) levels")
+            throw BrokerError(.invalidUserInfo, "\(path()) nests deeper than \(WireProtocol.maxUserInfoDepth) levels")
         }
         switch wire.kind {
         case .stringValue(let s): self = .string(s)
@@ -71,36 +73,36 @@ extension PlistValue {
         case .boolValue(let b): self = .bool(b)
         case .dataValue(let d): self = .data(d)
         case .dateValue(let t):
-            guard t.isFinite else { throw BrokerError(.invalidUserInfo, "\(path) is a date that is not a finite time") }
+            guard t.isFinite else { throw BrokerError(.invalidUserInfo, "\(path()) is a date that is not a finite time") }
             self = .date(Date(timeIntervalSince1970: t))
         case .urlValue(let u):
             guard URL(string: u) != nil, !u.isEmpty else {
-                throw BrokerError(.invalidUserInfo, "\(path) is not a valid URL: \(u.prefix(80))")
+                throw BrokerError(.invalidUserInfo, "\(path()) is not a valid URL: \(u.prefix(80))")
             }
             self = .url(u)
         case .listValue(let l):
             var items: [PlistValue] = []
             items.reserveCapacity(l.items.count)
             for (i, item) in l.items.enumerated() {
-                items.append(try PlistValue(wire: item, path: "\(path)[\(i)]", depth: depth + 1))
+                items.append(try PlistValue(wire: item, path: "\(path())[\(i)]", depth: depth + 1))
             }
             self = .list(items)
         case .dictionaryValue(let d):
-            self = .dictionary(try PlistValue.dictionary(wire: d, path: path, depth: depth + 1))
+            self = .dictionary(try PlistValue.dictionary(wire: d, path: path(), depth: depth + 1))
         case .nullValue: self = .null
         case .none:
-            throw BrokerError(.invalidUserInfo, "\(path) holds a value that is not a property-list type")
+            throw BrokerError(.invalidUserInfo, "\(path()) holds a value that is not a property-list type")
         }
     }
 
     /// A dictionary from the wire, checked like ``init(wire:path:depth:)``.
     package static func dictionary(
-        wire: Windowbroker_V1_PlistDictionary, path: String = "userInfo", depth: Int = 0
+        wire: Windowbroker_V1_PlistDictionary, path: @autoclosure () -> String = "userInfo", depth: Int = 0
     ) throws(BrokerError) -> [String: PlistValue] {
         var out: [String: PlistValue] = [:]
         out.reserveCapacity(wire.entries.count)
         for entry in wire.entries {  // a key that comes twice: the last counts, as in a map
-            out[entry.key] = try PlistValue(wire: entry.value, path: "\(path).\(entry.key)", depth: depth)
+            out[entry.key] = try PlistValue(wire: entry.value, path: "\(path()).\(entry.key)", depth: depth)
         }
         return out
     }
