@@ -29,7 +29,9 @@
 #   update fan-out      post --wait to 10 and 100 connected scenes: time until the last scene
 #                       acknowledged (broker side), p50 and p99  vs C: one process writes a frame
 #                       to 10 (100) processes and reads their acknowledgements (bench/fanout.c);
-#                       release build, then installed (scenes forked from the app's zygote)
+#                       release build, then installed (scenes forked from the app's zygote);
+#                       each with a wmctl per post and back to back over one connection
+#                       (bench/post_rounds.py), as the C and stack-floor fan-outs run their rounds
 #   broker at rest      its CPU per second with the 100 scenes live and idle (the memory monitor
 #                       samples every second)   vs reading the 100 scenes' smaps_rollup once
 #   search              wmctl search p50/p99 over 10,000 indexed sessions (a common word, a rare
@@ -347,15 +349,20 @@ xs = sorted(x["maxMicros"] for x in r)
 print(f"{xs[len(xs) // 2]} {xs[min(len(xs) - 1, int(len(xs) * 0.99))]} {r[0]['receivers']}")
 PY
 }
-fanout_10_100() {  # $1 = label; opens 10 scenes and posts, then 90 more and posts; prints both `fanout` lines' figures
-  local ten
+# The same posts back to back over one control connection, as the C and stack-floor fan-outs run
+# their rounds: a wmctl per post starts a process and a connection between two posts, and the
+# broker and the scenes then meet each post with cold caches.
+rounds() { python3 bench/post_rounds.py "$SOCK" notes "$POSTS"; }
+fanout_10_100() {  # $1 = label; opens 10 scenes and posts (a wmctl each, then back to back), then 90 more and the same; prints the four results
+  local ten ten_rounds
   for i in $(seq 10); do W open notes --activity notes.edit --info "noteID=f$i" >/dev/null; done
   ten=$(fanout "${1}10")
+  ten_rounds=$(rounds)
   for i in $(seq 11 100); do W open notes --activity notes.edit --info "noteID=f$i" >/dev/null; done
-  echo "$ten $(fanout "${1}100")"
+  echo "$ten $ten_rounds $(fanout "${1}100") $(rounds)"
 }
 start_broker "$DIR/fanout" --max-workers 128 --max-foreground 2
-read -r F10_P50 F10_P99 F10_N F100_P50 F100_P99 F100_N <<<"$(fanout_10_100 "")"
+read -r F10_P50 F10_P99 F10_N R10_P50 R10_P99 _ F100_P50 F100_P99 F100_N R100_P50 R100_P99 _ <<<"$(fanout_10_100 "")"
 # The broker at rest with the 100 scenes live: its CPU over 20 s (the memory monitor samples each
 # second), beside what reading every scene's smaps_rollup once costs (a PSS sample of all of them).
 sleep 2
@@ -378,12 +385,14 @@ fig "post --wait to $F10_N scenes, last ack p50" "$F10_P50" "µs" "C fan-out to 
 fig "post --wait to $F10_N scenes, last ack p99" "$F10_P99" "µs" "C fan-out to 10 processes, p50" "$FANOUT10_C"
 fig "post --wait to $F100_N scenes, last ack p50" "$F100_P50" "µs" "C fan-out to 100 processes, p50" "$FANOUT100_C"
 fig "post --wait to $F100_N scenes, last ack p99" "$F100_P99" "µs" "C fan-out to 100 processes, p50" "$FANOUT100_C"
+fig "posts back to back, $F10_N scenes, p50" "$R10_P50" "µs" "C fan-out to 10 processes, p50" "$FANOUT10_C"
+fig "posts back to back, $F100_N scenes, p50" "$R100_P50" "µs" "C fan-out to 100 processes, p50" "$FANOUT100_C"
 fig "broker at rest, $F100_N live scenes, CPU per second" "$IDLE_MS" "ms" "reading their $F100_N smaps_rollup once" "$SMAPS_MS"
 # The same posts with the installed broker and notes (static stdlib, scenes forked from the
 # app's zygote): what a user's machine runs. A release-build scene (shared Swift runtime,
 # spawned) spends about three times the CPU on each delivery.
 BROKER_BIN=$SBIN start_broker "$DIR/fanout-installed" --max-workers 128 --max-foreground 2
-read -r IF10_P50 IF10_P99 IF10_N IF100_P50 IF100_P99 IF100_N <<<"$(fanout_10_100 i)"
+read -r IF10_P50 IF10_P99 IF10_N IR10_P50 IR10_P99 _ IF100_P50 IF100_P99 IF100_N IR100_P50 IR100_P99 _ <<<"$(fanout_10_100 i)"
 kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 fig "installed: post --wait to $IF10_N scenes, p50" "$IF10_P50" "µs" "C fan-out to 10 processes, p50" "$FANOUT10_C"
 fig "installed: post --wait to $IF10_N scenes, p99" "$IF10_P99" "µs" "C fan-out to 10 processes, p50" "$FANOUT10_C"
@@ -393,6 +402,12 @@ fig "the stack's floor: fan-out to 10 processes" "$FLOOR_FAN10" "µs" "C fan-out
 fig "the stack's floor: fan-out to 100 processes" "$FLOOR_FAN100" "µs" "C fan-out to 100 processes, p50" "$FANOUT100_C"
 fig "installed: post --wait to $IF10_N scenes, p50" "$IF10_P50" "µs" "the stack's floor: fan-out to 10" "$FLOOR_FAN10"
 fig "installed: post --wait to $IF100_N scenes, p50" "$IF100_P50" "µs" "the stack's floor: fan-out to 100" "$FLOOR_FAN100"
+fig "installed: back to back, $IF10_N scenes, p50" "$IR10_P50" "µs" "C fan-out to 10 processes, p50" "$FANOUT10_C"
+fig "installed: back to back, $IF10_N scenes, p99" "$IR10_P99" "µs" "C fan-out to 10 processes, p50" "$FANOUT10_C"
+fig "installed: back to back, $IF100_N scenes, p50" "$IR100_P50" "µs" "C fan-out to 100 processes, p50" "$FANOUT100_C"
+fig "installed: back to back, $IF100_N scenes, p99" "$IR100_P99" "µs" "C fan-out to 100 processes, p50" "$FANOUT100_C"
+fig "installed: back to back, $IF10_N scenes, p50" "$IR10_P50" "µs" "the stack's floor: fan-out to 10" "$FLOOR_FAN10"
+fig "installed: back to back, $IF100_N scenes, p50" "$IR100_P50" "µs" "the stack's floor: fan-out to 100" "$FLOOR_FAN100"
 
 # ---------------------------------------------------------------- search over 10,000 sessions
 start_broker "$DIR/search" --max-workers 8
