@@ -145,8 +145,9 @@ func spawnServer() -> (child: pid_t, socket: CInt) {
     posix_spawn_file_actions_init(&actions)
     posix_spawn_file_actions_adddup2(&actions, pair[1], 3)
     var pid: pid_t = 0
-    let path = CommandLine.arguments[0]
-    let argv: [UnsafeMutablePointer<CChar>?] = [strdup(path), strdup("serve"), nil]
+    // This very program, however it was started (a bare name found on PATH included).
+    let path = "/proc/self/exe"
+    let argv: [UnsafeMutablePointer<CChar>?] = [strdup(CommandLine.arguments[0]), strdup("serve"), nil]
     guard posix_spawn(&pid, path, &actions, nil, argv, environ) == 0 else { fatalError("posix_spawn \(path)") }
     posix_spawn_file_actions_destroy(&actions)
     close(pair[1])
