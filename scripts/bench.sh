@@ -506,8 +506,9 @@ FLOOR_SIZE=$(mib "$DIR/bin/stack-floor.installed")
 fig "the stack's floor binary, stripped" "$FLOOR_SIZE" "MiB" "systemctl, installed" "$SYSTEMCTL_SIZE"
 for product in windowbrokerd wmctl notes windowbroker-ui; do
   cp "$SBIN/$product" "$DIR/bin/$product.installed" && strip "$DIR/bin/$product.installed"
-  fig "installed $product, stripped" "$(mib "$DIR/bin/$product.installed")" "MiB" "systemctl, installed" "$SYSTEMCTL_SIZE"
-  fig "  the same" "$(mib "$DIR/bin/$product.installed")" "MiB" "the stack's floor binary" "$FLOOR_SIZE"
+  size=$(mib "$DIR/bin/$product.installed")
+  fig "installed $product, stripped" "$size" "MiB" "systemctl, installed" "$SYSTEMCTL_SIZE"
+  fig "  the same" "$size" "MiB" "the stack's floor binary" "$FLOOR_SIZE"
 done
 # Private dirty memory (smaps_rollup) once idle: what the process costs the machine. Its clean
 # pages (code and data read from its own file) can be dropped and read again under pressure.

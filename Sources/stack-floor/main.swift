@@ -5,10 +5,11 @@
 /// side one NIO event loop and a plain handler. What the product costs above this floor is
 /// ours; what this floor costs above C is the stack's.
 ///
-///   stack-floor ping ROUNDS        ping a child over a socket pair; prints the p50 in µs
+///   stack-floor ping ROUNDS [--cpu]
+///                                  ping a child over a socket pair; prints the p50 in µs
 ///   stack-floor fan RECEIVERS ROUNDS [--cpu]
 ///                                  one update to each child, then all their acks; p50 in µs
-///                                  (--cpu: and the CPU time per delivery on each side)
+///   (--cpu: and the CPU time per delivery on each side)
 ///   stack-floor serve              (a child, socket on fd 3) pong each ping, ack each update
 ///   stack-floor hello              (spawned with fd 3) start a loop, write one Hello, exit
 #if canImport(FoundationEssentials)
@@ -165,25 +166,11 @@ func channel(on socket: CInt, _ loop: EventLoop, _ handler: any ChannelHandler &
         .withConnectedSocket(socket).wait()
 }
 
-func pingRounds(_ rounds: Int, on loop: EventLoop) -> Double {
-    let server = spawnServer()
-    let done = loop.makePromise(of: [Double].self)
-    var outbound: Channel?
-    let handler = Rounds(rounds: rounds, answersPerRound: 1, done: done) { round in
-        var ping = Envelope()
-        ping.id = UInt64(round + 1)
-        ping.controlRequest = .with { $0.ping = .with { $0.payload = Data("ping \(round)".utf8) } }
-        outbound!.writeAndFlush(framed(ping, outbound!.allocator), promise: nil)
-    }
-    outbound = channel(on: server.socket, loop, handler)
-    try! loop.submit { handler.start() }.wait()
-    let result = median(try! done.futureResult.wait())
-    try! outbound!.close().wait()
-    waitpid(server.child, nil, 0)
-    return result
-}
-
-func fanRounds(_ rounds: Int, receivers: Int, on loop: EventLoop) -> Double {
+/// `rounds` rounds of one request (`request(round)`, given its id here), encoded once and written
+/// to each of `receivers` children before any answer is read; a round ends with its last
+/// answer. Returns the p50 of the rounds in µs. With `--cpu`, also prints the CPU time per
+/// delivery of the children and of this process, counted from the second round.
+func exchange(_ rounds: Int, receivers: Int, on loop: EventLoop, request: @escaping (Int) -> Envelope) -> Double {
     let servers = (0..<receivers).map { _ in spawnServer() }
     let done = loop.makePromise(of: [Double].self)
     var outbound: [Channel] = []
@@ -191,25 +178,9 @@ func fanRounds(_ rounds: Int, receivers: Int, on loop: EventLoop) -> Double {
     let handler = Rounds(rounds: rounds, answersPerRound: receivers, done: done) { round in
         // The CPU counted from here on: the start of the processes and loops is left out.
         if round == 1 { cpuAfterFirstRound = (servers.reduce(0) { $0 + cpuNanoseconds(of: $1.child) }, cpuNanoseconds(of: getpid())) }
-        // One update, encoded once, written to every receiver before any answer is read.
-        var update = Envelope()
-        update.id = UInt64(round + 1)
-        update.workerCommand = .with {
-            $0.update = .with {
-                $0.sequence = UInt64(round + 1)
-                $0.event = .with {
-                    $0.name = "tick"
-                    $0.postedAt = now() / 1e6
-                    $0.payload = .with {
-                        $0.entries = [
-                            .with { $0.key = "noteID"; $0.value = .with { $0.stringValue = "bench" } },
-                            .with { $0.key = "n"; $0.value = .with { $0.integerValue = 1 } },
-                        ]
-                    }
-                }
-            }
-        }
-        let frame = framed(update, outbound[0].allocator)
+        var envelope = request(round)
+        envelope.id = UInt64(round + 1)
+        let frame = framed(envelope, outbound[0].allocator)
         for receiver in outbound { receiver.writeAndFlush(frame, promise: nil) }
     }
     outbound = servers.map { channel(on: $0.socket, loop, handler) }
@@ -225,6 +196,32 @@ func fanRounds(_ rounds: Int, receivers: Int, on loop: EventLoop) -> Double {
     for receiver in outbound { try! receiver.close().wait() }
     for server in servers { waitpid(server.child, nil, 0) }
     return result
+}
+
+/// A control client's ping, as `wmctl ping` sends it.
+func ping(_ round: Int) -> Envelope {
+    .with { $0.controlRequest = .with { $0.ping = .with { $0.payload = Data("ping \(round)".utf8) } } }
+}
+
+/// An update as the broker delivers a post of the bench's `tick` to a scene.
+func update(_ round: Int) -> Envelope {
+    .with {
+        $0.workerCommand = .with {
+            $0.update = .with {
+                $0.sequence = UInt64(round + 1)
+                $0.event = .with {
+                    $0.name = "tick"
+                    $0.postedAt = now() / 1e6
+                    $0.payload = .with {
+                        $0.entries = [
+                            .with { $0.key = "noteID"; $0.value = .with { $0.stringValue = "bench" } },
+                            .with { $0.key = "n"; $0.value = .with { $0.integerValue = 1 } },
+                        ]
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// A process's CPU time so far, all its threads (`/proc/PID/task/*/schedstat`, the first field
@@ -272,11 +269,11 @@ case "hello":
     try! parent.writeAndFlush(framed(hello, parent.allocator)).wait()
     exit(0)
 case "ping":
-    print(microseconds(pingRounds(arguments.count > 1 ? Int(arguments[1]) ?? 5000 : 5000, on: loop)))
+    print(microseconds(exchange(arguments.count > 1 ? Int(arguments[1]) ?? 5000 : 5000, receivers: 1, on: loop, request: ping)))
 case "fan":
     let receivers = arguments.count > 1 ? Int(arguments[1]) ?? 10 : 10
-    print(microseconds(fanRounds(arguments.count > 2 ? Int(arguments[2]) ?? 200 : 200, receivers: receivers, on: loop)))
+    print(microseconds(exchange(arguments.count > 2 ? Int(arguments[2]) ?? 200 : 200, receivers: receivers, on: loop, request: update)))
 default:
-    print("usage: stack-floor ping ROUNDS | fan RECEIVERS ROUNDS [--cpu] | serve | hello")
+    print("usage: stack-floor ping ROUNDS [--cpu] | fan RECEIVERS ROUNDS [--cpu] | serve | hello")
     exit(2)
 }
