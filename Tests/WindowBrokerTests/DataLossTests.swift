@@ -269,6 +269,25 @@ final class DiscardLeavesNothingTests: BrokerTestCase {
     }
 }
 
+/// The notes' files are named by the note id's UTF-8 in lowercase hex: a note saved by an
+/// earlier version is found by name, whatever characters its id has.
+final class NoteFileNameTests: BrokerTestCase {
+    func testANoteSavedUnderItsHexNameIsFoundAndSavedBackThere() throws {
+        let notesDirectory = harness.notesDataDirectory + "/notes"
+        try FileManager.default.createDirectory(atPath: notesDirectory, withIntermediateDirectories: true)
+        // "a/é Z": a slash, two UTF-8 bytes and a space, as the app has always written it.
+        let file = notesDirectory + "/612fc3a9205a.json"
+        try Data(#"{"revision":7,"text":"kept on disk"}"#.utf8).write(to: URL(fileURLWithPath: file))
+
+        let note = try harness.openNote("a/é Z")
+        XCTAssertEqual(try harness.noteState(note).text, "kept on disk", "the newer text on disk is taken at connect")
+        try harness.type(note, "!")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: notesDirectory), ["612fc3a9205a.json"])
+        let saved = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as? [String: Any]
+        XCTAssertEqual(saved?["revision"] as? Int, 8)
+    }
+}
+
 /// Issue 19, hazard 4: a graceful stop quiesces. Before: nothing refused new work while the
 /// scenes were being saved, so a scene asking for a new scene during the stop got one, which
 /// was then stopped without ever being saved.
