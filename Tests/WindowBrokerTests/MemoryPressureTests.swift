@@ -298,8 +298,8 @@ final class PSSSamplerTests: XCTestCase {
         var activity: [pid_t: ProcessActivity] = [1: .init(minorFaults: 10, majorFaults: 0, cpuTicks: 5, residentPages: 100), 2: .init(minorFaults: 20, majorFaults: 0, cpuTicks: 5, residentPages: 200)]
         var pss: [pid_t: UInt64] = [1: 100, 2: 200]
         var reads: [pid_t] = []
-        func sample(_ now: ContinuousClock.Instant, everything: Bool = false, _ pids: [SessionID: pid_t]? = nil) -> [SessionID: UInt64] {
-            sampler.sample(pids ?? [a: 1, b: 2], now: now, everything: everything, activity: { activity[$0] }, pss: { reads.append($0); return pss[$0] })
+        func sample(_ now: ContinuousClock.Instant, scope: SampleScope = .changed, _ pids: [SessionID: pid_t]? = nil) -> [SessionID: UInt64] {
+            sampler.sample(pids ?? [a: 1, b: 2], now: now, scope: scope, activity: { activity[$0] }, pss: { reads.append($0); return pss[$0] })
         }
         let t0 = ContinuousClock.now
         XCTAssertEqual(sample(t0), [a: 100, b: 200])
@@ -331,7 +331,7 @@ final class PSSSamplerTests: XCTestCase {
         reads = []
         XCTAssertEqual(sample(t0 + .seconds(3)), [a: 150, b: 250])
         XCTAssertEqual(reads, [])
-        XCTAssertEqual(sample(t0 + .seconds(3), everything: true), [a: 150, b: 250])
+        XCTAssertEqual(sample(t0 + .seconds(3), scope: .everything), [a: 150, b: 250])
         XCTAssertEqual(reads.sorted(), [1, 2], "under pressure every worker is read")
 
         reads = []
@@ -345,15 +345,40 @@ final class PSSSamplerTests: XCTestCase {
         let same = ProcessActivity(minorFaults: 10, majorFaults: 0, cpuTicks: 5, residentPages: 100)
         var reads: [pid_t] = []
         let t0 = ContinuousClock.now
-        _ = sampler.sample([a: 1, b: 2], now: t0, everything: false, activity: { _ in same }, pss: { reads.append($0); return 100 })
+        _ = sampler.sample([a: 1, b: 2], now: t0, scope: .changed, activity: { _ in same }, pss: { reads.append($0); return 100 })
         reads = []
         // a's worker restarted as pid 3 (with, by chance, the same counts); b's went away.
-        XCTAssertEqual(sampler.sample([a: 3], now: t0 + .seconds(1), everything: false, activity: { _ in same }, pss: { reads.append($0); return 70 }), [a: 70])
+        XCTAssertEqual(sampler.sample([a: 3], now: t0 + .seconds(1), scope: .changed, activity: { _ in same }, pss: { reads.append($0); return 70 }), [a: 70])
         XCTAssertEqual(reads, [3])
         reads = []
-        XCTAssertEqual(sampler.sample([a: 3, b: 2], now: t0 + .seconds(2), everything: false, activity: { _ in same }, pss: { reads.append($0); return 80 }), [a: 70, b: 80])
+        XCTAssertEqual(sampler.sample([a: 3, b: 2], now: t0 + .seconds(2), scope: .changed, activity: { _ in same }, pss: { reads.append($0); return 80 }), [a: 70, b: 80])
         XCTAssertEqual(reads, [2], "a worker dropped from one sample is read afresh when it shows up again")
         // A process that cannot be read (gone between the list and the reading) is left out.
-        XCTAssertEqual(sampler.sample([a: 3, b: 2], now: t0 + .seconds(3), everything: false, activity: { $0 == 2 ? nil : same }, pss: { _ in 1 }), [a: 70])
+        XCTAssertEqual(sampler.sample([a: 3, b: 2], now: t0 + .seconds(3), scope: .changed, activity: { $0 == 2 ? nil : same }, pss: { _ in 1 }), [a: 70])
+    }
+
+    func testALaunchsReadingReadsOnlyTheWorkersWithNoReadingYet() {
+        var sampler = PSSSampler(maxAge: .seconds(10))
+        let c = SessionID()
+        var activity: [pid_t: ProcessActivity] = [1: .init(minorFaults: 10, majorFaults: 0, cpuTicks: 5, residentPages: 100), 2: .init(minorFaults: 20, majorFaults: 0, cpuTicks: 5, residentPages: 200)]
+        var checked: [pid_t] = [], reads: [pid_t] = []
+        func sample(_ pids: [SessionID: pid_t], _ now: ContinuousClock.Instant, _ scope: SampleScope) -> [SessionID: UInt64] {
+            sampler.sample(pids, now: now, scope: scope, activity: { checked.append($0); return activity[$0] ?? .init(minorFaults: 0, majorFaults: 0, cpuTicks: 0, residentPages: 1) },
+                           pss: { reads.append($0); return UInt64($0) * 100 })
+        }
+        let t0 = ContinuousClock.now
+        XCTAssertEqual(sample([a: 1, b: 2], t0, .changed), [a: 100, b: 200])
+        checked = []; reads = []
+        activity[1]!.minorFaults += 5
+        XCTAssertEqual(sample([a: 1, b: 2, c: 3], t0 + .seconds(1), .newcomers), [a: 100, b: 200, c: 300])
+        XCTAssertEqual(checked, [3], "the known workers' /proc files are not read")
+        XCTAssertEqual(reads, [3])
+        checked = []; reads = []
+        // b's session got a new process; a's worker went away.
+        XCTAssertEqual(sample([b: 4, c: 3], t0 + .seconds(2), .newcomers), [b: 400, c: 300])
+        XCTAssertEqual(reads, [4])
+        checked = []; reads = []
+        XCTAssertEqual(sample([b: 4, c: 3], t0 + .seconds(3), .changed).count, 2)
+        XCTAssertEqual(checked.sorted(), [3, 4], "the next interval's reading checks them all again")
     }
 }

@@ -4,7 +4,7 @@ import IPCWire
 /// The broker's face for memory: the monitor's readings go to the `PressureResponder`, and
 /// `pressure`, `status` and `pressure simulate` read it.
 extension Broker {
-    func attachMemoryMonitor(source: String, wake: @escaping @Sendable () -> Void) {
+    func attachMemoryMonitor(source: String, wake: @escaping @Sendable (SampleScope) -> Void) {
         memory.psiSource = source
         memory.wake = wake
     }

@@ -37,24 +37,26 @@ public struct MemoryMonitor: Sendable {
     }
 
     public func run() async {
-        let (wakeups, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        // Each wake-up says which workers it wants read; a wake-up that replaced another in the
+        // buffer cannot hide an interval's reading: one is taken whenever the last is due.
+        let (wakeups, wake) = AsyncStream.makeStream(of: SampleScope.self, bufferingPolicy: .bufferingNewest(1))
         let trigger = PSITrigger.start(
             path: configuration.psiPath, stall: configuration.triggerStall, window: configuration.triggerWindow
-        ) { wake.yield() }
+        ) { wake.yield(.changed) }
         defer { trigger?.stop() }
         let source = trigger.map { "trigger '\($0.spec)' on \(configuration.psiPath)" } ?? "poll \(configuration.psiPath)"
         logger.info("memory monitor started", metadata: [
             "psi": "\(source)", "budget": "\(configuration.budget.map { $0.mebibytes } ?? "none")",
             "interval": "\(configuration.sampleInterval)",
         ])
-        await broker.attachMemoryMonitor(source: source) { wake.yield() }
-        wake.yield()
+        await broker.attachMemoryMonitor(source: source) { wake.yield($0) }
+        wake.yield(.changed)
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 // The interval tick shares the wake-up stream with the trigger and launches.
                 while !Task.isCancelled {
                     try? await WireRuntime.sleep(for: configuration.sampleInterval)
-                    wake.yield()
+                    wake.yield(.changed)
                 }
             }
             group.addTask {
@@ -62,11 +64,17 @@ public struct MemoryMonitor: Sendable {
                 // pressure every reading is fresh.
                 var sampler = PSSSampler(maxAge: configuration.sampleInterval * 30)
                 var calm = false
-                for await _ in wakeups {
+                var lastChecked: ContinuousClock.Instant?
+                for await asked in wakeups {
+                    let now = ContinuousClock.now
+                    let scope: SampleScope = !calm ? .everything
+                        : asked == .newcomers && lastChecked.map({ now - $0 < configuration.sampleInterval }) == true ? .newcomers
+                        : .changed
+                    if scope != .newcomers { lastChecked = now }
                     let pids = await broker.workerPIDs()
-                    guard let (readings, updated) = try? await OffLoop.run({ [sampler, calm] in
+                    guard let (readings, updated) = try? await OffLoop.run({ [sampler] in
                         var sampler = sampler
-                        let readings = sample(pids, with: &sampler, everything: !calm)
+                        let readings = sample(pids, with: &sampler, scope: scope)
                         return (readings, sampler)
                     }) else { continue }
                     sampler = updated
@@ -78,8 +86,8 @@ public struct MemoryMonitor: Sendable {
         }
     }
 
-    func sample(_ pids: [SessionID: pid_t], with sampler: inout PSSSampler, everything: Bool) -> (inputs: PressureInputs, pss: [SessionID: UInt64]) {
-        let pss = sampler.sample(pids, now: .now, everything: everything)
+    func sample(_ pids: [SessionID: pid_t], with sampler: inout PSSSampler, scope: SampleScope) -> (inputs: PressureInputs, pss: [SessionID: UInt64]) {
+        let pss = sampler.sample(pids, now: .now, scope: scope)
         let psi = (try? String(contentsOfFile: configuration.psiPath, encoding: .utf8)).flatMap(PSIReading.parse)
         let memInfo = (try? String(contentsOfFile: configuration.memInfoPath, encoding: .utf8)).flatMap(MemInfo.parse)
         return (PressureInputs(psi: psi, memInfo: memInfo, workersPSS: pss.values.reduce(0, +), budget: configuration.budget), pss)

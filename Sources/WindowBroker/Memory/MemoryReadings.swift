@@ -132,12 +132,27 @@ enum ProcFile {
     }
 }
 
+/// Which workers a reading reads.
+enum SampleScope: Sendable, Equatable {
+    /// Every worker afresh: under pressure, when the figures decide what is reclaimed.
+    case everything
+    /// The workers whose activity changed, or whose reading is older than the sampler's
+    /// `maxAge` (the interval's reading, a PSI trigger's, the one after a reclaim).
+    case changed
+    /// Only workers with no reading yet (a launch added one, a pool was refilled): the
+    /// others' readings stand until the next `changed` one. Checking every worker's activity
+    /// costs a `/proc/PID/stat` read each, and a prewarmed open asked for two such readings
+    /// (after its pool's refill, after the launch): the cost of an open grew with the number
+    /// of scenes open.
+    case newcomers
+}
+
 /// Each worker's PSS, read again only when it may have changed. `smaps_rollup` costs the
 /// kernel a walk of the worker's page tables (about 100 µs for a notes worker): read every
 /// second for 100 idle scenes, it was nearly all of an idle broker's CPU. A worker whose
 /// activity (`ProcessActivity`) is unchanged keeps its last reading, for at most `maxAge`:
 /// its PSS still moves when processes sharing its pages come and go. Under pressure every
-/// reading is fresh (`everything`): that is when the figures decide what is reclaimed.
+/// reading is fresh (`SampleScope.everything`).
 struct PSSSampler: Sendable {
     private struct Reading: Sendable {
         var pid: pid_t
@@ -156,13 +171,17 @@ struct PSSSampler: Sendable {
     /// The PSS of each worker in `pids` that could be read; workers no longer listed are
     /// forgotten.
     mutating func sample(
-        _ pids: [SessionID: pid_t], now: ContinuousClock.Instant, everything: Bool,
+        _ pids: [SessionID: pid_t], now: ContinuousClock.Instant, scope: SampleScope,
         activity: (pid_t) -> ProcessActivity? = ProcessActivity.of, pss: (pid_t) -> UInt64? = ProcessMemory.pss
     ) -> [SessionID: UInt64] {
         var next: [SessionID: Reading] = [:]
         for (session, pid) in pids {
+            if scope == .newcomers, let previous = last[session], previous.pid == pid {
+                next[session] = previous
+                continue
+            }
             guard let current = activity(pid) else { continue }
-            if !everything, let previous = last[session], previous.pid == pid,
+            if scope == .changed, let previous = last[session], previous.pid == pid,
                previous.activity == current, now - previous.at < maxAge {
                 next[session] = previous
             } else if let bytes = pss(pid) {

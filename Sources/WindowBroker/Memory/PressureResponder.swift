@@ -19,8 +19,9 @@ final class PressureResponder {
     var reclaimedBytes: UInt64 = 0
     /// Readings acted on since start.
     var samples: UInt64 = 0
-    /// Asks the monitor for a reading now (after a reclaim, a refilled pool).
-    var wake: (@Sendable () -> Void)?
+    /// Asks the monitor for a reading now, of the workers in the scope (after a reclaim, a
+    /// refilled pool, a launch).
+    var wake: (@Sendable (SampleScope) -> Void)?
     /// A reading asked for by a launch is due (`launched`).
     var launchReadingDue = false
     /// How long after a launch its reading comes.
@@ -44,7 +45,7 @@ final class PressureResponder {
         Task {
             try? await WireRuntime.sleep(for: Self.readingAfterLaunch)
             broker.memory.launchReadingDue = false
-            broker.memory.wake?()
+            broker.memory.wake?(.newcomers)
         }
     }
 
@@ -141,7 +142,7 @@ final class PressureResponder {
             broker.logger.warning("over the memory budget with no background scene left to reclaim",
                            metadata: ["used": "\((used - min(used, freed)).mebibytes)", "target": "\(target.mebibytes)"])
         }
-        wake?()
+        wake?(.changed)
         return outcome
     }
 

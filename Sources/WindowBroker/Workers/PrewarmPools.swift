@@ -76,7 +76,8 @@ final class PrewarmPools {
             return
         }
         ready[app.id, default: []].append(worker)
-        broker.memory.wake?()
+        // What the system has left changed; no session's worker did (a pool's are none).
+        broker.memory.wake?(.newcomers)
     }
 
     /// A refill that failed counts against the app's start limit; the pool is topped up again
