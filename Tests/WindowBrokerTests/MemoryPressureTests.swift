@@ -260,6 +260,9 @@ final class PressurePolicyTests: XCTestCase {
         if let real = try? String(contentsOfFile: "/proc/pressure/memory", encoding: .utf8) {
             XCTAssertNotNil(PSIReading.parse(real), real)
         }
+        XCTAssertEqual(MemInfo.parse("MemTotal:       16384 kB\nMemFree:  1 kB\nMemAvailable:    8192 kB\nBuffers: 2 kB\n"),
+                       MemInfo(total: 16384 * 1024, available: 8192 * 1024))
+        XCTAssertNil(MemInfo.parse("MemTotal:       16384 kB\nMemFree:  1 kB\n"), "no MemAvailable (kernels before 3.14)")
         let meminfo = try XCTUnwrap(MemInfo.parse(try String(contentsOfFile: "/proc/meminfo", encoding: .utf8)))
         XCTAssertGreaterThan(meminfo.total, 0)
         XCTAssertLessThanOrEqual(meminfo.available, meminfo.total)

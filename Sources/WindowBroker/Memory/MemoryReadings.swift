@@ -48,15 +48,19 @@ public struct MemInfo: Sendable, Equatable {
     public var total: UInt64
     public var available: UInt64
 
+    /// Reads the two lines it needs (the first and third of the kernel's file) and stops: it
+    /// runs at every reading, and splitting all 50-odd lines into a dictionary cost more than
+    /// reading the file.
     public static func parse(_ text: String) -> MemInfo? {
-        var fields: [Substring: UInt64] = [:]
+        var total: UInt64?, available: UInt64?
         for line in text.split(separator: "\n") {
             let parts = line.split(whereSeparator: { $0 == ":" || $0 == " " })
-            guard parts.count >= 2, let value = UInt64(parts[1]) else { continue }
-            fields[parts[0]] = value * (parts.count >= 3 && parts[2] == "kB" ? 1024 : 1)
+            guard parts.count >= 2, parts[0] == "MemTotal" || parts[0] == "MemAvailable", let value = UInt64(parts[1]) else { continue }
+            let bytes = value * (parts.count >= 3 && parts[2] == "kB" ? 1024 : 1)
+            if parts[0] == "MemTotal" { total = bytes } else { available = bytes }
+            if let total, let available { return MemInfo(total: total, available: available) }
         }
-        guard let total = fields["MemTotal"], let available = fields["MemAvailable"] else { return nil }
-        return MemInfo(total: total, available: available)
+        return nil
     }
 }
 

@@ -458,12 +458,13 @@ public final class SessionStore: Sendable {
         let rows = workspace.visible.enumerated().map { ($0.offset, $0.element.uuid.uuidString, $0.element == workspace.key) }
         // Not synced: after a power loss the scenes put back on screen may be those of a
         // moment before, which nothing was promised about.
+        // Written at every focus change, a row per scene on screen: cached statements.
         try await write(synced: false) { db in
-            try db.execute(sql: "DELETE FROM workspace")
+            try db.executeCached(sql: "DELETE FROM workspace", arguments: [])
             for (position, id, isKey) in rows {
                 // A session discarded meanwhile is not there to point at.
-                try db.execute(sql: "INSERT INTO workspace (position, sessionID, isKey) SELECT ?, id, ? FROM session WHERE id = ?",
-                               arguments: [position, isKey, id])
+                try db.executeCached(sql: "INSERT INTO workspace (position, sessionID, isKey) SELECT ?, id, ? FROM session WHERE id = ?",
+                                     arguments: [position, isKey, id])
             }
         }
     }
@@ -519,7 +520,7 @@ public final class SessionStore: Sendable {
     /// it durable too, as it syncs the whole write-ahead log. (GRDB's `write`, with the
     /// connection's `synchronous` set for this transaction.)
     private static func transaction<T>(_ db: Database, synced: Bool, _ body: (Database) throws -> T) throws -> T {
-        try db.execute(sql: synced ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL")
+        try db.executeCached(sql: synced ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL", arguments: [])
         var result: T?
         try db.inTransaction {
             result = try body(db)
