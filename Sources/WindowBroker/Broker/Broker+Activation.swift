@@ -169,7 +169,7 @@ extension Broker {
         }
         drivers[id]?.session.presentation = decision.presentation
         drivers[id]?.session.requestedBy = requestedBy
-        defer { pools.refill(in: self) }  // after the launch, if it took a prewarmed worker
+        defer { pools.refillAfterAnswer(in: self) }  // after the launch, if it took a prewarmed worker
         let others = decision.changes.map { change in refocusLater(change) }
         var notes: [String]
         let launch: LaunchKind

@@ -52,6 +52,20 @@ final class PrewarmPools {
         }
     }
 
+    /// `refill`, once the open that took a worker has been answered. Started from the open
+    /// itself, the refill's first steps (a socket pair, the output pipes, the zygote's fork
+    /// request) ran on the event loop before the open's answer was written: the broker's
+    /// queue took them up while the open's caller waited for its reply.
+    func refillAfterAnswer(in broker: isolated Broker) {
+        Task {
+            try? await WireRuntime.sleep(for: Self.afterAnswer)
+            self.refill(in: broker)
+        }
+    }
+
+    /// Long enough for the answer, already queued, to be written first.
+    static let afterAnswer: Duration = .milliseconds(1)
+
     private func warm(_ app: AppManifest, in broker: isolated Broker) async {
         defer { warming[app.id, default: 1] -= 1 }
         let worker: WorkerHandle
