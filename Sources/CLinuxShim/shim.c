@@ -204,15 +204,3 @@ int wb_zygote_request(int channel, const char *environment, unsigned long length
     return rc;
 }
 
-int wb_zygote_answer(int reply_fd, int timeout_ms, pid_t *pid) {
-    int rc = wait_readable(reply_fd, timeout_ms);
-    if (rc == 0) {
-        int32_t answer = 0;
-        ssize_t n = recv(reply_fd, &answer, sizeof answer, 0);
-        if (n != sizeof answer) rc = EPIPE;  // the zygote ended with the request
-        else if (answer < 0) rc = -answer;
-        else *pid = answer;
-    }
-    close(reply_fd);
-    return rc;
-}

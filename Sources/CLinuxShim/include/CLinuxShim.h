@@ -23,15 +23,11 @@ int wb_zygote_first_message(int channel, int timeout_ms, char *message, unsigned
 /// Asks the zygote on `channel` for a worker: `environment` (`length` bytes of NUL-terminated
 /// "KEY=VALUE" strings) becomes its environment, `fd3` its fd 3, and `output_fd`/`error_fd`
 /// (both or neither, -1) its stdout and stderr. The worker is the caller's child. Never blocks:
-/// returns 0 and sets *reply_fd, where `wb_zygote_answer` reads the answer, or an errno value
+/// returns 0 and sets *reply_fd, where the zygote answers with one native int32 (the child's
+/// pid, or a negated errno value; `ZygoteAnswer` reads it), or an errno value
 /// (EPIPE: the zygote is gone; EAGAIN: its queue is full, it stopped reading). The caller
 /// keeps (and closes) the descriptors it passed. The zygote forks as soon as it reads this.
 int wb_zygote_request(int channel, const char *environment, unsigned long length, int fd3, int output_fd, int error_fd, int *reply_fd);
-
-/// The zygote's answer to a `wb_zygote_request`: waits up to `timeout_ms` on `reply_fd`, closes
-/// it, and returns 0 with *pid set, or an errno value (EPIPE: the zygote ended with the
-/// request; ETIMEDOUT: no answer in time; another: the fork's own error).
-int wb_zygote_answer(int reply_fd, int timeout_ms, pid_t *pid);
 
 /// pidfd_open(2); -1 and errno on failure.
 int wb_pidfd_open(pid_t pid);

@@ -86,8 +86,7 @@ actor AppZygotes {
         // connection, which would then receive the request.
         requestsInFlight[zygote.pid, default: 0] += 1
         // The request is written here, so the zygote forks without waiting for a pool thread
-        // to wake; only the wait for its answer (the child's pid) goes off the loop, while the
-        // child starts.
+        // to wake; its answer (the child's pid) is read on an event loop too (`ZygoteAnswer`).
         var reply: Int32 = -1
         let sent = request.withUnsafeBufferPointer { bytes in
             bytes.withMemoryRebound(to: CChar.self) {
@@ -98,13 +97,9 @@ actor AppZygotes {
         if sent != 0 {
             result = (sent, 0)
         } else {
-            let replyFD = reply
-            result = try? await OffLoop.run { () -> (Int32, pid_t) in
-                var pid: pid_t = 0
-                return (wb_zygote_answer(replyFD, Self.forkTimeout, &pid), pid)
-            }
-            // The pool stopped (the broker is ending) before the answer was read.
-            if result == nil { close(replyFD) }
+            let answer = await ZygoteAnswer.read(from: reply, timeout: .milliseconds(Int64(Self.forkTimeout)))
+            // The broker is ending: no answer will be read.
+            result = answer.errno == ECANCELED ? nil : answer
         }
         requestsInFlight[zygote.pid]! -= 1
         if requestsInFlight[zygote.pid] == 0 {
