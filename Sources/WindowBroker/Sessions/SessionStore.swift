@@ -458,7 +458,7 @@ public final class SessionStore: Sendable {
         let rows = workspace.visible.enumerated().map { ($0.offset, $0.element.uuid.uuidString, $0.element == workspace.key) }
         // Not synced: after a power loss the scenes put back on screen may be those of a
         // moment before, which nothing was promised about.
-        // Written at every focus change, a row per scene on screen: cached statements.
+        // Cached statements: this runs at every focus change, a row per scene on screen.
         try await write(synced: false) { db in
             try db.executeCached(sql: "DELETE FROM workspace", arguments: [])
             for (position, id, isKey) in rows {

@@ -98,7 +98,7 @@ actor AppZygotes {
             result = (sent, 0)
         } else {
             let answer = await ZygoteAnswer.read(from: reply, timeout: .milliseconds(Int64(Self.forkTimeout)))
-            // The broker is ending: no answer will be read.
+            // Not waited for: the caller spawns its worker.
             result = answer.errno == ECANCELED ? nil : answer
         }
         requestsInFlight[zygote.pid]! -= 1

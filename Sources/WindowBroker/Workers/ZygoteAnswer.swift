@@ -9,7 +9,8 @@ import NIOPosix
 /// child's Hello then sat unread.
 enum ZygoteAnswer {
     /// 0 and the pid, or an errno value: ETIMEDOUT after `timeout`, EPIPE when the zygote
-    /// closed the request without answering. Takes `fd` over and closes it.
+    /// closed the request without answering, ECANCELED when the answer cannot be waited for.
+    /// Takes `fd` over and closes it.
     static func read(from fd: Int32, timeout: TimeAmount) async -> (errno: Int32, pid: pid_t) {
         let loop = MultiThreadedEventLoopGroup.currentEventLoop ?? MultiThreadedEventLoopGroup.singleton.next()
         let answer = loop.makePromise(of: (errno: Int32, pid: pid_t).self)
@@ -24,8 +25,12 @@ enum ZygoteAnswer {
                 .takingOwnershipOfDescriptor(input: fd)
                 .get()
         } catch {
-            // The loop is shutting down (the broker is ending): nothing will read it.
-            close(fd)
+            // The channel could not be made (not seen: the broker's loops never stop). The
+            // descriptor is not closed here: NIO has closed it with the channel, or handed it
+            // back, and which one it did is not told; closing a number another thread may
+            // have been given since would be worse than keeping one descriptor. The promise is
+            // completed all the same (NIO's debug builds trap on one left behind).
+            answer.succeed((ECANCELED, 0))
             return (ECANCELED, 0)
         }
         let result = (try? await answer.futureResult.get()) ?? (EPIPE, 0)
