@@ -67,9 +67,14 @@ public struct MemoryMonitor: Sendable {
                 var lastChecked: ContinuousClock.Instant?
                 for await asked in wakeups {
                     let now = ContinuousClock.now
-                    let scope: SampleScope = !calm ? .everything
-                        : asked == .newcomers && lastChecked.map({ now - $0 < configuration.sampleInterval }) == true ? .newcomers
-                        : .changed
+                    let scope: SampleScope
+                    if !calm {
+                        scope = .everything
+                    } else if asked == .newcomers, let last = lastChecked, now - last < configuration.sampleInterval {
+                        scope = .newcomers
+                    } else {
+                        scope = .changed
+                    }
                     if scope != .newcomers { lastChecked = now }
                     let pids = await broker.workerPIDs()
                     guard let (readings, updated) = try? await OffLoop.run({ [sampler] in

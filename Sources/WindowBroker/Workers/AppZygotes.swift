@@ -97,9 +97,8 @@ actor AppZygotes {
         if sent != 0 {
             result = (sent, 0)
         } else {
-            let answer = await ZygoteAnswer.read(from: reply, timeout: .milliseconds(Int64(Self.forkTimeout)))
-            // Not waited for: the caller spawns its worker.
-            result = answer.errno == ECANCELED ? nil : answer
+            // nil (not waited for): the caller spawns its worker.
+            result = await ZygoteAnswer.read(from: reply, timeout: .milliseconds(Int64(Self.forkTimeout)))
         }
         requestsInFlight[zygote.pid]! -= 1
         if requestsInFlight[zygote.pid] == 0 {

@@ -9,9 +9,9 @@ import NIOPosix
 /// child's Hello then sat unread.
 enum ZygoteAnswer {
     /// 0 and the pid, or an errno value: ETIMEDOUT after `timeout`, EPIPE when the zygote
-    /// closed the request without answering, ECANCELED when the answer cannot be waited for.
-    /// Takes `fd` over and closes it.
-    static func read(from fd: Int32, timeout: TimeAmount) async -> (errno: Int32, pid: pid_t) {
+    /// closed the request without answering; nil when the answer cannot be waited for. Takes
+    /// `fd` over and closes it.
+    static func read(from fd: Int32, timeout: TimeAmount) async -> (errno: Int32, pid: pid_t)? {
         let loop = MultiThreadedEventLoopGroup.currentEventLoop ?? MultiThreadedEventLoopGroup.singleton.next()
         let answer = loop.makePromise(of: (errno: Int32, pid: pid_t).self)
         let channel: any Channel
@@ -31,7 +31,7 @@ enum ZygoteAnswer {
             // have been given since would be worse than keeping one descriptor. The promise is
             // completed all the same (NIO's debug builds trap on one left behind).
             answer.succeed((ECANCELED, 0))
-            return (ECANCELED, 0)
+            return nil
         }
         let result = (try? await answer.futureResult.get()) ?? (EPIPE, 0)
         channel.close(promise: nil)
