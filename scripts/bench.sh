@@ -498,15 +498,16 @@ fig "  of it allocated (RssAnon)" "$ANON" "MiB" "" ""
 # ---------------------------------------------------------------- footprint: installed binaries, an idle worker
 # The installed form, as scripts/install.sh builds it: static stdlib, then stripped.
 mib() { stat -c %s "$1" | awk '{ printf "%.1f", $1 / 1048576 }'; }
+stripped_mib() {  # $1 = product: its installed-form binary, stripped as scripts/install.sh does
+  cp "$SBIN/$1" "$DIR/bin/$1.installed" && strip "$DIR/bin/$1.installed" && mib "$DIR/bin/$1.installed"
+}
 SYSTEMCTL_SIZE=$(mib "$(command -v systemctl)")
 # The floor: NIO, swift-protobuf and the schema with the static runtime and FoundationEssentials
 # they bring, and none of our code beyond the schema (stack-floor).
-cp "$SBIN/stack-floor" "$DIR/bin/stack-floor.installed" && strip "$DIR/bin/stack-floor.installed"
-FLOOR_SIZE=$(mib "$DIR/bin/stack-floor.installed")
+FLOOR_SIZE=$(stripped_mib stack-floor)
 fig "the stack's floor binary, stripped" "$FLOOR_SIZE" "MiB" "systemctl, installed" "$SYSTEMCTL_SIZE"
 for product in windowbrokerd wmctl notes windowbroker-ui; do
-  cp "$SBIN/$product" "$DIR/bin/$product.installed" && strip "$DIR/bin/$product.installed"
-  size=$(mib "$DIR/bin/$product.installed")
+  size=$(stripped_mib "$product")
   fig "installed $product, stripped" "$size" "MiB" "systemctl, installed" "$SYSTEMCTL_SIZE"
   fig "  the same" "$size" "MiB" "the stack's floor binary" "$FLOOR_SIZE"
 done

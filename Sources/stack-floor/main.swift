@@ -265,7 +265,7 @@ case "hello":
     let parent = channel(on: 3, loop, Answerer())
     var hello = Envelope()
     hello.id = 1
-    hello.hello = .with { $0.protocolVersion = 1; $0.peerKind = .worker; $0.clientName = "stack-floor" }
+    hello.hello = .with { $0.protocolVersion = WireProtocol.version; $0.peerKind = .worker; $0.clientName = "stack-floor" }
     try! parent.writeAndFlush(framed(hello, parent.allocator)).wait()
     exit(0)
 case "ping":
