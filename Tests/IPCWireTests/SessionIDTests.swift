@@ -12,12 +12,14 @@ final class SessionIDTests: XCTestCase {
             XCTAssertEqual(id.description, id.uuid.uuidString.lowercased())
             XCTAssertEqual(SessionID(id.description), id)
             XCTAssertEqual(SessionID(id.uuid.uuidString), id, "uppercase is read too")
+            XCTAssertEqual(id.uppercaseText, id.uuid.uuidString, "the store's keys, as they always were")
         }
         let edges = [UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
                      UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255))]
         for uuid in edges {
             XCTAssertEqual(SessionID(uuid).description, uuid.uuidString.lowercased())
             XCTAssertEqual(SessionID(uuid.uuidString)?.uuid, uuid)
+            XCTAssertEqual(SessionID(uuid).uppercaseText, uuid.uuidString)
         }
     }
 

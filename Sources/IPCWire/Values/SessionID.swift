@@ -66,9 +66,15 @@ public struct SessionID: Hashable, Sendable, Comparable, CustomStringConvertible
 
     /// The one text form: the lowercase UUID, written directly (`uuidString` writes it in
     /// uppercase, and lowering it made a second string).
-    public var description: String {
+    public var description: String { Self.text(uuid, digits: "0123456789abcdef") }
+
+    /// The uppercase form, exactly `UUID.uuidString` (the session store's keys, which the
+    /// store writes with every commit), written the same way: `uuidString` formats it through
+    /// `snprintf`.
+    package var uppercaseText: String { Self.text(uuid, digits: "0123456789ABCDEF") }
+
+    private static func text(_ uuid: UUID, digits: StaticString) -> String {
         String(unsafeUninitializedCapacity: 36) { out in
-            let digits: StaticString = "0123456789abcdef"
             withUnsafeBytes(of: uuid.uuid) { bytes in
                 var index = 0
                 for (position, byte) in bytes.enumerated() {

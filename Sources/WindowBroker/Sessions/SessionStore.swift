@@ -241,7 +241,7 @@ public final class SessionStore: Sendable {
     /// newest); the scene then starts without saved state. An older activity in the other slot
     /// goes: it is superseded by the one kept, and it usually carries the same poison.
     public func quarantine(_ id: SessionID, from source: RestorationSource, at date: Date) async throws {
-        let key = id.uuid.uuidString
+        let key = id.uppercaseText
         let table = source == .current ? "currentActivity" : "restorationActivity"
         try await write { db in
             guard let activity = try Data.fetchOne(db, sql: "SELECT activity FROM \(table) WHERE sessionID = ?", arguments: [key]) else { return }
@@ -254,7 +254,7 @@ public final class SessionStore: Sendable {
 
     /// Puts the quarantined activity back as the restoration activity, saved at `date`.
     public func restoreQuarantined(_ id: SessionID, at date: Date) async throws {
-        let key = id.uuid.uuidString
+        let key = id.uppercaseText
         try await write { db in
             guard let activity = try Data.fetchOne(db, sql: "SELECT activity FROM quarantinedRestoration WHERE sessionID = ?", arguments: [key]) else { return }
             try db.execute(sql: "INSERT OR REPLACE INTO restorationActivity (sessionID, activity, savedAt) VALUES (?, ?, ?)",
@@ -394,7 +394,7 @@ public final class SessionStore: Sendable {
     /// Commits a restoration activity; when this returns, it is on disk.
     public func saveRestoration(_ activity: UserActivity, for id: SessionID, at date: Date) async throws {
         let blob = activity.serialized()
-        let key = id.uuid.uuidString
+        let key = id.uppercaseText
         try await write { db in
             try db.executeCached(sql: """
                 INSERT INTO restorationActivity (sessionID, activity, savedAt) VALUES (?, ?, ?)
@@ -410,7 +410,7 @@ public final class SessionStore: Sendable {
     public func commitSceneState(_ session: SceneSession, attached: Bool, current: UserActivity?, at date: Date) async throws {
         let arguments = Self.arguments(session, attached: attached)
         let blob = current?.serialized()
-        let key = session.id.uuid.uuidString
+        let key = session.id.uppercaseText
         try await groupCommit.submit { db in
             try db.executeCached(sql: Self.updateSQL, arguments: arguments)
             if let blob {
@@ -425,7 +425,7 @@ public final class SessionStore: Sendable {
     /// Deletes the session and its restoration data; when `remember` is set, keeps the
     /// discard to deliver at the app's next launch. One transaction.
     public func discard(_ id: SessionID, appID: AppID, remember: Bool) async throws {
-        let key = id.uuid.uuidString
+        let key = id.uppercaseText
         try await write { db in
             try db.execute(sql: "DELETE FROM session WHERE id = ?", arguments: [key])
             if remember {
@@ -455,7 +455,7 @@ public final class SessionStore: Sendable {
     }
 
     public func saveWorkspace(_ workspace: Workspace) async throws {
-        let rows = workspace.visible.enumerated().map { ($0.offset, $0.element.uuid.uuidString, $0.element == workspace.key) }
+        let rows = workspace.visible.enumerated().map { ($0.offset, $0.element.uppercaseText, $0.element == workspace.key) }
         // Not synced: after a power loss the scenes put back on screen may be those of a
         // moment before, which nothing was promised about.
         // Cached statements: this runs at every focus change, a row per scene on screen.
@@ -494,7 +494,7 @@ public final class SessionStore: Sendable {
 
     public func removePendingDiscards(_ ids: [SessionID], appID: AppID) async throws {
         guard !ids.isEmpty else { return }
-        let keys = ids.map(\.uuid.uuidString)
+        let keys = ids.map(\.uppercaseText)
         try await write { db in
             for key in keys {
                 try db.execute(sql: "DELETE FROM pendingDiscard WHERE appID = ? AND sessionID = ?", arguments: [appID, key])
@@ -576,7 +576,7 @@ public final class SessionStore: Sendable {
 
     private static func arguments(_ session: SceneSession, attached: Bool) -> StatementArguments {
         [
-            "id": session.id.uuid.uuidString,
+            "id": session.id.uppercaseText,
             "appID": session.appID,
             "configuration": session.configuration,
             "role": session.role,
@@ -588,7 +588,7 @@ public final class SessionStore: Sendable {
             "attached": attached,
             "activationConditions": stored(session.activationConditions),
             "presentation": session.presentation.rawValue,
-            "requestedBy": session.requestedBy?.uuid.uuidString,
+            "requestedBy": session.requestedBy?.uppercaseText,
             "storage": session.storage.isEmpty ? nil : try? PlistValue.wire(dictionary: session.storage).serializedData(),
         ]
     }
