@@ -2,7 +2,10 @@
  * payload) to each of N processes over its own Unix stream socket, then reads their N framed
  * acknowledgements; the time until the last one arrives is one sample. Each receiver blocks
  * in read, as a scene waits for its broker. Prints the p50 in microseconds.
- * Usage: fanout RECEIVERS ROUNDS */
+ * With PAUSE_US, the sender sleeps that long before each round: the machine idles between two
+ * rounds as it does between two `wmctl post` processes, whose start and exit leave the CPUs
+ * idle or busy elsewhere (back to back, every process stays warm and on its CPU).
+ * Usage: fanout RECEIVERS ROUNDS [PAUSE_US] */
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +19,7 @@
 int main(int argc, char **argv) {
     int receivers = argc > 1 ? atoi(argv[1]) : 10;
     int rounds = argc > 2 ? atoi(argv[2]) : 200;
+    int pause = argc > 3 ? atoi(argv[3]) : 0;
     int *fds = calloc((size_t)receivers, sizeof *fds);
     pid_t *pids = calloc((size_t)receivers, sizeof *pids);
     for (int r = 0; r < receivers; r++) {
@@ -35,6 +39,7 @@ int main(int argc, char **argv) {
     unsigned char update[68] = {0, 0, 0, 64}, ack[8];
     struct pollfd *waiting = calloc((size_t)receivers, sizeof *waiting);
     for (int i = 0; i < rounds; i++) {
+        if (pause > 0) usleep((useconds_t)pause);
         struct timespec a, b;
         clock_gettime(CLOCK_MONOTONIC, &a);
         for (int r = 0; r < receivers; r++) full(fds[r], update, sizeof update, 1);
