@@ -186,7 +186,7 @@ struct Ping: AsyncParsableCommand {
         let global = self.global
         let count = self.count
         try await global.withBroker { client in
-            var latency = LatencySamples()
+            var latency = LatencySamples(expected: count)
             for i in 0..<count {
                 let payload = Data("ping \(i)".utf8)
                 let reply = try await latency.time { try await client.request(.ping(.with { $0.payload = payload })) }
@@ -194,20 +194,18 @@ struct Ping: AsyncParsableCommand {
                     throw BrokerError(.malformedFrame, "the broker's pong did not echo the ping")
                 }
             }
-            let samples = latency.sorted
-            func percentile(_ p: Double) -> Double { latency.percentile(p) }
-            let mean = latency.mean
+            let figures = latency.summary
             func round(_ v: Double) -> PlistValue { .real((v * 10).rounded() / 10) }
             global.emit(.dictionary([
                 "count": .integer(Int64(count)),
-                "minMicros": round(samples[0]),
-                "p50Micros": round(percentile(0.5)),
-                "p99Micros": round(percentile(0.99)),
-                "maxMicros": round(samples[samples.count - 1]),
-                "meanMicros": round(mean),
+                "minMicros": round(figures.min),
+                "p50Micros": round(figures.p50),
+                "p99Micros": round(figures.p99),
+                "maxMicros": round(figures.max),
+                "meanMicros": round(figures.mean),
             ])) {
-                "\(count) round trips: " + [("min", samples[0]), ("p50", percentile(0.5)), ("p99", percentile(0.99)),
-                                            ("max", samples[samples.count - 1]), ("mean", mean)]
+                "\(count) round trips: " + [("min", figures.min), ("p50", figures.p50), ("p99", figures.p99),
+                                            ("max", figures.max), ("mean", figures.mean)]
                     .map { "\($0.0) \(Output.latency(micros: $0.1))" }.joined(separator: ", ")
             }
         }

@@ -38,18 +38,18 @@ struct Search: AsyncParsableCommand {
         let repeatCount = self.repeatCount
         try await global.withBroker { client in
             if let repeatCount {
-                var latency = LatencySamples()
+                var latency = LatencySamples(expected: repeatCount)
                 var found = 0
                 for _ in 0..<repeatCount {
                     guard case .search(let reply) = try await latency.time({ try await client.request(request) }) else { throw BrokerError.unexpectedReply }
                     found = reply.hits.count
                 }
-                func percentile(_ p: Double) -> Double { latency.percentile(p) }
+                let figures = latency.summary
                 global.emit(.dictionary([
                     "count": .integer(Int64(repeatCount)), "hits": .integer(Int64(found)),
-                    "p50Micros": .real(percentile(0.5).rounded()), "p99Micros": .real(percentile(0.99).rounded()),
+                    "p50Micros": .real(figures.p50.rounded()), "p99Micros": .real(figures.p99.rounded()),
                 ])) {
-                    "\(repeatCount) searches (\(found) hits each): p50 \(Output.latency(micros: percentile(0.5))), p99 \(Output.latency(micros: percentile(0.99)))"
+                    "\(repeatCount) searches (\(found) hits each): p50 \(Output.latency(micros: figures.p50)), p99 \(Output.latency(micros: figures.p99))"
                 }
                 return
             }
