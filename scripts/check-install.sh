@@ -74,7 +74,7 @@ readelf -h "$P/bin/windowbrokerd" | grep -q 'Type: *DYN' || { echo "the installe
 # The drawing library loads with nothing from the toolchain either (a scene dlopens it).
 DRAWING=$P/libexec/windowbroker/libwindowbroker-drawing.so
 if ldd "$DRAWING" | grep -q '/opt/swift\|not found'; then echo "the drawing library needs the toolchain"; ldd "$DRAWING"; exit 1; fi
-env -i /usr/bin/python3 -c 'import ctypes, sys; ctypes.CDLL(sys.argv[1]).wb_drawing_table_v1' "$DRAWING" \
+env -i /usr/bin/python3 -c 'import ctypes, sys; ctypes.CDLL(sys.argv[1]).wb_drawing_table_v2' "$DRAWING" \
   || { echo "the installed drawing library does not load"; exit 1; }
 env -i "$P/bin/wmctl" --version
 env -i "$P/bin/windowbrokerd" --version

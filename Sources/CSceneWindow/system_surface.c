@@ -43,7 +43,8 @@ struct ss_surface {
 
 // A picture keeps its PNG until a card first shows it; it is then decoded and scaled to the
 // card once (decoding a window-sized PNG takes about 18 ms here: doing it for every session
-// before the first frame made the switcher wait for pictures nobody could see yet).
+// before the first frame made the switcher wait for pictures nobody could see yet). The
+// switcher asks for the thumbnails scenes draw with their snapshots, already the card's size.
 struct ss_picture {
     uint8_t *png;
     size_t length;
@@ -159,7 +160,9 @@ void ss_close(ss_surface *s) {
 
 // ---------------------------------------------------------------- pictures
 
+// A card's picture area is the thumbnail's box (the scene draws its thumbnail to fit it).
 enum { THUMB_WIDTH = CARD_WIDTH - 16, THUMB_HEIGHT = PICTURE_HEIGHT - 8 };
+_Static_assert(THUMB_WIDTH == SW_THUMBNAIL_WIDTH && THUMB_HEIGHT == SW_THUMBNAIL_HEIGHT, "a card's picture is a thumbnail");
 
 ss_picture *ss_picture_from_png(const uint8_t *bytes, size_t length) {
     static const uint8_t signature[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
@@ -203,6 +206,11 @@ static void prepare(struct ss_picture *picture) {
     int pw = cairo_image_surface_get_width(image), ph = cairo_image_surface_get_height(image);
     if (cairo_surface_status(image) != CAIRO_STATUS_SUCCESS || pw <= 0 || ph <= 0) {
         cairo_surface_destroy(image);
+        return;
+    }
+    if (pw <= THUMB_WIDTH && ph <= THUMB_HEIGHT) {
+        // A thumbnail (or a small window's picture): drawn as it is.
+        picture->thumbnail = image;
         return;
     }
     double scale = (double)THUMB_WIDTH / pw < (double)THUMB_HEIGHT / ph ? (double)THUMB_WIDTH / pw : (double)THUMB_HEIGHT / ph;

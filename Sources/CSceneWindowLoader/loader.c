@@ -112,9 +112,11 @@ int32_t sw_height(sw_window *window) { return table->sw_height(window); }
 int sw_activate(sw_window *window, const char *token) { return table->sw_activate(window, token); }
 int sw_start_drag(sw_window *window, const uint8_t *data, int32_t length) { return table->sw_start_drag(window, data, length); }
 int32_t sw_text_index_at(sw_window *window, double x, double y) { return table->sw_text_index_at(window, x, y); }
-unsigned char *sw_snapshot_png(int32_t width, int32_t height, const char *heading, const char *text, int32_t cursor, size_t *length) {
+unsigned char *sw_snapshot_png(int32_t width, int32_t height, const char *heading, const char *text, int32_t cursor, size_t *length,
+                               unsigned char **thumbnail, size_t *thumbnail_length) {
+    if (thumbnail) *thumbnail = NULL;
     if (!wb_drawing_load(NULL, 0)) return NULL;
-    return table->sw_snapshot_png(width, height, heading, text, cursor, length);
+    return table->sw_snapshot_png(width, height, heading, text, cursor, length, thumbnail, thumbnail_length);
 }
 void sw_free(void *bytes) {
     if (bytes) table->sw_free(bytes);

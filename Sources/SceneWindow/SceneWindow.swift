@@ -58,6 +58,9 @@ public final class DrawingContext {
 public struct Snapshot: Sendable, Equatable {
     public var size: WindowSize
     public var png: Data
+    /// The same picture scaled to fit a switcher card (244 x 154), PNG; nil when it could not
+    /// be made.
+    public var thumbnailPNG: Data?
     /// What was drawn (size, heading, text, cursor), to reuse a snapshot of the same picture.
     let content: Int
 
@@ -76,11 +79,17 @@ public struct Snapshot: Sendable, Equatable {
         let content = hasher.finalize()
         if let previous, previous.content == content { return previous }
         var length = 0
-        guard let bytes = sw_snapshot_png(Int32(size.width), Int32(size.height), context.heading, context.text, context.cursorByteOffset, &length) else {
-            return nil
+        var thumbnail: UnsafeMutablePointer<UInt8>?
+        var thumbnailLength = 0
+        let bytes = sw_snapshot_png(
+            Int32(size.width), Int32(size.height), context.heading, context.text, context.cursorByteOffset, &length, &thumbnail, &thumbnailLength)
+        defer {
+            sw_free(bytes)
+            sw_free(thumbnail)
         }
-        defer { sw_free(bytes) }
-        return Snapshot(size: size, png: Data(bytes: bytes, count: length), content: content)
+        guard let bytes else { return nil }
+        return Snapshot(size: size, png: Data(bytes: bytes, count: length),
+                        thumbnailPNG: thumbnail.map { Data(bytes: $0, count: thumbnailLength) }, content: content)
     }
 }
 

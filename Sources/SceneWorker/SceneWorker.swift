@@ -600,7 +600,10 @@ package final class SceneRuntime {
             let snapshot = takeSnapshot(scene, delegate)
             return .restorationActivity(.with {
                 if let activity { $0.activity = activity.wire }
-                if let snapshot { $0.snapshotPng = snapshot.png }
+                if let snapshot {
+                    $0.snapshotPng = snapshot.png
+                    if let thumbnail = snapshot.thumbnailPNG { $0.thumbnailPng = thumbnail }
+                }
             })
         case .refresh:
             let (scene, delegate) = try requireScene()

@@ -59,7 +59,10 @@ final class Switcher {
         let sessions = try await client.allSessions(app: app ?? "").sorted { $0.lastActiveAt > $1.lastActiveAt }
         for session in sessions {
             var picture: SystemSurface.Picture?
-            if session.snapshotKept, case .snapshot(let snapshot)? = try? await client.request(.snapshot(.with { $0.sessionID = session.id })) {
+            if session.snapshotKept, case .snapshot(let snapshot)? = try? await client.request(.snapshot(.with {
+                $0.sessionID = session.id
+                $0.thumbnail = true
+            })) {
                 picture = SystemSurface.Picture(png: snapshot.png)
             }
             let title = session.title.isEmpty ? "Untitled" : session.title

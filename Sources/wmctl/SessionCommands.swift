@@ -172,10 +172,17 @@ struct Show: AsyncParsableCommand {
     @Argument(help: "The session id (or a unique prefix of 4+ characters).", completion: LiveCompletion.sessions) var session: String
     @Option(help: "Also write the session's snapshot (a picture of its window, PNG) to this file.", completion: .file(extensions: ["png"]))
     var snapshot: String?
+    @Flag(help: "With --snapshot: write the thumbnail the switcher shows instead (the whole picture when the scene drew none).")
+    var thumbnail = false
+
+    func validate() throws {
+        if thumbnail && snapshot == nil { throw ValidationError("--thumbnail goes with --snapshot FILE") }
+    }
 
     func run() async throws {
         let global = self.global
         let snapshotPath = self.snapshot
+        let thumbnail = self.thumbnail
         let request = ControlRequest.show(.with { $0.sessionID = session })
         try await global.withBroker { client in
             guard case .session(let info) = try await client.request(request) else { throw BrokerError.unexpectedReply }
@@ -199,7 +206,10 @@ struct Show: AsyncParsableCommand {
             // Asked before anything is printed: a session without a picture is a refusal alone.
             var picture: Windowbroker_V1_SnapshotReply?
             if snapshotPath != nil {
-                guard case .snapshot(let reply) = try await client.request(.snapshot(.with { $0.sessionID = info.id })) else {
+                guard case .snapshot(let reply) = try await client.request(.snapshot(.with {
+                    $0.sessionID = info.id
+                    $0.thumbnail = thumbnail
+                })) else {
                     throw BrokerError.unexpectedReply
                 }
                 picture = reply
@@ -211,7 +221,8 @@ struct Show: AsyncParsableCommand {
                 } catch {
                     throw BrokerError(.invalidRequest, "cannot write the snapshot to \(snapshotPath): \(error)")
                 }
-                Output.error("snapshot: \(picture.width)x\(picture.height), \(Output.size(UInt64(picture.png.count))), written to \(snapshotPath)\n")
+                let what = picture.thumbnail ? "snapshot thumbnail" : thumbnail ? "snapshot (no thumbnail kept)" : "snapshot"
+                Output.error("\(what): \(picture.width)x\(picture.height), \(Output.size(UInt64(picture.png.count))), written to \(snapshotPath)\n")
             }
         }
     }

@@ -332,6 +332,63 @@ final class SnapshotTests: WindowTestCase {
         XCTAssertEqual(try harness.refusal("show", note, "--snapshot", snapPath).code, "sessionDiscarded")
     }
 
+    /// The switcher shows a thumbnail the scene draws with its snapshot (decoding and scaling
+    /// every card's whole picture made it wait). It is a miniature of the same picture, kept,
+    /// restored and deleted with it; a store from before thumbnails answers with the picture.
+    func testAThumbnailOfTheSnapshotIsKeptForTheSwitcher() throws {
+        let note = try harness.openNote("small", title: "Small")
+        try harness.type(note, "a line of text")
+        _ = try harness.json("background", note)
+        let snapshots = harness.stateDirectory + "/snapshots"
+        let thumbnailFile = snapshots + "/\(note).thumbnail.png"
+        XCTAssertTrue(FileManager.default.fileExists(atPath: thumbnailFile), "the scene drew a thumbnail with its snapshot")
+        let snapPath = harness.root + "/snapshot.png", thumbPath = harness.root + "/thumbnail.png"
+        XCTAssertEqual(harness.wmctl("show", note, "--snapshot", snapPath).code, 0)
+        let written = harness.wmctl("show", note, "--snapshot", thumbPath, "--thumbnail")
+        XCTAssertEqual(written.code, 0, written.stderr)
+        // 640x480 fitted into a card's 244x154.
+        XCTAssertTrue(written.stderr.contains("snapshot thumbnail: 205x154"), written.stderr)
+        let thumbnailPixels = try pixels(thumbPath)
+        XCTAssertTrue(thumbnailPixels.hasPrefix("205x154 "), thumbnailPixels)
+        // The same layout scaled by 205/640: flat places (the heading band, the page) have the
+        // picture's colours where the scale puts them, and the line of text is in it.
+        func colours(_ path: String, _ points: [Int]) throws -> [String] {
+            let script = BrokerHarness.repository.appendingPathComponent("scripts/png-pixels.py").path
+            let run = try runToCompletion("/usr/bin/python3", [script, path, "--at"] + points.map(String.init))
+            return run.output.split(separator: " ").map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) }
+        }
+        XCTAssertEqual(try colours(thumbPath, [100, 3, 200, 150]), try colours(snapPath, [312, 9, 623, 467]))
+        let page = try colours(snapPath, [623, 467])[0]
+        let textRow = try colours(thumbPath, Array((4...40).flatMap { [$0, 20] }))
+        XCTAssertTrue(textRow.contains { $0 != page }, "the text is drawn in the thumbnail: \(textRow)")
+
+        // Kept across a restart, beside its picture; a thumbnail of no session is deleted.
+        let orphan = snapshots + "/\(UUID().uuidString.lowercased()).thumbnail.png"
+        try Data(contentsOf: URL(fileURLWithPath: thumbPath)).write(to: URL(fileURLWithPath: orphan))
+        XCTAssertEqual(harness.stop(), 0)
+        try harness.start()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: orphan), "a thumbnail without its session's picture is deleted")
+        let again = harness.wmctl("show", note, "--snapshot", thumbPath, "--thumbnail")
+        XCTAssertTrue(again.stderr.contains("snapshot thumbnail: 205x154"), again.stderr)
+        XCTAssertEqual(try pixels(thumbPath), thumbnailPixels)
+
+        // A picture kept before thumbnails existed: asked for one, the broker sends the picture.
+        XCTAssertEqual(harness.stop(), 0)
+        try FileManager.default.removeItem(atPath: thumbnailFile)
+        try harness.start()
+        let whole = harness.wmctl("show", note, "--snapshot", thumbPath, "--thumbnail")
+        XCTAssertTrue(whole.stderr.contains("snapshot (no thumbnail kept): 640x480"), whole.stderr)
+        XCTAssertEqual(try pixels(thumbPath), try pixels(snapPath))
+
+        // A discard deletes both.
+        _ = try harness.json("activate", note)
+        _ = try harness.json("background", note)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: thumbnailFile), "a new picture brings its thumbnail")
+        _ = try harness.json("close", note)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: thumbnailFile), "a closed session's thumbnail is in no file")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: snapshots + "/\(note).png"))
+    }
+
     func testASceneThatNeverWentToTheBackgroundHasNoSnapshotAndSaysSo() throws {
         let note = try harness.openNote("fresh", title: "Fresh")
         let refused = try harness.refusal("show", note, "--snapshot", harness.root + "/none.png")

@@ -15,7 +15,7 @@
 /// unless WINDOWBROKER_DRAWING_LIBRARY names the file (the broker sets it for the apps it starts).
 #define WB_DRAWING_LIBRARY_FILE "libwindowbroker-drawing.so"
 /// The one symbol the library exports: `const wb_drawing_table *WB_DRAWING_TABLE_SYMBOL(void)`.
-#define WB_DRAWING_TABLE_SYMBOL wb_drawing_table_v1
+#define WB_DRAWING_TABLE_SYMBOL wb_drawing_table_v2
 
 /// What the library exports; a field is added at the end only (and the symbol's version
 /// bumped when one changes).
@@ -30,7 +30,8 @@ typedef struct {
     int (*sw_activate)(sw_window *window, const char *token);
     int (*sw_start_drag)(sw_window *window, const uint8_t *data, int32_t length);
     int32_t (*sw_text_index_at)(sw_window *window, double x, double y);
-    unsigned char *(*sw_snapshot_png)(int32_t width, int32_t height, const char *heading, const char *text, int32_t cursor, size_t *length);
+    unsigned char *(*sw_snapshot_png)(int32_t width, int32_t height, const char *heading, const char *text, int32_t cursor, size_t *length,
+                                      unsigned char **thumbnail, size_t *thumbnail_length);
     void (*sw_free)(void *bytes);
     void (*sw_warm_up)(void);
     void (*sw_close)(sw_window *window);

@@ -80,9 +80,16 @@ int sw_start_drag(sw_window *window, const uint8_t *data, int32_t length);
 /// not over the text.
 int32_t sw_text_index_at(sw_window *window, double x, double y);
 
+/// The box a snapshot's thumbnail is fitted into: a card's picture in the switcher.
+#define SW_THUMBNAIL_WIDTH 244
+#define SW_THUMBNAIL_HEIGHT 154
+
 /// A picture of a scene as its window draws it, at `width` x `height`, as PNG bytes (NULL when
-/// it cannot be made); free it with `sw_free`. Needs no compositor.
-unsigned char *sw_snapshot_png(int32_t width, int32_t height, const char *heading, const char *text, int32_t cursor, size_t *length);
+/// it cannot be made), and in `thumbnail` (when not NULL) the same picture scaled to fit
+/// SW_THUMBNAIL_WIDTH x SW_THUMBNAIL_HEIGHT (NULL when it cannot be made); free both with
+/// `sw_free`. Needs no compositor.
+unsigned char *sw_snapshot_png(int32_t width, int32_t height, const char *heading, const char *text, int32_t cursor, size_t *length,
+                               unsigned char **thumbnail, size_t *thumbnail_length);
 
 void sw_free(void *bytes);
 

@@ -1597,11 +1597,11 @@ package nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
   }
 
   /// The latest snapshot of a session's window (a PNG the scene rendered when it last went
-  /// to the background).
-  package var snapshot: Windowbroker_V1_SessionCommand {
+  /// to the background), or its thumbnail.
+  package var snapshot: Windowbroker_V1_SnapshotRequest {
     get {
       if case .snapshot(let v)? = kind {return v}
-      return Windowbroker_V1_SessionCommand()
+      return Windowbroker_V1_SnapshotRequest()
     }
     set {kind = .snapshot(newValue)}
   }
@@ -1649,8 +1649,8 @@ package nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     /// The last lines a session's scene processes printed (stdout and stderr).
     case logs(Windowbroker_V1_LogsRequest)
     /// The latest snapshot of a session's window (a PNG the scene rendered when it last went
-    /// to the background).
-    case snapshot(Windowbroker_V1_SessionCommand)
+    /// to the background), or its thumbnail.
+    case snapshot(Windowbroker_V1_SnapshotRequest)
     /// Shows a system UI surface on the compositor (the switcher, "Show All Windows", the
     /// command overlay) or hides the one shown; answered once its first frame is on screen.
     case systemUi(Windowbroker_V1_SystemUIRequest)
@@ -2265,7 +2265,24 @@ package nonisolated struct Windowbroker_V1_ControlReply: Sendable {
   package init() {}
 }
 
-/// saved_at: seconds since 1970 when the broker stored it.
+/// thumbnail: the thumbnail the scene drew with its snapshot, when one was kept; the whole
+/// picture otherwise (a scene of an earlier version sent none).
+package nonisolated struct Windowbroker_V1_SnapshotRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  package var sessionID: String = String()
+
+  package var thumbnail: Bool = false
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
+}
+
+/// saved_at: seconds since 1970 when the broker stored it. thumbnail: png is the thumbnail
+/// (asked for and kept); width and height are png's.
 package nonisolated struct Windowbroker_V1_SnapshotReply: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -2280,6 +2297,8 @@ package nonisolated struct Windowbroker_V1_SnapshotReply: Sendable {
   package var width: UInt32 = 0
 
   package var height: UInt32 = 0
+
+  package var thumbnail: Bool = false
 
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -3955,7 +3974,9 @@ package nonisolated struct Windowbroker_V1_SceneConnected: Sendable {
 }
 
 /// No activity set: the scene has nothing to restore. snapshot_png: a picture of the scene's
-/// window as it was (PNG), from a scene with a display; the switcher shows it.
+/// window as it was (PNG), from a scene with a display. thumbnail_png: the same picture drawn
+/// to fit 244 x 154 pixels, what the switcher shows on a card (decoding and scaling the whole
+/// picture for each card made the switcher wait); optional, sent with a snapshot only.
 package nonisolated struct Windowbroker_V1_RestorationActivityReply: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -3971,6 +3992,8 @@ package nonisolated struct Windowbroker_V1_RestorationActivityReply: Sendable {
   package mutating func clearActivity() {self._activity = nil}
 
   package var snapshotPng: Data = Data()
+
+  package var thumbnailPng: Data = Data()
 
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -6084,7 +6107,7 @@ nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, Swi
         }
       }()
       case 24: try {
-        var v: Windowbroker_V1_SessionCommand?
+        var v: Windowbroker_V1_SnapshotRequest?
         var hadOneofValue = false
         if let current = self.kind {
           hadOneofValue = true
@@ -7376,9 +7399,44 @@ nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, Swift
   }
 }
 
+nonisolated extension Windowbroker_V1_SnapshotRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".SnapshotRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}thumbnail\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.sessionID) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.thumbnail) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.sessionID.isEmpty {
+      try visitor.visitSingularStringField(value: self.sessionID, fieldNumber: 1)
+    }
+    if self.thumbnail != false {
+      try visitor.visitSingularBoolField(value: self.thumbnail, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Windowbroker_V1_SnapshotRequest, rhs: Windowbroker_V1_SnapshotRequest) -> Bool {
+    if lhs.sessionID != rhs.sessionID {return false}
+    if lhs.thumbnail != rhs.thumbnail {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
 nonisolated extension Windowbroker_V1_SnapshotReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".SnapshotReply"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}png\0\u{3}saved_at\0\u{1}width\0\u{1}height\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}png\0\u{3}saved_at\0\u{1}width\0\u{1}height\0\u{1}thumbnail\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -7391,6 +7449,7 @@ nonisolated extension Windowbroker_V1_SnapshotReply: SwiftProtobuf.Message, Swif
       case 3: try { try decoder.decodeSingularDoubleField(value: &self.savedAt) }()
       case 4: try { try decoder.decodeSingularUInt32Field(value: &self.width) }()
       case 5: try { try decoder.decodeSingularUInt32Field(value: &self.height) }()
+      case 6: try { try decoder.decodeSingularBoolField(value: &self.thumbnail) }()
       default: break
       }
     }
@@ -7412,6 +7471,9 @@ nonisolated extension Windowbroker_V1_SnapshotReply: SwiftProtobuf.Message, Swif
     if self.height != 0 {
       try visitor.visitSingularUInt32Field(value: self.height, fieldNumber: 5)
     }
+    if self.thumbnail != false {
+      try visitor.visitSingularBoolField(value: self.thumbnail, fieldNumber: 6)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -7421,6 +7483,7 @@ nonisolated extension Windowbroker_V1_SnapshotReply: SwiftProtobuf.Message, Swif
     if lhs.savedAt != rhs.savedAt {return false}
     if lhs.width != rhs.width {return false}
     if lhs.height != rhs.height {return false}
+    if lhs.thumbnail != rhs.thumbnail {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -10780,7 +10843,7 @@ nonisolated extension Windowbroker_V1_SceneConnected: SwiftProtobuf.Message, Swi
 
 nonisolated extension Windowbroker_V1_RestorationActivityReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".RestorationActivityReply"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}activity\0\u{3}snapshot_png\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}activity\0\u{3}snapshot_png\0\u{3}thumbnail_png\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -10790,6 +10853,7 @@ nonisolated extension Windowbroker_V1_RestorationActivityReply: SwiftProtobuf.Me
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularMessageField(value: &self._activity) }()
       case 2: try { try decoder.decodeSingularBytesField(value: &self.snapshotPng) }()
+      case 3: try { try decoder.decodeSingularBytesField(value: &self.thumbnailPng) }()
       default: break
       }
     }
@@ -10806,12 +10870,16 @@ nonisolated extension Windowbroker_V1_RestorationActivityReply: SwiftProtobuf.Me
     if !self.snapshotPng.isEmpty {
       try visitor.visitSingularBytesField(value: self.snapshotPng, fieldNumber: 2)
     }
+    if !self.thumbnailPng.isEmpty {
+      try visitor.visitSingularBytesField(value: self.thumbnailPng, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   package static func ==(lhs: Windowbroker_V1_RestorationActivityReply, rhs: Windowbroker_V1_RestorationActivityReply) -> Bool {
     if lhs._activity != rhs._activity {return false}
     if lhs.snapshotPng != rhs.snapshotPng {return false}
+    if lhs.thumbnailPng != rhs.thumbnailPng {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

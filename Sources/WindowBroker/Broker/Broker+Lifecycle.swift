@@ -99,13 +99,21 @@ extension Broker {
         await persist(id)
     }
 
-    /// The newest picture of a session's window.
-    public func snapshot(_ id: SessionID) async throws -> Snapshot {
+    /// The newest picture of a session's window; with `thumbnail`, the thumbnail kept with it
+    /// (the whole picture when there is none).
+    public func snapshot(_ id: SessionID, thumbnail: Bool = false) async throws -> Snapshot {
         _ = try existingSession(id)
         guard let info = drivers[id]?.snapshot else {
             throw BrokerError(.invalidState, "session \(id) has no snapshot: a scene leaves one when it goes to the background with a display")
         }
         let snapshots = self.snapshots
+        if thumbnail, let small = info.thumbnail {
+            if let png = try? await OffLoop.run({ try snapshots.load(id, thumbnail: true) }) {
+                return Snapshot(session: id, png: png, savedAt: info.savedAt, width: small.width, height: small.height, isThumbnail: true)
+            }
+            // Lost: the whole picture still answers.
+            drivers[id]?.snapshot?.thumbnail = nil
+        }
         let png: Data
         do {
             png = try await OffLoop.run { try snapshots.load(id) }

@@ -329,8 +329,8 @@ struct ControlRequestHandler: Sendable {
             })
         case .show(let command):
             return .session(try await broker.sessionStatus(try await sessionID(command.sessionID)).wire(includeRestoration: true))
-        case .snapshot(let command):
-            return .snapshot(try await broker.snapshot(try await sessionID(command.sessionID)).wire)
+        case .snapshot(let request):
+            return .snapshot(try await broker.snapshot(try await sessionID(request.sessionID), thumbnail: request.thumbnail).wire)
         case .systemUi(let request):
             // A scene shows and hides only its own command overlay (its command key held).
             if requester != nil, !request.hide, request.surface != .commandOverlay {

@@ -61,6 +61,7 @@ extension Snapshot {
             $0.savedAt = savedAt.timeIntervalSince1970
             $0.width = UInt32(width)
             $0.height = UInt32(height)
+            $0.thumbnail = isThumbnail
         }
     }
 }

@@ -361,7 +361,7 @@ extension SessionDriver {
             try await broker.store.saveRestoration(activity, for: id, at: now)
             session.restoration = activity
             session.restorationSavedAt = now
-            if !answer.snapshotPng.isEmpty { await keepSnapshot(answer.snapshotPng, in: broker) }
+            if !answer.snapshotPng.isEmpty { await keepSnapshot(answer.snapshotPng, thumbnail: answer.thumbnailPng, in: broker) }
             return .restorationCommitted(attempt: attempt)
         } catch let error as BrokerError {
             return .restorationNotSaved(attempt: attempt, BrokerError(error.code, "the scene's restoration activity was refused: \(error.message)"))
@@ -409,20 +409,29 @@ extension SessionDriver {
         guard case .restorationActivity(let answer)? = try? await request(
             .restorationActivityRequest(.init()), timeout: broker.configuration.workerTimeout, doing: "taking a snapshot", in: broker),
             !answer.snapshotPng.isEmpty else { return }
-        await keepSnapshot(answer.snapshotPng, in: broker)
+        await keepSnapshot(answer.snapshotPng, thumbnail: answer.thumbnailPng, in: broker)
     }
 
     /// Keeps the picture a scene sent with its restoration activity (in the session's turn, so
     /// a discard cannot come between). A picture that is refused or cannot be written costs the
     /// switcher its picture, never the save.
-    private func keepSnapshot(_ png: Data, in broker: isolated Broker) async {
+    private func keepSnapshot(_ png: Data, thumbnail: Data, in broker: isolated Broker) async {
         do {
             var info = try SnapshotStore.validated(png)
-            info.digest = SnapshotStore.digest(png)
+            // A thumbnail that is refused costs only itself: the switcher scales the picture.
+            do {
+                if !thumbnail.isEmpty { info.thumbnail = try SnapshotStore.validatedThumbnail(thumbnail) }
+            } catch {
+                broker.logger.warning("a scene's snapshot thumbnail was not kept", metadata: [
+                    "SESSION_ID": "\(id)", "error": "\(error.message)",
+                ])
+            }
+            let kept = info.thumbnail == nil ? nil : thumbnail
+            info.digest = SnapshotStore.digest(png, thumbnail: kept)
             if snapshot?.digest == info.digest { return }
             let snapshots = broker.snapshots
             let id = self.id
-            try await OffLoop.run { try snapshots.save(png, for: id) }
+            try await OffLoop.run { try snapshots.save(png, thumbnail: kept, for: id) }
             snapshot = info
         } catch {
             broker.logger.warning("a scene's snapshot was not kept", metadata: [

@@ -2,15 +2,20 @@ import Foundation
 import IPCWire
 
 /// Pictures of the sessions' windows, one PNG file per session in the state directory's
-/// `snapshots/` (private to the user, like the rest of the state). A scene renders its window
-/// when it goes to the background and hands the picture over with its restoration activity;
-/// the switcher shows it. Only the newest is kept; a discard deletes it with the session's
-/// other data. A missing or lost picture costs nothing but the picture: the restoration
-/// activity is what brings the scene back.
+/// `snapshots/` (private to the user, like the rest of the state), and beside it the thumbnail
+/// the scene drew with it (`ID.thumbnail.png`, a switcher card's size). A scene renders its
+/// window when it goes to the background and hands the picture over with its restoration
+/// activity; the switcher shows the thumbnail. Only the newest is kept; a discard deletes both
+/// with the session's other data. A missing or lost picture costs nothing but the picture: the
+/// restoration activity is what brings the scene back.
 struct SnapshotStore: Sendable {
     let directory: String
     /// A picture is at most this large (a 1280x720 window of text is some 30 KiB).
     static let maxBytes = 768 * 1024
+    /// A thumbnail is at most this large, and at most `maxThumbnailSide` pixels a side (ours
+    /// fit 244 x 154 and are some 5 KiB).
+    static let maxThumbnailBytes = 64 * 1024
+    static let maxThumbnailSide = 256
 
     /// What the broker knows of a kept picture.
     struct Info: Sendable, Equatable {
@@ -18,14 +23,24 @@ struct SnapshotStore: Sendable {
         var width: Int
         var height: Int
         var bytes: Int
-        /// A hash of the whole picture (this run only; 0: not known), so the same picture handed
-        /// over again (a reclaim right after a background) is not written again.
+        /// A hash of the whole picture and its thumbnail (this run only; 0: not known), so the
+        /// same picture handed over again (a reclaim right after a background) is not written
+        /// again.
         var digest = 0
+        /// The thumbnail kept beside it (its width, height and bytes), if any.
+        var thumbnail: Thumbnail?
     }
 
-    static func digest(_ png: Data) -> Int {
+    struct Thumbnail: Sendable, Equatable {
+        var width: Int
+        var height: Int
+        var bytes: Int
+    }
+
+    static func digest(_ png: Data, thumbnail: Data?) -> Int {
         var hasher = Hasher()
         png.withUnsafeBytes { hasher.combine(bytes: $0) }
+        thumbnail?.withUnsafeBytes { hasher.combine(bytes: $0) }
         return hasher.finalize()
     }
 
@@ -34,6 +49,8 @@ struct SnapshotStore: Sendable {
     }
 
     func path(_ id: SessionID) -> String { directory + "/\(id).png" }
+    func thumbnailPath(_ id: SessionID) -> String { directory + "/\(id)\(Self.thumbnailSuffix)" }
+    private static let thumbnailSuffix = ".thumbnail.png"
 
     /// A picture a scene sent, checked: a PNG of a sane size, else a clear error and nothing kept.
     static func validated(_ png: Data) throws(BrokerError) -> Info {
@@ -53,18 +70,37 @@ struct SnapshotStore: Sendable {
         return Info(savedAt: Date(), width: width, height: height, bytes: png.count)
     }
 
-    /// Writes the picture atomically (a reader never sees half of it).
-    func save(_ png: Data, for id: SessionID) throws {
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        try png.write(to: URL(fileURLWithPath: path(id)), options: .atomic)
+    /// A thumbnail a scene sent with its picture, checked as a picture is, and small.
+    static func validatedThumbnail(_ png: Data) throws(BrokerError) -> Thumbnail {
+        guard png.count <= maxThumbnailBytes else {
+            throw BrokerError(.payloadTooLarge, "the snapshot's thumbnail is \(png.count) bytes (limit \(maxThumbnailBytes))")
+        }
+        let info = try validated(png)
+        guard info.width <= maxThumbnailSide, info.height <= maxThumbnailSide else {
+            throw BrokerError(.invalidRequest, "the snapshot's thumbnail is \(info.width)x\(info.height) (at most \(maxThumbnailSide) a side)")
+        }
+        return Thumbnail(width: info.width, height: info.height, bytes: png.count)
     }
 
-    func load(_ id: SessionID) throws -> Data {
-        try Data(contentsOf: URL(fileURLWithPath: path(id)))
+    /// Writes the picture and its thumbnail atomically (a reader never sees half of either);
+    /// without a thumbnail, one kept for an earlier picture is deleted.
+    func save(_ png: Data, thumbnail: Data?, for id: SessionID) throws {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try png.write(to: URL(fileURLWithPath: path(id)), options: .atomic)
+        if let thumbnail {
+            try thumbnail.write(to: URL(fileURLWithPath: thumbnailPath(id)), options: .atomic)
+        } else {
+            try? FileManager.default.removeItem(atPath: thumbnailPath(id))
+        }
+    }
+
+    func load(_ id: SessionID, thumbnail: Bool = false) throws -> Data {
+        try Data(contentsOf: URL(fileURLWithPath: thumbnail ? thumbnailPath(id) : path(id)))
     }
 
     func delete(_ id: SessionID) {
         try? FileManager.default.removeItem(atPath: path(id))
+        try? FileManager.default.removeItem(atPath: thumbnailPath(id))
     }
 
     /// The pictures kept, for the sessions that exist; those of sessions that do not (a
@@ -72,7 +108,7 @@ struct SnapshotStore: Sendable {
     func reconcile(with sessions: Set<SessionID>) -> [SessionID: Info] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         var kept: [SessionID: Info] = [:]
-        for name in names where name.hasSuffix(".png") {
+        for name in names where name.hasSuffix(".png") && !name.hasSuffix(Self.thumbnailSuffix) {
             guard let id = SessionID(String(name.dropLast(4))), sessions.contains(id) else {
                 try? FileManager.default.removeItem(atPath: directory + "/" + name)
                 continue
@@ -87,6 +123,18 @@ struct SnapshotStore: Sendable {
             info.bytes = (attributes?[.size] as? NSNumber)?.intValue ?? info.bytes
             kept[id] = info
         }
+        // A thumbnail is kept with its picture; one without a picture (or that is not one) goes.
+        for name in names where name.hasSuffix(Self.thumbnailSuffix) {
+            let path = directory + "/" + name
+            guard let id = SessionID(String(name.dropLast(Self.thumbnailSuffix.count))), kept[id] != nil,
+                  let header = FileHandle(forReadingAtPath: path).flatMap({ file in defer { try? file.close() }; return try? file.read(upToCount: 24) }),
+                  var thumbnail = try? Self.validatedThumbnail(header) else {
+                try? FileManager.default.removeItem(atPath: path)
+                continue
+            }
+            thumbnail.bytes = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? thumbnail.bytes
+            kept[id]?.thumbnail = thumbnail
+        }
         return kept
     }
 }
@@ -97,6 +145,9 @@ public struct Snapshot: Sendable {
     /// The picture, PNG.
     public var png: Data
     public var savedAt: Date
+    /// The size of `png`.
     public var width: Int
     public var height: Int
+    /// `png` is the thumbnail the scene drew with its picture (asked for, and kept).
+    public var isThumbnail = false
 }
