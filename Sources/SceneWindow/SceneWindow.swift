@@ -192,7 +192,7 @@ public final class ToplevelWindow {
     /// Starts loading the drawing library (wayland, cairo, pango: 40 libraries) on a thread
     /// of its own when the process has a display, so that it loads while the process connects
     /// and says Hello; without a display it is never loaded. Called first thing at start.
-    public static func preloadIfDisplayed() {
+    public nonisolated static func preloadIfDisplayed() {
         if displayAvailable { wb_drawing_preload() }
     }
 

@@ -58,6 +58,9 @@ struct OverlayCommand: AsyncParsableCommand {
 /// Connects, runs a surface to its end, and makes sure the broker hears how it went.
 enum SystemUIRun {
     static func run(socketPath: String, _ body: @escaping @Sendable @MainActor (BrokerClient) async throws -> Void) async throws {
+        // The drawing library and its fonts load on a thread of their own while this process
+        // connects and asks for what it shows (the first frame waited for both).
+        ToplevelWindow.preloadIfDisplayed()
         do {
             try await BrokerClient.withConnection(socketPath: socketPath, clientName: "windowbroker-ui", timeout: .seconds(10)) { client in
                 try await body(client)
