@@ -290,9 +290,12 @@ BG_DISPLAY=$(background_times 50 sw)
 for _ in $(seq 10); do W --json switcher | json 'd["firstFrameMs"]'; done | sort -n > "$DIR/switcher.ms"
 SWITCHER=$(awk '{ v[NR] = $1 } END { printf "%.1f", v[int((NR + 1) / 2)] }' "$DIR/switcher.ms")
 W switcher --hide >/dev/null
-SNAP_BYTES=$(du -cb "$DIR/switcher/state/snapshots/"*.png | awk 'END { print $1 }')
-SNAP_COUNT=$(ls "$DIR/switcher/state/snapshots/" | wc -l)
-SNAP_MEAN=$(( SNAP_BYTES / SNAP_COUNT ))
+# The pictures and, beside each, the thumbnail its scene drew for the switcher's card.
+mean_bytes() { python3 -c 'import os, sys; f = sys.argv[1:]; print(sum(os.path.getsize(p) for p in f) // max(1, len(f)))' "$@"; }
+SNAP_FILES=$(ls "$DIR/switcher/state/snapshots/"*.png | grep -v '\.thumbnail\.png$')
+SNAP_COUNT=$(echo "$SNAP_FILES" | wc -l)
+SNAP_MEAN=$(mean_bytes $SNAP_FILES)
+THUMB_MEAN=$(mean_bytes "$DIR/switcher/state/snapshots/"*.thumbnail.png)
 ACT_DISPLAY=$(activity_bytes "$DIR/switcher/state")
 kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 kill "$SWAY_PID"; wait "$SWAY_PID" 2>/dev/null || true
@@ -303,6 +306,7 @@ kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 fig "switcher, request -> first frame p50 (50 sessions)" "$SWITCHER" "ms" "open -> first frame p50, cold" "$FRAME_COLD"
 fig "background with a picture p50 (wmctl, display)" "$BG_DISPLAY" "ms" "background, activity only (headless)" "$BG_HEADLESS"
 fig "picture per session ($SNAP_COUNT kept)" "$(awk -v b="$SNAP_MEAN" 'BEGIN { printf "%.1f", b / 1024 }')" "KiB" "restoration activity per session, KiB" "$(awk -v b="$ACT_DISPLAY" 'BEGIN { printf "%.2f", b / 1024 }')"
+fig "  its thumbnail (a switcher card)" "$(awk -v b="$THUMB_MEAN" 'BEGIN { printf "%.1f", b / 1024 }')" "KiB" "the picture, KiB" "$(awk -v b="$SNAP_MEAN" 'BEGIN { printf "%.1f", b / 1024 }')"
 fig "open -> first frame p50, cold" "$FRAME_COLD" "ms" "minimal C client, spawn -> first frame" "$FRAME_LIMIT"
 fig "open -> first frame p50, cold" "$FRAME_COLD" "ms" "C client drawing text (pango), spawn -> frame" "$FRAME_TEXT_LIMIT"
 fig "open -> first frame p50, prewarmed" "$FRAME_WARM" "ms" "minimal C client, spawn -> first frame" "$FRAME_LIMIT"
