@@ -9,6 +9,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import Dispatch
 import Glibc
 import IPCWire
 import SceneWindow
@@ -19,7 +20,13 @@ struct SystemUI: AsyncParsableCommand {
         commandName: "windowbroker-ui",
         abstract: "The switcher and the command overlay of windowbroker (started by the broker).",
         discussion: "Run by windowbrokerd, not by hand: `wmctl switcher` and `wmctl overlay` ask the broker for them.",
-        subcommands: [SwitcherCommand.self, OverlayCommand.self])
+        subcommands: [SwitcherCommand.self, OverlayCommand.self, StandbyCommand.self])
+}
+
+/// A surface the process can show, on a connection it already has.
+protocol SurfaceCommand: ParsableCommand {
+    /// What `run` shows, given the connection.
+    var surface: @Sendable @MainActor (BrokerClient) async throws -> Void { get }
 }
 
 struct ConnectionOptions: ParsableArguments {
@@ -29,34 +36,67 @@ struct ConnectionOptions: ParsableArguments {
     var socketPath: String { BrokerClient.socketPath(given: socket) }
 }
 
-struct SwitcherCommand: AsyncParsableCommand {
+struct SwitcherCommand: AsyncParsableCommand, SurfaceCommand {
     static let configuration = CommandConfiguration(commandName: "switcher", abstract: "Every session as a card; with --app, one app's (Show All Windows).")
     @OptionGroup var connection: ConnectionOptions
     @Option(help: "Only this app's sessions, and a card that opens a new window.") var app: String?
 
-    func run() async throws {
+    var surface: @Sendable @MainActor (BrokerClient) async throws -> Void {
         let app = self.app
-        try await SystemUIRun.run(socketPath: connection.socketPath) { client in
-            try await Switcher.run(client: client, app: app)
-        }
+        return { client in try await Switcher.run(client: client, app: app) }
+    }
+
+    func run() async throws {
+        try await SystemUIRun.run(socketPath: connection.socketPath, surface)
     }
 }
 
-struct OverlayCommand: AsyncParsableCommand {
+struct OverlayCommand: AsyncParsableCommand, SurfaceCommand {
     static let configuration = CommandConfiguration(commandName: "overlay", abstract: "The commands of a scene's app with their shortcuts, while the command key is held.")
     @OptionGroup var connection: ConnectionOptions
     @Option(help: "Whose commands (default: the key scene's).") var session: String?
 
-    func run() async throws {
+    var surface: @Sendable @MainActor (BrokerClient) async throws -> Void {
         let session = self.session
+        return { client in try await CommandOverlay.run(client: client, session: session) }
+    }
+
+    func run() async throws {
+        try await SystemUIRun.run(socketPath: connection.socketPath, surface)
+    }
+}
+
+/// The process the broker keeps ready: the drawing library and its fonts loaded and the
+/// connection made, it waits for one line on its report descriptor (a socket, both ways): the
+/// arguments of the surface to show, as a JSON array (`["switcher", "--app", "notes"]`). Then
+/// it shows it, reports on the same descriptor, and ends with it as a process started for it
+/// does. A started process spent half of the switcher's time to its first frame starting
+/// and connecting.
+struct StandbyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "standby", abstract: "Wait, ready, for the broker to name a surface (the broker keeps one such process).",
+        shouldDisplay: false)
+    @OptionGroup var connection: ConnectionOptions
+
+    func run() async throws {
         try await SystemUIRun.run(socketPath: connection.socketPath) { client in
-            try await CommandOverlay.run(client: client, session: session)
+            guard let line = await Readiness.awaitRequest() else {
+                throw SystemUIRun.Ended()  // the broker closed its end: nothing to show
+            }
+            guard let arguments = try? JSONDecoder().decode([String].self, from: line),
+                  let command = try? SystemUI.parseAsRoot(arguments) as? any SurfaceCommand else {
+                throw BrokerError(.invalidRequest, "the broker named no surface this program shows: \(String(decoding: line, as: UTF8.self))")
+            }
+            try await command.surface(client)
         }
     }
 }
 
 /// Connects, runs a surface to its end, and makes sure the broker hears how it went.
 enum SystemUIRun {
+    /// A standby process the broker let go without naming a surface.
+    struct Ended: Error {}
+
     static func run(socketPath: String, _ body: @escaping @Sendable @MainActor (BrokerClient) async throws -> Void) async throws {
         // The drawing library and its fonts load on a thread of their own while this process
         // connects and asks for what it shows (the first frame waited for both).
@@ -65,6 +105,8 @@ enum SystemUIRun {
             try await BrokerClient.withConnection(socketPath: socketPath, clientName: "windowbroker-ui", timeout: .seconds(10)) { client in
                 try await body(client)
             }
+        } catch is Ended {
+            return
         } catch {
             let message = (error as? BrokerError)?.message ?? "\(error)"
             await Readiness.report(SystemUIReport(error: message))
@@ -82,6 +124,27 @@ enum Readiness {
         guard let text = ProcessInfo.processInfo.environment[SystemUIReport.descriptorVariable], let fd = Int32(text), fd >= 0 else { return nil }
         return fd
     }()
+
+    /// The line a standby process waits for (without its newline); nil when the descriptor
+    /// ends first or there is none. Read on a thread of Dispatch's, not the main actor's.
+    static func awaitRequest() async -> Data? {
+        guard let fd = descriptor else { return nil }
+        return await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                var line = Data()
+                var byte: UInt8 = 0
+                while true {
+                    let n = read(fd, &byte, 1)
+                    if n < 0 && errno == EINTR { continue }
+                    if n <= 0 { return continuation.resume(returning: nil) }
+                    if byte == 0x0a { return continuation.resume(returning: line) }
+                    line.append(byte)
+                    // A request is a few arguments; anything larger is not one.
+                    if line.count > 64 * 1024 { return continuation.resume(returning: nil) }
+                }
+            }
+        }
+    }
 
     /// Writes `report` (nil: only closes) the first time; later calls do nothing.
     static func report(_ report: SystemUIReport?) {

@@ -123,6 +123,8 @@ public actor Broker {
         store.releaseMemory()
         searchIndex?.releaseMemory()
         _ = wb_trim_heap()
+        // With a display, the switcher's process is started ahead of the first request.
+        Task { [systemUI] in await systemUI.prepareSpareSoon() }
     }
 
     /// Re-reads the app manifests; bad ones are logged with file, field and reason, and skipped.

@@ -8,8 +8,13 @@ import IPCWire
 ///
 /// The process is a control client like wmctl (it reads sessions and snapshots, asks for
 /// activations and closes over the control socket); what only the broker needs to hear, that
-/// it is shown and where it drew its items, comes back as one JSON line on a pipe it inherits
+/// it is shown and where it drew its items, comes back as one JSON line on a socket it inherits
 /// as fd 3 (`SystemUIReport`). A new request replaces the surface shown.
+///
+/// One process is kept ready with a display (`windowbroker-ui standby`: started, connected, the
+/// drawing library and its fonts loaded), and a request names its surface to it on that
+/// socket; the next is started once the surface is up. Its start and connection were half of
+/// the switcher's time to its first frame.
 actor SystemUIHost {
     enum Surface: Sendable, Equatable {
         case switcher(app: AppID?)
@@ -43,6 +48,12 @@ actor SystemUIHost {
     private let environment: [String: String]
     private let timeout: Duration
     private var current: (pid: pid_t, surface: Surface)?
+    /// The process waiting for the next surface, and the broker's end of its socket.
+    private var spare: (pid: pid_t, channel: Int32)?
+    private var preparingSpare = false
+    /// How long after a surface (or the broker's start) the next spare starts: not beside the
+    /// surface's first frame, whose CPU it would take.
+    private let spareDelay: Duration = .milliseconds(500)
 
     /// `executable`: the system UI program; `environment`: the broker's, with the control
     /// socket in WINDOWBROKER_SOCKET.
@@ -67,26 +78,12 @@ actor SystemUIHost {
         }
         hide()
         let started = ContinuousClock.now
-        let (readEnd, writeEnd) = try ChildProcess.pipe(for: "the system UI's report")
-        var env = environment
-        env[SystemUIReport.descriptorVariable] = "3"
-        let spawned = try await ChildProcess.spawn([executable] + surface.arguments, environment: env, fd3: writeEnd)
-        close(writeEnd)
-        let pid: pid_t
-        switch spawned {
-        case .success(let child):
-            pid = child
-        case .failure(let reason):
-            close(readEnd)
-            throw BrokerError(.internalError, "cannot start \(executable): \(reason)")
-        }
+        let (pid, channel) = try await start(surface, executable: executable)
         current = (pid, surface)
-        ExitWatcher.watch(pid: pid) { [weak self] _ in
-            Task { await self?.exited(pid) }
-        }
+        defer { prepareSpareSoon() }
         let timeout = self.timeout
-        let line = try? await OffLoop.run { [readEnd] in readLine(from: readEnd, within: timeout) }
-        close(readEnd)
+        let line = try? await OffLoop.run { readLine(from: channel, within: timeout) }
+        close(channel)
         guard let line, let report = try? JSONDecoder().decode(SystemUIReport.self, from: line) else {
             kill(pid, SIGKILL)
             if current?.pid == pid { current = nil }
@@ -97,6 +94,68 @@ actor SystemUIHost {
             throw BrokerError(.invalidState, "\(surface.name) cannot be shown: \(error)")
         }
         return Shown(pid: pid, report: report, firstFrame: ContinuousClock.now - started)
+    }
+
+    /// A process showing `surface`: the spare, told which, or one started for it.
+    private func start(_ surface: Surface, executable: String) async throws -> (pid: pid_t, channel: Int32) {
+        if let waiting = spare {
+            spare = nil
+            // One that has written already is on its way out (it could not connect): its
+            // line is not this surface's answer.
+            var pending = pollfd(fd: waiting.channel, events: Int16(POLLIN), revents: 0)
+            if poll(&pending, 1, 0) != 0 {
+                kill(waiting.pid, SIGKILL)
+                close(waiting.channel)
+                return try await spawn(executable, surface.arguments)
+            }
+            var request = (try? JSONEncoder().encode(surface.arguments)) ?? Data()
+            request.append(0x0a)
+            if writeAll(request, to: waiting.channel) { return waiting }
+            // It ended meanwhile: one is started for the surface.
+            kill(waiting.pid, SIGKILL)
+            close(waiting.channel)
+        }
+        return try await spawn(executable, surface.arguments)
+    }
+
+    /// Starts `windowbroker-ui ARGUMENTS` with a socket as fd 3; our end of it is returned.
+    private func spawn(_ executable: String, _ arguments: [String]) async throws -> (pid: pid_t, channel: Int32) {
+        let (channel, theirs) = try ChildProcess.socketPair(for: "the system UI")
+        var env = environment
+        env[SystemUIReport.descriptorVariable] = "3"
+        let spawned = try await ChildProcess.spawn([executable] + arguments, environment: env, fd3: theirs)
+        close(theirs)
+        switch spawned {
+        case .success(let pid):
+            ExitWatcher.watch(pid: pid) { [weak self] _ in
+                Task { await self?.exited(pid) }
+            }
+            return (pid, channel)
+        case .failure(let reason):
+            close(channel)
+            throw BrokerError(.internalError, "cannot start \(executable): \(reason)")
+        }
+    }
+
+    /// Starts the next spare after `spareDelay`, when there is a display and none is ready.
+    func prepareSpareSoon() {
+        guard spare == nil, !preparingSpare, hasDisplay, executable != nil else { return }
+        preparingSpare = true
+        let delay = spareDelay
+        Task {
+            try? await Task.sleep(for: delay)
+            await self.prepareSpare()
+        }
+    }
+
+    private func prepareSpare() async {
+        defer { preparingSpare = false }
+        guard spare == nil, let executable else { return }
+        do {
+            spare = try await spawn(executable, ["standby"])
+        } catch {
+            // The next surface starts its own process and says why, if it cannot either.
+        }
     }
 
     /// Ends the surface shown; false when none was.
@@ -110,6 +169,24 @@ actor SystemUIHost {
 
     private func exited(_ pid: pid_t) {
         if current?.pid == pid { current = nil }
+        if let waiting = spare, waiting.pid == pid {
+            close(waiting.channel)
+            spare = nil
+        }
+    }
+}
+
+/// Writes all of `data` to `fd`; false when the other end is gone.
+private func writeAll(_ data: Data, to fd: Int32) -> Bool {
+    data.withUnsafeBytes { raw in
+        var offset = 0
+        while offset < raw.count {
+            let n = send(fd, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return false }
+            offset += n
+        }
+        return true
     }
 }
 

@@ -19,6 +19,17 @@ enum ChildProcess {
         return (fds[0], aboveChildDescriptors(fds[1]))
     }
 
+    /// A connected stream socket pair whose ends both close on exec: the parent keeps `ours`,
+    /// the child gets `theirs` (kept above the child's descriptors 0 to 3) handed over
+    /// explicitly. `purpose` completes "cannot create a socket pair for …" in the error.
+    static func socketPair(for purpose: String) throws(BrokerError) -> (ours: Int32, theirs: Int32) {
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, wb_sock_stream() | wb_sock_cloexec(), 0, &pair) == 0 else {
+            throw BrokerError(.resourceExhausted, "cannot create a socket pair for \(purpose): \(String(cString: strerror(errno)))")
+        }
+        return (pair[0], aboveChildDescriptors(pair[1]))
+    }
+
     /// `fd`, moved above 3 when it is one of 0 to 3: the spawn puts the child's stdio and its
     /// fd 3 there, and dup2 of a descriptor onto itself would keep FD_CLOEXEC set.
     static func aboveChildDescriptors(_ fd: Int32) -> Int32 {

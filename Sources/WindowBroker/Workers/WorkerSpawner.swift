@@ -73,12 +73,7 @@ public struct WorkerSpawner: WorkerLauncher {
     /// to a session later. The returned handle already reads the connection and watches the
     /// exit; its `events` say what happens.
     public func launch(app: AppManifest, sessionID: SessionID?) async throws -> WorkerHandle {
-        var pair: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, wb_sock_stream() | wb_sock_cloexec(), 0, &pair) == 0 else {
-            throw BrokerError(.resourceExhausted, "cannot create a socket pair for a new worker: \(String(cString: strerror(errno)))")
-        }
-        let brokerEnd = pair[0]
-        let workerEnd = ChildProcess.aboveChildDescriptors(pair[1])
+        let (brokerEnd, workerEnd) = try ChildProcess.socketPair(for: "a new worker")
 
         var env = environment
         env["WINDOWBROKER_FD"] = "3"
