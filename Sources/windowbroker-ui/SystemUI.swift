@@ -66,12 +66,12 @@ struct OverlayCommand: AsyncParsableCommand, SurfaceCommand {
     }
 }
 
-/// The process the broker keeps ready: the drawing library and its fonts loaded and the
-/// connection made, it waits for one line on its report descriptor (a socket, both ways): the
-/// arguments of the surface to show, as a JSON array (`["switcher", "--app", "notes"]`). Then
-/// it shows it, reports on the same descriptor, and ends with it as a process started for it
-/// does. A started process spent half of the switcher's time to its first frame starting
-/// and connecting.
+/// The process the broker keeps ready: the drawing library and its fonts loaded, it waits for
+/// one line on its report descriptor (a socket, both ways): the arguments of the surface to
+/// show, as a JSON array (`["switcher", "--app", "notes"]`). Then it connects, shows it,
+/// reports on the same descriptor, and ends with it as a process started for it does. It
+/// connects only once asked: the broker closes a control connection idle for a minute. A
+/// started process spent half of the switcher's time to its first frame starting.
 struct StandbyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "standby", abstract: "Wait, ready, for the broker to name a surface (the broker keeps one such process).",
@@ -79,34 +79,32 @@ struct StandbyCommand: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
 
     func run() async throws {
-        try await SystemUIRun.run(socketPath: connection.socketPath) { client in
-            guard let line = await Readiness.awaitRequest() else {
-                throw SystemUIRun.Ended()  // the broker closed its end: nothing to show
-            }
-            guard let arguments = try? JSONDecoder().decode([String].self, from: line),
-                  let command = try? SystemUI.parseAsRoot(arguments) as? any SurfaceCommand else {
-                throw BrokerError(.invalidRequest, "the broker named no surface this program shows: \(String(decoding: line, as: UTF8.self))")
-            }
-            try await command.surface(client)
+        ToplevelWindow.preloadIfDisplayed()
+        // The broker closed its end without naming a surface: nothing to show.
+        guard let line = await Readiness.awaitRequest() else { return }
+        guard let arguments = try? JSONDecoder().decode([String].self, from: line),
+              let command = try? SystemUI.parseAsRoot(arguments) as? any SurfaceCommand else {
+            let message = "the broker named no surface this program shows: \(String(decoding: line, as: UTF8.self))"
+            await Readiness.report(SystemUIReport(error: message))
+            PlainOutput.write("windowbroker-ui: \(message)\n", to: STDERR_FILENO)
+            throw ExitCode(1)
         }
+        try await SystemUIRun.run(socketPath: connection.socketPath, preloaded: true, command.surface)
     }
 }
 
 /// Connects, runs a surface to its end, and makes sure the broker hears how it went.
 enum SystemUIRun {
-    /// A standby process the broker let go without naming a surface.
-    struct Ended: Error {}
-
-    static func run(socketPath: String, _ body: @escaping @Sendable @MainActor (BrokerClient) async throws -> Void) async throws {
+    static func run(
+        socketPath: String, preloaded: Bool = false, _ body: @escaping @Sendable @MainActor (BrokerClient) async throws -> Void
+    ) async throws {
         // The drawing library and its fonts load on a thread of their own while this process
         // connects and asks for what it shows (the first frame waited for both).
-        ToplevelWindow.preloadIfDisplayed()
+        if !preloaded { ToplevelWindow.preloadIfDisplayed() }
         do {
             try await BrokerClient.withConnection(socketPath: socketPath, clientName: "windowbroker-ui", timeout: .seconds(10)) { client in
                 try await body(client)
             }
-        } catch is Ended {
-            return
         } catch {
             let message = (error as? BrokerError)?.message ?? "\(error)"
             await Readiness.report(SystemUIReport(error: message))

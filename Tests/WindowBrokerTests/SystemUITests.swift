@@ -75,40 +75,6 @@ final class SystemUITests: WindowTestCase {
         try harness.eventually("its window is back") { try window(of: packing) != nil }
     }
 
-    /// One switcher process is kept ready (started, connected, its drawing library loaded): a
-    /// request names its surface to it, and the next one is started once the surface is up. One
-    /// that died is replaced, and a request meanwhile starts a process of its own.
-    func testASwitcherProcessIsKeptReadyAndReplacedOnceUsed() throws {
-        let note = try harness.openNote("ready", title: "Ready")
-        func waiting() -> [Int32] {
-            harness.children().filter { $0.state != "Z" }.map(\.pid).filter { pid in
-                ((try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? "").contains("standby")
-            }
-        }
-        var ready: [Int32] = []
-        try harness.eventually("a switcher process waits") { ready = waiting(); return ready.count == 1 }
-        let (pid, items) = try show("switcher")
-        XCTAssertEqual(Int32(pid), ready[0], "the process that waited shows the switcher")
-        XCTAssertEqual(items.map(\.id), [note])
-        // (The one showing the switcher was started as `standby` too, and keeps that name.)
-        var next: [Int32] = []
-        try harness.eventually("the next one waits") { next = waiting().filter { $0 != ready[0] }; return next.count == 1 }
-
-        kill(next[0], SIGKILL)
-        let (own, ownItems) = try show("switcher")
-        XCTAssertGreaterThan(own, 0)
-        XCTAssertNotEqual(Int32(own), next[0], "a process that died shows nothing")
-        XCTAssertEqual(ownItems.map(\.id), [note])
-        var last: [Int32] = []
-        try harness.eventually("another one waits") {
-            last = waiting().filter { ![ready[0], next[0], Int32(own)].contains($0) }
-            return last.count == 1
-        }
-        // It ends with the broker.
-        XCTAssertEqual(harness.stop(), 0)
-        try harness.eventually("the waiting process ended with the broker") { !processExists(last[0]) }
-    }
-
     func testDeleteClosesTheChosenSessionAndItsPicture() throws {
         let draft = try harness.openNote("draft", title: "Draft")
         try harness.type(draft, "to be closed")
@@ -226,4 +192,53 @@ final class HeadlessSystemUITests: XCTestCase {
         XCTAssertEqual((key["value"] as? [Any])?.count, 1)
         XCTAssertEqual(try harness.json("switcher", "--hide")["hidden"] as? Bool, false)
     }
+}
+
+/// One switcher process is kept ready (started, its drawing library and fonts loaded): a
+/// request names its surface to it, and the next one is started once the surface is up. One
+/// that died is replaced, and a request meanwhile starts a process of its own. The broker here
+/// closes control connections idle for 1 s: the waiting process connects only once asked.
+final class SystemUIStandbyTests: WindowTestCase {
+    override func prepare(_ harness: BrokerHarness) throws {
+        harness.extraArguments += ["--control-idle-timeout", "1s"]
+    }
+
+    private func show(_ arguments: String...) throws -> (pid: Int, items: [String]) {
+        let reply = try harness.json(arguments)
+        return (reply["pid"] as? Int ?? 0, (reply["items"] as? [[String: Any]] ?? []).map { $0["id"] as? String ?? "" })
+    }
+
+    func testASwitcherProcessIsKeptReadyAndReplacedOnceUsed() throws {
+        let note = try harness.openNote("ready", title: "Ready")
+        func waiting() -> [Int32] {
+            harness.children().filter { $0.state != "Z" }.map(\.pid).filter { pid in
+                ((try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? "").contains("standby")
+            }
+        }
+        var ready: [Int32] = []
+        try harness.eventually("a switcher process waits") { ready = waiting(); return ready.count == 1 }
+        // Longer than an idle control connection is kept: it connects once asked.
+        Thread.sleep(forTimeInterval: 1.5)
+        let (pid, items) = try show("switcher")
+        XCTAssertEqual(Int32(pid), ready[0], "the process that waited shows the switcher")
+        XCTAssertEqual(items, [note])
+        // (The one showing the switcher was started as `standby` too, and keeps that name.)
+        var next: [Int32] = []
+        try harness.eventually("the next one waits") { next = waiting().filter { $0 != ready[0] }; return next.count == 1 }
+
+        kill(next[0], SIGKILL)
+        let (own, ownItems) = try show("switcher")
+        XCTAssertGreaterThan(own, 0)
+        XCTAssertNotEqual(Int32(own), next[0], "a process that died shows nothing")
+        XCTAssertEqual(ownItems, [note])
+        var last: [Int32] = []
+        try harness.eventually("another one waits") {
+            last = waiting().filter { ![ready[0], next[0], Int32(own)].contains($0) }
+            return last.count == 1
+        }
+        // It ends with the broker.
+        XCTAssertEqual(harness.stop(), 0)
+        try harness.eventually("the waiting process ended with the broker") { !processExists(last[0]) }
+    }
+
 }

@@ -11,10 +11,10 @@ import IPCWire
 /// it is shown and where it drew its items, comes back as one JSON line on a socket it inherits
 /// as fd 3 (`SystemUIReport`). A new request replaces the surface shown.
 ///
-/// One process is kept ready with a display (`windowbroker-ui standby`: started, connected, the
-/// drawing library and its fonts loaded), and a request names its surface to it on that
-/// socket; the next is started once the surface is up. Its start and connection were half of
-/// the switcher's time to its first frame.
+/// One process is kept ready with a display (`windowbroker-ui standby`: started, the drawing
+/// library and its fonts loaded; it connects once asked), and a request names its surface to
+/// it on that socket; the next is started once the surface is up. Its start was half of the
+/// switcher's time to its first frame.
 actor SystemUIHost {
     enum Surface: Sendable, Equatable {
         case switcher(app: AppID?)
