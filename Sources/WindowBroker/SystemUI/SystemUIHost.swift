@@ -100,18 +100,12 @@ actor SystemUIHost {
     private func start(_ surface: Surface, executable: String) async throws -> (pid: pid_t, channel: Int32) {
         if let waiting = spare {
             spare = nil
-            // One that has written already is on its way out (it could not connect): its
-            // line is not this surface's answer.
+            // One with something to say already is on its way out (it failed), and its line
+            // would not be this surface's answer; one whose end is closed has ended.
             var pending = pollfd(fd: waiting.channel, events: Int16(POLLIN), revents: 0)
-            if poll(&pending, 1, 0) != 0 {
-                kill(waiting.pid, SIGKILL)
-                close(waiting.channel)
-                return try await spawn(executable, surface.arguments)
-            }
             var request = (try? JSONEncoder().encode(surface.arguments)) ?? Data()
             request.append(0x0a)
-            if writeAll(request, to: waiting.channel) { return waiting }
-            // It ended meanwhile: one is started for the surface.
+            if poll(&pending, 1, 0) == 0, writeAll(request, to: waiting.channel) { return waiting }
             kill(waiting.pid, SIGKILL)
             close(waiting.channel)
         }
