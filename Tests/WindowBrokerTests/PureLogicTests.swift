@@ -890,3 +890,56 @@ final class ErrorCodeTests: XCTestCase {
         XCTAssertEqual("\(BrokerError.Code.unknownSession)", "unknownSession")
     }
 }
+
+/// The thumbnails a scene hands over with its snapshot: checked as pictures are, and small; kept
+/// on disk only beside their session's picture.
+final class SnapshotThumbnailTests: XCTestCase {
+    /// A PNG signature and IHDR of `width` x `height`, padded to `bytes`.
+    private func png(_ width: Int, _ height: Int, bytes: Int = 64) -> Data {
+        var data = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52])
+        for value in [width, height] { data.append(contentsOf: withUnsafeBytes(of: UInt32(value).bigEndian, Array.init)) }
+        data.append(Data(count: max(0, bytes - data.count)))
+        return data
+    }
+
+    func testAThumbnailIsAPNGOfAtMost256PixelsASideAnd64KiB() throws {
+        XCTAssertEqual(try SnapshotStore.validatedThumbnail(png(244, 133)), .init(width: 244, height: 133, bytes: 64))
+        XCTAssertThrowsError(try SnapshotStore.validatedThumbnail(png(1276, 693))) { error in
+            XCTAssertTrue((error as? BrokerError)?.message.contains("1276x693 (at most 256 a side)") == true, "\(error)")
+        }
+        XCTAssertThrowsError(try SnapshotStore.validatedThumbnail(png(200, 100, bytes: 65 * 1024))) { error in
+            XCTAssertEqual((error as? BrokerError)?.code, .payloadTooLarge)
+        }
+        XCTAssertThrowsError(try SnapshotStore.validatedThumbnail(Data("not a picture at all, but long enough".utf8))) { error in
+            XCTAssertTrue((error as? BrokerError)?.message.contains("not a PNG") == true, "\(error)")
+        }
+    }
+
+    func testAThumbnailIsKeptOnlyBesideItsSessionsPicture() throws {
+        let state = FileManager.default.temporaryDirectory.appendingPathComponent("thumbnails-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: state) }
+        let store = SnapshotStore(stateDirectory: state)
+        let (kept, orphan, pictureless, broken) = (SessionID(), SessionID(), SessionID(), SessionID())
+        try store.save(png(1276, 693), thumbnail: png(244, 133), for: kept)
+        try store.save(png(640, 480), thumbnail: png(205, 154), for: orphan)
+        try store.save(png(640, 480), thumbnail: png(10, 10), for: pictureless)
+        try FileManager.default.removeItem(atPath: store.path(pictureless))
+        try store.save(png(640, 480), thumbnail: nil, for: broken)
+        try Data("junk".utf8).write(to: URL(fileURLWithPath: store.thumbnailPath(broken)))
+
+        let found = store.reconcile(with: [kept, pictureless, broken])
+        XCTAssertEqual(found[kept]?.thumbnail, .init(width: 244, height: 133, bytes: 64))
+        XCTAssertEqual(found[broken]?.width, 640)
+        XCTAssertNil(found[broken]?.thumbnail, "a thumbnail that is not one is not kept")
+        XCTAssertNil(found[pictureless], "no picture, nothing kept")
+        for (id, exists) in [(kept, true), (orphan, false), (pictureless, false), (broken, false)] {
+            XCTAssertEqual(FileManager.default.fileExists(atPath: store.thumbnailPath(id)), exists, "\(id)")
+        }
+        XCTAssertEqual(try store.load(kept, thumbnail: true), png(244, 133))
+        // A picture saved without a thumbnail takes the old one away.
+        try store.save(png(1276, 693), thumbnail: nil, for: kept)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: store.thumbnailPath(kept)))
+        store.delete(kept)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: store.path(kept)))
+    }
+}
