@@ -2,7 +2,7 @@
  * payload) to each of N processes over its own Unix stream socket, then reads their N framed
  * acknowledgements; the time until the last one arrives is one sample. Each receiver blocks
  * in read, as a scene waits for its broker. Prints the p50 in microseconds.
- * With PAUSE_US, the sender sleeps that long before each round: the machine idles between two
+ * Given PAUSE_US (microseconds), the sender sleeps that long before each round: the machine idles between two
  * rounds as it does between two `wmctl post` processes, whose start and exit leave the CPUs
  * idle or busy elsewhere (back to back, every process stays warm and on its CPU).
  * Usage: fanout RECEIVERS ROUNDS [PAUSE_US] */

@@ -25,7 +25,8 @@
 #                       10 shows a second apart
 #                                                     vs open -> first frame, cold
 #   snapshot            background with a display (activity + picture) vs headless (activity only);
-#                       picture bytes per session  vs restoration activity bytes
+#                       picture bytes per session  vs restoration activity bytes;
+#                       the thumbnail beside it     vs the picture
 #   reclaim             10 background scenes, save + stop         vs kill only (1 and 50 printed too)
 #   update fan-out      post --wait to 10 and 100 connected scenes: time until the last scene
 #                       acknowledged (broker side), p50 and p99  vs C: one process writes a frame
