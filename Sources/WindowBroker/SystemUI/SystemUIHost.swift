@@ -137,7 +137,7 @@ actor SystemUIHost {
         preparingSpare = true
         let delay = spareDelay
         Task {
-            try? await Task.sleep(for: delay)
+            try? await WireRuntime.sleep(for: delay)
             await self.prepareSpare()
         }
     }
