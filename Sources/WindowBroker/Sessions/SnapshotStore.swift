@@ -113,29 +113,33 @@ struct SnapshotStore: Sendable {
                 try? FileManager.default.removeItem(atPath: directory + "/" + name)
                 continue
             }
-            // The header says what it is; the rest is read when someone asks for it.
-            guard let file = FileHandle(forReadingAtPath: path(id)) else { continue }
-            let header = (try? file.read(upToCount: 24)) ?? Data()
-            try? file.close()
-            guard var info = try? Self.validated(header) else { continue }
-            let attributes = try? FileManager.default.attributesOfItem(atPath: path(id))
-            info.savedAt = attributes?[.modificationDate] as? Date ?? info.savedAt
-            info.bytes = (attributes?[.size] as? NSNumber)?.intValue ?? info.bytes
+            guard let file = Self.stored(path(id)), var info = try? Self.validated(file.header) else { continue }
+            info.savedAt = file.modified ?? info.savedAt
+            info.bytes = file.bytes ?? info.bytes
             kept[id] = info
         }
         // A thumbnail is kept with its picture; one without a picture (or that is not one) goes.
         for name in names where name.hasSuffix(Self.thumbnailSuffix) {
             let path = directory + "/" + name
             guard let id = SessionID(String(name.dropLast(Self.thumbnailSuffix.count))), kept[id] != nil,
-                  let header = FileHandle(forReadingAtPath: path).flatMap({ file in defer { try? file.close() }; return try? file.read(upToCount: 24) }),
-                  var thumbnail = try? Self.validatedThumbnail(header) else {
+                  let file = Self.stored(path), var thumbnail = try? Self.validatedThumbnail(file.header) else {
                 try? FileManager.default.removeItem(atPath: path)
                 continue
             }
-            thumbnail.bytes = ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? thumbnail.bytes
+            thumbnail.bytes = file.bytes ?? thumbnail.bytes
             kept[id]?.thumbnail = thumbnail
         }
         return kept
+    }
+
+    /// A kept file's header (what it is: the rest is read when someone asks for it), size and
+    /// time; nil when it cannot be opened.
+    private static func stored(_ path: String) -> (header: Data, bytes: Int?, modified: Date?)? {
+        guard let file = FileHandle(forReadingAtPath: path) else { return nil }
+        let header = (try? file.read(upToCount: 24)) ?? Data()
+        try? file.close()
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        return (header, (attributes?[.size] as? NSNumber)?.intValue, attributes?[.modificationDate] as? Date)
     }
 }
 
