@@ -85,13 +85,19 @@ static void *preload(void *unused) {
     return NULL;
 }
 
-void wb_drawing_preload(void) {
+static pthread_once_t preload_once = PTHREAD_ONCE_INIT;
+
+static void start_preload(void) {
     pthread_attr_t attributes;
     pthread_t thread;
     if (pthread_attr_init(&attributes) != 0) return;
     pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
     pthread_create(&thread, &attributes, preload, NULL);  // on failure, the first call loads it
     pthread_attr_destroy(&attributes);
+}
+
+void wb_drawing_preload(void) {
+    pthread_once(&preload_once, start_preload);
 }
 
 // The forwarders. Those taking a window or a surface run only after an open succeeded, so the

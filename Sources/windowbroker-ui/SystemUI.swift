@@ -84,34 +84,34 @@ struct StandbyCommand: AsyncParsableCommand {
         guard let line = await Readiness.awaitRequest() else { return }
         guard let arguments = try? JSONDecoder().decode([String].self, from: line),
               let command = try? SystemUI.parseAsRoot(arguments) as? any SurfaceCommand else {
-            let message = "the broker named no surface this program shows: \(String(decoding: line, as: UTF8.self))"
-            await Readiness.report(SystemUIReport(error: message))
-            PlainOutput.write("windowbroker-ui: \(message)\n", to: STDERR_FILENO)
-            throw ExitCode(1)
+            try await SystemUIRun.fail("the broker named no surface this program shows: \(String(decoding: line, as: UTF8.self))")
         }
-        try await SystemUIRun.run(socketPath: connection.socketPath, preloaded: true, command.surface)
+        try await SystemUIRun.run(socketPath: connection.socketPath, command.surface)
     }
 }
 
 /// Connects, runs a surface to its end, and makes sure the broker hears how it went.
 enum SystemUIRun {
-    static func run(
-        socketPath: String, preloaded: Bool = false, _ body: @escaping @Sendable @MainActor (BrokerClient) async throws -> Void
-    ) async throws {
+    static func run(socketPath: String, _ body: @escaping @Sendable @MainActor (BrokerClient) async throws -> Void) async throws {
         // The drawing library and its fonts load on a thread of their own while this process
-        // connects and asks for what it shows (the first frame waited for both).
-        if !preloaded { ToplevelWindow.preloadIfDisplayed() }
+        // connects and asks for what it shows (the first frame waited for both); a standby
+        // process started that already.
+        ToplevelWindow.preloadIfDisplayed()
         do {
             try await BrokerClient.withConnection(socketPath: socketPath, clientName: "windowbroker-ui", timeout: .seconds(10)) { client in
                 try await body(client)
             }
         } catch {
-            let message = (error as? BrokerError)?.message ?? "\(error)"
-            await Readiness.report(SystemUIReport(error: message))
-            PlainOutput.write("windowbroker-ui: \(message)\n", to: STDERR_FILENO)
-            throw ExitCode(1)
+            try await fail((error as? BrokerError)?.message ?? "\(error)")
         }
         await Readiness.report(nil)
+    }
+
+    /// Tells the broker why nothing is shown (and standard error, the broker's log), then ends.
+    static func fail(_ message: String) async throws -> Never {
+        await Readiness.report(SystemUIReport(error: message))
+        PlainOutput.write("windowbroker-ui: \(message)\n", to: STDERR_FILENO)
+        throw ExitCode(1)
     }
 }
 

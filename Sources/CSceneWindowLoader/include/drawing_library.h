@@ -61,7 +61,7 @@ int wb_drawing_prepare(void);
 
 /// Starts loading the library, and then the fonts, on a thread of its own and returns: a
 /// process that will draw (it has a display) calls this first thing, so that the loading
-/// overlaps its other start-up.
+/// overlaps its other start-up. Once a process: later calls return at once.
 void wb_drawing_preload(void);
 
 #endif
