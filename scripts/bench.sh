@@ -6,8 +6,9 @@
 #   control round trip  wmctl ping p50        vs a framed round trip over a raw Unix socket (C)
 #                                              and an sd-bus method call through a private dbus-daemon;
 #                       the same ping from a C client (bench/control_ping.c): the broker's share;
-#                       wmctl ping with wmctl and the broker held on one CPU (taskset), as the
-#                       raw baseline's processes are: what crossing CPUs adds
+#                       wmctl ping with wmctl and the broker held on one CPU, then on two CPUs
+#                       (taskset), each beside the raw round trip held the same way: left alone
+#                       the scheduler places either pair on one CPU or on two, run by run
 #   cold open           created -> didBecomeActive (broker side, from watch events), release build
 #                       (spawned: a shared Swift runtime cannot be a zygote) and installed form
 #                       (static stdlib), forked from the app's zygote and spawned; installed and
@@ -90,6 +91,12 @@ cc -O2 -o "$DIR/bin/fanout" bench/fanout.c
 cc -O2 -o "$DIR/bin/commit_sync" bench/commit_sync.c
 cc -O2 -o "$DIR/bin/sdbus_echo" bench/sdbus_echo.c $(pkg-config --cflags --libs libsystemd)
 RAW=$("$DIR/bin/pingpong" 5000)
+# The same round trip with its two processes held on one CPU, then on two: left alone, the
+# scheduler sometimes keeps them together and sometimes not, and a wake-up across CPUs costs
+# an interprocessor interrupt (slow on a VM). The pinned pairs compare like with like.
+RAW_ONE_CPU=$(taskset -c 0 "$DIR/bin/pingpong" 5000)
+RAW_TWO_CPUS=""
+[ "$(nproc)" -ge 2 ] && RAW_TWO_CPUS=$("$DIR/bin/pingpong" 5000 0 1)
 # What the store's every acknowledged commit waits for, on the file system the bench's brokers
 # keep their stores on.
 COMMIT_SYNC=$("$DIR/bin/commit_sync" "$DIR" 200)
@@ -168,6 +175,8 @@ kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 # wake-up of a thread on the other CPU is an interprocessor interrupt (slow on a VM).
 BROKER_PREFIX="taskset -c 0" start_broker "$DIR/onecpu"
 PING_ONE_CPU=$(taskset -c 0 "$BIN/wmctl" --socket "$SOCK" --json ping --count 5000 | json 'd["p50Micros"]')
+# And wmctl on the other CPU, every wake-up across CPUs, as the raw pair held on two.
+[ -n "$RAW_TWO_CPUS" ] && PING_TWO_CPUS=$(taskset -c 1 "$BIN/wmctl" --socket "$SOCK" --json ping --count 5000 | json 'd["p50Micros"]')
 kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 start_broker "$DIR/main" --max-workers 128
 
@@ -229,7 +238,8 @@ WARM_LAUNCHES=$(sort "$DIR/warm.launch" | uniq -c | tr -s ' ' | tr '\n' ';')
 fig "wmctl ping p50" "$PING" "µs" "raw Unix-socket round trip" "$RAW"
 fig "wmctl ping p50" "$PING" "µs" "sd-bus call via dbus-daemon" "$DBUS"
 fig "  broker's share: ping from a C client p50" "$CPING" "µs" "raw Unix-socket round trip" "$RAW"
-fig "  wmctl and broker held on one CPU, p50" "$PING_ONE_CPU" "µs" "raw Unix-socket round trip" "$RAW"
+fig "  wmctl and broker held on one CPU, p50" "$PING_ONE_CPU" "µs" "raw round trip held on one CPU" "$RAW_ONE_CPU"
+[ -n "$RAW_TWO_CPUS" ] && fig "  wmctl and broker held on two CPUs, p50" "$PING_TWO_CPUS" "µs" "raw round trip held on two CPUs" "$RAW_TWO_CPUS"
 fig "the stack's floor: the ping over NIO + protobuf" "$FLOOR_PING" "µs" "raw Unix-socket round trip" "$RAW"
 fig "wmctl ping p50" "$PING" "µs" "the stack's floor: the same ping" "$FLOOR_PING"
 fig "D-Bus: a session's State property p50" "$BUSSTATE" "µs" "sd-bus call via dbus-daemon" "$DBUS"
