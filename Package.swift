@@ -169,7 +169,7 @@ let package = Package(
         .executableTarget(
             name: "stack-floor",
             dependencies: [
-                "IPCWire",
+                "IPCWire", "CLinuxShim",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),

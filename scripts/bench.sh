@@ -7,8 +7,9 @@
 #                                              and an sd-bus method call through a private dbus-daemon;
 #                       the same ping from a C client (bench/control_ping.c): the broker's share;
 #                       wmctl ping with wmctl and the broker held on one CPU, then on two CPUs
-#                       (taskset), each beside the raw round trip held the same way: left alone
-#                       the scheduler places either pair on one CPU or on two, run by run
+#                       (taskset), each beside the raw round trip and the stack's floor held the
+#                       same way: left alone the scheduler places a pair on one CPU or on two,
+#                       run by run
 #   cold open           created -> didBecomeActive (broker side, from watch events), release build
 #                       (spawned: a shared Swift runtime cannot be a zygote) and installed form
 #                       (static stdlib), forked from the app's zygote and spawned; installed and
@@ -123,6 +124,9 @@ FANOUT100_C=$("$DIR/bin/fanout" 100 200)
 # per process), linked as installed.
 FLOOR_HELLO=$("$DIR/bin/spawn_first_byte" 40 "$SBIN/stack-floor" hello)
 FLOOR_PING=$("$SBIN/stack-floor" ping 5000)
+# Held alike, as the raw pair: both sides on one CPU, then the server on the other one.
+FLOOR_PING_ONE_CPU=$(taskset -c 0 "$SBIN/stack-floor" ping 5000)
+[ -n "$RAW_TWO_CPUS" ] && FLOOR_PING_TWO_CPUS=$(STACK_FLOOR_SERVE_CPU=1 taskset -c 0 "$SBIN/stack-floor" ping 5000)
 FLOOR_FAN10=$("$SBIN/stack-floor" fan 10 200)
 FLOOR_FAN100=$("$SBIN/stack-floor" fan 100 200)
 # The reference worker on its own: spawn until its Hello (its first byte), no broker involved.
@@ -242,6 +246,12 @@ fig "  wmctl and broker held on one CPU, p50" "$PING_ONE_CPU" "µs" "raw round t
 [ -n "$RAW_TWO_CPUS" ] && fig "  wmctl and broker held on two CPUs, p50" "$PING_TWO_CPUS" "µs" "raw round trip held on two CPUs" "$RAW_TWO_CPUS"
 fig "the stack's floor: the ping over NIO + protobuf" "$FLOOR_PING" "µs" "raw Unix-socket round trip" "$RAW"
 fig "wmctl ping p50" "$PING" "µs" "the stack's floor: the same ping" "$FLOOR_PING"
+fig "  the floor's ping held on one CPU" "$FLOOR_PING_ONE_CPU" "µs" "raw round trip held on one CPU" "$RAW_ONE_CPU"
+fig "  wmctl ping held on one CPU" "$PING_ONE_CPU" "µs" "the floor's ping held on one CPU" "$FLOOR_PING_ONE_CPU"
+if [ -n "$RAW_TWO_CPUS" ]; then
+  fig "  the floor's ping held on two CPUs" "$FLOOR_PING_TWO_CPUS" "µs" "raw round trip held on two CPUs" "$RAW_TWO_CPUS"
+  fig "  wmctl ping held on two CPUs" "$PING_TWO_CPUS" "µs" "the floor's ping held on two CPUs" "$FLOOR_PING_TWO_CPUS"
+fi
 fig "D-Bus: a session's State property p50" "$BUSSTATE" "µs" "sd-bus call via dbus-daemon" "$DBUS"
 fig "D-Bus: Session1.Activate p50 (scene in front)" "$BUSACTIVATE" "µs" "sd-bus call via dbus-daemon" "$DBUS"
 fig "cold open p50 (broker side)" "$COLD" "ms" "spawn to first byte, Foundation binary" "$SPAWN"

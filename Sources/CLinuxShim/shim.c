@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <malloc.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -145,6 +146,13 @@ void wb_main_queue_drain(void) {
 
 int wb_is_main_thread(void) {
     return syscall(SYS_gettid) == getpid();
+}
+
+int wb_hold_on_cpu(int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return sched_setaffinity(0, sizeof set, &set);
 }
 
 int wb_trim_heap(void) {

@@ -10,13 +10,16 @@
 ///   stack-floor fan RECEIVERS ROUNDS [--cpu]
 ///                                  one update to each child, then all their acks; p50 in µs
 ///   (--cpu: and the CPU time per delivery on each side)
-///   stack-floor serve              (a child, socket on fd 3) pong each ping, ack each update
+///   stack-floor serve              (a child, socket on fd 3) pong each ping, ack each update;
+///                                  held on CPU N with STACK_FLOOR_SERVE_CPU=N (the bench holds
+///                                  the two sides of a ping on two CPUs, the parent by taskset)
 ///   stack-floor hello              (spawned with fd 3) start a loop, write one Hello, exit
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
+import CLinuxShim
 import IPCWire
 import NIOCore
 import NIOPosix
@@ -256,6 +259,11 @@ func microseconds(_ value: Double) -> String {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+// Held before the event loop's thread exists: a thread started later inherits the mask.
+if arguments.first == "serve", let cpu = getenv("STACK_FLOOR_SERVE_CPU").flatMap({ Int32(String(cString: $0)) }),
+   wb_hold_on_cpu(cpu) != 0 {
+    fatalError("cannot hold the server on CPU \(cpu)")
+}
 let loop = MultiThreadedEventLoopGroup(numberOfThreads: 1).next()
 switch arguments.first {
 case "serve":

@@ -89,4 +89,8 @@ void wb_main_queue_drain(void);
 /// Whether the caller is the process's main thread.
 int wb_is_main_thread(void);
 
+/// Holds the calling thread, and the threads it starts from now on, on CPU `cpu`
+/// (sched_setaffinity). 0 on success, -1 with errno. For the bench's pinned baselines.
+int wb_hold_on_cpu(int cpu);
+
 #endif
