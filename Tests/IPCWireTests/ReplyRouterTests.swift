@@ -1,4 +1,5 @@
 @testable import IPCWire
+import Foundation
 import NIOCore
 import NIOEmbedded
 import XCTest
@@ -83,4 +84,33 @@ final class ReplyRouterTests: XCTestCase {
         late.futureResult.whenFailure { refused = $0 }
         XCTAssertEqual((refused as? BrokerError)?.code, .connectionClosed, "a request after the end fails at once")
     }
+
+    /// Requests go out without a promise: a frame the codec refuses still fails its request at
+    /// once, with the codec's reason, and leaves the others waiting.
+    func testARequestTooLargeForAFrameFailsAtOnceAndTheOthersWait() throws {
+        let router = ReplyRouter()
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addHandler(EnvelopeCodec(maxFrameBytes: 64))
+        try channel.pipeline.syncOperations.addHandler(router)
+        let tooLarge = Heard()
+        router.send(.body(.controlRequest(.with { $0.ping = .with { $0.payload = Data(repeating: 7, count: 100) } })),
+                    on: channel, timeout: .seconds(1), peer: "the peer") { tooLarge.result = $0 }
+        guard case .failure(let error)? = tooLarge.result else { return XCTFail("a refused frame fails its request at once") }
+        XCTAssertEqual(error.code, .payloadTooLarge)
+        XCTAssertTrue(error.message.contains("request exceeds the 64-byte frame limit"), error.message)
+        XCTAssertNil(try channel.readOutbound(as: ByteBuffer.self), "nothing of it was written")
+
+        let small = Heard()
+        router.send(.body(.controlRequest(.with { $0.ping = .init() })), on: channel, timeout: .seconds(1), peer: "the peer") { small.result = $0 }
+        XCTAssertNotNil(try channel.readOutbound(as: ByteBuffer.self), "a request within the limit is written")
+        XCTAssertNil(small.result, "and waits for its answer")
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        guard case .failure(let late)? = small.result else { return XCTFail("until its deadline") }
+        XCTAssertEqual(late.code, .timedOut)
+    }
+}
+
+/// What a request heard, set on the embedded loop (this test's own thread).
+private final class Heard: @unchecked Sendable {
+    var result: Result<WireAnswer, BrokerError>?
 }

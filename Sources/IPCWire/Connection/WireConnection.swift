@@ -80,7 +80,10 @@ package final class WireConnection: Sendable {
     }
 
     nonisolated(nonsending) private func answer(to body: RequestBody, timeout: Duration, what peer: String) async throws -> WireAnswer {
-        let answer = try await issue(body, timeout: timeout, what: peer).value()
+        // The router resumes the caller itself: no promise and future between them.
+        let answer = try await withUnsafeThrowingContinuation { continuation in
+            issue(body, timeout: timeout, what: peer) { continuation.resume(with: $0) }
+        }
         _ = try answer.accepted()
         return answer
     }
@@ -88,20 +91,21 @@ package final class WireConnection: Sendable {
     /// Writes `body` as a request now (on the loop: at once; elsewhere: queued on the loop, in
     /// the order of this thread's writes) and returns the future of its answer.
     package func issue(_ body: Envelope.OneOf_Body, timeout: Duration, what peer: String = "the peer") -> EventLoopFuture<WireAnswer> {
-        issue(.body(body), timeout: timeout, what: peer)
+        let promise = channel.eventLoop.makePromise(of: WireAnswer.self)
+        issue(.body(body), timeout: timeout, what: peer) { promise.completeWith($0.mapError { $0 }) }
+        return promise.futureResult
     }
 
-    private func issue(_ body: RequestBody, timeout: Duration, what peer: String) -> EventLoopFuture<WireAnswer> {
+    /// `issue`, handing the answer to `complete` on the event loop.
+    private func issue(_ body: RequestBody, timeout: Duration, what peer: String, complete: @escaping ReplyRouter.Completion) {
         let channel = self.channel
-        let promise = channel.eventLoop.makePromise(of: WireAnswer.self)
         onLoop { [self] in
             guard let router = loopRouter else {
-                promise.fail(BrokerError(.connectionClosed, "the connection is closed"))
+                complete(.failure(BrokerError(.connectionClosed, "the connection is closed")))
                 return
             }
-            router.send(body, on: channel, timeout: timeout, peer: peer, promise: promise)
+            router.send(body, on: channel, timeout: timeout, peer: peer, complete: complete)
         }
-        return promise.futureResult
     }
 
     /// Sends an envelope that expects no answer (a reply, or a pushed event). It touches no

@@ -66,7 +66,13 @@ final class EnvelopeCodec: ChannelDuplexHandler {
         do {
             let bytes: [UInt8] = try envelope.serializedBytes()
             guard bytes.count <= maxFrameBytes else {
-                promise?.fail(BrokerError(.payloadTooLarge, "a \(bytes.count)-byte reply exceeds the \(maxFrameBytes)-byte frame limit"))
+                let refusal = BrokerError(.payloadTooLarge, "a \(bytes.count)-byte \(envelope.id != 0 ? "request" : "reply") exceeds the \(maxFrameBytes)-byte frame limit")
+                if let promise {
+                    promise.fail(refusal)
+                } else if envelope.id != 0 {
+                    // A request is written without a promise: its router hears of the refusal.
+                    context.fireUserInboundEventTriggered(RefusedRequest(id: envelope.id, error: refusal))
+                }
                 return
             }
             // The length goes in front of the envelope in the same buffer: one write of one
