@@ -13,15 +13,36 @@ package enum WireRuntime {
     @discardableResult
     public static func runTasksOnEventLoops(loops: Int? = nil) -> Bool {
         if let loops { NIOSingletons.groupLoopCountSuggestion = loops }
-        if NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() { return true }
-        // NIO finds the runtime's hook by name, which a static stdlib (the installed binaries)
-        // leaves out of the dynamic symbol table; the linker resolved it for the shim.
-        return installHook { job, _ in
-            // `any()` stays on the calling thread's loop when it is one of the group's: a task
-            // started on an event loop runs there, with no thread switch.
-            MultiThreadedEventLoopGroup.singleton.any().executor.enqueue(ExecutorJob(job))
-        }
+        // Our own hook first: NIO's (which it can install only where the runtime's hook is in
+        // the dynamic symbol table, not in a static binary) runs each job as its loop's serial
+        // executor's, which costs a hop per actor entered (see `runAsGlobal`).
+        if installHook(groupHook) { return true }
+        return NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
     }
+
+    private static let groupHook: EnqueueGlobalHook = { job, _ in
+        // `any()` stays on the calling thread's loop when it is one of the group's: a task
+        // started on an event loop runs there, with no thread switch.
+        runAsGlobal(job, on: MultiThreadedEventLoopGroup.singleton.any())
+    }
+
+    /// Runs a job the runtime gave the global executor on `loop`, as the global executor runs
+    /// its own: on the generic executor, not as a job of the loop's serial executor (NIO's
+    /// `enqueue`). A task running as the loop's job had an executor of its own to leave each
+    /// time it entered an actor or a nonisolated function, so each such step went back
+    /// through the loop's queue instead of continuing on the thread (`callgrind`: four more
+    /// jobs run per `wmctl ping`).
+    private static func runAsGlobal(_ job: UnownedJob, on loop: any EventLoop) {
+        loop.execute { job.runSynchronously(on: generic) }
+    }
+
+    /// The generic executor, which the runtime writes as an executor reference with no
+    /// identity and no implementation (two zero words: its ABI, stable on every platform the
+    /// runtime ships on). Swift has no public spelling for it.
+    private static let generic: UnownedSerialExecutor = {
+        precondition(MemoryLayout<UnownedSerialExecutor>.size == 2 * MemoryLayout<UInt>.size)
+        return unsafeBitCast((UInt(0), UInt(0)), to: UnownedSerialExecutor.self)
+    }()
 
     /// Makes the calling thread (the process's main thread, first thing in `main`, before any
     /// task) the process's only event loop and every task's executor, runs `body` there, and
@@ -47,7 +68,7 @@ package enum WireRuntime {
     nonisolated(unsafe) private static var thisThreadLoop: (any EventLoop)?
 
     private static let thisThreadHook: EnqueueGlobalHook = { job, _ in
-        WireRuntime.thisThreadLoop!.executor.enqueue(ExecutorJob(job))
+        runAsGlobal(job, on: WireRuntime.thisThreadLoop!)
     }
 
     /// The runtime's hook type: a thin Swift function taking the job and the original enqueue.
