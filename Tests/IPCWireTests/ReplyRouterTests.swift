@@ -15,7 +15,9 @@ final class ReplyRouterTests: XCTestCase {
 
     private func send(_ router: ReplyRouter, on channel: EmbeddedChannel, timeout: Duration, peer: String) throws -> Sent {
         let promise = channel.eventLoop.makePromise(of: WireAnswer.self)
-        router.send(.body(.controlRequest(.with { $0.ping = .init() })), on: channel, timeout: timeout, peer: peer, promise: promise)
+        router.send(.body(.controlRequest(.with { $0.ping = .init() })), on: channel, timeout: timeout, peer: peer) {
+            promise.completeWith($0.mapError { $0 })
+        }
         let written = try XCTUnwrap(try channel.readOutbound(as: Envelope.self))
         return Sent(id: written.id, answer: promise.futureResult)
     }
@@ -79,7 +81,9 @@ final class ReplyRouterTests: XCTestCase {
         XCTAssertEqual(error.code, .connectionClosed)
         channel.embeddedEventLoop.advanceTime(by: .seconds(2))
         let late = channel.eventLoop.makePromise(of: WireAnswer.self)
-        router.send(.body(.controlRequest(.init())), on: channel, timeout: .seconds(1), peer: "the peer", promise: late)
+        router.send(.body(.controlRequest(.init())), on: channel, timeout: .seconds(1), peer: "the peer") {
+            late.completeWith($0.mapError { $0 })
+        }
         var refused: (any Error)?
         late.futureResult.whenFailure { refused = $0 }
         XCTAssertEqual((refused as? BrokerError)?.code, .connectionClosed, "a request after the end fails at once")
