@@ -427,42 +427,6 @@ static unsigned char *encode_png(cairo_surface_t *surface, size_t *length) {
     return out.bytes;
 }
 
-/// `picture` (`width` x `height`) scaled to fit the thumbnail's box: halved (each pixel the mean
-/// of four) until one more halving would go below the box, then scaled the rest of the way
-/// bilinearly. A text's lines stay lines. Cairo's good filter at this scale (pixman's
-/// convolution over the whole picture) was a quarter of the switcher's 18 ms a picture.
-static cairo_surface_t *thumbnail_of(cairo_surface_t *picture, int width, int height) {
-    double scale = (double)SW_THUMBNAIL_WIDTH / width < (double)SW_THUMBNAIL_HEIGHT / height
-        ? (double)SW_THUMBNAIL_WIDTH / width : (double)SW_THUMBNAIL_HEIGHT / height;
-    if (scale > 1) scale = 1;
-    int target_width = (int)(width * scale + 0.5), target_height = (int)(height * scale + 0.5);
-    if (target_width < 1) target_width = 1;
-    if (target_height < 1) target_height = 1;
-    cairo_surface_t *current = cairo_surface_reference(picture);
-    int current_width = width, current_height = height;
-    for (;;) {
-        int halving = current_width / 2 >= target_width && current_height / 2 >= target_height;
-        int next_width = halving ? (current_width + 1) / 2 : target_width;
-        int next_height = halving ? (current_height + 1) / 2 : target_height;
-        if (next_width == current_width && next_height == current_height) break;
-        cairo_surface_t *next = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, next_width, next_height);
-        cairo_t *cr = cairo_create(next);
-        cairo_scale(cr, (double)next_width / current_width, (double)next_height / current_height);
-        cairo_set_source_surface(cr, current, 0, 0);
-        cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_BILINEAR);
-        // Edge pixels are sampled from inside the picture, not faded into transparency.
-        cairo_pattern_set_extend(cairo_get_source(cr), CAIRO_EXTEND_PAD);
-        cairo_paint(cr);
-        cairo_destroy(cr);
-        cairo_surface_destroy(current);
-        current = next;
-        current_width = next_width;
-        current_height = next_height;
-        if (!halving) break;
-    }
-    return current;
-}
-
 unsigned char *sw_snapshot_png(int32_t width, int32_t height, const char *heading, const char *text, int32_t cursor, size_t *length,
                                unsigned char **thumbnail, size_t *thumbnail_length) {
     *length = 0;
@@ -477,7 +441,7 @@ unsigned char *sw_snapshot_png(int32_t width, int32_t height, const char *headin
     cairo_destroy(cr);
     unsigned char *bytes = encode_png(surface, length);
     if (bytes && thumbnail) {
-        cairo_surface_t *small = thumbnail_of(surface, width, height);
+        cairo_surface_t *small = sw_thumbnail_of(surface, width, height);
         *thumbnail = encode_png(small, thumbnail_length);
         cairo_surface_destroy(small);
     }

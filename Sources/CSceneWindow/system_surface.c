@@ -208,22 +208,10 @@ static void prepare(struct ss_picture *picture) {
         cairo_surface_destroy(image);
         return;
     }
-    if (pw <= THUMB_WIDTH && ph <= THUMB_HEIGHT) {
-        // A thumbnail (or a small window's picture): drawn as it is.
-        picture->thumbnail = image;
-        return;
-    }
-    double scale = (double)THUMB_WIDTH / pw < (double)THUMB_HEIGHT / ph ? (double)THUMB_WIDTH / pw : (double)THUMB_HEIGHT / ph;
-    int tw = (int)(pw * scale + 0.5), th = (int)(ph * scale + 0.5);
-    cairo_surface_t *thumbnail = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, tw > 0 ? tw : 1, th > 0 ? th : 1);
-    cairo_t *cr = cairo_create(thumbnail);
-    cairo_scale(cr, scale, scale);
-    cairo_set_source_surface(cr, image, 0, 0);
-    cairo_pattern_set_filter(cairo_get_source(cr), CAIRO_FILTER_GOOD);
-    cairo_paint(cr);
-    cairo_destroy(cr);
+    // Fitted into the card's picture area as a scene fits its thumbnail (one the scene drew
+    // is that size already and is drawn as it is).
+    picture->thumbnail = sw_thumbnail_of(image, pw, ph);
     cairo_surface_destroy(image);
-    picture->thumbnail = thumbnail;
 }
 
 struct preparation {

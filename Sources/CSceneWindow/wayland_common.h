@@ -1,5 +1,5 @@
 // What the scene window and the system UI surfaces share: the keyboard (a keymap and its
-// state, keys named as shortcuts name them), shared-memory buffers and text layouts.
+// state, keys named as shortcuts name them), shared-memory buffers, text layouts and thumbnails.
 // Internal to this module.
 #ifndef WAYLAND_COMMON_H
 #define WAYLAND_COMMON_H
@@ -68,5 +68,10 @@ PangoLayout *sw_text_layout(cairo_t *cr, const char *font, const char *text, int
 void sw_prepare_fonts(void);
 /// The calling thread lays out text with the prepared font map, unless another thread took it.
 void sw_use_prepared_fonts(void);
+
+/// `picture` (`width` x `height`) fitted into SW_THUMBNAIL_WIDTH x SW_THUMBNAIL_HEIGHT, a new
+/// reference (the picture itself when it fits already): a scene's thumbnail, and a switcher
+/// card's picture when the store kept no thumbnail.
+cairo_surface_t *sw_thumbnail_of(cairo_surface_t *picture, int width, int height);
 
 #endif
