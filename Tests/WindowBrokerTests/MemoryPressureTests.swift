@@ -253,19 +253,24 @@ final class PressurePolicyTests: XCTestCase {
 
     func testParsesTheKernelFormatAndTheRealFile() throws {
         let sample = "some avg10=1.23 avg60=0.50 avg300=0.10 total=123456\nfull avg10=0.40 avg60=0.20 avg300=0.05 total=65432\n"
-        let parsed = try XCTUnwrap(PSIReading.parse(sample))
+        let parsed = try XCTUnwrap(PSIReading.parse(Array(sample.utf8)))
         XCTAssertEqual(parsed.some, .init(avg10: 1.23, avg60: 0.5, avg300: 0.1, total: 123456))
         XCTAssertEqual(parsed.full?.total, 65432)
-        XCTAssertNil(PSIReading.parse("garbage"))
-        if let real = try? String(contentsOfFile: "/proc/pressure/memory", encoding: .utf8) {
-            XCTAssertNotNil(PSIReading.parse(real), real)
+        XCTAssertNil(PSIReading.parse(Array("garbage".utf8)))
+        XCTAssertNil(PSIReading.parse(Array("some avg10=1.23 avg60=0.50 avg300=0.10\n".utf8)), "no total")
+        if let real = ProcFile.read("/proc/pressure/memory") {
+            XCTAssertNotNil(PSIReading.parse(real), String(decoding: real, as: UTF8.self))
         }
-        XCTAssertEqual(MemInfo.parse("MemTotal:       16384 kB\nMemFree:  1 kB\nMemAvailable:    8192 kB\nBuffers: 2 kB\n"),
+        XCTAssertEqual(MemInfo.parse(Array("MemTotal:       16384 kB\nMemFree:  1 kB\nMemAvailable:    8192 kB\nBuffers: 2 kB\n".utf8)),
                        MemInfo(total: 16384 * 1024, available: 8192 * 1024))
-        XCTAssertNil(MemInfo.parse("MemTotal:       16384 kB\nMemFree:  1 kB\n"), "no MemAvailable (kernels before 3.14)")
-        let meminfo = try XCTUnwrap(MemInfo.parse(try String(contentsOfFile: "/proc/meminfo", encoding: .utf8)))
+        XCTAssertNil(MemInfo.parse(Array("MemTotal:       16384 kB\nMemFree:  1 kB\n".utf8)), "no MemAvailable (kernels before 3.14)")
+        XCTAssertNil(MemInfo.parse(Array("MemTotal: 16x84 kB\nMemAvailable: 8192 kB\n".utf8)), "not a number")
+        XCTAssertNil(MemInfo.parse(Array("MemTotal: 99999999999999999999 kB\nMemAvailable: 8192 kB\n".utf8)), "too large")
+        let meminfo = try XCTUnwrap(MemInfo.parse(try XCTUnwrap(ProcFile.read("/proc/meminfo"))))
         XCTAssertGreaterThan(meminfo.total, 0)
         XCTAssertLessThanOrEqual(meminfo.available, meminfo.total)
+        XCTAssertEqual(ProcessMemory.parsePSS(Array("Rss:   2048 kB\nPss:   1536 kB\nPss_Dirty: 512 kB\n".utf8)), 1536 * 1024)
+        XCTAssertNil(ProcessMemory.parsePSS(Array("Rss:   2048 kB\n".utf8)))
         let ownPSS = try XCTUnwrap(ProcessMemory.pss(of: getpid()))
         XCTAssertGreaterThan(ownPSS, 1 << 20)
         XCTAssertNil(ProcessMemory.pss(of: 999_999_999))

@@ -93,8 +93,8 @@ public struct MemoryMonitor: Sendable {
 
     func sample(_ pids: [SessionID: pid_t], with sampler: inout PSSSampler, scope: SampleScope) -> (inputs: PressureInputs, pss: [SessionID: UInt64]) {
         let pss = sampler.sample(pids, now: .now, scope: scope)
-        let psi = ProcFile.read(configuration.psiPath).flatMap { PSIReading.parse(String(decoding: $0, as: UTF8.self)) }
-        let memInfo = ProcFile.read(configuration.memInfoPath).flatMap { MemInfo.parse(String(decoding: $0, as: UTF8.self)) }
+        let psi = ProcFile.read(configuration.psiPath).flatMap(PSIReading.parse)
+        let memInfo = ProcFile.read(configuration.memInfoPath).flatMap(MemInfo.parse)
         return (PressureInputs(psi: psi, memInfo: memInfo, workersPSS: pss.values.reduce(0, +), budget: configuration.budget), pss)
     }
 }
