@@ -487,6 +487,26 @@ final class ActivationRouterTests: XCTestCase {
                        .create(configuration: "Editor", role: AppManifest.defaultRole))
     }
 
+    func testTheMostRecentlyActivePreferringSceneIsReused() throws {
+        let older = session(prefers: ["note-*"], lastActive: 1_000)
+        let newer = session(prefers: ["note-*"], lastActive: 2_000)
+        let newest = session(lastActive: 3_000)  // prefers nothing
+        var otherApp = SceneSession(appID: "mail", configuration: "Editor", role: AppManifest.defaultRole, title: "t")
+        otherApp.activationConditions = ActivationConditions(canActivate: ["*"], prefersToActivate: ["note-*"])
+        otherApp.lastActiveAt = Date(timeIntervalSince1970: 4_000)
+        for sessions in [[older, newer, newest, otherApp], [otherApp, newest, newer, older]] {
+            XCTAssertEqual(try ActivationRouter.route(request(target: "note-7"), app: app(), sessions: sessions),
+                           .existing(newer.id, reason: "scene prefers to activate 'note-7'"))
+        }
+        // Equally recent: the first listed.
+        let twin = session(prefers: ["note-*"], lastActive: 2_000)
+        XCTAssertEqual(try ActivationRouter.route(request(target: "note-7"), app: app(), sessions: [twin, newer]),
+                       .existing(twin.id, reason: "scene prefers to activate 'note-7'"))
+        // A single-scene app reuses its most recently active scene.
+        XCTAssertEqual(try ActivationRouter.route(request(), app: app(multiple: false), sessions: [older, newest, newer]),
+                       .existing(newest.id, reason: "app supports a single scene"))
+    }
+
     func testSingleSceneAppsReuseTheirSceneOrRefuseNew() throws {
         let only = session()
         XCTAssertEqual(try ActivationRouter.route(request(), app: app(multiple: false), sessions: [only]),

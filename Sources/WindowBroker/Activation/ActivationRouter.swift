@@ -47,7 +47,7 @@ public enum ActivationDecision: Sendable, Equatable {
 /// unless the app supports only one scene.
 public enum ActivationRouter {
     public static func route(
-        _ request: ActivationRequest, app: AppManifest, sessions: [SceneSession]
+        _ request: ActivationRequest, app: AppManifest, sessions: some Sequence<SceneSession>
     ) throws(BrokerError) -> ActivationDecision {
         if let activity = request.activity, !app.declares(activityType: activity.activityType) {
             let declared = app.activityTypes.isEmpty ? "none" : app.activityTypes.joined(separator: ", ")
@@ -55,14 +55,24 @@ public enum ActivationRouter {
                 .undeclaredActivityType,
                 "app '\(app.id)' does not declare activity type '\(activity.activityType)' (declared: \(declared))")
         }
-        let ofApp = sessions.filter { $0.appID == app.id }.sorted { $0.lastActiveAt > $1.lastActiveAt }
+        // One pass, no sorting and no copy of the list: an open runs this over every session of
+        // the app, and sorting them all by recency cost more than the rest of the open's routing.
+        let ofApp = sessions.lazy.filter { $0.appID == app.id }
+        /// The most recently active session of the app that `accepts` (the first such on a tie).
+        func mostRecent(where accepts: (SceneSession) -> Bool = { _ in true }) -> SceneSession? {
+            var found: SceneSession?
+            for session in ofApp where accepts(session) && (found.map { session.lastActiveAt > $0.lastActiveAt } ?? true) {
+                found = session
+            }
+            return found
+        }
         if let sessionID = request.sessionID {
             guard ofApp.contains(where: { $0.id == sessionID }) else {
                 throw BrokerError(.unknownSession, "no session \(sessionID) of app '\(app.id)'")
             }
             return .existing(sessionID, reason: "brought forward as requested")
         }
-        if !app.supportsMultipleScenes, let only = ofApp.first {
+        if !app.supportsMultipleScenes, let only = mostRecent() {
             if request.forceNew {
                 throw BrokerError(
                     .multipleScenesUnsupported,
@@ -73,10 +83,11 @@ public enum ActivationRouter {
         let target = request.activity?.targetContentIdentifier
         if !request.forceNew, let target {
             // A scene's own conditions, or its configuration's from the manifest.
-            if let preferring = ofApp.first(where: {
-                let declared = app.configuration(named: $0.configuration)?.prefersToActivate ?? []
-                return matches(target, any: $0.activationConditions.prefersToActivate + declared)
-                    && matches(target, any: $0.activationConditions.canActivate)
+            if let preferring = mostRecent(where: {
+                let conditions = $0.activationConditions
+                return (matches(target, any: conditions.prefersToActivate)
+                    || matches(target, any: app.configuration(named: $0.configuration)?.prefersToActivate ?? []))
+                    && matches(target, any: conditions.canActivate)
             }) {
                 return .existing(preferring.id, reason: "scene prefers to activate '\(target)'")
             }

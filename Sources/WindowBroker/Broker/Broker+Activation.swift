@@ -70,10 +70,9 @@ extension Broker {
         guard let app = apps.manifests[appID] else {
             throw BrokerError(.unknownApp, "no app '\(appID)' is installed (known: \(apps.known))")
         }
-        // Routing and the per-app limit need only the app's sessions: copying out every stored
-        // session made an open cost as much as all of them.
-        let ofApp = drivers.values.compactMap { $0.session.appID == app.id ? $0.session : nil }
-        let route = try ActivationRouter.route(request, app: app, sessions: ofApp)
+        // The router reads each session where it is: copying out the app's sessions cost an
+        // open as much as all of them.
+        let route = try ActivationRouter.route(request, app: app, sessions: drivers.values.lazy.map(\.session))
         if let requester = request.requestedBy {
             let target: SessionID? = if case .existing(let id, _) = route { id } else { nil }
             emit(requester, app: app.id, .activationRequested(target: target, activityType: request.activity?.activityType ?? "", presentation: request.presentation))
@@ -87,7 +86,7 @@ extension Broker {
         case .create(let configurationName, let role):
             let presentation = try presentation(request.presentation, target: nil, app: app.id)
             try checkRoomForLaunch()
-            let count = ofApp.count
+            let count = drivers.values.lazy.filter { $0.session.appID == app.id }.count
             guard count < self.configuration.maxSessionsPerApp else {
                 throw BrokerError(.resourceExhausted, "app '\(app.id)' already has \(count) sessions (limit \(self.configuration.maxSessionsPerApp)); close some first")
             }
