@@ -12,6 +12,9 @@ Actions (`wmctl send SESSION ACTION [--arg K=V]`):
   increment [by=N]   count up; the other windows hear `tallied`
   set-label label=T  the window's title becomes "T: count"
   state              {count, label, heard, restoredFrom, callbacks}
+  add-command id=I title=T [omit=true]
+                     inserts a command in the View menu; answers how many menus the
+                     broker's answer carried (none when omit_menu was asked for)
 """
 
 import os
@@ -147,10 +150,17 @@ class TallyScene:
             self.label = label
             self.publish()
             return performed(self.title())
+        if action.action == "add-command":
+            command = pb.MenuCommand(id=arguments.get("id", ""), title=arguments.get("title", ""))
+            insert = pb.MenuInsert(child_of="view", element=pb.MenuNode(command=command))
+            change = pb.MenuChangeRequest(operations=[pb.MenuOperation(insert=insert)],
+                                          omit_menu=arguments.get("omit") in (True, "true"))
+            _, menu = self.connection.control_request(menu_change=change)
+            return performed({"app": menu.app_id, "menus": len(menu.menus)})
         if action.action == "state":
             return performed({"count": self.count, "label": self.label, "heard": self.heard,
                               "restoredFrom": self.restored_from, "callbacks": self.callbacks})
-        return pb.ActionResult(decline_reason=f"tally has no action '{action.action}' (increment, set-label, state)")
+        return pb.ActionResult(decline_reason=f"tally has no action '{action.action}' (increment, set-label, add-command, state)")
 
     # ------------------------------------------------------------ the loop
 

@@ -128,7 +128,10 @@ public final class Scene {
     }
 
     func sendMenuChange(_ operations: [Windowbroker_V1_MenuOperation]) async throws {
-        _ = try await orderedRequester(.menuChange(.with { $0.operations = operations }))
+        _ = try await orderedRequester(.menuChange(.with {
+            $0.operations = operations
+            $0.omitMenu = true  // only a refusal is read
+        }))
     }
 
     // MARK: - Keeping scenes in sync

@@ -299,7 +299,10 @@ package final class SceneRuntime {
         let timeout: Duration
         switch item {
         case .appMenu(let operations):
-            (body, timeout) = (.controlRequest(.with { $0.kind = .menuChange(.with { $0.operations = operations }) }), .seconds(60))
+            (body, timeout) = (.controlRequest(.with { $0.kind = .menuChange(.with {
+                $0.operations = operations
+                $0.omitMenu = true  // only a refusal is read
+            }) }), .seconds(60))
         case .request(let request, _):
             (body, timeout) = (.controlRequest(.with { $0.kind = request }), .seconds(60))
         case .sceneUpdate:

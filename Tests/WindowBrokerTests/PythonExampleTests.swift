@@ -138,4 +138,24 @@ final class PythonExampleTests: BrokerTestCase {
         let logs = harness.wmctl("logs", first)
         XCTAssertTrue(logs.stdout.contains("tally: scene process"), "the scene's stderr is captured: \(logs.stdout)")
     }
+
+    /// A menu change is answered with the app's whole menu, or, when the sender says it does not
+    /// read it (`omit_menu`, as the SDK does), with the app's id alone; applied either way.
+    func testAMenuChangeIsAnsweredWithTheMenuUnlessItIsLeftOut() throws {
+        let session = try XCTUnwrap((try client("open", "tally") as? [String: Any])?["session"] as? String)
+        func addCommand(_ arguments: String...) throws -> [String: Any] {
+            try XCTUnwrap(try harness.json(["send", session, "add-command"] + arguments.flatMap { ["--arg", $0] })["value"] as? [String: Any])
+        }
+        let whole = try addCommand("id=tally.reset", "title=Reset")
+        let menus = try XCTUnwrap(try harness.json("menu", "--app", "tally")["menus"] as? [[String: Any]])
+        XCTAssertEqual(whole["app"] as? String, "tally")
+        XCTAssertEqual(whole["menus"] as? Int, menus.count, "the app's top-level menus, as `wmctl menu` lists them")
+        XCTAssertGreaterThan(menus.count, 0)
+        let omitted = try addCommand("id=tally.double", "title=Double", "omit=true")
+        XCTAssertEqual(omitted["app"] as? String, "tally")
+        XCTAssertEqual(omitted["menus"] as? Int, 0)
+        let view = try XCTUnwrap((try harness.json("menu", "--app", "tally")["menus"] as? [[String: Any]])?.first { $0["id"] as? String == "view" })
+        let ids = (view["children"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+        XCTAssertTrue(ids.contains("tally.reset") && ids.contains("tally.double"), "both changes applied: \(ids)")
+    }
 }

@@ -1224,6 +1224,11 @@ package nonisolated struct Windowbroker_V1_MenuChangeRequest: Sendable {
 
   package var operations: [Windowbroker_V1_MenuOperation] = []
 
+  /// The answer leaves the menu out (its app_id only): for a sender that does not read it, as
+  /// the SDK's worker does not. The whole menu costs the broker more to encode than the rest
+  /// of a launch's messages together.
+  package var omitMenu: Bool = false
+
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
@@ -5429,7 +5434,7 @@ nonisolated extension Windowbroker_V1_CommandsReply: SwiftProtobuf.Message, Swif
 
 nonisolated extension Windowbroker_V1_MenuChangeRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".MenuChangeRequest"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}operations\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}operations\0\u{3}omit_menu\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5438,6 +5443,7 @@ nonisolated extension Windowbroker_V1_MenuChangeRequest: SwiftProtobuf.Message, 
       // enabled. https://github.com/apple/swift-protobuf/issues/1034
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.operations) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.omitMenu) }()
       default: break
       }
     }
@@ -5447,11 +5453,15 @@ nonisolated extension Windowbroker_V1_MenuChangeRequest: SwiftProtobuf.Message, 
     if !self.operations.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.operations, fieldNumber: 1)
     }
+    if self.omitMenu != false {
+      try visitor.visitSingularBoolField(value: self.omitMenu, fieldNumber: 2)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   package static func ==(lhs: Windowbroker_V1_MenuChangeRequest, rhs: Windowbroker_V1_MenuChangeRequest) -> Bool {
     if lhs.operations != rhs.operations {return false}
+    if lhs.omitMenu != rhs.omitMenu {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -53,7 +53,7 @@ extension Broker {
         do {
             let menu = try changeMenu(app: worker.appID, operations: change.operations)
             await worker.connection.reply(to: envelope, with: .controlReply(.with {
-                $0.menu = ControlRequestHandler.menuChanged(app: worker.appID, menu)
+                $0.menu = ControlRequestHandler.menuChanged(app: worker.appID, menu, omitMenu: change.omitMenu)
             }))
         } catch {
             await worker.connection.reply(to: envelope, error: error)

@@ -169,11 +169,11 @@ struct ControlRequestHandler: Sendable {
     }
 
     /// The answer to an app's menu change, from a scene or a prewarmed process: the app's
-    /// whole main menu as it is now.
-    static func menuChanged(app: AppID, _ menu: MainMenu) -> Windowbroker_V1_MenuReply {
+    /// whole main menu as it is now, unless the sender asked for it to be left out.
+    static func menuChanged(app: AppID, _ menu: MainMenu, omitMenu: Bool) -> Windowbroker_V1_MenuReply {
         .with {
             $0.appID = app.rawValue
-            $0.menus = menu.menus.map { wire($0, states: nil) }
+            if !omitMenu { $0.menus = menu.menus.map { wire($0, states: nil) } }
         }
     }
 
@@ -457,7 +457,7 @@ struct ControlRequestHandler: Sendable {
                 throw BrokerError(.invalidRequest, "menu changes come from an app's scenes (SceneWorker: scene.changeMenu)")
             }
             let app = try await broker.appForSceneRequest("", requester: requester)
-            return .menu(Self.menuChanged(app: app, try await broker.changeMenu(app: app, operations: change.operations)))
+            return .menu(Self.menuChanged(app: app, try await broker.changeMenu(app: app, operations: change.operations), omitMenu: change.omitMenu))
         case .logs(let request):
             let id = try await sessionID(request.sessionID)
             _ = try await broker.existingSession(id)
