@@ -963,3 +963,22 @@ final class SnapshotThumbnailTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: store.path(kept)))
     }
 }
+
+final class StoredConditionsTests: XCTestCase {
+    /// The hand-written JSON reads back as what was stored, whatever the patterns hold, and as
+    /// `JSONEncoder`'s did (stores written before keep loading).
+    func testActivationConditionsRoundTripThroughTheStoredJSON() throws {
+        let tricky = ["*", "", "note-\"quoted\"", "back\\slash", "line\nbreak\ttab", "\u{1}\u{1F}", "a/b", "ünï 🦊", "{\"not\":\"json\"}"]
+        for conditions in [ActivationConditions.default, ActivationConditions(canActivate: [], prefersToActivate: []),
+                           ActivationConditions(canActivate: tricky, prefersToActivate: tricky.reversed())] {
+            let stored = SessionStore.stored(conditions)
+            XCTAssertEqual(try JSONDecoder().decode(ActivationConditions.self, from: stored), conditions,
+                           String(decoding: stored, as: UTF8.self))
+            let viaFoundation = try JSONSerialization.jsonObject(with: stored) as? [String: [String]]
+            XCTAssertEqual(viaFoundation, ["canActivate": conditions.canActivate, "prefersToActivate": conditions.prefersToActivate])
+            // What the encoder wrote before reads the same.
+            let old = try JSONEncoder().encode(conditions)
+            XCTAssertEqual(try JSONDecoder().decode(ActivationConditions.self, from: old), conditions)
+        }
+    }
+}
