@@ -94,12 +94,33 @@ enum PrewarmExercise {
             $0.workerMessage = .with { $0.kind = .connected(.with { $0.configuration = "prewarm" }) }
         }
         for envelope in [report, storageChange, answer] { _ = try? envelope.serializedBytes() as [UInt8] }
+        exerciseOutgoing(report)
         let ack = Envelope.with {
             $0.replyTo = 2
             $0.workerMessage = .with { $0.ack = .init() }
         }
         if let bytes = try? ack.serializedBytes() as [UInt8] { _ = try? Envelope(serializedBytes: bytes) }
         exerciseScene(current, storage: storage)
+    }
+
+    /// How the runtime queues what a scene says (`SceneRuntime.publish`, its written count):
+    /// an update merged into the one pending, and a count that runs what waits for it. Their
+    /// types (an optional update, the count's list of waiters) were built from their mangled
+    /// names at the first open, 7 of the 9 such builds a prewarmed notes process still made
+    /// between its connect command and its answer (gdb, breaking on the runtime's look-ups).
+    private static func exerciseOutgoing(_ report: Envelope) {
+        guard case .workerMessage(let message)? = report.body, case .sceneUpdate(let update)? = message.kind else { return }
+        var pending: Windowbroker_V1_SceneUpdate? = update
+        if let current = pending, [current.hasUserActivity, current.hasActivationConditions, !current.title.isEmpty].contains(true) {
+            pending = nil
+        }
+        let erased: Any = pending as Any
+        var written = GrowingCount()
+        written.when(reaching: 2) {}
+        written.when(reaching: 1) {}
+        written.advance()
+        written.giveUp(beyond: 1)
+        _ = (erased, written.value)
     }
 
     /// What an app's `willConnect` does with its scene, on a scene that is connected to
