@@ -161,6 +161,9 @@ PY
   for _ in $(seq 100); do "$BIN/wmctl" --socket "$SOCK" status >/dev/null 2>&1 && break; sleep 0.1; done
 }
 W() { "$BIN/wmctl" --socket "$SOCK" "$@"; }
+# What only observes runs at idle priority (SCHED_IDLE), so that it never takes a CPU from
+# what it measures; nice 19 where chrt is missing.
+if command -v chrt >/dev/null; then IDLE_PRIORITY=(chrt -i 0); else IDLE_PRIORITY=(nice -n 19); fi
 
 start_broker "$DIR/main" --max-workers 128
 PING=$(W --json ping --count 5000 | json 'd["p50Micros"]')
@@ -186,7 +189,11 @@ start_broker "$DIR/main" --max-workers 128
 
 open_times() {  # $1 = tag; N cold opens, then N from the prewarmed pool; prints the p50s in ms
   local tag=$1 watch
-  W --json watch --event created --event didBecomeActive > "$DIR/events.$tag.jsonl" &
+  # The watcher runs at idle priority: woken by `created` at normal priority, it took the
+  # broker's CPU from its event loop (perf sched) and lengthened the very opens it timed
+  # (prewarmed, created -> didBecomeActive 1.41-1.53 against 1.08-1.25 ms). The times it
+  # prints are the broker's event timestamps, which its own delay does not change.
+  "${IDLE_PRIORITY[@]}" "$BIN/wmctl" --socket "$SOCK" --json watch --event created --event didBecomeActive > "$DIR/events.$tag.jsonl" &
   # Stopped below; it ends with the broker too (this runs in a subshell: PIDS would not keep it).
   watch=$!
   sleep 0.3
