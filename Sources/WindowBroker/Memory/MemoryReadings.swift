@@ -99,7 +99,7 @@ public struct ProcessActivity: Sendable, Equatable {
         guard let close = line.lastIndex(of: UInt8(ascii: ")")) else { return nil }
         // Field 3 (state) is the first after the name: minflt is field 10, majflt 12,
         // utime 14, stime 15, rss 24.
-        let fields = line[(close + 1)...].split(whereSeparator: { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\n") })
+        let fields = ProcText.words(line[(close + 1)...], first: 22)
         guard fields.count > 21, let minor = ProcText.number(fields[7]), let major = ProcText.number(fields[9]),
               let user = ProcText.number(fields[11]), let system = ProcText.number(fields[12]),
               let resident = ProcText.number(fields[21]) else { return nil }
@@ -134,9 +134,19 @@ enum ProcText {
         }
     }
 
-    /// The words of a line, between spaces.
-    static func words(_ line: ArraySlice<UInt8>) -> [ArraySlice<UInt8>] {
-        line.split(separator: UInt8(ascii: " "))
+    /// The words of `text` (between spaces and newlines), the first `count` of them: a reader
+    /// that needs the first few scans no further.
+    static func words(_ text: ArraySlice<UInt8>, first count: Int = .max) -> [ArraySlice<UInt8>] {
+        func isSpace(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\n") }
+        var words: [ArraySlice<UInt8>] = []
+        var index = text.startIndex
+        while words.count < count, index < text.endIndex {
+            while index < text.endIndex, isSpace(text[index]) { index += 1 }
+            let start = index
+            while index < text.endIndex, !isSpace(text[index]) { index += 1 }
+            if start < index { words.append(text[start..<index]) }
+        }
+        return words
     }
 
     /// The value of a `Key:   123 kB` line (the format of `meminfo` and `smaps_rollup`) in bytes,
