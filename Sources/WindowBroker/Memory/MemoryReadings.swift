@@ -114,7 +114,7 @@ public struct ProcessActivity: Sendable, Equatable {
 
 /// The text of `/proc` files (ASCII) taken as bytes. Taken as a `String`, each split walked
 /// the text `Character` by `Character` (grapheme breaking): parsing `/proc/meminfo` cost
-/// 620,000 instructions and a worker's `smaps_rollup` 290,000 (`callgrind`), at every reading.
+/// 667,000 instructions and a worker's `smaps_rollup` 305,000 (`callgrind`), at every reading.
 enum ProcText {
     /// The lines of `text`, without their newlines, in order, each found when it is asked
     /// for: a reader that stops at the line it needs scans no further.
