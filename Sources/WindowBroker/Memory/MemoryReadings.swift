@@ -154,12 +154,9 @@ enum ProcText {
     static func value(of key: StaticString, in line: ArraySlice<UInt8>) -> UInt64? {
         let keyBytes = UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount)
         guard line.starts(with: keyBytes) else { return nil }
-        var rest = line.dropFirst(keyBytes.count)
-        rest = rest.drop { $0 == UInt8(ascii: " ") }
-        let digits = rest.prefix { $0 != UInt8(ascii: " ") }
-        guard let value = number(digits) else { return nil }
-        let unit = rest.dropFirst(digits.count).drop { $0 == UInt8(ascii: " ") }
-        guard unit.elementsEqual("kB".utf8) else { return value }
+        let words = words(line.dropFirst(keyBytes.count), first: 2)
+        guard let digits = words.first, let value = number(digits) else { return nil }
+        guard words.count == 2, words[1].elementsEqual("kB".utf8) else { return value }
         let (bytes, overflow) = value.multipliedReportingOverflow(by: 1024)
         return overflow ? nil : bytes
     }
