@@ -108,6 +108,15 @@ public struct MenuBuilder: Sendable {
     /// An empty batch of changes.
     public init() {}
 
+    /// The batch as the SDK sends it. Only a refusal of it is read, so the broker's answer
+    /// leaves the app's whole menu out (the costliest thing it encoded for a launch).
+    var request: Windowbroker_V1_MenuChangeRequest {
+        .with {
+            $0.operations = operations
+            $0.omitMenu = true
+        }
+    }
+
     /// Inserts an item as the first child of a menu (by id, e.g. `edit`).
     public mutating func insertChild(_ item: MenuItem, atStartOf menu: String) {
         add(item) { $0.childOf = menu; $0.atStart = true }
@@ -148,6 +157,6 @@ extension Scene {
         var builder = MenuBuilder()
         build(&builder)
         guard !builder.operations.isEmpty else { return }
-        try await sendMenuChange(builder.operations)
+        try await sendMenuChange(builder.request)
     }
 }

@@ -127,11 +127,8 @@ public final class Scene {
         }
     }
 
-    func sendMenuChange(_ operations: [Windowbroker_V1_MenuOperation]) async throws {
-        _ = try await orderedRequester(.menuChange(.with {
-            $0.operations = operations
-            $0.omitMenu = true  // only a refusal is read
-        }))
+    func sendMenuChange(_ change: Windowbroker_V1_MenuChangeRequest) async throws {
+        _ = try await orderedRequester(.menuChange(change))
     }
 
     // MARK: - Keeping scenes in sync

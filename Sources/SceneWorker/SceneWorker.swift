@@ -148,7 +148,7 @@ package final class SceneRuntime {
         case message(Windowbroker_V1_WorkerMessage.OneOf_Kind)
         case request(ControlRequest, CheckedContinuation<ControlReply, any Error>)
         /// The app's menu additions, sent once at launch; a refusal is printed, not thrown.
-        case appMenu([Windowbroker_V1_MenuOperation])
+        case appMenu(Windowbroker_V1_MenuChangeRequest)
 
         /// Whether the next item waits for this one's answer: all but the app's menu, whose
         /// answer nothing waits for (`sendNextOutgoing`).
@@ -298,11 +298,8 @@ package final class SceneRuntime {
         let body: Envelope.OneOf_Body
         let timeout: Duration
         switch item {
-        case .appMenu(let operations):
-            (body, timeout) = (.controlRequest(.with { $0.kind = .menuChange(.with {
-                $0.operations = operations
-                $0.omitMenu = true  // only a refusal is read
-            }) }), .seconds(60))
+        case .appMenu(let change):
+            (body, timeout) = (.controlRequest(.with { $0.kind = .menuChange(change) }), .seconds(60))
         case .request(let request, _):
             (body, timeout) = (.controlRequest(.with { $0.kind = request }), .seconds(60))
         case .sceneUpdate:
@@ -701,7 +698,7 @@ package final class SceneRuntime {
         var menu = MenuBuilder()
         app.buildMenu(with: &menu)
         guard !menu.operations.isEmpty else { return }
-        enqueue(.appMenu(menu.operations))
+        enqueue(.appMenu(menu.request))
     }
 
     /// The app's launch, once: didFinishLaunching, then its menu additions, queued before
