@@ -189,10 +189,9 @@ start_broker "$DIR/main" --max-workers 128
 
 open_times() {  # $1 = tag; N cold opens, then N from the prewarmed pool; prints the p50s in ms
   local tag=$1 watch
-  # The watcher runs at idle priority: woken by `created` at normal priority, it took the
-  # broker's CPU from its event loop (perf sched) and lengthened the very opens it timed
-  # (prewarmed, created -> didBecomeActive 1.41-1.53 against 1.08-1.25 ms). The times it
-  # prints are the broker's event timestamps, which its own delay does not change.
+  # At normal priority, woken by `created`, this watcher took the broker's CPU from its event
+  # loop (perf sched) and lengthened the very opens it timed (prewarmed, created ->
+  # didBecomeActive 1.41-1.53 against 1.08-1.25 ms); the timestamps it prints are the broker's.
   "${IDLE_PRIORITY[@]}" "$BIN/wmctl" --socket "$SOCK" --json watch --event created --event didBecomeActive > "$DIR/events.$tag.jsonl" &
   # Stopped below; it ends with the broker too (this runs in a subshell: PIDS would not keep it).
   watch=$!
