@@ -131,6 +131,32 @@ final class AcknowledgedStateTests: BrokerTestCase {
         XCTAssertEqual(try sqlite(database, "SELECT count(*) FROM damagedRow"), "0")
     }
 
+    /// A session without a process keeps its activities in the store only, and reads them
+    /// back from there: a value damaged while the broker runs is found when it is needed (by
+    /// `show`, then the launch), set aside and reported as at a start, and the scene starts
+    /// from what can be read. Before: the broker held every stored session's activities in
+    /// memory from its start on, answered `show` from that copy and never saw the damage.
+    func testASessionWithoutAProcessReadsItsActivitiesBackFromTheStore() throws {
+        let note = try harness.openNote("read-back")
+        try harness.type(note, "kept on disk")
+        _ = try harness.json("background", note)
+        _ = try harness.json("reclaim", note)
+        let database = harness.stateDirectory + "/state.sqlite"
+        let key = note.uppercased()
+        try sqlite(database, "UPDATE restorationActivity SET activity = X'07' || substr(activity, 2) WHERE sessionID = '\(key)'")
+
+        let shown = try harness.json("show", note)
+        XCTAssertTrue(shown["restorationActivity"] is NSNull, "the damaged activity is not shown: \(shown)")
+        XCTAssertEqual((shown["currentActivity"] as? [String: Any]).flatMap { $0["userInfo"] as? [String: Any] }?["text"] as? String,
+                       "kept on disk", "read from the store")
+        let warnings = try XCTUnwrap(try harness.json("status")["warnings"] as? [String])
+        XCTAssertTrue(warnings.contains { $0.contains(note) && $0.contains("restoration activity could not be read") }, "\(warnings)")
+        XCTAssertEqual(try sqlite(database, "SELECT count(*) FROM damagedRow WHERE sessionID = '\(key)'"), "1", "kept aside")
+
+        _ = try harness.json("activate", note)
+        XCTAssertEqual(try harness.noteState(note).text, "kept on disk")
+    }
+
     /// Runs one statement with the sqlite3 shell; its output, trimmed.
     @discardableResult
     private func sqlite(_ database: String, _ statement: String) throws -> String {

@@ -982,3 +982,28 @@ final class StoredConditionsTests: XCTestCase {
         }
     }
 }
+
+/// What the broker keeps of a stored session that is not running (it keeps one per session).
+final class StoredSessionFootprintTests: XCTestCase {
+    /// The saved activities sit behind a pointer: inline they were 353 of the record's 536
+    /// bytes, paid by every stored session whether its activities were in memory or not.
+    func testASessionsSavedActivitiesAreNotInline() {
+        XCTAssertLessThan(MemoryLayout<SceneSession>.size, MemoryLayout<SavedActivities>.size,
+                          "SceneSession holds SavedActivities inline again")
+    }
+
+    /// Released, a session keeps whether it had a restoration activity (the switcher lists
+    /// it) and nothing else of them; its equality follows what it holds.
+    func testReleasingTheActivitiesKeepsWhetherARestorationWasSaved() {
+        var session = SceneSession(appID: "notes", configuration: "Editor", role: "windowApplication", title: "t")
+        XCTAssertFalse(session.hasRestoration)
+        session.saved?.restoration = UserActivity(activityType: "notes.edit")
+        let loaded = session
+        session.releaseSaved()
+        XCTAssertNil(session.saved)
+        XCTAssertTrue(session.hasRestoration)
+        XCTAssertNotEqual(session, loaded)
+        session.saved = loaded.saved
+        XCTAssertEqual(session.saved, loaded.saved)
+    }
+}

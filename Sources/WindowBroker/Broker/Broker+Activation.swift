@@ -140,7 +140,7 @@ extension Broker {
     public func activate(_ id: SessionID, requestedBy: SessionID? = nil, retryRestore: Bool = false, activationToken: String? = nil) async throws -> SessionOutcome {
         let session = try visibleSession(id, to: requestedBy)
         var retryNote: String?
-        if retryRestore, session.quarantined != nil {
+        if retryRestore {
             retryNote = try await onSession(id) { try await driver(id).retryQuarantined(in: self) }
         }
         if let requestedBy {

@@ -97,6 +97,7 @@ extension Broker {
             emit(id, app: appID, .crashed(reason, pid: worker.pid))
         }
         await persist(id)
+        releaseSavedActivitiesLater(id)
     }
 
     /// The newest picture of a session's window; with `thumbnail`, the thumbnail kept with it

@@ -36,7 +36,7 @@ public actor Broker {
     let searchIndex: SearchIndex?
     private let searchWarnings: [String]
     /// Stored values that could not be read at start, kept aside (`SessionStore.loadAll`).
-    private let damageWarnings: [String]
+    private var damageWarnings: [String]
     let launcher: any WorkerLauncher
     /// The switcher and the command overlay (a process of their own on the compositor).
     let systemUI: SystemUIHost
@@ -107,7 +107,9 @@ public actor Broker {
         for warning in loaded.damage {
             logger.warning("session store: damaged value kept aside", metadata: ["warning": "\(warning)"])
         }
-        (searchIndex, searchWarnings) = SearchIndex.open(configuration: configuration, sessions: loaded.sessions, logger: logger)
+        let store = self.store
+        (searchIndex, searchWarnings) = await SearchIndex.open(
+            configuration: configuration, sessions: loaded.sessions, entries: { try await store.searchEntries() }, logger: logger)
         do {
             sync.defaults = try await store.loadDefaults()
         } catch {
@@ -199,6 +201,12 @@ public actor Broker {
         let line = "Ready: \(count(drivers.count, "session")), \(count(workers.count, "worker")), pressure \(memory.level)"
         let warnings = store.warnings + damageWarnings
         return warnings.isEmpty ? line : line + "; WARNING: \(warnings.joined(separator: "; "))"
+    }
+
+    /// Damaged stored values set aside after the start (a session's activities read back):
+    /// reported with those found at the start.
+    func noteDamage(_ damage: [String]) {
+        damageWarnings += damage
     }
 
     /// What an operator must know about (a damaged store moved aside at start, damaged values

@@ -328,7 +328,7 @@ struct ControlRequestHandler: Sendable {
                 $0.nextOffset = end < sessions.count ? UInt32(end) : 0
             })
         case .show(let command):
-            return .session(try await broker.sessionStatus(try await sessionID(command.sessionID)).wire(includeRestoration: true))
+            return .session(try await broker.sessionDetail(try await sessionID(command.sessionID)).wire(includeRestoration: true))
         case .snapshot(let request):
             return .snapshot(try await broker.snapshot(try await sessionID(request.sessionID), thumbnail: request.thumbnail).wire)
         case .systemUi(let request):

@@ -20,16 +20,16 @@ extension SessionStatus {
             $0.lastActiveAt = session.lastActiveAt.timeIntervalSince1970
             $0.lastDisconnect = session.lastDisconnect?.description ?? ""
             $0.launchCount = UInt32(session.launchCount)
-            $0.restorationSaved = session.restoration != nil
+            $0.restorationSaved = session.hasRestoration
             $0.presentation = session.presentation.wire
             $0.requestedBy = session.requestedBy?.description ?? ""
             $0.key = isKey
             $0.snapshotKept = hasSnapshot
             if let wait = crashLoopRetryAfter { $0.crashLoopRetryAfterSeconds = wait.seconds }
             guard includeRestoration else { return }
-            if let restoration = session.restoration { $0.restorationActivity = restoration.wire }
-            if let quarantined = session.quarantined { $0.quarantinedRestoration = quarantined.wire }
-            if let current = session.currentActivity { $0.currentActivity = current.wire }
+            if let restoration = session.saved?.restoration { $0.restorationActivity = restoration.wire }
+            if let quarantined = session.saved?.quarantined { $0.quarantinedRestoration = quarantined.wire }
+            if let current = session.saved?.currentActivity { $0.currentActivity = current.wire }
             if !session.storage.isEmpty { $0.storage = PlistValue.wire(dictionary: session.storage) }
         }
     }

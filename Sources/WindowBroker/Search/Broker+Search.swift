@@ -47,7 +47,10 @@ extension SearchIndex {
     /// rebuilds it from the store, each session by the activity a reindex would use (its
     /// committed current one, else its restoration activity). A damaged one is a warning; an
     /// index that cannot be opened at all leaves search unavailable, never the broker.
-    static func open(configuration: BrokerConfiguration, sessions: [SceneSession], logger: Logger) -> (SearchIndex?, [String]) {
+    static func open(
+        configuration: BrokerConfiguration, sessions: [SceneSession],
+        entries: () async throws -> [(session: SessionID, app: AppID, activity: UserActivity?)], logger: Logger
+    ) async -> (SearchIndex?, [String]) {
         let index: SearchIndex
         do {
             index = try SearchIndex(directory: configuration.stateDirectory, rebuild: configuration.rebuildSearchIndex)
@@ -58,7 +61,7 @@ extension SearchIndex {
         var warnings: [String] = []
         do {
             if let reason = index.rebuildReason {
-                try index.rebuild(sessions.map { ($0.id, $0.appID, $0.currentActivity ?? $0.restoration) })
+                try index.rebuild(try await entries())
                 logger.notice("search index rebuilt", metadata: ["reason": "\(reason)", "entries": "\(index.count)"])
                 if reason.hasPrefix("damaged") {
                     warnings.append("the search index was \(reason); rebuilt from \(index.count) stored activities")

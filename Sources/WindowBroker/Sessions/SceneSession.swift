@@ -83,15 +83,18 @@ public struct SceneSession: Sendable, Equatable {
     public var lastActiveAt: Date
     public var lastDisconnect: DisconnectReason?
     public var launchCount: Int
-    /// The last committed restoration activity (handed over when the scene went to the background).
-    public var restoration: UserActivity?
-    /// When `restoration` was committed.
-    public var restorationSavedAt: Date?
-    /// The activity the scene last reported as current; committed before the scene hears
-    /// that the broker took it.
-    public var currentActivity: UserActivity?
-    /// When `currentActivity` was committed (nil: never, e.g. a refused write).
-    public var currentSavedAt: Date?
+    /// Its saved activities while they are in memory: from its launch until its process is
+    /// gone, and for an operation that needs them. Nil while only the store has them (a session
+    /// with no process): `SessionDriver.savedActivities` reads them back.
+    public var saved: SavedActivities? {
+        get { savedBox?.value }
+        set { savedBox = newValue.map(Boxed.init) }
+    }
+    /// Behind one pointer: inline, the three activities took 353 of a session's 536 bytes, kept
+    /// for every stored session whether it had them in memory or not.
+    private var savedBox: Boxed<SavedActivities>? = Boxed(SavedActivities())
+    /// Whether a restoration activity was saved, as it was when the activities last left memory.
+    private var restorationSavedWhenReleased = false
     public var activationConditions: ActivationConditions
     /// How the scene was last brought forward, and the scene that asked for it (nil: wmctl).
     public var presentation: Presentation = .standard
@@ -101,10 +104,6 @@ public struct SceneSession: Sendable, Equatable {
     public var hasConnected = false
     /// restoreInteractionState failures in a row with the current restoration activity.
     public var restorationFailures = 0
-    /// A restoration activity set aside after failing twice: kept, not handed to the scene.
-    public var quarantined: UserActivity?
-    /// When it was set aside: an activity saved after that is newer and wins over it.
-    public var quarantinedAt: Date?
     /// The scene's own storage (`@SceneStorage`): saved with the session, handed back at every
     /// connection, deleted with the session.
     public var storage: [String: PlistValue] = [:]
@@ -120,10 +119,53 @@ public struct SceneSession: Sendable, Equatable {
         self.lastActiveAt = now
         self.lastDisconnect = nil
         self.launchCount = 0
-        self.restoration = nil
-        self.currentActivity = nil
         self.activationConditions = .default
     }
+
+    /// Whether a restoration activity is saved, known with the activities in memory or not
+    /// (the switcher lists it for every session).
+    public var hasRestoration: Bool { saved.map { $0.restoration != nil } ?? restorationSavedWhenReleased }
+
+    /// Lets go of the saved activities, which the store has: a session without a process keeps
+    /// none in memory (they were most of what a stored session cost the broker).
+    public mutating func releaseSaved() {
+        guard let saved else { return }
+        restorationSavedWhenReleased = saved.restoration != nil
+        self.saved = nil
+    }
+}
+
+/// A value kept behind one pointer: for a large field that is often empty, in what the broker
+/// keeps one of for every stored session.
+final class Boxed<Value: Sendable & Equatable>: Sendable, Equatable {
+    let value: Value
+
+    init(_ value: Value) {
+        self.value = value
+    }
+
+    static func == (lhs: Boxed, rhs: Boxed) -> Bool {
+        lhs === rhs || lhs.value == rhs.value
+    }
+}
+
+/// A session's saved activities, as the store's activity tables hold them.
+public struct SavedActivities: Sendable, Equatable {
+    /// The last committed restoration activity (handed over when the scene went to the background).
+    public var restoration: UserActivity?
+    /// When `restoration` was committed.
+    public var restorationSavedAt: Date?
+    /// The activity the scene last reported as current; committed before the scene hears
+    /// that the broker took it.
+    public var currentActivity: UserActivity?
+    /// When `currentActivity` was committed (nil: never, e.g. a refused write).
+    public var currentSavedAt: Date?
+    /// A restoration activity set aside after failing twice: kept, not handed to the scene.
+    public var quarantined: UserActivity?
+    /// When it was set aside: an activity saved after that is newer and wins over it.
+    public var quarantinedAt: Date?
+
+    public init() {}
 }
 
 /// Which of a session's stored activities a reconnecting scene gets.
@@ -135,7 +177,7 @@ public enum RestorationSource: String, Sendable, Equatable {
     case current
 }
 
-extension SceneSession {
+extension SavedActivities {
     /// What a reconnecting scene gets back: the newest activity the broker committed. The
     /// current activity wins when it was committed after the restoration activity, so a
     /// crash of the scene or of the broker never rolls the scene back to an older state.

@@ -28,7 +28,7 @@ extension SessionDriver {
         requireSave: Bool = false, reportSaveFailure: Bool = false, in broker: isolated Broker
     ) async throws -> [String] {
         var options = options
-        options.restoration = session.activityToRestore?.activity
+        options.restoration = try await savedActivities(in: broker).activityToRestore?.activity
         var machine = SessionLifecycle(state: session.state, hasRestoration: options.restoration != nil, requireSave: requireSave)
         var effects = machine.handle(.requested(target))
         var committed = false
@@ -359,8 +359,8 @@ extension SessionDriver {
             }
             let now = Date()
             try await broker.store.saveRestoration(activity, for: id, at: now)
-            session.restoration = activity
-            session.restorationSavedAt = now
+            session.saved?.restoration = activity
+            session.saved?.restorationSavedAt = now
             if !answer.snapshotPng.isEmpty { await keepSnapshot(answer.snapshotPng, thumbnail: answer.thumbnailPng, in: broker) }
             return .restorationCommitted(attempt: attempt)
         } catch let error as BrokerError {

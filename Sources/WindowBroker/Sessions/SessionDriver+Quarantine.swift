@@ -8,13 +8,14 @@ extension SessionDriver {
     /// the scene starts without it instead of failing for good. Kept, shown by `show`, and put
     /// back by `activate --retry-restore`.
     func quarantineIfPoisoned(in broker: isolated Broker) async throws -> String? {
-        guard session.restorationFailures >= 2, let (poisoned, source) = session.activityToRestore else { return nil }
+        guard session.restorationFailures >= 2,
+              let (poisoned, source) = try await savedActivities(in: broker).activityToRestore else { return nil }
         let now = Date()
         try await broker.store.quarantine(id, from: source, at: now)
-        session.quarantined = poisoned
-        session.quarantinedAt = now
-        session.restoration = nil
-        session.currentActivity = nil
+        session.saved?.quarantined = poisoned
+        session.saved?.quarantinedAt = now
+        session.saved?.restoration = nil
+        session.saved?.currentActivity = nil
         session.restorationFailures = 0
         broker.logger.warning("restoration activity quarantined", metadata: ["session": "\(id)"])
         return "its restoration activity failed twice in a row; it is set aside (see `wmctl show`) and the scene starts without it; `wmctl activate \(id) --retry-restore` tries it again"
@@ -24,9 +25,10 @@ extension SessionDriver {
     /// scene committed something after the quarantine (it ran on without it), that is newer and
     /// wins; the quarantined one stays listed. Otherwise it becomes the restoration activity again.
     func retryQuarantined(in broker: isolated Broker) async throws -> String? {
-        guard let quarantined = session.quarantined else { return nil }
+        let saved = try await savedActivities(in: broker)
+        guard let quarantined = saved.quarantined else { return nil }
         let short = id.description
-        if let newest = session.newestSaveAt, newest > session.quarantinedAt ?? .distantPast {
+        if let newest = saved.newestSaveAt, newest > saved.quarantinedAt ?? .distantPast {
             return "not retried: session \(short) saved newer state after its restoration activity was set aside, and the newest state wins; the set-aside activity stays listed in `wmctl show \(short)`"
         }
         if session.state.isConnected {
@@ -34,10 +36,10 @@ extension SessionDriver {
         }
         let now = Date()
         try await broker.store.restoreQuarantined(id, at: now)
-        session.restoration = quarantined
-        session.restorationSavedAt = now
-        session.quarantined = nil
-        session.quarantinedAt = nil
+        session.saved?.restoration = quarantined
+        session.saved?.restorationSavedAt = now
+        session.saved?.quarantined = nil
+        session.saved?.quarantinedAt = nil
         session.restorationFailures = 0
         return nil
     }

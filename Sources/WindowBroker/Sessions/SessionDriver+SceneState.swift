@@ -24,10 +24,10 @@ extension SessionDriver {
             if let app = broker.apps.manifests[appID], !app.declares(activityType: reported.activityType) {
                 throw BrokerError(.undeclaredActivityType, "app '\(app.id)' does not declare activity type '\(reported.activityType)'; the scene's last activity is kept")
             }
-            if reported != session.currentActivity || session.currentSavedAt == nil { activity = reported }
+            if reported != session.saved?.currentActivity || session.saved?.currentSavedAt == nil { activity = reported }
         }
         var changed = session
-        if let activity { changed.currentActivity = activity }
+        if let activity { changed.saved?.currentActivity = activity }
         if !update.title.isEmpty { changed.title = String(update.title.prefix(256)) }
         if update.hasActivationConditions {
             changed.activationConditions = ActivationConditions(wire: update.activationConditions)
@@ -76,11 +76,13 @@ extension SessionDriver {
             try await broker.store.commitSceneState(change.changed, attached: worker != nil, current: change.activity, at: change.at)
         } catch {
             // Only what this change wrote goes back: a later change may have landed meanwhile.
-            if let activity = change.activity, session.currentActivity == activity { session.currentActivity = change.before.currentActivity }
+            if let activity = change.activity, session.saved?.currentActivity == activity {
+                session.saved?.currentActivity = change.before.saved?.currentActivity
+            }
             if session.storage == change.changed.storage { session.storage = change.before.storage }
             throw SessionStore.brokerError(error, doing: "save the scene's change", path: broker.store.path)
         }
-        if let activity = change.activity, session.currentActivity == activity { session.currentSavedAt = change.at }
+        if let activity = change.activity, session.saved?.currentActivity == activity { session.saved?.currentSavedAt = change.at }
     }
 
     /// The session's latest activity, what a search finds: the current one while the scene
@@ -90,10 +92,11 @@ extension SessionDriver {
     /// index (writing it took longer than the commit), and the index's one writer keeps the
     /// entries in the order they were queued.
     func reindex(in broker: isolated Broker) {
-        guard let searchIndex = broker.searchIndex else { return }
-        let activity = session.currentActivity ?? session.restoration
-        if let previous = indexed, previous == activity { return }
-        indexed = activity
+        // Without its activities in memory the session has not changed since they left.
+        guard let searchIndex = broker.searchIndex, let saved = session.saved else { return }
+        let activity = saved.currentActivity ?? saved.restoration
+        if let previous = indexed, previous.value == activity { return }
+        indexed = Boxed(activity)
         let id = self.id
         searchIndex.index(activity, session: id, app: appID) { [weak broker] error in
             Task { await broker?.indexWriteFailed(id, activity: activity, error) }
@@ -106,6 +109,6 @@ extension Broker {
     /// its next change (its driver no longer takes the entry for written).
     func indexWriteFailed(_ id: SessionID, activity: UserActivity?, _ error: any Error) {
         logger.warning("cannot update the search index", metadata: ["session": "\(id)", "error": "\(error)"])
-        if let driver = drivers[id], let indexed = driver.indexed, indexed == activity { driver.indexed = nil }
+        if let driver = drivers[id], let indexed = driver.indexed, indexed.value == activity { driver.indexed = nil }
     }
 }

@@ -22,8 +22,9 @@ final class SessionDriver {
     var toldKey = false
     /// The newest picture of its window (`SnapshotStore`), when there is one.
     var snapshot: SnapshotStore.Info?
-    /// What the search index holds for it: nil when unknown, `.some(nil)` for no activity.
-    var indexed: UserActivity??
+    /// What the search index holds for it: nil when unknown, a box of nil for no activity.
+    /// Boxed, as it is unknown for every session that has not run since the start.
+    var indexed: Boxed<UserActivity?>?
     /// Requests the scene has in flight (each answered in a task of its own), and whether its
     /// excess is being refused (logged once per burst).
     var requestsInFlight = 0

@@ -32,6 +32,18 @@ extension Broker {
         status(try existingSession(id))
     }
 
+    /// One session with its saved activities (`show`): read from the store when the session
+    /// holds none in memory, without taking them back into it (it has no process).
+    public func sessionDetail(_ id: SessionID) async throws -> SessionStatus {
+        var status = try sessionStatus(id)
+        if status.session.saved == nil {
+            let (saved, damage) = try await store.savedActivities(of: id)
+            noteDamage(damage)
+            status.session.saved = saved
+        }
+        return status
+    }
+
     func status(_ session: SceneSession) -> SessionStatus {
         let driver = drivers[session.id]
         let pid = driver?.worker?.pid
