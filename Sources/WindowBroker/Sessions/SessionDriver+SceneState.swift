@@ -60,9 +60,10 @@ extension SessionDriver {
     }
 
     /// `changed` becomes the session (it was derived from it in the same step); nil when it
-    /// changes nothing.
+    /// changes nothing. A new activity is committed even when the session does not hold its
+    /// activities in memory (a running scene always does; the store is what counts).
     private func stage(_ changed: SceneSession, activity: UserActivity? = nil) -> StagedChange? {
-        guard changed != session else { return nil }
+        guard changed != session || activity != nil else { return nil }
         let before = session
         session = changed
         return StagedChange(before: before, changed: changed, activity: activity, at: Date())
