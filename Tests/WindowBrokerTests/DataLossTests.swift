@@ -157,6 +157,30 @@ final class AcknowledgedStateTests: BrokerTestCase {
         XCTAssertEqual(try harness.noteState(note).text, "kept on disk")
     }
 
+    /// The same, found by the launch itself: the steps are planned from what the session knew
+    /// (it had an activity to restore from), the activities are read back while the process
+    /// starts, and when none of them can be read the scene starts without one instead of
+    /// failing its launch.
+    func testALaunchThatFindsItsActivitiesDamagedStartsTheSceneWithoutThem() throws {
+        let note = try harness.openNote("damaged-at-launch")
+        try harness.type(note, "gone")
+        _ = try harness.json("background", note)
+        _ = try harness.json("reclaim", note)
+        let database = harness.stateDirectory + "/state.sqlite"
+        let key = note.uppercased()
+        for table in ["restorationActivity", "currentActivity"] {
+            try sqlite(database, "UPDATE \(table) SET activity = X'07' || substr(activity, 2) WHERE sessionID = '\(key)'")
+        }
+
+        _ = try harness.json("activate", note)
+        XCTAssertEqual(try harness.noteState(note).callbacks, ["didFinishLaunching", "willConnect", "willEnterForeground", "didBecomeActive"],
+                       "connected, with nothing to restore from")
+        let warnings = try XCTUnwrap(try harness.json("status")["warnings"] as? [String])
+        XCTAssertTrue(warnings.contains { $0.contains(note) && $0.contains("restoration activity could not be read") }, "\(warnings)")
+        XCTAssertTrue(warnings.contains { $0.contains(note) && $0.contains("current activity could not be read") }, "\(warnings)")
+        XCTAssertEqual(try sqlite(database, "SELECT count(*) FROM damagedRow WHERE sessionID = '\(key)'"), "2", "both kept aside")
+    }
+
     /// Runs one statement with the sqlite3 shell; its output, trimmed.
     @discardableResult
     private func sqlite(_ database: String, _ statement: String) throws -> String {

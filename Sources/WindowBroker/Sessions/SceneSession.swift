@@ -93,8 +93,10 @@ public struct SceneSession: Sendable, Equatable {
     /// Behind one pointer: inline, the three activities took 353 of a session's 536 bytes, kept
     /// for every stored session whether it had them in memory or not.
     private var savedBox: Boxed<SavedActivities>? = Boxed(SavedActivities())
-    /// Whether a restoration activity was saved, as it was when the activities last left memory.
+    /// Whether a restoration activity was saved, and whether a relaunch restores from one, as
+    /// when the activities last left memory.
     private var restorationSavedWhenReleased = false
+    private var restoresWhenReleased = false
     public var activationConditions: ActivationConditions
     /// How the scene was last brought forward, and the scene that asked for it (nil: wmctl).
     public var presentation: Presentation = .standard
@@ -126,11 +128,17 @@ public struct SceneSession: Sendable, Equatable {
     /// (the switcher lists it for every session).
     public var hasRestoration: Bool { saved.map { $0.restoration != nil } ?? restorationSavedWhenReleased }
 
+    /// Whether its next connection restores from a saved activity (`activityToRestore`), known
+    /// with the activities in memory or not: a launch plans its steps from it while it reads
+    /// them back.
+    public var restores: Bool { saved.map { $0.activityToRestore != nil } ?? restoresWhenReleased }
+
     /// Lets go of the saved activities, which the store has: a session without a process keeps
     /// none in memory (they were most of what a stored session cost the broker).
     public mutating func releaseSaved() {
         guard let saved else { return }
         restorationSavedWhenReleased = saved.restoration != nil
+        restoresWhenReleased = saved.activityToRestore != nil
         self.saved = nil
     }
 }

@@ -28,8 +28,18 @@ extension SessionDriver {
         requireSave: Bool = false, reportSaveFailure: Bool = false, in broker: isolated Broker
     ) async throws -> [String] {
         var options = options
-        options.restoration = try await savedActivities(in: broker).activityToRestore?.activity
-        var machine = SessionLifecycle(state: session.state, hasRestoration: options.restoration != nil, requireSave: requireSave)
+        // A session without a process reads its activities back while its process starts: the
+        // steps are planned from what it knew when it let go of them (`restores`), and the
+        // first step after the launch waits for the read. Ending such a session needs none.
+        var readingAhead = false
+        if session.saved != nil || worker != nil {
+            options.restoration = try await savedActivities(in: broker).activityToRestore?.activity
+        } else if target != .reclaimed, target != .discarded {
+            readSavedActivitiesAhead(in: broker)
+            readingAhead = true
+        }
+        let restores = session.saved == nil ? session.restores : options.restoration != nil
+        var machine = SessionLifecycle(state: session.state, hasRestoration: restores, requireSave: requireSave)
         var effects = machine.handle(.requested(target))
         var committed = false
         while !effects.isEmpty {
@@ -38,6 +48,16 @@ extension SessionDriver {
                 if step != .launch, worker == nil {
                     effects += machine.handle(.processEnded)
                     continue
+                }
+                if step != .launch, readingAhead {
+                    readingAhead = false
+                    do {
+                        options.restoration = try await savedActivities(in: broker).activityToRestore?.activity
+                    } catch {
+                        effects += machine.handle(.stepFailed(attempt: attempt, error as? BrokerError
+                            ?? SessionStore.brokerError(error, doing: "read the session's saved activities", path: broker.store.path)))
+                        continue
+                    }
                 }
                 if step == .didBecomeActive, !broker.focus.stillWants(.init(id, .foregroundActive)) {
                     effects += machine.handle(.superseded(attempt: attempt))

@@ -9,7 +9,10 @@ extension SessionDriver {
     /// them. A stored value that no longer decodes is set aside and reported, as at the start.
     func savedActivities(in broker: isolated Broker) async throws -> SavedActivities {
         if let saved = session.saved { return saved }
-        let (loaded, damage) = try await broker.store.savedActivities(of: id)
+        readSavedActivitiesAhead(in: broker)
+        guard let read = savedActivitiesRead else { throw BrokerError(.internalError, "no read of session \(id)'s activities") }
+        defer { savedActivitiesRead = nil }
+        let (loaded, damage) = try await read.value
         for warning in damage {
             broker.logger.warning("session store: damaged value kept aside", metadata: ["warning": "\(warning)"])
         }
@@ -20,12 +23,21 @@ extension SessionDriver {
         return session.saved ?? loaded
     }
 
+    /// Starts reading the saved activities back, for a step that will need them
+    /// (`savedActivities`): on a reader's queue, beside what the step does first.
+    func readSavedActivitiesAhead(in broker: isolated Broker) {
+        guard session.saved == nil, savedActivitiesRead == nil else { return }
+        let (store, id) = (broker.store, id)
+        savedActivitiesRead = Task { try await store.savedActivities(of: id) }
+    }
+
     /// Lets go of the saved activities once the session has no process, after its last report
     /// committed: the store has everything they held.
     func releaseSavedActivities(in broker: isolated Broker) async {
         await reportCommitting?.value
         guard worker == nil, earlyStart == nil else { return }
         session.releaseSaved()
+        savedActivitiesRead = nil
         // What the index was last given would keep the same activity in memory; unknown, the
         // entry is written again if the session runs again.
         indexed = nil

@@ -31,6 +31,9 @@ final class SessionDriver {
     var refusingRequests = false
     /// The scene's report being committed (the lane's next report waits for it).
     var reportCommitting: Task<Void, Never>?
+    /// A read of its saved activities from the store, started ahead of the step that needs
+    /// them (`readSavedActivitiesAhead`).
+    var savedActivitiesRead: Task<(saved: SavedActivities, damage: [String]), any Error>?
     /// Its process, started while its record was committed (`startEarly`), until the launch
     /// step takes it.
     var earlyStart: Task<WorkerHandle, any Error>?

@@ -323,26 +323,21 @@ public final class SessionStore: Sendable {
     /// One session's saved activities, read back for a session that let go of them (it had
     /// no process). A stored value that does not decode is set aside as `loadAll` does, and
     /// reported in `damage`.
+    /// Read on a reader's queue, beside the writer (a reader waits for no commit), never on the
+    /// caller's thread: the session's pages may have left the page cache by the time it runs
+    /// again (a reclaim under memory pressure), and the broker's executor must not wait for
+    /// the disk. A damaged value, rare, is set aside in a write of its own.
     public func savedActivities(of id: SessionID) async throws -> (saved: SavedActivities, damage: [String]) {
-        let (saved, reader) = try readSavedActivities(of: id)
-        // A damaged value, rare, is set aside in a write of its own.
-        if !reader.damage.isEmpty { try await write { db in try reader.setAside(in: db) } }
-        return (saved, reader.damage)
-    }
-
-    /// The read itself, on the calling thread, beside the writer (a reader waits for no
-    /// commit): 0.16-0.38 ms in the broker with its read transaction, where handing the same
-    /// read to a reader's queue and back took 0.36-1.5 ms (20 reactivations each, timed in
-    /// the broker), all of it added to the launch.
-    private func readSavedActivities(of id: SessionID) throws -> (SavedActivities, DamageAwareReader) {
         let key = id.uppercaseText
-        return try pool.read { db in
+        let (saved, reader) = try await pool.read { db in
             guard let row = try Row.fetchOne(db.cachedStatement(sql: Self.savedActivitiesSQL), arguments: [key]) else {
                 throw Broker.noSuchSession(id)
             }
             var reader = DamageAwareReader()
             return (reader.savedActivities(row), reader)
         }
+        if !reader.damage.isEmpty { try await write { db in try reader.setAside(in: db) } }
+        return (saved, reader.damage)
     }
 
     /// What the search index holds for each session, for a rebuild: its committed current
