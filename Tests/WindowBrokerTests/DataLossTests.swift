@@ -137,13 +137,7 @@ final class AcknowledgedStateTests: BrokerTestCase {
     /// from what can be read. Before: the broker held every stored session's activities in
     /// memory from its start on, answered `show` from that copy and never saw the damage.
     func testASessionWithoutAProcessReadsItsActivitiesBackFromTheStore() throws {
-        let note = try harness.openNote("read-back")
-        try harness.type(note, "kept on disk")
-        _ = try harness.json("background", note)
-        _ = try harness.json("reclaim", note)
-        let database = harness.stateDirectory + "/state.sqlite"
-        let key = note.uppercased()
-        try sqlite(database, "UPDATE restorationActivity SET activity = X'07' || substr(activity, 2) WHERE sessionID = '\(key)'")
+        let (note, database, key) = try reclaimedNote("read-back", damaging: ["restorationActivity"], typing: "kept on disk")
 
         let shown = try harness.json("show", note)
         XCTAssertTrue(shown["restorationActivity"] is NSNull, "the damaged activity is not shown: \(shown)")
@@ -162,15 +156,7 @@ final class AcknowledgedStateTests: BrokerTestCase {
     /// starts, and when none of them can be read the scene starts without one instead of
     /// failing its launch.
     func testALaunchThatFindsItsActivitiesDamagedStartsTheSceneWithoutThem() throws {
-        let note = try harness.openNote("damaged-at-launch")
-        try harness.type(note, "gone")
-        _ = try harness.json("background", note)
-        _ = try harness.json("reclaim", note)
-        let database = harness.stateDirectory + "/state.sqlite"
-        let key = note.uppercased()
-        for table in ["restorationActivity", "currentActivity"] {
-            try sqlite(database, "UPDATE \(table) SET activity = X'07' || substr(activity, 2) WHERE sessionID = '\(key)'")
-        }
+        let (note, database, key) = try reclaimedNote("damaged-at-launch", damaging: ["restorationActivity", "currentActivity"], typing: "gone")
 
         _ = try harness.json("activate", note)
         XCTAssertEqual(try harness.noteState(note).callbacks, ["didFinishLaunching", "willConnect", "willEnterForeground", "didBecomeActive"],
@@ -179,6 +165,21 @@ final class AcknowledgedStateTests: BrokerTestCase {
         XCTAssertTrue(warnings.contains { $0.contains(note) && $0.contains("restoration activity could not be read") }, "\(warnings)")
         XCTAssertTrue(warnings.contains { $0.contains(note) && $0.contains("current activity could not be read") }, "\(warnings)")
         XCTAssertEqual(try sqlite(database, "SELECT count(*) FROM damagedRow WHERE sessionID = '\(key)'"), "2", "both kept aside")
+    }
+
+    /// A note typed in, backgrounded and reclaimed, then the stored activities in `tables`
+    /// damaged while the broker runs (field 0 with wire type 7 does not decode).
+    private func reclaimedNote(_ name: String, damaging tables: [String], typing text: String) throws -> (note: String, database: String, key: String) {
+        let note = try harness.openNote(name)
+        try harness.type(note, text)
+        _ = try harness.json("background", note)
+        _ = try harness.json("reclaim", note)
+        let database = harness.stateDirectory + "/state.sqlite"
+        let key = note.uppercased()
+        for table in tables {
+            try sqlite(database, "UPDATE \(table) SET activity = X'07' || substr(activity, 2) WHERE sessionID = '\(key)'")
+        }
+        return (note, database, key)
     }
 
     /// Runs one statement with the sqlite3 shell; its output, trimmed.
