@@ -146,6 +146,7 @@ final class AcknowledgedStateTests: BrokerTestCase {
         let warnings = try XCTUnwrap(try harness.json("status")["warnings"] as? [String])
         XCTAssertTrue(warnings.contains { $0.contains(note) && $0.contains("restoration activity could not be read") }, "\(warnings)")
         XCTAssertEqual(try sqlite(database, "SELECT count(*) FROM damagedRow WHERE sessionID = '\(key)'"), "1", "kept aside")
+        XCTAssertEqual(try harness.session(note)["hasRestoration"] as? Bool, false, "the list follows what was found")
 
         _ = try harness.json("activate", note)
         XCTAssertEqual(try harness.noteState(note).text, "kept on disk")

@@ -137,9 +137,19 @@ public struct SceneSession: Sendable, Equatable {
     /// none in memory (they were most of what a stored session cost the broker).
     public mutating func releaseSaved() {
         guard let saved else { return }
+        remember(saved)
+        self.saved = nil
+    }
+
+    /// What a read of the store found, for a session that holds no activities in memory: what
+    /// it knows of them follows (a damaged value set aside is no longer there to restore from).
+    public mutating func rememberStored(_ stored: SavedActivities) {
+        if saved == nil { remember(stored) }
+    }
+
+    private mutating func remember(_ saved: SavedActivities) {
         restorationSavedWhenReleased = saved.restoration != nil
         restoresWhenReleased = saved.activityToRestore != nil
-        self.saved = nil
     }
 }
 

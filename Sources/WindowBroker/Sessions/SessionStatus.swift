@@ -40,6 +40,7 @@ extension Broker {
             let (saved, damage) = try await store.savedActivities(of: id)
             noteDamage(damage)
             status.session.saved = saved
+            drivers[id]?.session.rememberStored(saved)
         }
         return status
     }
