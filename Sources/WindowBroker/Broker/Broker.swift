@@ -35,8 +35,9 @@ public actor Broker {
     /// Searchable activities; nil when the index cannot be opened at all (search is then refused).
     let searchIndex: SearchIndex?
     private let searchWarnings: [String]
-    /// Stored values that could not be read at start, kept aside (`SessionStore.loadAll`).
-    private var damageWarnings: [String]
+    /// Stored values that could not be read, kept aside: at start (`SessionStore.loadAll`) or
+    /// when a session's activities were read back (`noteDamage`).
+    private var damageWarnings: [String] = []
     let launcher: any WorkerLauncher
     /// The switcher and the command overlay (a process of their own on the compositor).
     let systemUI: SystemUIHost
@@ -101,15 +102,12 @@ public actor Broker {
         for session in loaded.sessions {
             drivers[session.id] = SessionDriver(session)
         }
-        damageWarnings = loaded.damage
         for (id, info) in snapshots.reconcile(with: Set(drivers.keys)) { drivers[id]?.snapshot = info }
         apps = AppRegistry(pendingDiscards: try await store.pendingDiscards())
-        for warning in loaded.damage {
-            logger.warning("session store: damaged value kept aside", metadata: ["warning": "\(warning)"])
-        }
         let store = self.store
         (searchIndex, searchWarnings) = await SearchIndex.open(
             configuration: configuration, sessions: loaded.sessions, entries: { try await store.searchEntries() }, logger: logger)
+        noteDamage(loaded.damage)
         do {
             sync.defaults = try await store.loadDefaults()
         } catch {
@@ -203,9 +201,12 @@ public actor Broker {
         return warnings.isEmpty ? line : line + "; WARNING: \(warnings.joined(separator: "; "))"
     }
 
-    /// Damaged stored values set aside after the start (a session's activities read back):
-    /// reported with those found at the start.
+    /// Damaged stored values the store set aside, found at the start or when a session's
+    /// activities were read back: logged, and reported by `status` from then on.
     func noteDamage(_ damage: [String]) {
+        for warning in damage {
+            logger.warning("session store: damaged value kept aside", metadata: ["warning": "\(warning)"])
+        }
         damageWarnings += damage
     }
 

@@ -13,9 +13,6 @@ extension SessionDriver {
         guard let read = savedActivitiesRead else { throw BrokerError(.internalError, "no read of session \(id)'s activities") }
         defer { savedActivitiesRead = nil }
         let (loaded, damage) = try await read.value
-        for warning in damage {
-            broker.logger.warning("session store: damaged value kept aside", metadata: ["warning": "\(warning)"])
-        }
         broker.noteDamage(damage)
         // Nothing else sets them in the meantime (this is the session's turn, and a session
         // without its activities has no process to report any).
