@@ -38,8 +38,7 @@ extension SessionDriver {
             readSavedActivitiesAhead(in: broker)
             readingAhead = true
         }
-        let restores = session.saved == nil ? session.restores : options.restoration != nil
-        var machine = SessionLifecycle(state: session.state, hasRestoration: restores, requireSave: requireSave)
+        var machine = SessionLifecycle(state: session.state, hasRestoration: session.restores, requireSave: requireSave)
         var effects = machine.handle(.requested(target))
         var committed = false
         while !effects.isEmpty {

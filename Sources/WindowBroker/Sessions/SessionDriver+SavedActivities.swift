@@ -9,8 +9,7 @@ extension SessionDriver {
     /// them. A stored value that no longer decodes is set aside and reported, as at the start.
     func savedActivities(in broker: isolated Broker) async throws -> SavedActivities {
         if let saved = session.saved { return saved }
-        readSavedActivitiesAhead(in: broker)
-        guard let read = savedActivitiesRead else { throw BrokerError(.internalError, "no read of session \(id)'s activities") }
+        let read = savedActivitiesRead ?? readSavedActivitiesAhead(in: broker)
         defer { savedActivitiesRead = nil }
         let (loaded, damage) = try await read.value
         broker.noteDamage(damage)
@@ -22,10 +21,13 @@ extension SessionDriver {
 
     /// Starts reading the saved activities back, for a step that will need them
     /// (`savedActivities`): on a reader's queue, beside what the step does first.
-    func readSavedActivitiesAhead(in broker: isolated Broker) {
-        guard session.saved == nil, savedActivitiesRead == nil else { return }
+    @discardableResult
+    func readSavedActivitiesAhead(in broker: isolated Broker) -> Task<(saved: SavedActivities, damage: [String]), any Error> {
+        if let read = savedActivitiesRead { return read }
         let (store, id) = (broker.store, id)
-        savedActivitiesRead = Task { try await store.savedActivities(of: id) }
+        let read = Task { try await store.savedActivities(of: id) }
+        savedActivitiesRead = read
+        return read
     }
 
     /// Lets go of the saved activities once the session has no process, after its last report
