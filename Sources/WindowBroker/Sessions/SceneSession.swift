@@ -209,6 +209,10 @@ extension SavedActivities {
         return restoration.map { ($0, .restoration) }
     }
 
+    /// What a search finds the session by: the current activity, else the restoration one
+    /// (`SessionStore.searchEntries` reads the same from the store).
+    public var searchable: UserActivity? { currentActivity ?? restoration }
+
     /// When the newest committed activity was saved (nil: none).
     public var newestSaveAt: Date? {
         [restoration == nil ? nil : restorationSavedAt, currentActivity == nil ? nil : currentSavedAt].compactMap { $0 }.max()

@@ -95,7 +95,7 @@ extension SessionDriver {
     func reindex(in broker: isolated Broker) {
         // Without its activities in memory the session has not changed since they left.
         guard let searchIndex = broker.searchIndex, let saved = session.saved else { return }
-        let activity = saved.currentActivity ?? saved.restoration
+        let activity = saved.searchable
         if let previous = indexed, previous.value == activity { return }
         indexed = Boxed(activity)
         let id = self.id

@@ -340,14 +340,11 @@ public final class SessionStore: Sendable {
         return (saved, reader.damage)
     }
 
-    /// What the search index holds for each session, for a rebuild: its committed current
-    /// activity, else its restoration activity (none when neither decodes).
+    /// What the search index holds for each session, for a rebuild: `SavedActivities.searchable`,
+    /// its committed current activity, else its restoration activity (none when neither decodes).
     public func searchEntries() async throws -> [(session: SessionID, app: AppID, activity: UserActivity?)] {
         try await pool.read { db in
-            let rows = try Row.fetchCursor(db, sql: """
-                SELECT s.id, s.appID, coalesce(c.activity, r.activity) AS activity FROM session s
-                LEFT JOIN restorationActivity r ON r.sessionID = s.id LEFT JOIN currentActivity c ON c.sessionID = s.id
-                """)
+            let rows = try Row.fetchCursor(db, sql: "SELECT s.id, s.appID, coalesce(c.activity, r.activity) AS activity FROM session s \(Self.savedJoins)")
             var entries: [(session: SessionID, app: AppID, activity: UserActivity?)] = []
             while let row = try rows.next() {
                 guard let id = SessionID(row["id"]) else { continue }
