@@ -14,6 +14,8 @@
 ///                                  held on CPU N with STACK_FLOOR_SERVE_CPU=N (the bench holds
 ///                                  the two sides of a ping on two CPUs, the parent by taskset)
 ///   stack-floor hello              (spawned with fd 3) start a loop, write one Hello, exit
+///   STACK_FLOOR_EXE=PATH           the program the children run (default: this one); lets
+///                                  `valgrind` count the parent's instructions alone
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -149,8 +151,9 @@ func spawnServer() -> (child: pid_t, socket: CInt) {
     posix_spawn_file_actions_init(&actions)
     posix_spawn_file_actions_adddup2(&actions, pair[1], 3)
     var pid: pid_t = 0
-    // This very program, however it was started (a bare name found on PATH included).
-    let path = "/proc/self/exe"
+    // This very program, however it was started (a bare name found on PATH included), or the
+    // one STACK_FLOOR_EXE names: under valgrind, /proc/self/exe is valgrind's own tool.
+    let path = getenv("STACK_FLOOR_EXE").map { String(cString: $0) } ?? "/proc/self/exe"
     let argv: [UnsafeMutablePointer<CChar>?] = [strdup(CommandLine.arguments[0]), strdup("serve"), nil]
     guard posix_spawn(&pid, path, &actions, nil, argv, environ) == 0 else { fatalError("posix_spawn \(path)") }
     posix_spawn_file_actions_destroy(&actions)
