@@ -44,6 +44,7 @@ let package = Package(
             name: "CLinuxShim",
             cSettings: [.define("_GNU_SOURCE")]
         ),
+        .target(name: "CEpoll"),
         .target(
             name: "IPCWire",
             dependencies: [
@@ -58,6 +59,7 @@ let package = Package(
             dependencies: [
                 "IPCWire",
                 "CLinuxShim",
+                "CEpoll",
                 "CSystemd",
                 "CSessionBus",
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -230,11 +230,9 @@ public actor WorkerHandle {
     }
 }
 
-/// Watches a pidfd and reports the exit once, reaping the process. The watch keeps itself
-/// alive (its handler holds the source) until the exit has been reported.
+/// Watches a pidfd and reports the exit once, reaping the process (on `DescriptorWatch`'s
+/// thread, which closes the pidfd after).
 enum ExitWatcher {
-    private static let queue = DispatchQueue(label: "windowbroker.reaper")
-
     static func watch(pid: pid_t, onExit: @escaping @Sendable (WorkerExit) -> Void) {
         let pidfd = wb_pidfd_open(pid)
         guard pidfd >= 0 else {
@@ -247,17 +245,12 @@ enum ExitWatcher {
             }
             return
         }
-        let source = DispatchSource.makeReadSource(fileDescriptor: pidfd, queue: queue)
-        // The handler captures the source: a cycle that the cancel below breaks once reaped.
-        source.setEventHandler { [source] in
+        DescriptorWatch.shared.watch(pidfd) {
             var code: Int32 = -1
             var signal: Int32 = -1
-            guard wb_pidfd_try_reap(pidfd, &code, &signal) == 1 else { return }
-            source.cancel()
-            source.setEventHandler(handler: nil)
+            guard wb_pidfd_try_reap(pidfd, &code, &signal) == 1 else { return .again }
             onExit(code >= 0 ? .exited(code: code) : .signaled(signal))
+            return .done
         }
-        source.setCancelHandler { close(pidfd) }
-        source.resume()
     }
 }

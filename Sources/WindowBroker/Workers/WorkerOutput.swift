@@ -35,8 +35,8 @@ public final class WorkerOutput: Sendable {
 
     private let state = Mutex(State())
     private let logger: Logger
-    private static let queue = DispatchQueue(label: "windowbroker.worker-output")
-    /// One read buffer for every worker's output: the handlers run one at a time on `queue`.
+    /// One read buffer for every worker's output: the handlers run one at a time, on
+    /// `DescriptorWatch`'s thread.
     /// (One per pipe was 32 KiB for each live scene, kept as long as it ran.)
     nonisolated(unsafe) private static let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 16384, alignment: 1)
 
@@ -60,10 +60,9 @@ public final class WorkerOutput: Sendable {
             if state.sessionOfPID[pid] == nil { state.sessionOfPID[pid] = (session, app, 0) }
             state.sessionOfPID[pid]?.readers += 1
         }
-        let source = DispatchSource.makeReadSource(fileDescriptor: fd, queue: Self.queue)
-        // Touched only on `Self.queue`, one event at a time.
+        // Touched only on the watch's thread, one event at a time.
         nonisolated(unsafe) var pending = Data()
-        source.setEventHandler { [weak self, source] in
+        DescriptorWatch.shared.watch(fd) { [weak self] in
             let buffer = Self.readBuffer
             while true {
                 let count = read(fd, buffer.baseAddress, buffer.count)
@@ -79,21 +78,17 @@ public final class WorkerOutput: Sendable {
                     }
                     continue
                 }
-                if count < 0, errno == EAGAIN || errno == EINTR { return }
-                // End of file: every writer is gone.
+                if count < 0, errno == EAGAIN || errno == EINTR { return .again }
+                // End of file: every writer is gone (the watch closes the pipe).
                 if !pending.isEmpty { self?.record(pid: pid, stream, pending) }
                 pending.removeAll()
-                source.cancel()
-                source.setEventHandler(handler: nil)
                 self?.state.withLock { state in
                     state.sessionOfPID[pid]?.readers -= 1
                     if state.sessionOfPID[pid]?.readers ?? 0 <= 0 { state.sessionOfPID[pid] = nil }
                 }
-                return
+                return .done
             }
         }
-        source.setCancelHandler { close(fd) }
-        source.resume()
     }
 
     /// A prewarmed worker was bound to a session: its lines are that session's from now on.
