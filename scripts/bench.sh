@@ -5,7 +5,8 @@
 #
 #   control round trip  wmctl ping p50        vs a framed round trip over a raw Unix socket (C)
 #                                              and an sd-bus method call through a private dbus-daemon;
-#                       the same ping from a C client (bench/control_ping.c): the broker's share;
+#                       the same ping from a C client (bench/control_ping.c): the broker's share,
+#                       also held on one CPU beside the stack's floor's server from that client;
 #                       wmctl ping with wmctl and the broker held on one CPU, then on two CPUs
 #                       (taskset), each beside the raw round trip and the stack's floor held the
 #                       same way: left alone the scheduler places a pair on one CPU or on two,
@@ -127,6 +128,14 @@ FLOOR_PING=$("$SBIN/stack-floor" ping 5000)
 # Held alike, as the raw pair: both sides on one CPU, then the server on the other one.
 FLOOR_PING_ONE_CPU=$(taskset -c 0 "$SBIN/stack-floor" ping 5000)
 [ -n "$RAW_TWO_CPUS" ] && FLOOR_PING_TWO_CPUS=$(STACK_FLOOR_SERVE_CPU=1 taskset -c 0 "$SBIN/stack-floor" ping 5000)
+# The floor's server on a socket path, answered from the C control client held on the same
+# CPU: the side of a ping the broker's share is set beside.
+taskset -c 0 "$SBIN/stack-floor" listen "$DIR/floor.sock" &
+FLOOR_SERVER=$!
+PIDS+=("$FLOOR_SERVER")
+for _ in $(seq 50); do [ -S "$DIR/floor.sock" ] && break; sleep 0.05; done
+FLOOR_SERVER_ONE_CPU=$(taskset -c 0 "$DIR/bin/control_ping" "$DIR/floor.sock" 5000)
+kill "$FLOOR_SERVER"; wait "$FLOOR_SERVER" 2>/dev/null || true
 FLOOR_FAN10=$("$SBIN/stack-floor" fan 10 200)
 FLOOR_FAN100=$("$SBIN/stack-floor" fan 100 200)
 # The reference worker on its own: spawn until its Hello (its first byte), no broker involved.
@@ -182,6 +191,7 @@ kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 # wake-up of a thread on the other CPU is an interprocessor interrupt (slow on a VM).
 BROKER_PREFIX="taskset -c 0" start_broker "$DIR/onecpu"
 PING_ONE_CPU=$(taskset -c 0 "$BIN/wmctl" --socket "$SOCK" --json ping --count 5000 | json 'd["p50Micros"]')
+CPING_ONE_CPU=$(taskset -c 0 "$DIR/bin/control_ping" "$SOCK" 5000)
 # And wmctl on the other CPU, every wake-up across CPUs, as the raw pair held on two.
 [ -n "$RAW_TWO_CPUS" ] && PING_TWO_CPUS=$(taskset -c 1 "$BIN/wmctl" --socket "$SOCK" --json ping --count 5000 | json 'd["p50Micros"]')
 kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
@@ -258,6 +268,8 @@ if [ -n "$RAW_TWO_CPUS" ]; then
   fig "  the floor's ping held on two CPUs" "$FLOOR_PING_TWO_CPUS" "µs" "raw round trip held on two CPUs" "$RAW_TWO_CPUS"
   fig "  wmctl ping held on two CPUs" "$PING_TWO_CPUS" "µs" "the floor's ping held on two CPUs" "$FLOOR_PING_TWO_CPUS"
 fi
+fig "  the floor's server from the C client, one CPU" "$FLOOR_SERVER_ONE_CPU" "µs" "raw round trip held on one CPU" "$RAW_ONE_CPU"
+fig "  the broker from the C client, one CPU" "$CPING_ONE_CPU" "µs" "the floor's server, the same client" "$FLOOR_SERVER_ONE_CPU"
 fig "D-Bus: a session's State property p50" "$BUSSTATE" "µs" "sd-bus call via dbus-daemon" "$DBUS"
 fig "D-Bus: Session1.Activate p50 (scene in front)" "$BUSACTIVATE" "µs" "sd-bus call via dbus-daemon" "$DBUS"
 fig "cold open p50 (broker side)" "$COLD" "ms" "spawn to first byte, Foundation binary" "$SPAWN"

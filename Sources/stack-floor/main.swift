@@ -14,6 +14,9 @@
 ///                                  held on CPU N with STACK_FLOOR_SERVE_CPU=N (the bench holds
 ///                                  the two sides of a ping on two CPUs, the parent by taskset)
 ///   stack-floor hello              (spawned with fd 3) start a loop, write one Hello, exit
+///   stack-floor listen PATH        the child's side on a Unix socket at PATH, for the C control
+///                                  client (bench/control_ping.c): a Hello is welcomed, then
+///                                  each ping ponged, as the broker's fast path does
 ///   STACK_FLOOR_EXE=PATH           the program the children run (default: this one); lets
 ///                                  `valgrind` count the parent's instructions alone
 #if canImport(FoundationEssentials)
@@ -71,16 +74,27 @@ func now() -> Double {
     return Double(time.tv_sec) * 1e6 + Double(time.tv_nsec) / 1e3
 }
 
-/// The child's side: what a broker does with a ping and a scene with an update, and no more.
+/// The child's side: what a broker does with a Hello and a ping and a scene with an update,
+/// and no more.
 final class Answerer: ChannelInboundHandler, Sendable {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
+
+    /// Whether the process ends with its connection (a child on a socket pair does; a server
+    /// on a path waits for the next client).
+    private let endsWithConnection: Bool
+
+    init(endsWithConnection: Bool = true) {
+        self.endsWithConnection = endsWithConnection
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let request = decoded(unwrapInboundIn(data))
         var reply = Envelope()
         reply.replyTo = request.id
         switch request.body {
+        case .hello:
+            reply.welcome = .init()
         case .controlRequest(let control):
             guard case .ping(let ping) = control.kind else { return }
             reply.controlReply = .with { $0.ping = .with { $0.payload = ping.payload } }
@@ -95,7 +109,7 @@ final class Answerer: ChannelInboundHandler, Sendable {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        exit(0)
+        if endsWithConnection { exit(0) }
     }
 }
 
@@ -279,12 +293,23 @@ case "hello":
     hello.hello = .with { $0.protocolVersion = WireProtocol.version; $0.peerKind = .worker; $0.clientName = "stack-floor" }
     try! parent.writeAndFlush(framed(hello, parent.allocator)).wait()
     exit(0)
+case "listen" where arguments.count > 1:
+    unlink(arguments[1])
+    let server = try! ServerBootstrap(group: loop)
+        .childChannelInitializer { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(LengthPrefixedFrames()))
+                try channel.pipeline.syncOperations.addHandler(Answerer(endsWithConnection: false))
+            }
+        }
+        .bind(unixDomainSocketPath: arguments[1]).wait()
+    try! server.closeFuture.wait()
 case "ping":
     print(microseconds(exchange(arguments.count > 1 ? Int(arguments[1]) ?? 5000 : 5000, receivers: 1, on: loop, request: ping)))
 case "fan":
     let receivers = arguments.count > 1 ? Int(arguments[1]) ?? 10 : 10
     print(microseconds(exchange(arguments.count > 2 ? Int(arguments[2]) ?? 200 : 200, receivers: receivers, on: loop, request: update)))
 default:
-    print("usage: stack-floor ping ROUNDS [--cpu] | fan RECEIVERS ROUNDS [--cpu] | serve | hello")
+    print("usage: stack-floor ping ROUNDS [--cpu] | fan RECEIVERS ROUNDS [--cpu] | serve | hello | listen PATH")
     exit(2)
 }
