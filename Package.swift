@@ -204,6 +204,7 @@ let package = Package(
                 "WindowBroker", "WindowBrokerTesting", "IPCWire", "CLinuxShim",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             // Read at run time from the source tree (HumanOutputTests), not a resource.
             exclude: ["Snapshots"]

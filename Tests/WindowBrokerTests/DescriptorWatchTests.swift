@@ -1,4 +1,6 @@
 import Foundation
+import IPCWire
+import Logging
 import Synchronization
 import XCTest
 
@@ -65,6 +67,39 @@ final class DescriptorWatchTests: XCTestCase {
         // The watch closed every read end once it was done with it.
         while openDescriptors() > before, Date() < deadline { usleep(10_000) }
         XCTAssertLessThanOrEqual(openDescriptors(), before, "read ends left open")
+    }
+
+    /// One thread serves every worker's output and exit: a worker that writes without pause
+    /// gets a bounded share of it at a time, and another one's exit is still reported.
+    func testAWorkerThatWritesWithoutPauseDoesNotHoldUpAnotherOnesExit() throws {
+        var ends: [Int32] = [-1, -1]
+        XCTAssertEqual(pipe(&ends), 0)
+        let (readEnd, writeEnd) = (ends[0], ends[1])
+        _ = fcntl(readEnd, F_SETFL, fcntl(readEnd, F_GETFL) | O_NONBLOCK)
+        let output = WorkerOutput(logger: Logger(label: "flood") { _ in SwiftLogNoOpLogHandler() })
+        output.follow(readEnd, stream: .stdout, pid: 999_999, session: nil, app: AppID("flood"))
+        let stop = Atomic<Bool>(false)
+        let writing = Atomic<Bool>(false)
+        Thread.detachNewThread {
+            let lines = [UInt8](repeating: UInt8(ascii: "\n"), count: 16384)
+            while !stop.load(ordering: .relaxed) {
+                _ = lines.withUnsafeBytes { write(writeEnd, $0.baseAddress, $0.count) }
+                writing.store(true, ordering: .relaxed)
+            }
+            close(writeEnd)
+        }
+        defer { stop.store(true, ordering: .relaxed) }
+        while !writing.load(ordering: .relaxed) { usleep(1_000) }
+        usleep(50_000)  // the pipe is being read
+
+        var pid: pid_t = 0
+        let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/true"), nil]
+        XCTAssertEqual(posix_spawn(&pid, "/bin/true", nil, nil, argv, environ), 0)
+        let exit = Mutex<WorkerExit?>(nil)
+        ExitWatcher.watch(pid: pid) { ended in exit.withLock { $0 = ended } }
+        let deadline = Date().addingTimeInterval(10)
+        while exit.withLock({ $0 }) == nil, Date() < deadline { usleep(10_000) }
+        XCTAssertEqual(exit.withLock { $0 }, .exited(code: 0), "the exit of /bin/true, reported while another worker floods")
     }
 
     private func openDescriptors() -> Int {

@@ -26,6 +26,8 @@ public final class WorkerOutput: Sendable {
     /// Lines kept per session, and the longest line kept whole.
     public static let linesPerSession = 500
     public static let maxLineBytes = 4096
+    /// Reads of `readBuffer` (16 KiB) per turn of a worker's pipe on the watch's thread.
+    static let readsPerTurn = 16
 
     private struct State {
         var sessionOfPID: [Int32: (session: SessionID?, app: AppID, readers: Int)] = [:]
@@ -64,7 +66,10 @@ public final class WorkerOutput: Sendable {
         nonisolated(unsafe) var pending = Data()
         DescriptorWatch.shared.watch(fd) { [weak self] in
             let buffer = Self.readBuffer
-            while true {
+            // A bounded share at a time: a worker that writes without pause must not keep the
+            // watch's one thread from every other worker's output and exit (it is called again
+            // while the pipe holds more).
+            for _ in 0..<Self.readsPerTurn {
                 let count = read(fd, buffer.baseAddress, buffer.count)
                 if count > 0 {
                     pending.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
@@ -88,6 +93,7 @@ public final class WorkerOutput: Sendable {
                 }
                 return .done
             }
+            return .again
         }
     }
 
