@@ -1,5 +1,4 @@
 import CLinuxShim
-import Dispatch
 import Foundation
 import Glibc
 import IPCWire
