@@ -40,9 +40,10 @@ final class PSITrigger: Sendable {
             return nil
         }
         let trigger = PSITrigger(fd: fd, spec: installed)
-        let thread = Thread { [trigger] in trigger.loop(onEvent) }
-        thread.name = "windowbroker.psi"
-        thread.start()
+        Thread.detachNewThread { [trigger] in
+            nameThisThread("wb-psi")
+            trigger.loop(onEvent)
+        }
         return trigger
     }
 

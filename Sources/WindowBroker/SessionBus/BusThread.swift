@@ -28,11 +28,10 @@ final class BusThread: Sendable {
     /// Throws when there is no bus or the name is taken.
     func start(address: String?, callbacks: Callbacks) async throws {
         try await withCheckedThrowingContinuation { (started: CheckedContinuation<Void, any Error>) in
-            let thread = Thread { [self] in
+            Thread.detachNewThread { [self] in
+                nameThisThread("wb-dbus")
                 self.serve(address: address, callbacks: callbacks, started: started)
             }
-            thread.name = "windowbroker-dbus"
-            thread.start()
         }
     }
 

@@ -70,12 +70,7 @@ final class DescriptorWatch: Sendable {
     }
 
     private func serve() {
-        // Named here: a thread started from an event loop would otherwise carry that loop's name.
-        let name = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-        if name >= 0 {
-            _ = write(name, "wb-children", 11)
-            close(name)
-        }
+        nameThisThread("wb-children")
         var events = [epoll_event](repeating: epoll_event(), count: 64)
         while true {
             let ready = events.withUnsafeMutableBufferPointer { epoll_wait(epoll, $0.baseAddress, Int32($0.count), -1) }
