@@ -63,6 +63,26 @@ final class AcknowledgedStateTests: BrokerTestCase {
         XCTAssertEqual(try store.commitSynchronousLevel(), 2, "a restoration activity: FULL")
     }
 
+    /// A new session's record commits without a sync of its own (an open then waits for one
+    /// sync, not two in a row); a later synced commit brings it to the disk, and the store
+    /// says so, which is what an open's answer waits for.
+    func testAnUnsyncedCommitIsOnDiskOnceALaterCommitIsSynced() async throws {
+        harness.stop(signal: SIGTERM)
+        let store = try SessionStore(directory: harness.root + "/state")
+        let session = SceneSession(appID: "notes", configuration: "Editor", role: "windowApplication", title: "later")
+        let inserted = try await store.insert(session, synced: false)
+        XCTAssertEqual(try store.commitSynchronousLevel(), 1, "the insert alone: NORMAL")
+        XCTAssertFalse(store.isOnDisk(inserted))
+        try await store.update(session, attached: false)
+        XCTAssertFalse(store.isOnDisk(inserted), "an unsynced commit after it does not sync it")
+        try await store.update(session, attached: false, synced: true)
+        XCTAssertEqual(try store.commitSynchronousLevel(), 2)
+        XCTAssertTrue(store.isOnDisk(inserted), "the synced commit took it along")
+        let other = SceneSession(appID: "notes", configuration: "Editor", role: "windowApplication", title: "synced")
+        let synced = try await store.insert(other)
+        XCTAssertTrue(store.isOnDisk(synced), "a synced insert is on disk when it returns")
+    }
+
     /// Item 1, the app's half. Before: window A, restored from its older restoration activity,
     /// wrote "one three" over the note B had made "one two", and " two" was in no file.
     func testTheReferenceAppNeverWritesOlderTextOverNewer() throws {

@@ -52,6 +52,18 @@ final class InProcessBrokerTests: XCTestCase {
         XCTAssertEqual(ping.payload, Data("still here".utf8))
     }
 
+    /// A new session's record is inserted without a sync of its own, and the open answers
+    /// only once a synced commit came after it. A fake scene reports nothing in its callbacks,
+    /// so no report's commit syncs it here: the open syncs the record itself.
+    func testAnOpenAnswersOnceItsSessionIsOnDisk() async throws {
+        let running = try await start()
+        let broker = running.broker
+        let before = broker.storeCommits
+        _ = try await openScene("alpha", on: broker)
+        let after = broker.storeCommits
+        XCTAssertGreaterThan(after.onDisk, before.all, "no synced commit after the insert: \(before) then \(after)")
+    }
+
     func testAnOpenWaitingOnItsSceneDoesNotHoldUpAnotherApp() async throws {
         let running = try await start()
         let broker = running.broker

@@ -100,8 +100,12 @@ extension Broker {
             drivers[session.id] = driver
             // Its process starts while the insert commits; the launch step takes it.
             driver.startEarly(in: self)
+            // Not synced on its own: the scene hears of the session once it is committed, and
+            // the caller once it is on disk (below), which the scene's first synced report
+            // almost always does for it. A sync here was one more on a prewarmed open's path.
+            let inserted: SessionStore.Commit
             do {
-                try await store.insert(session)
+                inserted = try await store.insert(session, synced: false)
             } catch {
                 drivers[session.id] = nil
                 await driver.abandonEarlyStart(in: self)
@@ -121,6 +125,7 @@ extension Broker {
                 // before its turn came.
                 await driver.abandonEarlyStart(in: self)
                 let (notes, launch) = try brought.get()
+                try await makeOnDisk(inserted, session.id)
                 return outcome(session.id, created: true, notes: notes, launch: launch)
             } catch let error as BrokerError {
                 guard drivers[session.id]?.session.hasConnected == false else {
@@ -134,6 +139,17 @@ extension Broker {
                 }
                 throw BrokerError(error.code, "\(error.message) (no session was kept)", retryAfterSeconds: error.retryAfterSeconds)
             }
+        }
+    }
+
+    /// Returns once the commit is on disk: when no synced commit came after it, the session's
+    /// record is written again, synced (its scene reported nothing in its callbacks).
+    private func makeOnDisk(_ commit: SessionStore.Commit, _ id: SessionID) async throws {
+        guard !store.isOnDisk(commit), let driver = drivers[id] else { return }
+        do {
+            try await store.update(driver.session, attached: driver.worker != nil, synced: true)
+        } catch {
+            throw SessionStore.brokerError(error, doing: "store session \(id)", path: store.path)
         }
     }
 

@@ -234,6 +234,9 @@ public actor Broker {
     }
     /// Write transactions of the store since start.
     public nonisolated var storeWrites: Int { store.writeCount }
+    /// The store's commits since start, and the newest of them known to be on disk: for the
+    /// tests of what an answer waits for.
+    public nonisolated var storeCommits: (all: Int, onDisk: Int) { store.commitCounts }
 
     /// Answers when the broker's executor is free: what the watchdog pets with.
     public func heartbeat() {}

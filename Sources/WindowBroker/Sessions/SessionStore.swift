@@ -420,16 +420,33 @@ public final class SessionStore: Sendable {
         pool.releaseMemory()
     }
 
-    public func insert(_ session: SceneSession) async throws {
+    /// Inserts a new session's record. With `synced: false` it survives a crash of the broker
+    /// once this returns, and a power loss once a later synced commit is done: whoever says
+    /// the session exists waits for `isOnDisk` (an open answers then).
+    @discardableResult
+    public func insert(_ session: SceneSession, synced: Bool = true) async throws -> Commit {
         let arguments = Self.arguments(session, attached: false)
-        try await write { db in
+        return try await writeNumbered(synced: synced) { db in
             try db.executeCached(sql: """
                 INSERT INTO session (id, appID, configuration, role, title, createdAt, lastActiveAt,
                     lastDisconnect, launchCount, attached, activationConditions, presentation, requestedBy, storage)
                 VALUES (:id, :appID, :configuration, :role, :title, :createdAt, :lastActiveAt,
                     :lastDisconnect, :launchCount, :attached, :activationConditions, :presentation, :requestedBy, :storage)
                 """, arguments: arguments)
-        }
+        }.commit
+    }
+
+    /// A transaction's place in the writer's order (the store's commits are numbered as they
+    /// happen, from 1 at each start).
+    public struct Commit: Comparable, Sendable {
+        let number: Int
+        public static func < (a: Commit, b: Commit) -> Bool { a.number < b.number }
+    }
+
+    /// Whether `commit` is on the disk: it was synced, or a synced commit came after it (a
+    /// sync of the write-ahead log takes every frame written before it).
+    public func isOnDisk(_ commit: Commit) -> Bool {
+        writes.syncedThrough.load(ordering: .acquiring) >= commit.number
     }
 
     /// Writes the session's metadata and scene storage (not its restoration activity), not
@@ -437,9 +454,11 @@ public final class SessionStore: Sendable {
     /// reports) was committed synced when it came (`commitSceneState`), and the rest (its
     /// state, when it was last active, its launch count) is the broker's own record, which a
     /// power loss may leave one step older.
-    public func update(_ session: SceneSession, attached: Bool) async throws {
+    /// With `synced`, it also brings every earlier commit to the disk (the open of a session
+    /// whose insert was not synced and whose scene reported nothing).
+    public func update(_ session: SceneSession, attached: Bool, synced: Bool = false) async throws {
         let arguments = Self.arguments(session, attached: attached)
-        try await groupCommit.submit(synced: false) { db in try db.executeCached(sql: Self.updateSQL, arguments: arguments) }
+        try await groupCommit.submit(synced: synced) { db in try db.executeCached(sql: Self.updateSQL, arguments: arguments) }
     }
 
     private static let updateSQL = """
@@ -563,29 +582,47 @@ public final class SessionStore: Sendable {
 
     /// Write transactions since start: what a flood of scene updates must not multiply.
     public var writeCount: Int { writes.count.load(ordering: .relaxed) }
+    /// Commits since the store opened, and the number of the newest synced one.
+    public var commitCounts: (all: Int, onDisk: Int) {
+        (writes.committed.load(ordering: .acquiring), writes.syncedThrough.load(ordering: .acquiring))
+    }
     private let writes = WriteCounter()
 
     private final class WriteCounter: Sendable {
         let count = Atomic<Int>(0)
+        /// Commits so far, and the newest synced one; both changed on the writer only.
+        let committed = Atomic<Int>(0)
+        let syncedThrough = Atomic<Int>(0)
     }
 
     private func write<T: Sendable>(synced: Bool = true, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await writeNumbered(synced: synced, body).result
+    }
+
+    private func writeNumbered<T: Sendable>(
+        synced: Bool, _ body: @escaping @Sendable (Database) throws -> T
+    ) async throws -> (result: T, commit: Commit) {
         writes.count.add(1, ordering: .relaxed)
-        return try await pool.writeWithoutTransaction { db in try Self.transaction(db, synced: synced, body) }
+        let writes = self.writes
+        return try await pool.writeWithoutTransaction { db in try Self.transaction(db, synced: synced, counting: writes, body) }
     }
 
     /// One transaction on the writer, synced to the disk at its commit or not. An unsynced
     /// commit survives a crash of the broker, not a power loss; the next synced commit makes
     /// it durable too, as it syncs the whole write-ahead log. (GRDB's `write`, with the
     /// connection's `synchronous` set for this transaction.)
-    private static func transaction<T>(_ db: Database, synced: Bool, _ body: (Database) throws -> T) throws -> T {
+    private static func transaction<T>(
+        _ db: Database, synced: Bool, counting writes: WriteCounter, _ body: (Database) throws -> T
+    ) throws -> (result: T, commit: Commit) {
         try db.executeCached(sql: synced ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL", arguments: [])
         var result: T?
         try db.inTransaction {
             result = try body(db)
             return .commit
         }
-        return result!
+        let number = writes.committed.add(1, ordering: .relaxed).newValue
+        if synced { writes.syncedThrough.store(number, ordering: .releasing) }
+        return (result!, Commit(number: number))
     }
 
     /// Session writes that arrive while a commit is on its way wait for the next one together.
@@ -595,7 +632,7 @@ public final class SessionStore: Sendable {
         GroupCommit { bodies, synced in
             writes.count.add(1, ordering: .relaxed)
             return try await pool.writeWithoutTransaction { db in
-                try transaction(db, synced: synced) { db in
+                try transaction(db, synced: synced, counting: writes) { db in
                     // Each write in its own savepoint: one that fails is rolled back alone.
                     bodies.map { body -> DatabaseError? in
                         do {
@@ -610,7 +647,7 @@ public final class SessionStore: Sendable {
                             return DatabaseError(resultCode: .SQLITE_ERROR, message: "\(error)")
                         }
                     }
-                }
+                }.result
             }
         }
     }
