@@ -131,6 +131,18 @@ final class InProcessBrokerTests: XCTestCase {
         var held = await running.workers.hold(app: "alpha", Self.isTransition(.didBecomeActive)).makeAsyncIterator()
         let alpha = Task { try await openScene("alpha", on: broker) }
         let becoming = try await XCTUnwrapAsync(await held.next())
+        // beta's record takes a while to store: alpha answers while it is being inserted.
+        // Focus moves to beta in the turn its request comes, not once it is stored.
+        let slowInsert = Process()
+        slowInsert.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        slowInsert.arguments = [running.directory + "/state/state.sqlite", """
+            CREATE TRIGGER slow_beta BEFORE INSERT ON session WHEN NEW.appID = 'beta' BEGIN
+                SELECT count(*) FROM (WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < 3000000) SELECT x FROM n);
+            END;
+            """]
+        try slowInsert.run()
+        slowInsert.waitUntilExit()
+        XCTAssertEqual(slowInsert.terminationStatus, 0)
         let beta = Task { try await openScene("beta", on: broker) }
         // beta's request is in (its process started) while alpha still waits to be active.
         try await eventually("beta's open has come forward") { await running.workers.workers.contains { $0.appID == "beta" } }

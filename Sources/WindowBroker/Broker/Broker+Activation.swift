@@ -80,7 +80,7 @@ extension Broker {
         switch route {
         case .existing(let id, let reason):
             let presentation = try presentation(request.presentation, target: id, app: app.id)
-            let (notes, launch) = try await bringForward(
+            let (notes, launch, _) = try await bringForward(
                 id, activity: request.activity, presentation: presentation, requestedBy: request.requestedBy, activationToken: request.activationToken)
             return outcome(id, notes: ["\(reason): session \(id)"] + notes, launch: launch)
         case .create(let configurationName, let role):
@@ -95,37 +95,28 @@ extension Broker {
             var session = SceneSession(appID: app.id, configuration: configurationName, role: role, title: title)
             session.presentation = presentation
             session.requestedBy = request.requestedBy
-            // Known before the insert is awaited, so a concurrent request routes with it.
+            // Known at once, so a concurrent request routes with it.
             let driver = SessionDriver(session)
             drivers[session.id] = driver
             // Its process starts while the insert commits; the launch step takes it.
             driver.startEarly(in: self)
-            // Not synced on its own: the scene hears of the session once it is committed, and
-            // the caller once it is on disk (below), which the scene's first synced report
-            // almost always does for it. A sync here was one more on a prewarmed open's path.
-            let inserted: SessionStore.Commit
             do {
-                inserted = try await store.insert(session, synced: false)
-            } catch {
-                drivers[session.id] = nil
-                await driver.abandonEarlyStart(in: self)
-                throw SessionStore.brokerError(error, doing: "create a session of '\(app.id)'", path: store.path)
-            }
-            emit(session.id, app: app.id, .created(configuration: configurationName))
-            do {
-                let brought: Result<([String], LaunchKind), any Error>
+                let brought: Result<Brought, any Error>
                 do {
+                    // The insert is the first thing in the session's turn, after focus moved
+                    // to it in this one: an open that comes later takes focus from it even
+                    // while this one is still being stored.
                     brought = .success(try await bringForward(
                         session.id, activity: request.activity, presentation: presentation, requestedBy: request.requestedBy,
-                        activationToken: request.activationToken))
+                        activationToken: request.activationToken, storing: session))
                 } catch {
                     brought = .failure(error)
                 }
                 // Left when the open failed before its launch step, or the session was closed
                 // before its turn came.
                 await driver.abandonEarlyStart(in: self)
-                let (notes, launch) = try brought.get()
-                try await makeOnDisk(inserted, session.id)
+                let (notes, launch, inserted) = try brought.get()
+                if let inserted { try await makeOnDisk(inserted, session.id) }
                 return outcome(session.id, created: true, notes: notes, launch: launch)
             } catch let error as BrokerError {
                 guard drivers[session.id]?.session.hasConnected == false else {
@@ -162,7 +153,7 @@ extension Broker {
         if let requestedBy {
             emit(requestedBy, app: session.appID, .activationRequested(target: id, activityType: "", presentation: .standard))
         }
-        let (notes, launch) = try await bringForward(
+        let (notes, launch, _) = try await bringForward(
             id, activity: nil, presentation: try presentation(.standard, target: id, app: session.appID), requestedBy: requestedBy,
             activationToken: activationToken)
         return outcome(id, notes: (retryNote.map { [$0] } ?? []) + notes, launch: launch)
@@ -174,9 +165,11 @@ extension Broker {
     /// at once what other scenes must do (the least recently used beyond the bound go to the
     /// background; a prominent scene dims its app's others); they do it on their own queues,
     /// side by side with this launch. If this scene fails, the key scene before it is key again.
+    /// A new session (`storing`) is inserted first in its turn, after the focus decision.
     private func bringForward(
-        _ id: SessionID, activity: UserActivity?, presentation: Presentation, requestedBy: SessionID?, activationToken: String? = nil
-    ) async throws -> (notes: [String], launch: LaunchKind) {
+        _ id: SessionID, activity: UserActivity?, presentation: Presentation, requestedBy: SessionID?, activationToken: String? = nil,
+        storing newSession: SceneSession? = nil
+    ) async throws -> Brought {
         if drivers[id]?.worker == nil { try checkRoomForLaunch() }
         let app = drivers[id]?.session.appID ?? ""
         let decision = changeFocus {
@@ -188,19 +181,28 @@ extension Broker {
         let others = decision.changes.map { change in refocusLater(change) }
         var notes: [String]
         let launch: LaunchKind
+        var inserted: SessionStore.Commit?
         do {
-            (notes, launch) = try await onSession(id) { () async throws -> ([String], LaunchKind) in
+            (notes, launch, inserted) = try await onSession(id) { () async throws -> Brought in
+                var inserted: SessionStore.Commit?
+                if let newSession { inserted = try await insertNew(newSession) }
                 let wasConnected = drivers[id]?.session.state.isConnected ?? false
                 let quarantineNote = wasConnected ? nil : try await driver(id).quarantineIfPoisoned(in: self)
-                let notes = try await drive(id, to: .foregroundActive, options: .init(activities: activity.map { [$0] } ?? []))
-                // didBecomeKey comes after didBecomeActive, and before a continued activity.
-                await syncKey(id, activationToken: activationToken)
+                // didBecomeKey comes after didBecomeActive, and before a continued activity. It
+                // is told before the drive writes the session's record, which waits behind the
+                // commit of what the scene reported in its callbacks.
+                var toldKey = false
+                let notes = try await driver(id).drive(to: .foregroundActive, options: .init(activities: activity.map { [$0] } ?? []), onceActive: {
+                    await syncKey(id, activationToken: activationToken)
+                    toldKey = true
+                }, in: self)
+                if !toldKey { await syncKey(id, activationToken: activationToken) }
                 if wasConnected, let activity {
                     _ = try await command(id, .continueActivity(.with { $0.activity = activity.wire }),
                                           timeout: configuration.workerTimeout, doing: "continue")
                     emit(id, app: drivers[id]?.session.appID ?? "", .continued(activityType: activity.activityType))
                 }
-                return (quarantineNote.map { [$0] + notes } ?? notes, wasConnected ? .existing : drivers[id]?.worker?.launchKind ?? .spawned)
+                return (quarantineNote.map { [$0] + notes } ?? notes, wasConnected ? .existing : drivers[id]?.worker?.launchKind ?? .spawned, inserted)
             }
         } catch {
             for change in changeFocus({ $0.bringForwardFailed(decision) }) {
@@ -213,7 +215,25 @@ extension Broker {
         // What the scene reported in its callbacks is on disk when the caller hears back: the
         // steps went on while it committed (`SessionDriver.stageThenAcknowledge`).
         await drivers[id]?.reportCommitting?.value
-        return (notes, launch)
+        return (notes, launch, inserted)
+    }
+
+    /// What bringing a session forward did: notes for the requester, how its scene was
+    /// launched, and for a new session the commit of its record (not yet synced).
+    typealias Brought = (notes: [String], launch: LaunchKind, inserted: SessionStore.Commit?)
+
+    /// Stores a new session's record, in its first turn. Not synced on its own: the scene
+    /// hears of the session once it is committed, and the caller once it is on disk
+    /// (`makeOnDisk`), which the scene's first synced report almost always does for it.
+    private func insertNew(_ session: SceneSession) async throws -> SessionStore.Commit {
+        let inserted: SessionStore.Commit
+        do {
+            inserted = try await store.insert(session, synced: false)
+        } catch {
+            throw SessionStore.brokerError(error, doing: "create a session of '\(session.appID)'", path: store.path)
+        }
+        emit(session.id, app: session.appID, .created(configuration: session.configuration))
+        return inserted
     }
 
     /// A focus change the coordinator decided for another scene, placed in that scene's queue

@@ -22,10 +22,12 @@ extension SessionDriver {
     /// A save that could not be committed is an error of its own (`reportSaveFailure`: thrown
     /// once the drive is over, the scene where the drive left it) or, with `requireSave`, ends
     /// the drive before anything is taken away.
+    /// `onceActive` runs when a drive that succeeded leaves the scene foregroundActive, before
+    /// the session's record is written.
     @discardableResult
     func drive(
         to target: LifecycleTarget, options: ConnectionOptions = .init(), reason: DisconnectReason? = nil,
-        requireSave: Bool = false, reportSaveFailure: Bool = false, in broker: isolated Broker
+        requireSave: Bool = false, reportSaveFailure: Bool = false, onceActive: () async -> Void = {}, in broker: isolated Broker
     ) async throws -> [String] {
         var options = options
         // A session without a process reads its activities back while its process starts: the
@@ -84,6 +86,7 @@ extension SessionDriver {
                 if step == .didBecomeActive { session.lastActiveAt = Date() }
                 broker.emit(id, app: appID, event(for: step, committed: committed))
             case .persist:
+                if case .finish(.success) = effects.first, session.state == .foregroundActive { await onceActive() }
                 await broker.persist(id)
             case .finish(let result):
                 if machine.state == .unattached { session.state = .unattached }
