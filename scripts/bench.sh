@@ -19,7 +19,8 @@
 #                                              vs spawn-to-first-byte of a minimal Foundation binary,
 #                                                 static stdlib (the installed form) and dynamic
 #   prewarmed open      the same, bound from the app's pool      vs the cold open, and vs one page
-#                       written and synced (bench/commit_sync.c): each acknowledged commit waits for one
+#                       written and synced (bench/commit_sync.c): each acknowledged commit waits for one;
+#                       installed also from the request, to didBecomeActive and to the open's answer
 #   open -> first frame open request to the window's first frame on a headless sway, cold and
 #                       prewarmed (release build; installed: forked and spawned)
 #                                                     vs spawning a minimal C client to its first frame,
@@ -247,7 +248,10 @@ read -r COLD_STATIC PREWARMED_STATIC <<<"$(open_times installed)"
 # The same cold opens timed from the moment the request is written: a new session's process
 # starts while its record commits, before `created`, so the broker-side figure alone would
 # hide part of what the user waits for (and flatter the overlap).
-read -r COLD_REQUEST_STATIC COLD_CREATED_STATIC <<<"$(/usr/bin/python3 bench/open_from_request.py "$SOCK" notes "$N" request)"
+read -r COLD_REQUEST_STATIC COLD_CREATED_STATIC COLD_ANSWER_STATIC <<<"$(/usr/bin/python3 bench/open_from_request.py "$SOCK" notes "$N" request)"
+# And the prewarmed opens timed alike: `created` comes once the new session's record is stored,
+# in its own turn, after its focus was decided, so the broker-side figure leaves that out.
+read -r WARM_REQUEST_STATIC WARM_CREATED_STATIC WARM_ANSWER_STATIC <<<"$(/usr/bin/python3 bench/open_from_request.py "$SOCK" warm "$N" warmrequest --prewarmed)"
 # A command as a shell runs it, spawn to exit: what typing one costs before its answer shows.
 SYSTEMCTL_VERSION=$("$DIR/bin/spawn_exit" 100 "$(command -v systemctl)" --version)
 WMCTL_VERSION=$("$DIR/bin/spawn_exit" 100 "$SBIN/wmctl" --version)
@@ -286,6 +290,9 @@ fig "  installed notes, spawn to Hello" "$WORKER_HELLO_STATIC" "ms" "the stack's
 fig "installed: cold open p50, forked, from the request" "$COLD_REQUEST_STATIC" "ms" "the stack's floor: spawn to a Hello frame" "$FLOOR_HELLO"
 fig "installed: prewarmed open p50 (broker side)" "$PREWARMED_STATIC" "ms" "installed: cold open p50, forked" "$COLD_STATIC"
 fig "  the same" "$PREWARMED_STATIC" "ms" "a page written and synced (fdatasync)" "$COMMIT_SYNC"
+fig "installed: prewarmed open p50, from the request" "$WARM_REQUEST_STATIC" "ms" "installed: cold open p50, forked, from the request" "$COLD_REQUEST_STATIC"
+fig "  from the request to the open's answer" "$WARM_ANSWER_STATIC" "ms" "the cold forked opens' answer" "$COLD_ANSWER_STATIC"
+fig "  the same" "$WARM_ANSWER_STATIC" "ms" "a page written and synced (fdatasync)" "$COMMIT_SYNC"
 fig "installed wmctl --version, spawn to exit p50" "$WMCTL_VERSION" "ms" "systemctl --version" "$SYSTEMCTL_VERSION"
 fig "installed wmctl status, spawn to exit p50" "$WMCTL_STATUS" "ms" "systemctl --version" "$SYSTEMCTL_VERSION"
 
