@@ -64,6 +64,35 @@ final class InProcessBrokerTests: XCTestCase {
         XCTAssertGreaterThan(after.onDisk, before.all, "no synced commit after the insert: \(before) then \(after)")
     }
 
+    /// A scene that an open pushes out of the foreground (two in front at most here) goes
+    /// only once the new scene is active: the scene asked for gets the CPU and the store first,
+    /// and no window leaves before the one replacing it is there. The open's answer still
+    /// comes after the push.
+    func testAScenePushedOutByAnOpenGoesOnlyOnceTheNewSceneIsActive() async throws {
+        let running = try await start()
+        let broker = running.broker
+        let oldest = try await openScene("beta", on: broker)
+        _ = try await openScene("alpha", on: broker)
+        var held = await running.workers.hold(app: "alpha") { if case .connect = $0 { true } else { false } }.makeAsyncIterator()
+        let third = Task { try await openScene("alpha", on: broker) }
+        let connect = try await XCTUnwrapAsync(await held.next())
+        let betaWorker = try await XCTUnwrapAsync(await running.workers.workers.first { $0.appID == "beta" })
+        // Anything decided for beta would have been sent by now; it waits for the new scene.
+        try await Task.sleep(for: .milliseconds(300))
+        let whileConnecting = await betaWorker.received
+        XCTAssertFalse(whileConnecting.contains("willResignActive"), "\(whileConnecting)")
+        let stateWhileConnecting = try await sceneState(oldest.sessionID, broker)
+        XCTAssertEqual(stateWhileConnecting, .foregroundActive)
+
+        await connect.answer()
+        let opened = try await InProcessBroker.withDeadline(.seconds(10)) { try await third.value }
+        XCTAssertEqual(opened.state, .foregroundActive)
+        let stateAfterwards = try await sceneState(oldest.sessionID, broker)
+        XCTAssertEqual(stateAfterwards, .background, "pushed out by the time the open answers")
+        let afterwards = await betaWorker.received
+        XCTAssertTrue(afterwards.contains("willResignActive"), "\(afterwards)")
+    }
+
     func testAnOpenWaitingOnItsSceneDoesNotHoldUpAnotherApp() async throws {
         let running = try await start()
         let broker = running.broker

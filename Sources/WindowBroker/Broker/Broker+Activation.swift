@@ -164,7 +164,8 @@ extension Broker {
     /// connects now, as `continue` when it was already connected. The focus coordinator decides
     /// at once what other scenes must do (the least recently used beyond the bound go to the
     /// background; a prominent scene dims its app's others); they do it on their own queues,
-    /// side by side with this launch. If this scene fails, the key scene before it is key again.
+    /// once this scene is active (`Latch`). If this scene fails, the key scene before it is key
+    /// again.
     /// A new session (`storing`) is inserted first in its turn, after the focus decision.
     private func bringForward(
         _ id: SessionID, activity: UserActivity?, presentation: Presentation, requestedBy: SessionID?, activationToken: String? = nil,
@@ -178,7 +179,10 @@ extension Broker {
         drivers[id]?.session.presentation = decision.presentation
         drivers[id]?.session.requestedBy = requestedBy
         defer { pools.refillAfterAnswer(in: self) }  // after the launch, if it took a prewarmed worker
-        let others = decision.changes.map { change in refocusLater(change) }
+        // The other scenes' changes wait in their turns until this scene is active, or its
+        // drive ended.
+        let active = Latch()
+        let others = decision.changes.map { change in refocusLater(change, after: active) }
         var notes: [String]
         let launch: LaunchKind
         var inserted: SessionStore.Commit?
@@ -193,9 +197,11 @@ extension Broker {
                 // commit of what the scene reported in its callbacks.
                 var toldKey = false
                 let notes = try await driver(id).drive(to: .foregroundActive, options: .init(activities: activity.map { [$0] } ?? []), onceActive: {
+                    active.open()
                     await syncKey(id, activationToken: activationToken)
                     toldKey = true
                 }, in: self)
+                active.open()
                 if !toldKey { await syncKey(id, activationToken: activationToken) }
                 if wasConnected, let activity {
                     _ = try await command(id, .continueActivity(.with { $0.activity = activity.wire }),
@@ -205,6 +211,7 @@ extension Broker {
                 return (quarantineNote.map { [$0] + notes } ?? notes, wasConnected ? .existing : drivers[id]?.worker?.launchKind ?? .spawned, inserted)
             }
         } catch {
+            active.open()
             for change in changeFocus({ $0.bringForwardFailed(decision) }) {
                 _ = await refocus(change)
             }
@@ -238,8 +245,12 @@ extension Broker {
 
     /// A focus change the coordinator decided for another scene, placed in that scene's queue
     /// now (the moment it is decided) and run in its turn by a task of its own.
-    func refocusLater(_ change: FocusCoordinator.Change) -> Task<[String], Never> {
-        laterOnSession(change.id, orElse: []) { await self.refocusInTurn(change) }
+    /// With `after`, the change waits in that turn until the latch opens.
+    func refocusLater(_ change: FocusCoordinator.Change, after latch: Latch? = nil) -> Task<[String], Never> {
+        laterOnSession(change.id, orElse: []) {
+            await latch?.opened()
+            return await self.refocusInTurn(change)
+        }
     }
 
     /// A focus change run in the scene's turn. It never launches a scene (one whose process is
