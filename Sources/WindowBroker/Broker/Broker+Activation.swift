@@ -100,6 +100,7 @@ extension Broker {
             drivers[session.id] = driver
             // Its process starts while the insert commits; the launch step takes it.
             driver.startEarly(in: self)
+            let created: Brought
             do {
                 let brought: Result<Brought, any Error>
                 do {
@@ -115,14 +116,14 @@ extension Broker {
                 // Left when the open failed before its launch step, or the session was closed
                 // before its turn came.
                 await driver.abandonEarlyStart(in: self)
-                let (notes, launch, inserted) = try brought.get()
-                if let inserted { try await makeOnDisk(inserted, session.id) }
-                return outcome(session.id, created: true, notes: notes, launch: launch)
+                created = try brought.get()
             } catch let error as BrokerError {
                 guard drivers[session.id]?.session.hasConnected == false else {
                     throw BrokerError(error.code, "\(error.message) (session \(session.id) was created and is kept, unattached)", retryAfterSeconds: error.retryAfterSeconds)
                 }
-                // Its first launch failed: a session that never ran is not kept (no empty switcher entries).
+                // Its first launch failed, or its record could not be stored (deleting a row
+                // that is not there succeeds): a session that never ran is not kept (no empty
+                // switcher entries).
                 try? await onSession(session.id) {
                     try await store.discard(session.id, appID: app.id, remember: false)
                     drivers[session.id] = nil
@@ -130,6 +131,8 @@ extension Broker {
                 }
                 throw BrokerError(error.code, "\(error.message) (no session was kept)", retryAfterSeconds: error.retryAfterSeconds)
             }
+            if let inserted = created.inserted { try await makeOnDisk(inserted, session.id) }
+            return outcome(session.id, created: true, notes: created.notes, launch: created.launch)
         }
     }
 
@@ -140,7 +143,8 @@ extension Broker {
         do {
             try await store.update(driver.session, attached: driver.worker != nil, synced: true)
         } catch {
-            throw SessionStore.brokerError(error, doing: "store session \(id)", path: store.path)
+            let failed = SessionStore.brokerError(error, doing: "sync session \(id) to the disk", path: store.path)
+            throw BrokerError(failed.code, "\(failed.message) (its scene runs; a power loss may take the session back)")
         }
     }
 

@@ -293,8 +293,9 @@ extension SessionDriver {
     /// open's slowest part (a fork or spawn, then the process's start until its Hello) no
     /// longer waits for the insert: the launch step takes the process when the session's turn
     /// comes. Nothing is sent to it before then, so the scene hears of the session only once
-    /// the session is stored (committed; the open answers once it is also on disk). Not for an app with a prewarmed process ready (binding one is
-    /// the launch) or one that may not launch now (the launch step says why, in its turn).
+    /// the session is stored (committed; the open answers once it is also on disk). Not for an
+    /// app with a prewarmed process ready (binding one is the launch) or one that may not
+    /// launch now (the launch step says why, in its turn).
     func startEarly(in broker: isolated Broker) {
         guard earlyStart == nil, worker == nil, let app = broker.apps.manifests[appID],
               broker.pools.readyCount(appID) == 0,
