@@ -104,9 +104,6 @@ extension Broker {
             do {
                 let brought: Result<Brought, any Error>
                 do {
-                    // The insert is the first thing in the session's turn, after focus moved
-                    // to it in this one: an open that comes later takes focus from it even
-                    // while this one is still being stored.
                     brought = .success(try await bringForward(
                         session.id, activity: request.activity, presentation: presentation, requestedBy: request.requestedBy,
                         activationToken: request.activationToken, storing: session))
@@ -170,7 +167,8 @@ extension Broker {
     /// background; a prominent scene dims its app's others); they do it on their own queues,
     /// once this scene is active (`Latch`). If this scene fails, the key scene before it is key
     /// again.
-    /// A new session (`storing`) is inserted first in its turn, after the focus decision.
+    /// A new session (`storing`) is inserted first in its turn, after the focus decision: an
+    /// open that comes later takes focus from it even while this one is still being stored.
     private func bringForward(
         _ id: SessionID, activity: UserActivity?, presentation: Presentation, requestedBy: SessionID?, activationToken: String? = nil,
         storing newSession: SceneSession? = nil
@@ -199,14 +197,10 @@ extension Broker {
                 // didBecomeKey comes after didBecomeActive, and before a continued activity. It
                 // is told before the drive writes the session's record, which waits behind the
                 // commit of what the scene reported in its callbacks.
-                var toldKey = false
-                let notes = try await driver(id).drive(to: .foregroundActive, options: .init(activities: activity.map { [$0] } ?? []), onceActive: {
+                let notes = try await driver(id).drive(to: .foregroundActive, options: .init(activities: activity.map { [$0] } ?? []), succeeded: {
                     active.open()
                     await syncKey(id, activationToken: activationToken)
-                    toldKey = true
                 }, in: self)
-                active.open()
-                if !toldKey { await syncKey(id, activationToken: activationToken) }
                 if wasConnected, let activity {
                     _ = try await command(id, .continueActivity(.with { $0.activity = activity.wire }),
                                           timeout: configuration.workerTimeout, doing: "continue")

@@ -22,12 +22,13 @@ extension SessionDriver {
     /// A save that could not be committed is an error of its own (`reportSaveFailure`: thrown
     /// once the drive is over, the scene where the drive left it) or, with `requireSave`, ends
     /// the drive before anything is taken away.
-    /// `onceActive` runs when a drive that succeeded leaves the scene foregroundActive, before
-    /// the session's record is written.
+    /// `succeeded` runs once when the drive's steps succeeded: before it writes the session's
+    /// record when it writes one (that write waits behind the commit of what the scene
+    /// reported), else as it returns.
     @discardableResult
     func drive(
         to target: LifecycleTarget, options: ConnectionOptions = .init(), reason: DisconnectReason? = nil,
-        requireSave: Bool = false, reportSaveFailure: Bool = false, onceActive: () async -> Void = {}, in broker: isolated Broker
+        requireSave: Bool = false, reportSaveFailure: Bool = false, succeeded: () async -> Void = {}, in broker: isolated Broker
     ) async throws -> [String] {
         var options = options
         // A session without a process reads its activities back while its process starts: the
@@ -43,6 +44,7 @@ extension SessionDriver {
         var machine = SessionLifecycle(state: session.state, hasRestoration: session.restores, requireSave: requireSave)
         var effects = machine.handle(.requested(target))
         var committed = false
+        var toldSucceeded = false
         while !effects.isEmpty {
             switch effects.removeFirst() {
             case .perform(let step, let attempt):
@@ -86,7 +88,10 @@ extension SessionDriver {
                 if step == .didBecomeActive { session.lastActiveAt = Date() }
                 broker.emit(id, app: appID, event(for: step, committed: committed))
             case .persist:
-                if case .finish(.success) = effects.first, session.state == .foregroundActive { await onceActive() }
+                if !toldSucceeded, case .finish(.success) = effects.first {
+                    toldSucceeded = true
+                    await succeeded()
+                }
                 await broker.persist(id)
             case .finish(let result):
                 if machine.state == .unattached { session.state = .unattached }
@@ -94,9 +99,11 @@ extension SessionDriver {
                 if reportSaveFailure, let failure = machine.saveFailure {
                     throw BrokerError(failure.code, "the scene's state was not saved: \(failure.message) (the scene is \(session.state.rawValue))")
                 }
+                if !toldSucceeded { await succeeded() }
                 return notes
             }
         }
+        if !toldSucceeded { await succeeded() }
         return machine.notes
     }
 
