@@ -252,7 +252,7 @@ read -r COLD_STATIC PREWARMED_STATIC <<<"$(open_times installed)"
 read -r COLD_REQUEST_STATIC COLD_CREATED_STATIC COLD_ANSWER_STATIC <<<"$(/usr/bin/python3 bench/open_from_request.py "$SOCK" notes "$N" request)"
 # And the prewarmed opens timed alike: `created` comes once the new session's record is stored,
 # in its own turn, after its focus was decided, so the broker-side figure leaves that out.
-read -r WARM_REQUEST_STATIC WARM_CREATED_STATIC WARM_ANSWER_STATIC <<<"$(/usr/bin/python3 bench/open_from_request.py "$SOCK" warm "$N" warmrequest --prewarmed)"
+read -r WARM_REQUEST_STATIC _ WARM_ANSWER_STATIC <<<"$(/usr/bin/python3 bench/open_from_request.py "$SOCK" warm "$N" warmrequest --prewarmed)"
 # A command as a shell runs it, spawn to exit: what typing one costs before its answer shows.
 SYSTEMCTL_VERSION=$("$DIR/bin/spawn_exit" 100 "$(command -v systemctl)" --version)
 WMCTL_VERSION=$("$DIR/bin/spawn_exit" 100 "$SBIN/wmctl" --version)
