@@ -197,6 +197,38 @@ final class PrewarmTests: BrokerTestCase {
         XCTAssertEqual(try harness.json("open", "notes", "--activity", "notes.edit", "--info", "noteID=cold")["launch"] as? String, "spawned")
     }
 
+    /// A prewarmed scene is bound while its session's record commits. When the store refuses
+    /// that record, the scene was told of a session that is not kept: it is told the session
+    /// was discarded (the app deletes what it kept for it), its process goes, and the open
+    /// fails saying nothing was kept.
+    func testAPrewarmedSceneWhoseSessionCannotBeStoredIsToldItWasDiscarded() throws {
+        try harness.installNotes(as: "warm", ["prewarm": 1])
+        try harness.eventually("one warm worker is ready") { try prewarmed("warm") == 1 }
+        let pooled = try XCTUnwrap(harness.children().first?.pid)
+        let database = harness.stateDirectory + "/state.sqlite"
+        let refuse = harness.run("/usr/bin/sqlite3", [database,
+            "CREATE TRIGGER refuse_sessions BEFORE INSERT ON session BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;"])
+        XCTAssertEqual(refuse.code, 0, refuse.stderr)
+        let watch = try harness.startWatch(["--app", "warm"])
+
+        let refusal = try harness.refusal("open", "warm", "--activity", "notes.edit", "--info", "noteID=unstored")
+        XCTAssertTrue(refusal.message.contains("create a session of 'warm'") && refusal.message.contains("no session was kept"), refusal.message)
+        XCTAssertEqual(try harness.jsonList("sessions").count, 0, "nothing was kept")
+        try harness.eventually("the scene's process is gone") { !processExists(pooled) }
+        let drafts = (try? FileManager.default.contentsOfDirectory(atPath: harness.notesDataDirectory + "/drafts")) ?? []
+        XCTAssertEqual(drafts, [], "the app deleted what it kept for the session")
+
+        let allow = harness.run("/usr/bin/sqlite3", [database, "DROP TRIGGER refuse_sessions;"])
+        XCTAssertEqual(allow.code, 0, allow.stderr)
+        try harness.eventually("the pool refills") { try prewarmed("warm") == 1 }
+        let reply = try harness.json("open", "warm", "--activity", "notes.edit", "--info", "noteID=stored")
+        XCTAssertEqual(reply["launch"] as? String, "prewarmed")
+        watch.stop()
+        let events = watch.jsonLines.map { $0["event"] as? String ?? "" }
+        XCTAssertEqual(Array(events.prefix(2)), ["created", "launched"], "\(events)")
+        XCTAssertTrue(events.contains("didDisconnect") && events.contains("discarded"), "\(events)")
+    }
+
     func testPressureEmptiesThePoolBeforeWarningAnyScene() throws {
         try harness.installNotes(as: "warm", ["prewarm": 1])
         try harness.eventually("one warm worker is ready") { try prewarmed("warm") == 1 }

@@ -70,7 +70,7 @@ final class AcknowledgedStateTests: BrokerTestCase {
         harness.stop(signal: SIGTERM)
         let store = try SessionStore(directory: harness.root + "/state")
         let session = SceneSession(appID: "notes", configuration: "Editor", role: "windowApplication", title: "later")
-        let inserted = try await store.insert(session, synced: false)
+        let inserted = try await store.beginInsert(session).committed()
         XCTAssertEqual(try store.commitSynchronousLevel(), 1, "the insert alone: NORMAL")
         XCTAssertFalse(store.isOnDisk(inserted))
         try await store.update(session, attached: false)
@@ -81,6 +81,26 @@ final class AcknowledgedStateTests: BrokerTestCase {
         let other = SceneSession(appID: "notes", configuration: "Editor", role: "windowApplication", title: "synced")
         let synced = try await store.insert(other)
         XCTAssertTrue(store.isOnDisk(synced), "a synced insert is on disk when it returns")
+    }
+
+    /// An open binds a prewarmed scene without waiting for its session's record to commit: the
+    /// record is on the writer when `beginInsert` returns, so what the scene reports right
+    /// away commits after it. Had the report gone first, its update would have matched no
+    /// row and its current activity would have broken the foreign key.
+    func testWritesSubmittedAfterAnInsertBegunCommitAfterIt() async throws {
+        harness.stop(signal: SIGTERM)
+        let store = try SessionStore(directory: harness.root + "/state")
+        var session = SceneSession(appID: "notes", configuration: "Editor", role: "windowApplication", title: "as opened")
+        let pending = store.beginInsert(session)
+        session.title = "as reported"
+        let current = UserActivity(activityType: "notes.edit", title: "reported at once")
+        try await store.commitSceneState(session, attached: true, current: current, at: Date())
+        let inserted = try await pending.committed()
+        XCTAssertTrue(store.isOnDisk(inserted), "the report's synced commit came after the insert and took it along")
+        let loaded = try await store.loadAll()
+        XCTAssertEqual(loaded.sessions.first { $0.id == session.id }?.title, "as reported")
+        let saved = try await store.savedActivities(of: session.id)
+        XCTAssertEqual(saved.saved.currentActivity?.title, "reported at once")
     }
 
     /// Item 1, the app's half. Before: window A, restored from its older restoration activity,

@@ -114,19 +114,30 @@ extension Broker {
                 // before its turn came.
                 await driver.abandonEarlyStart(in: self)
                 created = try brought.get()
-            } catch let error as BrokerError {
-                guard drivers[session.id]?.session.hasConnected == false else {
-                    throw BrokerError(error.code, "\(error.message) (session \(session.id) was created and is kept, unattached)", retryAfterSeconds: error.retryAfterSeconds)
+            } catch {
+                let notStored = (error as? SessionNotStored)?.reason
+                guard let failure = notStored ?? (error as? BrokerError) else { throw error }
+                guard notStored != nil || drivers[session.id]?.session.hasConnected == false else {
+                    throw BrokerError(failure.code, "\(failure.message) (session \(session.id) was created and is kept, unattached)", retryAfterSeconds: failure.retryAfterSeconds)
                 }
                 // Its first launch failed, or its record could not be stored (deleting a row
-                // that is not there succeeds): a session that never ran is not kept (no empty
-                // switcher entries).
+                // that is not there succeeds): a session that never ran or is not in the store
+                // is not kept (no empty switcher entries). A scene already told of it is told
+                // it was discarded, so that the app deletes what it kept for it.
                 try? await onSession(session.id) {
+                    if notStored != nil, hasConnectedScene(session.id) {
+                        do {
+                            _ = try await drive(session.id, to: .discarded, reason: .discarded)
+                            emit(session.id, app: app.id, .discarded(delivered: true))
+                        } catch {
+                            await terminate(session.id, reason: .discarded)
+                        }
+                    }
                     try await store.discard(session.id, appID: app.id, remember: false)
                     drivers[session.id] = nil
                     await unindex(session.id)
                 }
-                throw BrokerError(error.code, "\(error.message) (no session was kept)", retryAfterSeconds: error.retryAfterSeconds)
+                throw BrokerError(failure.code, "\(failure.message) (no session was kept)", retryAfterSeconds: failure.retryAfterSeconds)
             }
             if let inserted = created.inserted { try await makeOnDisk(inserted, session.id) }
             return outcome(session.id, created: true, notes: created.notes, launch: created.launch)
@@ -167,8 +178,10 @@ extension Broker {
     /// background; a prominent scene dims its app's others); they do it on their own queues,
     /// once this scene is active (`Latch`). If this scene fails, the key scene before it is key
     /// again.
-    /// A new session (`storing`) is inserted first in its turn, after the focus decision: an
-    /// open that comes later takes focus from it even while this one is still being stored.
+    /// A new session (`storing`) is handed to the store first in its turn, after the focus
+    /// decision (an open that comes later takes focus from it even while this one is still
+    /// being stored), and the drive does not wait for its commit; this returns once it is
+    /// committed, or throws `SessionNotStored`.
     private func bringForward(
         _ id: SessionID, activity: UserActivity?, presentation: Presentation, requestedBy: SessionID?, activationToken: String? = nil,
         storing newSession: SceneSession? = nil
@@ -190,17 +203,26 @@ extension Broker {
         var inserted: SessionStore.Commit?
         do {
             (notes, launch, inserted) = try await onSession(id) { () async throws -> Brought in
-                var inserted: SessionStore.Commit?
-                if let newSession { inserted = try await insertNew(newSession) }
+                let inserting = newSession.map { beginInsert($0) }
                 let wasConnected = drivers[id]?.session.state.isConnected ?? false
-                let quarantineNote = wasConnected ? nil : try await driver(id).quarantineIfPoisoned(in: self)
-                // didBecomeKey comes after didBecomeActive, and before a continued activity. It
-                // is told before the drive writes the session's record, which waits behind the
-                // commit of what the scene reported in its callbacks.
-                let notes = try await driver(id).drive(to: .foregroundActive, options: .init(activities: activity.map { [$0] } ?? []), succeeded: {
-                    active.open()
-                    await syncKey(id, activationToken: activationToken)
-                }, in: self)
+                let quarantineNote: String?
+                let notes: [String]
+                do {
+                    quarantineNote = wasConnected ? nil : try await driver(id).quarantineIfPoisoned(in: self)
+                    // didBecomeKey comes after didBecomeActive, and before a continued activity.
+                    // It is told before the drive writes the session's record, which waits
+                    // behind the commit of what the scene reported in its callbacks.
+                    notes = try await driver(id).drive(to: .foregroundActive, options: .init(activities: activity.map { [$0] } ?? []), succeeded: {
+                        active.open()
+                        await syncKey(id, activationToken: activationToken)
+                    }, in: self)
+                } catch {
+                    // A record the store refused explains the failure, and takes the session down.
+                    if let inserting { _ = try await stored(inserting) }
+                    throw error
+                }
+                var inserted: SessionStore.Commit?
+                if let inserting { inserted = try await stored(inserting) }
                 if wasConnected, let activity {
                     _ = try await command(id, .continueActivity(.with { $0.activity = activity.wire }),
                                           timeout: configuration.workerTimeout, doing: "continue")
@@ -223,22 +245,33 @@ extension Broker {
         return (notes, launch, inserted)
     }
 
+    /// A new session whose record the store refused, perhaps after its scene was told of it.
+    struct SessionNotStored: Error {
+        let reason: BrokerError
+    }
+
     /// What bringing a session forward did: notes for the requester, how its scene was
     /// launched, and for a new session the commit of its record (not yet synced).
     typealias Brought = (notes: [String], launch: LaunchKind, inserted: SessionStore.Commit?)
 
-    /// Stores a new session's record, in its first turn. Not synced on its own: the scene
-    /// hears of the session once it is committed, and the caller once it is on disk
-    /// (`makeOnDisk`), which the scene's first synced report almost always does for it.
-    private func insertNew(_ session: SceneSession) async throws -> SessionStore.Commit {
-        let inserted: SessionStore.Commit
-        do {
-            inserted = try await store.insert(session, synced: false)
-        } catch {
-            throw SessionStore.brokerError(error, doing: "create a session of '\(session.appID)'", path: store.path)
-        }
+    /// Hands a new session's record to the store's writer, first thing in its turn: every
+    /// later write about the session commits after it, so the drive goes on without waiting
+    /// for the commit (a prewarmed scene is bound at once). Not synced on its own: the caller
+    /// hears back once it is on disk (`makeOnDisk`), which the scene's first synced report
+    /// almost always does for it.
+    private func beginInsert(_ session: SceneSession) -> (session: SceneSession, pending: SessionStore.PendingInsert) {
         emit(session.id, app: session.appID, .created(configuration: session.configuration))
-        return inserted
+        return (session, store.beginInsert(session))
+    }
+
+    /// The commit of a record `beginInsert` handed on; one the store refused is
+    /// `SessionNotStored`, which the open answers by taking the session down.
+    private func stored(_ inserting: (session: SceneSession, pending: SessionStore.PendingInsert)) async throws -> SessionStore.Commit {
+        do {
+            return try await inserting.pending.committed()
+        } catch {
+            throw SessionNotStored(reason: SessionStore.brokerError(error, doing: "create a session of '\(inserting.session.appID)'", path: store.path))
+        }
     }
 
     /// A focus change the coordinator decided for another scene, placed in that scene's queue

@@ -420,21 +420,52 @@ public final class SessionStore: Sendable {
         pool.releaseMemory()
     }
 
-    /// Inserts a new session's record. With `synced: false` it survives a crash of the broker
-    /// once this returns, and a power loss once a later synced commit is done: whoever says
-    /// the session exists waits for `isOnDisk` (an open answers then).
+    /// Inserts a new session's record, synced to the disk.
     @discardableResult
-    public func insert(_ session: SceneSession, synced: Bool = true) async throws -> Commit {
-        let arguments = Self.arguments(session, attached: false)
-        return try await writeNumbered(synced: synced) { db in
-            try db.executeCached(sql: """
-                INSERT INTO session (id, appID, configuration, role, title, createdAt, lastActiveAt,
-                    lastDisconnect, launchCount, attached, activationConditions, presentation, requestedBy, storage)
-                VALUES (:id, :appID, :configuration, :role, :title, :createdAt, :lastActiveAt,
-                    :lastDisconnect, :launchCount, :attached, :activationConditions, :presentation, :requestedBy, :storage)
-                """, arguments: arguments)
-        }.commit
+    public func insert(_ session: SceneSession) async throws -> Commit {
+        try await beginInsert(session, synced: true).committed()
     }
+
+    /// Hands a new session's record to the writer now, before this returns: every write
+    /// submitted after it (the session's own among them) commits after it, so nobody has to
+    /// wait for its commit to write about the session. With `synced: false` it survives a
+    /// crash of the broker once committed, and a power loss once a later synced commit is
+    /// done: whoever says the session exists waits for `isOnDisk` (an open answers then).
+    public func beginInsert(_ session: SceneSession, synced: Bool = false) -> PendingInsert {
+        writes.count.add(1, ordering: .relaxed)
+        let (result, outcome) = AsyncThrowingStream<Commit, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let arguments = Self.arguments(session, attached: false)
+        let writes = self.writes
+        pool.asyncWriteWithoutTransaction { db in
+            do {
+                outcome.yield(try Self.transaction(db, synced: synced, counting: writes) { db in
+                    try db.executeCached(sql: Self.insertSQL, arguments: arguments)
+                }.commit)
+                outcome.finish()
+            } catch {
+                outcome.finish(throwing: error)
+            }
+        }
+        return PendingInsert(result: result)
+    }
+
+    /// A record handed to the writer (`beginInsert`), committed or failed once.
+    public struct PendingInsert: Sendable {
+        fileprivate let result: AsyncThrowingStream<Commit, any Error>
+
+        /// Its commit, once it is done (the first caller's; it is awaited once).
+        public func committed() async throws -> Commit {
+            for try await commit in result { return commit }
+            throw CancellationError()
+        }
+    }
+
+    private static let insertSQL = """
+        INSERT INTO session (id, appID, configuration, role, title, createdAt, lastActiveAt,
+            lastDisconnect, launchCount, attached, activationConditions, presentation, requestedBy, storage)
+        VALUES (:id, :appID, :configuration, :role, :title, :createdAt, :lastActiveAt,
+            :lastDisconnect, :launchCount, :attached, :activationConditions, :presentation, :requestedBy, :storage)
+        """
 
     /// A transaction's place in the writer's order (the store's commits are numbered as they
     /// happen, from 1 at each start).
