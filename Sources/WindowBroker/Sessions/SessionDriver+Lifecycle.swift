@@ -299,8 +299,7 @@ extension SessionDriver {
     /// Starts the new session's process while its record is being committed, so that a cold
     /// open's slowest part (a fork or spawn, then the process's start until its Hello) no
     /// longer waits for the insert: the launch step takes the process when the session's turn
-    /// comes. Nothing is sent to it before then, so the scene hears of the session only once
-    /// the session is stored (committed; the open answers once it is also on disk). Not for an
+    /// comes; the open answers once the record is committed and on disk. Not for an
     /// app with a prewarmed process ready (binding one is the launch) or one that may not
     /// launch now (the launch step says why, in its turn).
     func startEarly(in broker: isolated Broker) {
