@@ -238,7 +238,7 @@ extension SessionDriver {
             broker.launchesInFlight += 1
         }
         session.state = .launching
-        if early == nil, let prewarmed = await broker.pools.take(app.id, in: broker) {
+        if early == nil, let prewarmed = broker.pools.take(app.id, in: broker) {
             broker.launchesInFlight -= 1
             broker.bind(prewarmed, to: self)
             broker.workerOutput.bind(pid: prewarmed.pid, session: id)

@@ -123,10 +123,10 @@ final class PrewarmPools {
     /// A ready prewarmed worker of the app, taken out of its pool. The pool refills once the
     /// open that took it is over (`bringForward`): a spawn now would compete for the CPU with
     /// the very launch the pool exists to speed up.
-    func take(_ appID: AppID, in broker: isolated Broker) async -> WorkerHandle? {
+    func take(_ appID: AppID, in broker: isolated Broker) -> WorkerHandle? {
         while let worker = ready[appID]?.first {
             ready[appID]?.removeFirst()
-            if await worker.isReady { return worker }
+            if worker.isReady { return worker }
             worker.kill()  // died while idle: its supervisor reaps it
         }
         return nil

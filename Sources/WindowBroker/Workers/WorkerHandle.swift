@@ -4,6 +4,7 @@ import Glibc
 import IPCWire
 import NIOCore
 import NIOPosix
+import Synchronization
 
 /// How a worker process ended, as the kernel reported it.
 public enum WorkerExit: Sendable, Equatable {
@@ -72,7 +73,12 @@ public actor WorkerHandle {
     /// The worker said a valid Hello (it started); a failure before that is a failed launch.
     public var saidHello: Bool { (try? helloState?.get()) != nil }
 
-    public var isReady: Bool { (try? helloState?.get()) != nil && exit == nil && connectionOpen }
+    /// Said its Hello, and neither exited nor closed its connection since. Readable without
+    /// entering the actor: a pool takes a worker in the step that binds it, and a suspension
+    /// there let the broker's other work (the old key scene's news, the workspace's write) go
+    /// ahead of the bind.
+    public nonisolated var isReady: Bool { ready.load(ordering: .acquiring) }
+    private nonisolated let ready = Atomic<Bool>(false)
 
     public func markIntendedEnd(_ reason: DisconnectReason) {
         if intendedEnd == nil { intendedEnd = reason }
@@ -169,6 +175,7 @@ public actor WorkerHandle {
     func connectionEnded() {
         guard connectionOpen else { return }
         connectionOpen = false
+        ready.store(false, ordering: .releasing)
         // What was read is still handled (`processed()`); what was not never will be.
         framesHandled.giveUp(beyond: framesHandled.value + UInt64(unprocessed))
         recordHello(.failure(BrokerError(.workerFailed, "the worker closed its connection before saying hello")))
@@ -180,6 +187,7 @@ public actor WorkerHandle {
     public func recordExit(_ status: WorkerExit) {
         guard exit == nil else { return }
         exit = status
+        ready.store(false, ordering: .releasing)
         for waiter in exitWaiters.values { waiter.resume() }
         exitWaiters.removeAll()
         recordHello(.failure(BrokerError(.workerFailed, "the worker exited before saying hello (\(status))")))
@@ -213,6 +221,7 @@ public actor WorkerHandle {
     func recordHello(_ result: Result<Void, BrokerError>) {
         guard helloState == nil else { return }
         helloState = result
+        if case .success = result, exit == nil, connectionOpen { ready.store(true, ordering: .releasing) }
         helloWaiter?.resume(with: result)
         helloWaiter = nil
     }
