@@ -627,15 +627,9 @@ public final class SessionStore: Sendable {
     }
 
     private func write<T: Sendable>(synced: Bool = true, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await writeNumbered(synced: synced, body).result
-    }
-
-    private func writeNumbered<T: Sendable>(
-        synced: Bool, _ body: @escaping @Sendable (Database) throws -> T
-    ) async throws -> (result: T, commit: Commit) {
         writes.count.add(1, ordering: .relaxed)
         let writes = self.writes
-        return try await pool.writeWithoutTransaction { db in try Self.transaction(db, synced: synced, counting: writes, body) }
+        return try await pool.writeWithoutTransaction { db in try Self.transaction(db, synced: synced, counting: writes, body) }.result
     }
 
     /// One transaction on the writer, synced to the disk at its commit or not. An unsynced
