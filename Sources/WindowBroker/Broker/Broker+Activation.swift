@@ -125,13 +125,8 @@ extension Broker {
                 // is not kept (no empty switcher entries). A scene already told of it is told
                 // it was discarded, so that the app deletes what it kept for it.
                 try? await onSession(session.id) {
-                    if notStored != nil, hasConnectedScene(session.id) {
-                        do {
-                            _ = try await drive(session.id, to: .discarded, reason: .discarded)
-                            emit(session.id, app: app.id, .discarded(delivered: true))
-                        } catch {
-                            await terminate(session.id, reason: .discarded)
-                        }
+                    if notStored != nil, hasConnectedScene(session.id), await discardRunningScene(session.id).told {
+                        emit(session.id, app: app.id, .discarded(delivered: true))
                     }
                     try await store.discard(session.id, appID: app.id, remember: false)
                     drivers[session.id] = nil
@@ -205,24 +200,24 @@ extension Broker {
             (notes, launch, inserted) = try await onSession(id) { () async throws -> Brought in
                 let inserting = newSession.map { beginInsert($0) }
                 let wasConnected = drivers[id]?.session.state.isConnected ?? false
-                let quarantineNote: String?
-                let notes: [String]
+                let drove: Result<(quarantineNote: String?, notes: [String]), any Error>
                 do {
-                    quarantineNote = wasConnected ? nil : try await driver(id).quarantineIfPoisoned(in: self)
+                    let quarantineNote = wasConnected ? nil : try await driver(id).quarantineIfPoisoned(in: self)
                     // didBecomeKey comes after didBecomeActive, and before a continued activity.
                     // It is told before the drive writes the session's record, which waits
                     // behind the commit of what the scene reported in its callbacks.
-                    notes = try await driver(id).drive(to: .foregroundActive, options: .init(activities: activity.map { [$0] } ?? []), succeeded: {
+                    let notes = try await driver(id).drive(to: .foregroundActive, options: .init(activities: activity.map { [$0] } ?? []), succeeded: {
                         active.open()
                         await syncKey(id, activationToken: activationToken)
                     }, in: self)
+                    drove = .success((quarantineNote, notes))
                 } catch {
-                    // A record the store refused explains the failure, and takes the session down.
-                    if let inserting { _ = try await stored(inserting) }
-                    throw error
+                    drove = .failure(error)
                 }
+                // A record the store refused explains a failed drive too, and takes the session down.
                 var inserted: SessionStore.Commit?
-                if let inserting { inserted = try await stored(inserting) }
+                if let inserting { inserted = try await stored(inserting, app: app) }
+                let (quarantineNote, notes) = try drove.get()
                 if wasConnected, let activity {
                     _ = try await command(id, .continueActivity(.with { $0.activity = activity.wire }),
                                           timeout: configuration.workerTimeout, doing: "continue")
@@ -259,18 +254,18 @@ extension Broker {
     /// for the commit (a prewarmed scene is bound at once). Not synced on its own: the caller
     /// hears back once it is on disk (`makeOnDisk`), which the scene's first synced report
     /// almost always does for it.
-    private func beginInsert(_ session: SceneSession) -> (session: SceneSession, pending: SessionStore.PendingInsert) {
+    private func beginInsert(_ session: SceneSession) -> SessionStore.PendingInsert {
         emit(session.id, app: session.appID, .created(configuration: session.configuration))
-        return (session, store.beginInsert(session))
+        return store.beginInsert(session)
     }
 
     /// The commit of a record `beginInsert` handed on; one the store refused is
     /// `SessionNotStored`, which the open answers by taking the session down.
-    private func stored(_ inserting: (session: SceneSession, pending: SessionStore.PendingInsert)) async throws -> SessionStore.Commit {
+    private func stored(_ pending: SessionStore.PendingInsert, app: AppID) async throws -> SessionStore.Commit {
         do {
-            return try await inserting.pending.committed()
+            return try await pending.committed()
         } catch {
-            throw SessionNotStored(reason: SessionStore.brokerError(error, doing: "create a session of '\(inserting.session.appID)'", path: store.path))
+            throw SessionNotStored(reason: SessionStore.brokerError(error, doing: "create a session of '\(app)'", path: store.path))
         }
     }
 
@@ -362,14 +357,9 @@ extension Broker {
                 throw SessionStore.brokerError(error, doing: "discard session \(id)", path: store.path)
             }
             if drivers[id]?.worker != nil {
-                // Foreground scenes leave the foreground first; nothing is saved: the data goes.
-                do {
-                    notes += try await drive(id, to: .discarded, reason: .discarded)
-                    delivered = true
-                } catch {
-                    notes.append("the scene did not disconnect cleanly: \(error)")
-                    await terminate(id, reason: .discarded)
-                }
+                let discarded = await discardRunningScene(id)
+                notes += discarded.notes
+                delivered = discarded.told
             }
             // Exactly once: the scene's own process was told above; otherwise one running
             // process of the app (most recently active first) is, else the next launch is.
@@ -405,6 +395,19 @@ extension Broker {
         }
         for task in returning { result.notes += await task.value }
         return result
+    }
+
+    /// Tells a session's running scene that the session is discarded: didDisconnect, then
+    /// didDiscardSceneSessions, so that its app deletes what it kept for it. A foreground scene
+    /// leaves the foreground first; nothing is saved: the data goes. A scene that does not go
+    /// cleanly is stopped, and was not told.
+    private func discardRunningScene(_ id: SessionID) async -> (told: Bool, notes: [String]) {
+        do {
+            return (true, try await drive(id, to: .discarded, reason: .discarded))
+        } catch {
+            await terminate(id, reason: .discarded)
+            return (false, ["the scene did not disconnect cleanly: \(error)"])
+        }
     }
 
     /// requestSceneSessionRefresh: a connected scene is asked for a fresh title and activity
