@@ -8,17 +8,11 @@ import IPCWire
 extension Broker {
     /// Every change of focus goes through here: when the key scene moved, the scenes that
     /// gained and lost it are told in their own turns (queued now, when it is decided).
-    /// A scene without a connected process has nothing to be told: one on its way forward
-    /// hears it at the end of its drive (`syncKey` reads focus then), and queueing a turn
-    /// that does nothing ahead of that drive would make it wait (a new session's open waited
-    /// 0.1 ms for it before its record went to the store).
     func changeFocus<T>(source: KeySource = .broker, _ change: (inout FocusCoordinator) -> T) -> T {
         let before = focus.key
         let result = change(&focus)
         if focus.key != before {
-            for id in [before, focus.key].compactMap({ $0 }) where hasConnectedScene(id) || drivers[id]?.toldKey == true {
-                syncKeyLater(id, source: source)
-            }
+            for id in [before, focus.key].compactMap({ $0 }) { syncKeyLater(id, source: source) }
         }
         recordWorkspace()
         return result
@@ -75,7 +69,13 @@ extension Broker {
         case broker, compositor
     }
 
+    /// `syncKey` in the scene's turn. A scene without a connected process that was not told it
+    /// is key has nothing to be told: one on its way forward hears it at the end of its drive
+    /// (`syncKey` reads focus then), and a turn that does nothing, queued ahead of that drive,
+    /// would make it wait (a new session's open waited 0.1 ms for it before its record went to
+    /// the store).
     func syncKeyLater(_ id: SessionID, source: KeySource) {
+        guard hasConnectedScene(id) || drivers[id]?.toldKey == true else { return }
         laterOnSession(id, orElse: ()) { await self.syncKey(id, source: source) }
     }
 
