@@ -2,7 +2,7 @@
 """make bench: COUNT opens of a new session of APP over one control connection, each timed
 from the moment its request was written, while a second connection watches the broker's
 events. Prints three p50s in ms: request -> didBecomeActive (what the user waits for),
-created -> didBecomeActive (the broker-side figure, which starts once the session is stored)
+created -> didBecomeActive (the broker-side figure, from the start of the session's turn)
 and request -> the open's answer (the scene is key and what it reported is on disk).
 With --prewarmed, each open waits until the app's pool holds a prewarmed process.
 

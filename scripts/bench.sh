@@ -14,8 +14,8 @@
 #   cold open           created -> didBecomeActive (broker side, from watch events), release build
 #                       (spawned: a shared Swift runtime cannot be a zygote) and installed form
 #                       (static stdlib), forked from the app's zygote and spawned; installed and
-#                       forked also from the moment the open request is written (the process
-#                       starts while the session's record commits, before `created`)
+#                       forked also from the moment the open request is written (`created` marks
+#                       the start of the session's turn, after the request's routing and focus)
 #                                              vs spawn-to-first-byte of a minimal Foundation binary,
 #                                                 static stdlib (the installed form) and dynamic
 #   prewarmed open      the same, bound from the app's pool      vs the cold open, and vs one page
@@ -246,12 +246,11 @@ kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 # Room for its 80 opens: 20 cold and 20 prewarmed, then each again timed from the request.
 BROKER_BIN=$SBIN start_broker "$DIR/installed" --max-workers 128
 read -r COLD_STATIC PREWARMED_STATIC <<<"$(open_times installed)"
-# The same cold opens timed from the moment the request is written: a new session's process
-# starts while its record commits, before `created`, so the broker-side figure alone would
-# hide part of what the user waits for (and flatter the overlap).
+# The same cold opens timed from the moment the request is written: `created` comes when the
+# session's turn starts, after the request is read, routed and its focus decided, so the
+# broker-side figure alone leaves that part of what the user waits for out.
 read -r COLD_REQUEST_STATIC COLD_CREATED_STATIC COLD_ANSWER_STATIC <<<"$(/usr/bin/python3 bench/open_from_request.py "$SOCK" notes "$N" request)"
-# And the prewarmed opens timed alike: `created` comes once the new session's record is stored,
-# in its own turn, after its focus was decided, so the broker-side figure leaves that out.
+# And the prewarmed opens timed alike, to didBecomeActive and to the open's answer.
 read -r WARM_REQUEST_STATIC _ WARM_ANSWER_STATIC <<<"$(/usr/bin/python3 bench/open_from_request.py "$SOCK" warm "$N" warmrequest --prewarmed)"
 # A command as a shell runs it, spawn to exit: what typing one costs before its answer shows.
 SYSTEMCTL_VERSION=$("$DIR/bin/spawn_exit" 100 "$(command -v systemctl)" --version)
