@@ -289,6 +289,11 @@ package final class SceneRuntime {
         while !outgoingInFlight, let connection = outgoingConnection, let item = outgoing.popFirst() {
             send(item, on: connection)
         }
+        // What was written, and the answers it let out behind it, leave in one system call:
+        // the broker reads a scene's report and the answer it leads to together. Flushed one
+        // by one, the report's write woke the broker, which on a busy machine took the scene's
+        // CPU before the answer was written (0.05-0.8 ms between the two in a prewarmed open).
+        outgoingConnection?.flush()
     }
 
     /// Writes one outgoing item, unless it has nothing left to say (its changes went out with
@@ -312,7 +317,7 @@ package final class SceneRuntime {
             (body, timeout) = (.workerMessage(.with { $0.kind = kind }), .seconds(30))
         }
         if item.holdsTheLine { outgoingInFlight = true }
-        let answer = connection.issue(body, timeout: timeout, what: "the broker")
+        let answer = connection.issue(body, timeout: timeout, what: "the broker", flush: false)
         // Written: a command's answer may follow it now (the broker takes in what came before
         // an answer before it acts on the answer).
         outgoingWritten.advance()

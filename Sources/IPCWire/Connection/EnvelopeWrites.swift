@@ -10,6 +10,12 @@ extension Channel {
         pipeline.writeAndFlush(envelope, promise: promise)
     }
 
+    /// Writes `envelope` without flushing it, through the same inlinable entry: it goes out
+    /// with the next flush, in one system call with whatever else was written before it.
+    package func write(envelope: Envelope, promise: EventLoopPromise<Void>?) {
+        pipeline.write(envelope, promise: promise)
+    }
+
     /// `writeAndFlush(envelope:promise:)` with the write's future.
     package func writeAndFlush(envelope: Envelope) -> EventLoopFuture<Void> {
         let promise = eventLoop.makePromise(of: Void.self)

@@ -55,7 +55,8 @@ final class ReplyRouter: ChannelInboundHandler {
     /// Numbers `body` as a request, writes it, and calls `complete` with the envelope that
     /// names it in `reply_to` (an `Error` reply included), or with why not: the deadline
     /// passed, the frame was refused (too large), or the connection ended (with its reason).
-    func send(_ body: RequestBody, on channel: any Channel, timeout: Duration, peer: String, complete: @escaping Completion) {
+    /// Unless `flush`, the frame waits in the channel for the next flush.
+    func send(_ body: RequestBody, on channel: any Channel, timeout: Duration, peer: String, flush: Bool = true, complete: @escaping Completion) {
         if let closed {
             complete(.failure(closed))
             return
@@ -72,7 +73,11 @@ final class ReplyRouter: ChannelInboundHandler {
         // (too large) comes back as `RefusedRequest`, which fails this request now. A broken
         // socket is the read side's to report: the peer may have said why it closed (an Error
         // frame) just before, and that reason is what the caller should see.
-        channel.writeAndFlush(envelope: envelope, promise: nil)
+        if flush {
+            channel.writeAndFlush(envelope: envelope, promise: nil)
+        } else {
+            channel.write(envelope: envelope, promise: nil)
+        }
     }
 
     /// Makes sure the timer goes off by `deadline`.

@@ -89,23 +89,31 @@ package final class WireConnection: Sendable {
     }
 
     /// Writes `body` as a request now (on the loop: at once; elsewhere: queued on the loop, in
-    /// the order of this thread's writes) and returns the future of its answer.
-    package func issue(_ body: Envelope.OneOf_Body, timeout: Duration, what peer: String = "the peer") -> EventLoopFuture<WireAnswer> {
+    /// the order of this thread's writes) and returns the future of its answer. Unless `flush`,
+    /// the frame goes out with the next flush (`flush()`, or a write that flushes).
+    package func issue(_ body: Envelope.OneOf_Body, timeout: Duration, what peer: String = "the peer", flush: Bool = true) -> EventLoopFuture<WireAnswer> {
         let promise = channel.eventLoop.makePromise(of: WireAnswer.self)
-        issue(.body(body), timeout: timeout, what: peer) { promise.completeWith($0.mapError { $0 }) }
+        issue(.body(body), timeout: timeout, what: peer, flush: flush) { promise.completeWith($0.mapError { $0 }) }
         return promise.futureResult
     }
 
     /// `issue`, handing the answer to `complete` on the event loop.
-    private func issue(_ body: RequestBody, timeout: Duration, what peer: String, complete: @escaping ReplyRouter.Completion) {
+    private func issue(_ body: RequestBody, timeout: Duration, what peer: String, flush: Bool = true, complete: @escaping ReplyRouter.Completion) {
         let channel = self.channel
         onLoop { [self] in
             guard let router = loopRouter else {
                 complete(.failure(BrokerError(.connectionClosed, "the connection is closed")))
                 return
             }
-            router.send(body, on: channel, timeout: timeout, peer: peer, complete: complete)
+            router.send(body, on: channel, timeout: timeout, peer: peer, flush: flush, complete: complete)
         }
+    }
+
+    /// Sends what was written without a flush (on the loop: at once; elsewhere: queued on the
+    /// loop behind this thread's writes).
+    package func flush() {
+        let channel = self.channel
+        onLoop { channel.flush() }
     }
 
     /// Sends an envelope that expects no answer (a reply, or a pushed event). It touches no
