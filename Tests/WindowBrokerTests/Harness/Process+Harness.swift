@@ -34,11 +34,15 @@ extension Process {
         return false
     }
 
-    /// SIGTERM, then waits for the exit (nothing when it already ended).
-    func terminateAndWait() {
-        if isRunning {
-            kill(processIdentifier, SIGTERM)
-            waitUntilExit()
+    /// SIGTERM, then waits for the exit (nothing when it already ended). With `grace`, a
+    /// process still running that many seconds after the SIGTERM is sent SIGKILL.
+    func terminateAndWait(grace: TimeInterval? = nil) {
+        guard isRunning else { return }
+        kill(processIdentifier, SIGTERM)
+        if let grace {
+            _ = waitUntil(timeout: grace) { false }
+            if isRunning { kill(processIdentifier, SIGKILL) }
         }
+        waitUntilExit()
     }
 }
