@@ -14,6 +14,8 @@ import CLinuxShim
 import Foundation
 import IPCWire
 import Logging
+import NIOCore
+import NIOPosix
 
 /// The counts `wmctl status` shows beside the pressure and the warnings.
 public struct BrokerStatus: Sendable {
@@ -66,6 +68,11 @@ public actor Broker {
     let sync = SceneSync()
     /// Where the broker is in its own life (running, draining, stopped) and the requests in flight.
     let phase = BrokerPhase()
+    /// The event loop that serves the control socket, so the one where a client's open is read
+    /// and handled. Prewarmed workers wait on it too (`WorkerSpawner.prewarmLoop`): the open
+    /// that binds one writes its connect command at once, on the thread that decided it,
+    /// instead of waking the other loop's thread for it.
+    public nonisolated let requestLoop: any EventLoop
 
     /// `launcher` starts workers; nil means real processes (`WorkerSpawner`).
     public init(
@@ -88,7 +95,9 @@ public actor Broker {
         } else if launcher == nil {
             logger.warning("no drawing library: libwindowbroker-drawing.so is neither beside windowbrokerd nor in ../libexec/windowbroker; scenes find it beside their own programs or not at all (they then run without windows; give WINDOWBROKER_DRAWING_LIBRARY)")
         }
-        self.launcher = launcher ?? WorkerSpawner(environment: workerEnvironment, output: workerOutput, logger: logger)
+        let requestLoop = MultiThreadedEventLoopGroup.singleton.next()
+        self.requestLoop = requestLoop
+        self.launcher = launcher ?? WorkerSpawner(environment: workerEnvironment, prewarmLoop: requestLoop, output: workerOutput, logger: logger)
         var uiEnvironment = workerEnvironment
         uiEnvironment["WINDOWBROKER_SOCKET"] = configuration.socketPath
         let uiExecutable = configuration.systemUIExecutable

@@ -61,7 +61,7 @@ public struct ControlServer: Sendable {
         }
         // Connections stay on the loop that accepted them: handing each to another loop cost
         // four wake-ups between the two threads before its first read.
-        let loop = MultiThreadedEventLoopGroup.singleton.next()
+        let loop = broker.requestLoop
         let bootstrap = ServerBootstrap(group: loop, childGroup: loop).serverChannelOption(.backlog, value: 128)
         let server: NIOAsyncChannel<Accepted, Never>
         var boundPath: String?
