@@ -416,7 +416,7 @@ PY
 # The same posts back to back over one control connection, as the C and stack-floor fan-outs run
 # their rounds: a wmctl per post starts a process and a connection between two posts, and the
 # broker and the scenes then meet each post with cold caches.
-rounds() { python3 bench/post_rounds.py "$SOCK" notes "$POSTS"; }
+rounds() { /usr/bin/python3 bench/post_rounds.py "$SOCK" notes "$POSTS"; }
 fanout_10_100() {  # $1 = label; opens 10 scenes and posts (a wmctl each, then back to back), then 90 more and the same; prints the four results
   local ten ten_rounds
   for i in $(seq 10); do W open notes --activity notes.edit --info "noteID=f$i" >/dev/null; done
