@@ -72,7 +72,7 @@ public actor Broker {
     /// and handled. Prewarmed workers wait on it too (`WorkerSpawner.prewarmLoop`): the open
     /// that binds one writes its connect command at once, on the thread that decided it,
     /// instead of waking the other loop's thread for it.
-    public nonisolated let requestLoop: any EventLoop
+    nonisolated let requestLoop: any EventLoop
 
     /// `launcher` starts workers; nil means real processes (`WorkerSpawner`).
     public init(
