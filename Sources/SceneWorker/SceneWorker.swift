@@ -286,14 +286,16 @@ package final class SceneRuntime {
         defer { outgoingSending = false }
         // An answer that is there at once (the connection is closed) comes back into this
         // loop instead of nesting a call per item.
+        var sent: WireConnection?
         while !outgoingInFlight, let connection = outgoingConnection, let item = outgoing.popFirst() {
             send(item, on: connection)
+            sent = connection
         }
         // What was written, and the answers it let out behind it, leave in one system call:
         // the broker reads a scene's report and the answer it leads to together. Flushed one
         // by one, the report's write woke the broker, which on a busy machine took the scene's
         // CPU before the answer was written (0.05-0.8 ms between the two in a prewarmed open).
-        outgoingConnection?.flush()
+        sent?.flush()
     }
 
     /// Writes one outgoing item, unless it has nothing left to say (its changes went out with
