@@ -1007,3 +1007,20 @@ final class StoredSessionFootprintTests: XCTestCase {
         XCTAssertEqual(session.saved, loaded.saved)
     }
 }
+
+final class ChildEnvironmentTests: XCTestCase {
+    func testOwnVariablesReplaceInheritedOnesAndTheBlockMatchesTheAssignments() {
+        let base = ChildEnvironment(inheriting: ["PATH": "/usr/bin", "HOME": "/home/u", "LANG": "C.UTF-8"])
+        XCTAssertEqual(base.assignments, ["HOME=/home/u", "LANG=C.UTF-8", "PATH=/usr/bin"], "inherited ones sorted")
+
+        let child = base.setting("WINDOWBROKER_FD", "3").setting("HOME", "/tmp/h").setting("LANG", nil)
+            .setting("WINDOWBROKER_SESSION", nil).setting("WINDOWBROKER_FD", "4")
+        XCTAssertEqual(child.assignments, ["PATH=/usr/bin", "HOME=/tmp/h", "WINDOWBROKER_FD=4"])
+        XCTAssertEqual(base.assignments.count, 3, "setting makes a new environment")
+
+        for environment in [base, child, base.setting("TERM", "xterm")] {
+            let expected: [UInt8] = environment.assignments.flatMap { Array($0.utf8) + [UInt8(0)] }
+            XCTAssertEqual(environment.block, expected)
+        }
+    }
+}

@@ -46,6 +46,7 @@ actor SystemUIHost {
     /// The executable, when one was found.
     let executable: String?
     private let environment: [String: String]
+    private let childEnvironment: ChildEnvironment
     private let timeout: Duration
     private var current: (pid: pid_t, surface: Surface)?
     /// The process waiting for the next surface, and the broker's end of its socket.
@@ -60,6 +61,7 @@ actor SystemUIHost {
     init(executable: String?, environment: [String: String], timeout: Duration = .seconds(10)) {
         self.executable = executable
         self.environment = environment.filter { !WorkerSpawner.scrubbedVariables.contains($0.key) }
+        self.childEnvironment = ChildEnvironment(inheriting: self.environment)
         self.timeout = timeout
     }
 
@@ -115,8 +117,7 @@ actor SystemUIHost {
     /// Starts `windowbroker-ui ARGUMENTS` with a socket as fd 3; our end of it is returned.
     private func spawn(_ executable: String, _ arguments: [String]) async throws -> (pid: pid_t, channel: Int32) {
         let (channel, theirs) = try ChildProcess.socketPair(for: "the system UI")
-        var env = environment
-        env[SystemUIReport.descriptorVariable] = "3"
+        let env = childEnvironment.setting(SystemUIReport.descriptorVariable, "3")
         let spawned = try await ChildProcess.spawn([executable] + arguments, environment: env, fd3: theirs)
         close(theirs)
         switch spawned {

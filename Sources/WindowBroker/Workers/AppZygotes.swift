@@ -56,7 +56,7 @@ actor AppZygotes {
     private var requestsInFlight: [pid_t: Int] = [:]
     private var closeAfterRequests: [pid_t: Int32] = [:]
     private var stopped = false
-    private let environment: [String: String]
+    private let environment: ChildEnvironment
     private let output: WorkerOutput?
     private let logger: Logger?
 
@@ -66,7 +66,7 @@ actor AppZygotes {
     /// After a zygote failed to start or ended, workers are spawned for this long.
     static let retryAfter: Duration = .seconds(30)
 
-    init(environment: [String: String], output: WorkerOutput?, logger: Logger?) {
+    init(environment: ChildEnvironment, output: WorkerOutput?, logger: Logger?) {
         self.environment = environment
         self.output = output
         self.logger = logger
@@ -75,12 +75,12 @@ actor AppZygotes {
     /// Forks a worker of `app` from its zygote (started first when there is none); nil when
     /// the app has no usable zygote: the caller spawns the worker instead. The descriptors are
     /// the caller's, as for a spawn.
-    func fork(app: AppManifest, environment: [String: String], fd3: Int32, output: Int32, error: Int32) async -> pid_t? {
+    func fork(app: AppManifest, environment: ChildEnvironment, fd3: Int32, output: Int32, error: Int32) async -> pid_t? {
         _ = await zygote(for: app)
         // Read after the wait, not taken from it: one that ended meanwhile has its channel closed.
         guard case .ready(let zygote) = zygotes[app.id], zygote.executable == app.executable else { return nil }
         // The environment as the zygote's child takes it: each assignment NUL-terminated.
-        let request = Array(ChildProcess.assignments(environment).map { $0 + "\0" }.joined().utf8)
+        let request = environment.block
         // The channel stays open until this request is done, even if the zygote is retired
         // meanwhile: a descriptor number closed under a request could be reused by the next
         // connection, which would then receive the request.
@@ -242,17 +242,17 @@ actor AppZygotes {
         init(_ reason: String) { self.reason = reason }
     }
 
-    private static func spawn(_ app: AppManifest, environment: [String: String], output: WorkerOutput?) async -> Result<Zygote, StartFailure> {
+    private static func spawn(_ app: AppManifest, environment: ChildEnvironment, output: WorkerOutput?) async -> Result<Zygote, StartFailure> {
         var pair: [Int32] = [-1, -1]
         guard wb_seqpacket_pair(&pair) == 0 else {
             return .failure(StartFailure("cannot create its channel: \(String(cString: strerror(errno)))"))
         }
         let channel = pair[0]
         let zygoteEnd = ChildProcess.aboveChildDescriptors(pair[1])
-        var env = environment
-        env["WINDOWBROKER_ZYGOTE"] = "1"
-        env["WINDOWBROKER_APP"] = app.id.rawValue
-        env["WINDOWBROKER_PID"] = String(getpid())
+        let env = environment
+            .setting("WINDOWBROKER_ZYGOTE", "1")
+            .setting("WINDOWBROKER_APP", app.id.rawValue)
+            .setting("WINDOWBROKER_PID", String(getpid()))
         // What the zygote itself prints is logged as the app's.
         let spawned: Result<pid_t, ChildProcess.Errno>
         do {

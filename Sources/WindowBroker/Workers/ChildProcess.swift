@@ -42,8 +42,8 @@ enum ChildProcess {
     /// Spawns `argv[0]` with `environment`; `fd3` becomes the child's fd 3, `output`/`error`
     /// (when not -1) its stdout and stderr. Returns the pid, or the errno value of a spawn that
     /// failed. The caller still owns (and closes) every descriptor it passed.
-    static func spawn(_ argv: [String], environment: [String: String], fd3: Int32, output: Int32 = -1, error: Int32 = -1) async throws -> Result<pid_t, Errno> {
-        let envp = assignments(environment)
+    static func spawn(_ argv: [String], environment: ChildEnvironment, fd3: Int32, output: Int32 = -1, error: Int32 = -1) async throws -> Result<pid_t, Errno> {
+        let envp = environment.assignments
         let (rc, pid) = try await OffLoop.run { () -> (Int32, pid_t) in
             var pid: pid_t = 0
             let rc = withCStrings(argv) { cArgv in
@@ -54,11 +54,6 @@ enum ChildProcess {
             return (rc, pid)
         }
         return rc == 0 ? .success(pid) : .failure(Errno(rc))
-    }
-
-    /// `environment` as a child gets it: "KEY=VALUE" strings, in a stable order.
-    static func assignments(_ environment: [String: String]) -> [String] {
-        environment.map { "\($0.key)=\($0.value)" }.sorted()
     }
 
     /// An errno value from a spawn, as the reason in an error message.

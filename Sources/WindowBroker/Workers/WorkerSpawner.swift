@@ -38,7 +38,10 @@ public struct WorkerSpawner: WorkerLauncher {
         "NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "WATCHDOG_USEC", "WATCHDOG_PID",
     ]
 
-    public var environment: [String: String]
+    /// What every worker inherits: the broker's environment less `scrubbedVariables` and
+    /// the variables each worker is given its own value of.
+    public let environment: [String: String]
+    private let childEnvironment: ChildEnvironment
     public var group: any EventLoopGroup
     /// Where a prewarmed worker's connection is served (nil: `group`): the loop where the opens
     /// that bind prewarmed workers are read (`Broker.requestLoop`). A connect command written
@@ -51,15 +54,21 @@ public struct WorkerSpawner: WorkerLauncher {
     /// Where the workers of apps with `"zygote": true` are forked from.
     let zygotes: AppZygotes
 
+    /// Set for each worker or zygote (a zygote's forked child replaces its zygote's).
+    static let ownVariables: Set<String> = [
+        "WINDOWBROKER_FD", "WINDOWBROKER_SESSION", "WINDOWBROKER_APP", "WINDOWBROKER_PID", "WINDOWBROKER_ZYGOTE",
+    ]
+
     public init(
         environment: [String: String], group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         prewarmLoop: (any EventLoop)? = nil, output: WorkerOutput? = nil, logger: Logger? = nil
     ) {
-        self.environment = environment.filter { !Self.scrubbedVariables.contains($0.key) && $0.key != "WINDOWBROKER_ZYGOTE" }
+        self.environment = environment.filter { !Self.scrubbedVariables.contains($0.key) && !Self.ownVariables.contains($0.key) }
+        self.childEnvironment = ChildEnvironment(inheriting: self.environment)
         self.group = group
         self.prewarmLoop = prewarmLoop
         self.output = output
-        self.zygotes = AppZygotes(environment: self.environment, output: output, logger: logger)
+        self.zygotes = AppZygotes(environment: childEnvironment, output: output, logger: logger)
     }
 
     /// Starts the app's zygote when its manifest asks for one.
@@ -82,11 +91,11 @@ public struct WorkerSpawner: WorkerLauncher {
     public func launch(app: AppManifest, sessionID: SessionID?) async throws -> WorkerHandle {
         let (brokerEnd, workerEnd) = try ChildProcess.socketPair(for: "a new worker")
 
-        var env = environment
-        env["WINDOWBROKER_FD"] = "3"
-        env["WINDOWBROKER_SESSION"] = sessionID?.description
-        env["WINDOWBROKER_APP"] = app.id.rawValue
-        env["WINDOWBROKER_PID"] = String(getpid())
+        let env = childEnvironment
+            .setting("WINDOWBROKER_FD", "3")
+            .setting("WINDOWBROKER_SESSION", sessionID?.description)
+            .setting("WINDOWBROKER_APP", app.id.rawValue)
+            .setting("WINDOWBROKER_PID", String(getpid()))
 
         var forked = false
         let spawned: Result<pid_t, ChildProcess.Errno>

@@ -403,14 +403,51 @@ final class BrokerHarness {
 
     func remember(pid: Int32) { seenWorkerPIDs.insert(pid) }
 
-    /// Kills the broker and any worker it started, then removes the temp directory.
+    /// Kills the broker and every process it started, then removes the temp directory.
     func tearDown() {
+        // Collected before the broker dies: its workers are then reparented and no longer
+        // found below it.
+        let started = seenWorkerPIDs.union(descendants(of: brokerPID))
         stop(signal: SIGKILL)
-        for pid in seenWorkerPIDs where pid > 0 && processExists(pid) {
+        for pid in started where pid > 0 && processExists(pid) {
             kill(pid, SIGKILL)
         }
+        // A worker killed a moment ago may still be writing into the directory; removing it
+        // under that write fails with "not empty" and leaves it behind (seen once).
+        let deadline = Date().addingTimeInterval(5)
+        while started.contains(where: { $0 > 0 && processExists($0) }), Date() < deadline {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
         notify.stop()
-        try? FileManager.default.removeItem(atPath: root)
+        var lastError: Error?
+        for _ in 0..<5 {
+            do {
+                try FileManager.default.removeItem(atPath: root)
+                return
+            } catch {
+                lastError = error
+                if !FileManager.default.fileExists(atPath: root) { return }
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+        }
+        print("BrokerHarness: could not remove \(root): \(lastError.map { "\($0)" } ?? "")")
+    }
+
+    /// Every process below `root` in the process tree, from /proc.
+    private func descendants(of root: Int32) -> Set<Int32> {
+        guard root > 0 else { return [] }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        var children: [Int32: [Int32]] = [:]
+        for name in names {
+            guard let pid = Int32(name), let stat = processStat(pid) else { continue }
+            children[stat.parent, default: []].append(pid)
+        }
+        var found: Set<Int32> = []
+        var queue = [root]
+        while let next = queue.popLast() {
+            for child in children[next] ?? [] where found.insert(child).inserted { queue.append(child) }
+        }
+        return found
     }
 }
 
