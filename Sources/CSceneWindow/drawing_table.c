@@ -30,6 +30,7 @@ __attribute__((visibility("default"))) const wb_drawing_table *WB_DRAWING_TABLE_
         .ss_item_frame = ss_item_frame,
         .ss_draw_rows = ss_draw_rows,
         .sw_prepare_fonts = sw_prepare_fonts,
+        .sw_prepare = sw_prepare,
     };
     return &table;
 }

@@ -10,6 +10,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <pango/pangocairo.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -453,7 +455,9 @@ void sw_free(void *bytes) { free(bytes); }
 
 // ---------------------------------------------------------------- the API
 
-sw_window *sw_open(const char *app_id, const char *title, sw_callbacks callbacks, char *error, int error_size) {
+// A connection and the globals it binds, without a window yet: NULL (with a reason in `error`)
+// if there is no compositor or it lacks xdg-shell.
+static struct sw_window *connect_display(char *error, int error_size) {
     struct wl_display *display = wl_display_connect(NULL);
     if (!display) {
         if (error) snprintf(error, error_size, "cannot connect to the Wayland compositor (WAYLAND_DISPLAY): %s", strerror(errno));
@@ -461,9 +465,9 @@ sw_window *sw_open(const char *app_id, const char *title, sw_callbacks callbacks
     }
     struct sw_window *w = calloc(1, sizeof *w);
     w->display = display;
-    w->callbacks = callbacks;
     w->cursor = -1;
-    sw_input_init(&w->input, (struct sw_input_callbacks){ callbacks.context, callbacks.key, callbacks.modifiers, callbacks.pointer });
+    // The input's callbacks are the window's, set when it opens; they are read at each event.
+    sw_input_init(&w->input, (struct sw_input_callbacks){ 0 });
     w->registry = wl_display_get_registry(display);
     wl_registry_add_listener(w->registry, &registry_listener, w);
     wl_display_roundtrip(display);
@@ -473,6 +477,52 @@ sw_window *sw_open(const char *app_id, const char *title, sw_callbacks callbacks
         return NULL;
     }
     xdg_wm_base_add_listener(w->wm_base, &wm_base_listener, w);
+    return w;
+}
+
+// The connection made ahead (`sw_prepare`), until the first window takes it. Made once, on
+// whichever thread asks first (the preloading thread, or the first window's): a window that
+// opens while it is being made waits for it instead of making a second one.
+static struct sw_window *prepared;
+static pthread_once_t prepare_once = PTHREAD_ONCE_INIT;
+
+static void prepare_connection(void) {
+    prepared = connect_display(NULL, 0);
+}
+
+int sw_prepare(void) {
+    pthread_once(&prepare_once, prepare_connection);
+    return prepared != NULL;
+}
+
+// Whether the connection still works: it reads what the compositor sent meanwhile (a global
+// added or removed, the keyboard's keymap) and fails when the compositor went away.
+static int still_connected(struct wl_display *display) {
+    while (wl_display_prepare_read(display) != 0) {
+        if (wl_display_dispatch_pending(display) < 0) return 0;
+    }
+    struct pollfd ready = { .fd = wl_display_get_fd(display), .events = POLLIN };
+    if (poll(&ready, 1, 0) > 0) {
+        if (wl_display_read_events(display) < 0) return 0;
+    } else {
+        wl_display_cancel_read(display);
+    }
+    if (wl_display_dispatch_pending(display) < 0) return 0;
+    return wl_display_flush(display) >= 0 || errno == EAGAIN;
+}
+
+sw_window *sw_open(const char *app_id, const char *title, sw_callbacks callbacks, char *error, int error_size) {
+    pthread_once(&prepare_once, prepare_connection);
+    struct sw_window *w = prepared;
+    prepared = NULL;
+    if (w && !still_connected(w->display)) {
+        sw_close(w);
+        w = NULL;
+    }
+    if (!w) w = connect_display(error, error_size);
+    if (!w) return NULL;
+    w->callbacks = callbacks;
+    w->input.callbacks = (struct sw_input_callbacks){ callbacks.context, callbacks.key, callbacks.modifiers, callbacks.pointer };
     if (w->data_manager && w->input.seat) {
         w->data_device = wl_data_device_manager_get_data_device(w->data_manager, w->input.seat);
         wl_data_device_add_listener(w->data_device, &device_listener, w);
@@ -493,7 +543,7 @@ sw_window *sw_open(const char *app_id, const char *title, sw_callbacks callbacks
     }
     // The first commit carries no buffer: the compositor answers with the first configure.
     wl_surface_commit(w->surface);
-    wl_display_flush(display);
+    wl_display_flush(w->display);
     return w;
 }
 

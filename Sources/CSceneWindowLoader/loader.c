@@ -79,9 +79,15 @@ int wb_drawing_prepare(void) {
     return 1;
 }
 
+static int preload_connects;
+
 static void *preload(void *unused) {
     (void)unused;
-    wb_drawing_prepare();
+    if (!wb_drawing_load(NULL, 0)) return NULL;
+    // The compositor first, then the fonts: the window's first configure can come back while
+    // the fonts load.
+    if (preload_connects) table->sw_prepare();
+    table->sw_prepare_fonts();
     return NULL;
 }
 
@@ -96,7 +102,8 @@ static void start_preload(void) {
     pthread_attr_destroy(&attributes);
 }
 
-void wb_drawing_preload(void) {
+void wb_drawing_preload(int connect) {
+    preload_connects = connect;
     pthread_once(&preload_once, start_preload);
 }
 
@@ -129,6 +136,9 @@ void sw_free(void *bytes) {
 }
 void sw_warm_up(void) {
     if (wb_drawing_load(NULL, 0)) table->sw_warm_up();
+}
+int sw_prepare(void) {
+    return wb_drawing_load(NULL, 0) ? table->sw_prepare() : 0;
 }
 void sw_close(sw_window *window) { table->sw_close(window); }
 

@@ -189,11 +189,23 @@ public final class ToplevelWindow {
         sw_warm_up()
     }
 
+    /// Connects to the compositor and learns its globals ahead of the first window (the
+    /// preloading thread starts it; a prewarmed scene process waits for it before it joins
+    /// its pool), so that its window costs one round trip to the compositor when it opens
+    /// (the configure), not three (the connection, the globals, the configure). The first
+    /// window takes the connection; one that no longer works (the compositor went away) is
+    /// replaced by a new one.
+    public static func prepareConnection() {
+        _ = sw_prepare()
+    }
+
     /// Starts loading the drawing library (wayland, cairo, pango: 40 libraries) on a thread
     /// of its own when the process has a display, so that it loads while the process connects
     /// and says Hello; without a display it is never loaded. Called first thing at start.
-    public nonisolated static func preloadIfDisplayed() {
-        if displayAvailable { wb_drawing_preload() }
+    /// `connecting`: a scene's process, whose first window takes the connection to the
+    /// compositor that thread makes too (`prepareConnection`).
+    public nonisolated static func preloadIfDisplayed(connecting: Bool = false) {
+        if displayAvailable { wb_drawing_preload(connecting ? 1 : 0) }
     }
 
     /// Whether this process was given a display to open windows on. Asked at launch, at every

@@ -54,7 +54,7 @@ public enum SceneWorker {
             ZygoteExercise.run()
             _ = wb_zygote_serve()
         }
-        ToplevelWindow.preloadIfDisplayed()
+        ToplevelWindow.preloadIfDisplayed(connecting: true)
         MainThreadLoop.run { loop in
             await finish(runtime, on: loop)
         }
@@ -218,9 +218,13 @@ package final class SceneRuntime {
             }
             self.mainThreadLoop = mainThreadLoop
             // A prewarmed process joins its pool ready to draw: its Hello waits for the fonts,
-            // and for the runtime's first use of what every open runs (`PrewarmExercise`).
+            // its connection to the compositor, and the runtime's first use of what every open
+            // runs (`PrewarmExercise`).
             if sessionID.isEmpty {
-                if ToplevelWindow.displayAvailable { ToplevelWindow.warmUp() }
+                if ToplevelWindow.displayAvailable {
+                    ToplevelWindow.warmUp()
+                    ToplevelWindow.prepareConnection()
+                }
                 PrewarmExercise.run()
             }
             // The Welcome is taken in the answer's callback: a task waiting for it would be

@@ -186,6 +186,50 @@ final class WindowTests: WindowTestCase {
         XCTAssertEqual(try harness.noteState(first).sizes.last, "\(window.width)x\(window.height)", "the size the compositor gave the window")
     }
 
+    /// A prewarmed scene connects to the compositor while it waits in its pool, and its window
+    /// opens on that connection: with the compositor's socket moved away (new clients cannot
+    /// reach it, connected ones can), the prewarmed scene still maps its window; a cold scene
+    /// opened then cannot, and runs on without one.
+    func testAPrewarmedSceneOpensItsWindowOnTheConnectionItMadeWhileItWaited() throws {
+        try harness.installNotes(as: "warm", ["prewarm": 1])
+        try harness.eventually("a prewarmed worker is ready") { try prewarmed("warm") == 1 }
+        let socket = sway.waylandDisplay
+        XCTAssertEqual(rename(socket, socket + ".aside"), 0, String(cString: strerror(errno)))
+        defer { _ = rename(socket + ".aside", socket) }
+
+        let warm = try openPrewarmed()
+        try harness.eventually("the prewarmed scene's window is mapped") { try window(of: warm)?.appID == "warm" }
+        try harness.eventually("and drawn") { try harness.noteState(warm).sizes.count >= 1 }
+
+        let cold = try harness.openNote("cold", title: "Cold")
+        XCTAssertEqual(try harness.state(cold), "foregroundActive", "a scene without a window runs on")
+        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertNil(try window(of: cold), "the socket was out of reach for a new connection")
+    }
+
+    /// A prewarmed scene whose compositor went away while it waited opens its window on the
+    /// compositor there is when it opens: the connection it made ahead is found broken and made
+    /// again.
+    func testAPrewarmedSceneWhoseCompositorRestartedConnectsAgain() throws {
+        try harness.installNotes(as: "warm", ["prewarm": 1])
+        try harness.eventually("a prewarmed worker is ready") { try prewarmed("warm") == 1 }
+        try sway.restart()
+        let warm = try openPrewarmed()
+        try harness.eventually("the window is mapped on the new compositor") { try window(of: warm)?.appID == "warm" }
+        try harness.eventually("and drawn") { try harness.noteState(warm).sizes.count >= 1 }
+    }
+
+    /// Opens a note of `warm` on its prewarmed worker; its session.
+    private func openPrewarmed() throws -> String {
+        let reply = try harness.json(["open", "warm", "--activity", "notes.edit", "--title", "Warm", "--info", "noteID=warm"])
+        XCTAssertEqual(reply["launch"] as? String, "prewarmed")
+        return try XCTUnwrap(reply["session"] as? String)
+    }
+
+    private func prewarmed(_ app: String) throws -> Int? {
+        (try harness.json("status")["prewarmed"] as? [String: Any])?[app] as? Int
+    }
+
     /// `wmctl activate` of a scene whose window is on screen but not focused: the window asks
     /// the compositor for the keyboard (xdg-activation) and gets it.
     func testActivatingAVisibleSceneFocusesItsWindow() throws {

@@ -15,10 +15,10 @@
 /// unless WINDOWBROKER_DRAWING_LIBRARY names the file (the broker sets it for the apps it starts).
 #define WB_DRAWING_LIBRARY_FILE "libwindowbroker-drawing.so"
 /// The one symbol the library exports: `const wb_drawing_table *WB_DRAWING_TABLE_SYMBOL(void)`.
-#define WB_DRAWING_TABLE_SYMBOL wb_drawing_table_v2
+#define WB_DRAWING_TABLE_SYMBOL wb_drawing_table_v3
 
-/// What the library exports; a field is added at the end only (and the symbol's version
-/// bumped when one changes).
+/// What the library exports; a field is added at the end only, and the symbol's version is
+/// bumped with each change, so that a program never reads past the table of an older library.
 typedef struct {
     sw_window *(*sw_open)(const char *app_id, const char *title, sw_callbacks callbacks, char *error, int error_size);
     int (*sw_fd)(sw_window *window);
@@ -48,6 +48,7 @@ typedef struct {
     /// Loads the fonts (fontconfig's configuration, the faces) into a font map that the first
     /// thread to draw text then uses; the preloading thread calls it.
     void (*sw_prepare_fonts)(void);
+    int (*sw_prepare)(void);
 } wb_drawing_table;
 
 /// Loads the library (once; later calls return at once): 1 when it is loaded, else 0 with the
@@ -61,7 +62,9 @@ int wb_drawing_prepare(void);
 
 /// Starts loading the library, and then the fonts, on a thread of its own and returns: a
 /// process that will draw (it has a display) calls this first thing, so that the loading
-/// overlaps its other start-up. Once a process: later calls return at once.
-void wb_drawing_preload(void);
+/// overlaps its other start-up. With `connect` (a scene, whose first window takes it), the
+/// thread connects to the compositor (`sw_prepare`) before the fonts. Once a process: later
+/// calls return at once.
+void wb_drawing_preload(int connect);
 
 #endif

@@ -48,8 +48,15 @@ enum { SW_POINTER_DOWN = 0, SW_POINTER_UP = 1, SW_POINTER_MOVED = 2 };
 enum { SW_MOD_CTRL = 1, SW_MOD_ALT = 2, SW_MOD_SHIFT = 4, SW_MOD_SUPER = 8 };
 
 /// Connects to the compositor (`WAYLAND_DISPLAY`) and maps a toplevel; NULL (with a reason in
-/// `error`, when given) if there is no compositor or it lacks xdg-shell.
+/// `error`, when given) if there is no compositor or it lacks xdg-shell. It takes the
+/// connection `sw_prepare` made when there is one that still works.
 sw_window *sw_open(const char *app_id, const char *title, sw_callbacks callbacks, char *error, int error_size);
+
+/// Connects to the compositor and binds its globals ahead of the first window (a scene's
+/// preloading thread, a prewarmed scene while it waits in its pool), so that `sw_open` only
+/// creates the toplevel and waits for its configure. Once a process; any thread. 1 when a
+/// connection waits for the first window, else 0.
+int sw_prepare(void);
 
 /// The connection's descriptor: readable when events wait for `sw_dispatch`.
 int sw_fd(sw_window *window);

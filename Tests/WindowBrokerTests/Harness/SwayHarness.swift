@@ -7,7 +7,9 @@ import XCTest
 final class SwayHarness {
     let root: String
     let runtimeDirectory: String
-    private let process: Process
+    private var process: Process
+    private let configPath: String
+    private let home: String
     /// The compositor's socket, as an absolute WAYLAND_DISPLAY.
     var waylandDisplay: String { runtimeDirectory + "/wayland-1" }
     private(set) var ipcSocket = ""
@@ -21,14 +23,15 @@ final class SwayHarness {
         guard Self.available else { throw XCTSkip("sway is not installed (make test installs it)") }
         root = FileManager.default.temporaryDirectory.appendingPathComponent("wb-sway-\(UUID().uuidString.prefix(8))").path
         runtimeDirectory = root + "/run"
-        let home = root + "/home"
+        home = root + "/home"
         for dir in [root, runtimeDirectory, home] {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             chown(dir, 65534, 65534)
         }
         chmod(runtimeDirectory, 0o700)
         chmod(root, 0o755)
-        let config = root + "/config"
+        configPath = root + "/config"
+        let config = configPath
         try """
             output HEADLESS-1 resolution 1280x720
             focus_on_window_activation focus
@@ -37,10 +40,15 @@ final class SwayHarness {
             """.appending(configuration.map { "\n" + $0 }.joined()).write(toFile: config, atomically: true, encoding: .utf8)
         chmod(config, 0o644)
         process = WaitableProcess()
+        try launch()
+    }
+
+    private func launch() throws {
+        process = WaitableProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
         process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "env", "-i", "HOME=\(home)",
                              "XDG_RUNTIME_DIR=\(runtimeDirectory)", "WLR_BACKENDS=headless", "WLR_LIBINPUT_NO_DEVICES=1",
-                             "WLR_RENDERER=pixman", "/usr/bin/sway", "-c", config]
+                             "WLR_RENDERER=pixman", "/usr/bin/sway", "-c", configPath]
         let log = root + "/sway.log"
         try process.run(output: log)
         let runtimeDirectory = self.runtimeDirectory
@@ -55,6 +63,19 @@ final class SwayHarness {
         }
         stop()
         throw HarnessError("sway did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+    }
+
+    /// Ends this sway and starts another on the same socket (`waylandDisplay`): its clients'
+    /// connections are gone, and new ones reach the new compositor.
+    func restart() throws {
+        process.terminateAndWait(grace: 5)
+        // A socket or lock a killed sway left behind would move the new one to wayland-2, and
+        // its IPC socket would be taken for the new one's.
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: runtimeDirectory)) ?? []
+        for name in left where name.hasPrefix("wayland-1") || name.hasPrefix("sway-ipc.") {
+            try? FileManager.default.removeItem(atPath: runtimeDirectory + "/" + name)
+        }
+        try launch()
     }
 
     func stop() {
