@@ -59,6 +59,9 @@ struct sw_window {
     char *heading;
     char *text;
     int32_t cursor;
+    // The buffers frames are drawn into, kept while the window lives: one on screen, one to
+    // draw the next frame into.
+    struct sw_kept_buffer buffers[2];
 };
 
 static void draw(struct sw_window *w);
@@ -367,15 +370,24 @@ static void draw(struct sw_window *w) {
     if (!w->configured || w->width <= 0 || w->height <= 0) return;
     void *pixels;
     size_t size;
-    struct wl_buffer *buffer = sw_shm_buffer(w->shm, w->width, w->height, &pixels, &size);
-    if (!buffer) return;
+    struct wl_buffer *buffer;
+    struct sw_kept_buffer *kept = sw_kept_buffer(w->buffers, 2, w->shm, w->width, w->height, 0);
+    if (kept) {
+        buffer = kept->buffer;
+        pixels = kept->pixels;
+    } else {
+        // Both are with the compositor (two frames before it released one): a buffer for
+        // this frame alone.
+        buffer = sw_shm_buffer(w->shm, w->width, w->height, &pixels, &size);
+        if (!buffer) return;
+    }
     cairo_surface_t *target = cairo_image_surface_create_for_data(pixels, CAIRO_FORMAT_ARGB32, w->width, w->height, w->width * 4);
     cairo_t *cr = cairo_create(target);
     paint(cr, w->width, w->height, w->heading, w->text, w->cursor);
     cairo_destroy(cr);
     cairo_surface_flush(target);
     cairo_surface_destroy(target);
-    munmap(pixels, size);
+    if (!kept) munmap(pixels, size);
     wl_surface_attach(w->surface, buffer, 0, 0);
     wl_surface_damage(w->surface, 0, 0, w->width, w->height);
     wl_surface_commit(w->surface);
@@ -488,6 +500,12 @@ static pthread_once_t prepare_once = PTHREAD_ONCE_INIT;
 
 static void prepare_connection(void) {
     prepared = connect_display(NULL, 0);
+    if (!prepared) return;
+    // And the buffer of the first frame, at the size a window has until the compositor says
+    // otherwise, its pages allocated now rather than while that frame waits for them.
+    struct sw_kept_buffer *first = sw_kept_buffer(prepared->buffers, 2, prepared->shm, DEFAULT_WIDTH, DEFAULT_HEIGHT, 1);
+    if (first) first->busy = 0;
+    wl_display_flush(prepared->display);
 }
 
 int sw_prepare(void) {
@@ -496,16 +514,20 @@ int sw_prepare(void) {
 }
 
 // Whether the connection still works: it reads what the compositor sent meanwhile (a global
-// added or removed, the keyboard's keymap) and fails when the compositor went away.
+// added or removed, the keyboard's keymap) until nothing is left, and fails at the end of a
+// connection the compositor closed. What a compositor sent just before it went away comes
+// first, so one read alone can find the connection alive.
 static int still_connected(struct wl_display *display) {
-    while (wl_display_prepare_read(display) != 0) {
-        if (wl_display_dispatch_pending(display) < 0) return 0;
-    }
-    struct pollfd ready = { .fd = wl_display_get_fd(display), .events = POLLIN };
-    if (poll(&ready, 1, 0) > 0) {
+    for (;;) {
+        while (wl_display_prepare_read(display) != 0) {
+            if (wl_display_dispatch_pending(display) < 0) return 0;
+        }
+        struct pollfd ready = { .fd = wl_display_get_fd(display), .events = POLLIN };
+        if (poll(&ready, 1, 0) <= 0) {
+            wl_display_cancel_read(display);
+            break;
+        }
         if (wl_display_read_events(display) < 0) return 0;
-    } else {
-        wl_display_cancel_read(display);
     }
     if (wl_display_dispatch_pending(display) < 0) return 0;
     return wl_display_flush(display) >= 0 || errno == EAGAIN;
@@ -628,6 +650,7 @@ void sw_close(sw_window *w) {
     if (w->data_device) wl_data_device_destroy(w->data_device);
     if (w->data_manager) wl_data_device_manager_destroy(w->data_manager);
     sw_input_free(&w->input);
+    sw_kept_buffers_free(w->buffers, 2);
     if (w->decoration) zxdg_toplevel_decoration_v1_destroy(w->decoration);
     if (w->decorations) zxdg_decoration_manager_v1_destroy(w->decorations);
     if (w->activation) xdg_activation_v1_destroy(w->activation);

@@ -207,7 +207,7 @@ static void buffer_release(void *data, struct wl_buffer *buffer) {
 
 static const struct wl_buffer_listener buffer_listener = { buffer_release };
 
-struct wl_buffer *sw_shm_buffer(struct wl_shm *shm, int32_t width, int32_t height, void **pixels, size_t *size) {
+static struct wl_buffer *make_shm_buffer(struct wl_shm *shm, int32_t width, int32_t height, void **pixels, size_t *size) {
     int stride = width * 4;
     *size = (size_t)stride * (size_t)height;
     int fd = memfd_create("windowbroker-surface", MFD_CLOEXEC);
@@ -225,8 +225,61 @@ struct wl_buffer *sw_shm_buffer(struct wl_shm *shm, int32_t width, int32_t heigh
     struct wl_buffer *buffer = wl_shm_pool_create_buffer(pool, 0, width, height, stride, WL_SHM_FORMAT_ARGB8888);
     wl_shm_pool_destroy(pool);
     close(fd);
-    wl_buffer_add_listener(buffer, &buffer_listener, NULL);
     return buffer;
+}
+
+struct wl_buffer *sw_shm_buffer(struct wl_shm *shm, int32_t width, int32_t height, void **pixels, size_t *size) {
+    struct wl_buffer *buffer = make_shm_buffer(shm, width, height, pixels, size);
+    if (buffer) wl_buffer_add_listener(buffer, &buffer_listener, NULL);
+    return buffer;
+}
+
+static void kept_release(void *data, struct wl_buffer *buffer) {
+    ((struct sw_kept_buffer *)data)->busy = 0;
+}
+
+static const struct wl_buffer_listener kept_listener = { kept_release };
+
+static void kept_free(struct sw_kept_buffer *kept) {
+    if (kept->buffer) wl_buffer_destroy(kept->buffer);
+    if (kept->pixels) munmap(kept->pixels, kept->size);
+    memset(kept, 0, sizeof *kept);
+}
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+struct sw_kept_buffer *sw_kept_buffer(struct sw_kept_buffer *buffers, int count, struct wl_shm *shm, int32_t width, int32_t height,
+                                      int populate) {
+    struct sw_kept_buffer *spare = NULL;
+    for (int i = 0; i < count; i++) {
+        struct sw_kept_buffer *kept = &buffers[i];
+        if (kept->busy) continue;
+        if (kept->buffer && kept->width == width && kept->height == height) {
+            kept->busy = 1;
+            return kept;
+        }
+        // An empty slot before one holding a buffer of another size.
+        if (!spare || (spare->buffer && !kept->buffer)) spare = kept;
+    }
+    if (!spare) return NULL;
+    kept_free(spare);
+    void *pixels;
+    size_t size;
+    struct wl_buffer *buffer = make_shm_buffer(shm, width, height, &pixels, &size);
+    if (!buffer) return NULL;
+    if (populate && madvise(pixels, size, MADV_POPULATE_WRITE) != 0) {
+        // A kernel before 5.14: the pages are written once instead.
+        for (size_t offset = 0; offset < size; offset += 4096) ((volatile char *)pixels)[offset] = 0;
+    }
+    *spare = (struct sw_kept_buffer){ buffer, pixels, size, width, height, 1 };
+    wl_buffer_add_listener(buffer, &kept_listener, spare);
+    return spare;
+}
+
+void sw_kept_buffers_free(struct sw_kept_buffer *buffers, int count) {
+    for (int i = 0; i < count; i++) kept_free(&buffers[i]);
 }
 
 // The first layout of a process loads fontconfig's configuration and the fonts: 10-20 ms here,

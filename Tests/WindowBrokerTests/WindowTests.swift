@@ -186,6 +186,32 @@ final class WindowTests: WindowTestCase {
         XCTAssertEqual(try harness.noteState(first).sizes.last, "\(window.width)x\(window.height)", "the size the compositor gave the window")
     }
 
+    /// A window draws its frames into buffers it keeps, one on screen and one for the next
+    /// frame: a new buffer's pages cost more to fault in than a frame costs to paint. Typed
+    /// into ten times, the scene has at most two frame buffers mapped, each of its window's
+    /// size; in the background (no window) it has none.
+    func testAWindowDrawsItsFramesIntoTheBuffersItKeeps() throws {
+        let note = try harness.openNote("kept", title: "Kept")
+        try harness.eventually("the window is drawn") { try harness.noteState(note).sizes.count >= 1 }
+        for i in 0..<10 { try harness.type(note, "\(i)") }
+        let pid = try XCTUnwrap(try harness.session(note)["pid"] as? Int)
+        func frameBuffers() throws -> [Int] {
+            try mappedFiles(of: pid).split(separator: "\n").filter { $0.hasSuffix("/memfd:windowbroker-surface (deleted)") }.map { line in
+                let range = line.prefix { $0 != " " }.split(separator: "-").compactMap { Int($0, radix: 16) }
+                return range.count == 2 ? range[1] - range[0] : 0
+            }
+        }
+        try harness.eventually("two buffers of the window's size, kept") {
+            guard let size = try harness.noteState(note).sizes.last else { return false }
+            let sides = size.split(separator: "x").compactMap { Int($0) }
+            let bytes = sides.count == 2 ? (sides[0] * sides[1] * 4 + 4095) / 4096 * 4096 : -1
+            let buffers = try frameBuffers()
+            return buffers.count == 2 && buffers.allSatisfy { $0 == bytes }
+        }
+        _ = try harness.json("background", note)
+        try harness.eventually("none once the window is gone") { try frameBuffers().isEmpty }
+    }
+
     /// A prewarmed scene connects to the compositor while it waits in its pool, and its window
     /// opens on that connection: with the compositor's socket moved away (new clients cannot
     /// reach it, connected ones can), the prewarmed scene still maps its window; a cold scene
