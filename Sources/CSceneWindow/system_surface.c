@@ -39,6 +39,9 @@ struct ss_surface {
     // group's title have zero width).
     struct rect *hits;
     int32_t hit_count;
+    // The buffers frames are drawn into (a selection moved is a whole new frame), kept while
+    // the surface lives.
+    struct sw_kept_buffer buffers[2];
 };
 
 // A picture keeps its PNG until a card first shows it; it is then decoded and scaled to the
@@ -146,6 +149,7 @@ void ss_close(ss_surface *s) {
     if (!s) return;
     if (s->frame_callback) wl_callback_destroy(s->frame_callback);
     sw_input_free(&s->input);
+    sw_kept_buffers_free(s->buffers, 2);
     if (s->layer_surface) zwlr_layer_surface_v1_destroy(s->layer_surface);
     if (s->surface) wl_surface_destroy(s->surface);
     if (s->layer_shell) zwlr_layer_shell_v1_destroy(s->layer_shell);
@@ -281,13 +285,22 @@ struct frame {
     cairo_t *cr;
     void *pixels;
     size_t size;
+    int kept;  // one of the surface's kept buffers (else unmapped when the frame is done)
 };
 
 /// Begins a frame, and the hit areas of its `items`; 0 before the first configure.
 static int begin(struct ss_surface *s, struct frame *f, int32_t items) {
     if (!s->configured || s->width <= 0 || s->height <= 0) return 0;
-    f->buffer = sw_shm_buffer(s->shm, s->width, s->height, &f->pixels, &f->size);
-    if (!f->buffer) return 0;
+    struct sw_kept_buffer *kept = sw_kept_buffer(s->buffers, 2, s->shm, s->width, s->height, 0);
+    f->kept = kept != NULL;
+    if (kept) {
+        f->buffer = kept->buffer;
+        f->pixels = kept->pixels;
+        f->size = kept->size;
+    } else {
+        f->buffer = sw_shm_buffer(s->shm, s->width, s->height, &f->pixels, &f->size);
+        if (!f->buffer) return 0;
+    }
     f->target = cairo_image_surface_create_for_data(f->pixels, CAIRO_FORMAT_ARGB32, s->width, s->height, s->width * 4);
     f->cr = cairo_create(f->target);
     free(s->hits);
@@ -301,7 +314,7 @@ static void finish(struct ss_surface *s, struct frame *f) {
     cairo_destroy(f->cr);
     cairo_surface_flush(f->target);
     cairo_surface_destroy(f->target);
-    munmap(f->pixels, f->size);
+    if (!f->kept) munmap(f->pixels, f->size);
     // One callback pending at a time: it reports the newest frame shown when it fires.
     if (!s->frame_callback) {
         s->frame_callback = wl_surface_frame(s->surface);
