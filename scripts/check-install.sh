@@ -74,8 +74,11 @@ readelf -h "$P/bin/windowbrokerd" | grep -q 'Type: *DYN' || { echo "the installe
 # The drawing library loads with nothing from the toolchain either (a scene dlopens it).
 DRAWING=$P/libexec/windowbroker/libwindowbroker-drawing.so
 if ldd "$DRAWING" | grep -q '/opt/swift\|not found'; then echo "the drawing library needs the toolchain"; ldd "$DRAWING"; exit 1; fi
-env -i /usr/bin/python3 -c 'import ctypes, sys; ctypes.CDLL(sys.argv[1]).wb_drawing_table_v2' "$DRAWING" \
-  || { echo "the installed drawing library does not load"; exit 1; }
+# The table's symbol as the programs look it up (drawing_library.h), not a copy of its name.
+TABLE=$(sed -n 's/^#define WB_DRAWING_TABLE_SYMBOL \([a-z0-9_]*\)$/\1/p' Sources/CSceneWindowLoader/include/drawing_library.h)
+[ -n "$TABLE" ] || { echo "no WB_DRAWING_TABLE_SYMBOL in drawing_library.h"; exit 1; }
+env -i /usr/bin/python3 -c 'import ctypes, sys; getattr(ctypes.CDLL(sys.argv[1]), sys.argv[2])' "$DRAWING" "$TABLE" \
+  || { echo "the installed drawing library does not load, or has no $TABLE"; exit 1; }
 env -i "$P/bin/wmctl" --version
 env -i "$P/bin/windowbrokerd" --version
 env -i "$P/bin/wmctl" --socket /nonexistent.sock status && exit 1 || true
