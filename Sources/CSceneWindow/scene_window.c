@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 #include <ctype.h>
 #include <wayland-client.h>
@@ -368,27 +367,16 @@ static void paint(cairo_t *cr, int width, int height, const char *heading_text, 
 
 static void draw(struct sw_window *w) {
     if (!w->configured || w->width <= 0 || w->height <= 0) return;
-    void *pixels;
-    size_t size;
-    struct wl_buffer *buffer;
-    struct sw_kept_buffer *kept = sw_kept_buffer(w->buffers, 2, w->shm, w->width, w->height, 0);
-    if (kept) {
-        buffer = kept->buffer;
-        pixels = kept->pixels;
-    } else {
-        // Both are with the compositor (two frames before it released one): a buffer for
-        // this frame alone.
-        buffer = sw_shm_buffer(w->shm, w->width, w->height, &pixels, &size);
-        if (!buffer) return;
-    }
-    cairo_surface_t *target = cairo_image_surface_create_for_data(pixels, CAIRO_FORMAT_ARGB32, w->width, w->height, w->width * 4);
+    struct sw_frame_buffer frame;
+    if (!sw_frame_buffer_begin(w->buffers, 2, w->shm, w->width, w->height, &frame)) return;
+    cairo_surface_t *target = cairo_image_surface_create_for_data(frame.pixels, CAIRO_FORMAT_ARGB32, w->width, w->height, w->width * 4);
     cairo_t *cr = cairo_create(target);
     paint(cr, w->width, w->height, w->heading, w->text, w->cursor);
     cairo_destroy(cr);
     cairo_surface_flush(target);
     cairo_surface_destroy(target);
-    if (!kept) munmap(pixels, size);
-    wl_surface_attach(w->surface, buffer, 0, 0);
+    sw_frame_buffer_end(&frame);
+    wl_surface_attach(w->surface, frame.buffer, 0, 0);
     wl_surface_damage(w->surface, 0, 0, w->width, w->height);
     wl_surface_commit(w->surface);
     wl_display_flush(w->display);

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 enum {
@@ -280,28 +279,16 @@ static void show_text(cairo_t *cr, const char *font, const char *text, double x,
 
 /// A frame being drawn: a buffer of the surface's size and a cairo context on it.
 struct frame {
-    struct wl_buffer *buffer;
+    struct sw_frame_buffer buffer;
     cairo_surface_t *target;
     cairo_t *cr;
-    void *pixels;
-    size_t size;
-    int kept;  // one of the surface's kept buffers (else unmapped when the frame is done)
 };
 
 /// Begins a frame, and the hit areas of its `items`; 0 before the first configure.
 static int begin(struct ss_surface *s, struct frame *f, int32_t items) {
     if (!s->configured || s->width <= 0 || s->height <= 0) return 0;
-    struct sw_kept_buffer *kept = sw_kept_buffer(s->buffers, 2, s->shm, s->width, s->height, 0);
-    f->kept = kept != NULL;
-    if (kept) {
-        f->buffer = kept->buffer;
-        f->pixels = kept->pixels;
-        f->size = kept->size;
-    } else {
-        f->buffer = sw_shm_buffer(s->shm, s->width, s->height, &f->pixels, &f->size);
-        if (!f->buffer) return 0;
-    }
-    f->target = cairo_image_surface_create_for_data(f->pixels, CAIRO_FORMAT_ARGB32, s->width, s->height, s->width * 4);
+    if (!sw_frame_buffer_begin(s->buffers, 2, s->shm, s->width, s->height, &f->buffer)) return 0;
+    f->target = cairo_image_surface_create_for_data(f->buffer.pixels, CAIRO_FORMAT_ARGB32, s->width, s->height, s->width * 4);
     f->cr = cairo_create(f->target);
     free(s->hits);
     s->hits = calloc(items > 0 ? (size_t)items : 1, sizeof *s->hits);
@@ -314,13 +301,13 @@ static void finish(struct ss_surface *s, struct frame *f) {
     cairo_destroy(f->cr);
     cairo_surface_flush(f->target);
     cairo_surface_destroy(f->target);
-    if (!f->kept) munmap(f->pixels, f->size);
+    sw_frame_buffer_end(&f->buffer);
     // One callback pending at a time: it reports the newest frame shown when it fires.
     if (!s->frame_callback) {
         s->frame_callback = wl_surface_frame(s->surface);
         wl_callback_add_listener(s->frame_callback, &frame_listener, s);
     }
-    wl_surface_attach(s->surface, f->buffer, 0, 0);
+    wl_surface_attach(s->surface, f->buffer.buffer, 0, 0);
     wl_surface_damage(s->surface, 0, 0, s->width, s->height);
     s->frames++;
     wl_surface_commit(s->surface);

@@ -228,11 +228,6 @@ static struct wl_buffer *make_shm_buffer(struct wl_shm *shm, int32_t width, int3
     return buffer;
 }
 
-struct wl_buffer *sw_shm_buffer(struct wl_shm *shm, int32_t width, int32_t height, void **pixels, size_t *size) {
-    struct wl_buffer *buffer = make_shm_buffer(shm, width, height, pixels, size);
-    if (buffer) wl_buffer_add_listener(buffer, &buffer_listener, NULL);
-    return buffer;
-}
 
 static void kept_release(void *data, struct wl_buffer *buffer) {
     ((struct sw_kept_buffer *)data)->busy = 0;
@@ -280,6 +275,24 @@ struct sw_kept_buffer *sw_kept_buffer(struct sw_kept_buffer *buffers, int count,
 
 void sw_kept_buffers_free(struct sw_kept_buffer *buffers, int count) {
     for (int i = 0; i < count; i++) kept_free(&buffers[i]);
+}
+
+int sw_frame_buffer_begin(struct sw_kept_buffer *buffers, int count, struct wl_shm *shm, int32_t width, int32_t height,
+                          struct sw_frame_buffer *frame) {
+    struct sw_kept_buffer *kept = sw_kept_buffer(buffers, count, shm, width, height, 0);
+    if (kept) {
+        *frame = (struct sw_frame_buffer){ kept->buffer, kept->pixels, kept->size, 1 };
+        return 1;
+    }
+    frame->kept = 0;
+    frame->buffer = make_shm_buffer(shm, width, height, &frame->pixels, &frame->size);
+    if (!frame->buffer) return 0;
+    wl_buffer_add_listener(frame->buffer, &buffer_listener, NULL);
+    return 1;
+}
+
+void sw_frame_buffer_end(struct sw_frame_buffer *frame) {
+    if (!frame->kept) munmap(frame->pixels, frame->size);
 }
 
 // The first layout of a process loads fontconfig's configuration and the fonts: 10-20 ms here,

@@ -58,10 +58,6 @@ void sw_input_init(struct sw_input *input, struct sw_input_callbacks callbacks);
 void sw_input_bind(struct sw_input *input, struct wl_registry *registry, uint32_t name, uint32_t version);
 void sw_input_free(struct sw_input *input);
 
-/// A wl_shm buffer of width x height ARGB pixels, mapped at *pixels (munmap *size bytes
-/// after drawing); it destroys itself when the compositor releases it. NULL on failure.
-struct wl_buffer *sw_shm_buffer(struct wl_shm *shm, int32_t width, int32_t height, void **pixels, size_t *size);
-
 /// A wl_shm buffer a window keeps from frame to frame, mapped for as long as it is kept. A
 /// new buffer's pages are allocated as a frame first writes them, about 4 µs a page here:
 /// 2-4 ms of painting a 640x480 frame and 3.5-9 ms of a 1276x693 one went to that, against
@@ -76,9 +72,26 @@ struct sw_kept_buffer {
 
 /// One of `count` kept buffers that is free and width x height, marked busy: made (or made
 /// again at that size) when none is; with `populate`, its pages are allocated at once. NULL
-/// when every one is busy or one cannot be made (draw into a `sw_shm_buffer` then).
+/// when every one is busy or one cannot be made.
 struct sw_kept_buffer *sw_kept_buffer(struct sw_kept_buffer *buffers, int count, struct wl_shm *shm, int32_t width, int32_t height,
                                       int populate);
+
+/// The ARGB pixels one frame is drawn into, and the buffer that shows them.
+struct sw_frame_buffer {
+    struct wl_buffer *buffer;
+    void *pixels;
+    size_t size;
+    int kept;  // one of the kept buffers; else a buffer for this frame alone
+};
+
+/// Begins a frame of width x height in one of the kept buffers, or, when every one is with
+/// the compositor, in a buffer of its own that destroys itself once released. 0 when no
+/// buffer can be made.
+int sw_frame_buffer_begin(struct sw_kept_buffer *buffers, int count, struct wl_shm *shm, int32_t width, int32_t height,
+                          struct sw_frame_buffer *frame);
+/// Ends drawing into the frame's pixels (a buffer of its own is unmapped; the compositor
+/// still reads it).
+void sw_frame_buffer_end(struct sw_frame_buffer *frame);
 /// Destroys the kept buffers and unmaps them.
 void sw_kept_buffers_free(struct sw_kept_buffer *buffers, int count);
 
