@@ -39,8 +39,7 @@ public struct WorkerSpawner: WorkerLauncher {
     ]
 
     /// What every worker inherits: the broker's environment less `scrubbedVariables` and
-    /// the variables each worker is given its own value of.
-    public let environment: [String: String]
+    /// `ownVariables`, encoded once.
     private let childEnvironment: ChildEnvironment
     public var group: any EventLoopGroup
     /// Where a prewarmed worker's connection is served (nil: `group`): the loop where the opens
@@ -63,8 +62,9 @@ public struct WorkerSpawner: WorkerLauncher {
         environment: [String: String], group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         prewarmLoop: (any EventLoop)? = nil, output: WorkerOutput? = nil, logger: Logger? = nil
     ) {
-        self.environment = environment.filter { !Self.scrubbedVariables.contains($0.key) && !Self.ownVariables.contains($0.key) }
-        self.childEnvironment = ChildEnvironment(inheriting: self.environment)
+        self.childEnvironment = ChildEnvironment(inheriting: environment.filter {
+            !Self.scrubbedVariables.contains($0.key) && !Self.ownVariables.contains($0.key)
+        })
         self.group = group
         self.prewarmLoop = prewarmLoop
         self.output = output

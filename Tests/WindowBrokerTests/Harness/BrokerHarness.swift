@@ -375,11 +375,7 @@ final class BrokerHarness {
 
     /// The broker's direct children and their states, from /proc.
     func children() -> [(pid: Int32, state: Character)] {
-        let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        return pids.compactMap { name -> (Int32, Character)? in
-            guard let pid = Int32(name), let stat = processStat(pid), stat.parent == brokerPID else { return nil }
-            return (pid, stat.state)
-        }
+        processTable().filter { $0.parent == brokerPID }.map { ($0.pid, $0.state) }
     }
 
     /// The broker's open descriptors, by target.
@@ -436,12 +432,7 @@ final class BrokerHarness {
     /// Every process below `root` in the process tree, from /proc.
     private func descendants(of root: Int32) -> Set<Int32> {
         guard root > 0 else { return [] }
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        var children: [Int32: [Int32]] = [:]
-        for name in names {
-            guard let pid = Int32(name), let stat = processStat(pid) else { continue }
-            children[stat.parent, default: []].append(pid)
-        }
+        let children = Dictionary(grouping: processTable(), by: \.parent).mapValues { $0.map(\.pid) }
         var found: Set<Int32> = []
         var queue = [root]
         while let next = queue.popLast() {
@@ -474,6 +465,15 @@ struct HarnessError: Error, CustomStringConvertible {
 func processExists(_ pid: Int32) -> Bool {
     guard let state = processStat(pid)?.state else { return false }
     return state != "Z" && state != "X"
+}
+
+/// Every process, with its parent and state, from /proc.
+func processTable() -> [(pid: Int32, parent: Int32, state: Character)] {
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+    return names.compactMap { name in
+        guard let pid = Int32(name), let stat = processStat(pid) else { return nil }
+        return (pid, stat.parent, stat.state)
+    }
 }
 
 /// A process's state (Z: zombie) and parent, from /proc/PID/stat (fields 3 and 4, after the
