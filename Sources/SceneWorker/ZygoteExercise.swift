@@ -12,8 +12,8 @@ import NIOPosix
 /// What an app's zygote runs once before it forks its first scene: the SDK's share of an open
 /// (`PrewarmExercise`), and the scene's own connection as `SceneRuntime.run` makes it: NIO's
 /// event loop on this thread, a pipe channel like the one the main queue is drained through,
-/// and the wire's pipeline on a socket, with a request answered and a command read and
-/// acknowledged over a socket pair whose other end this function plays. Then the loop ends
+/// and the wire's pipeline on a socket, with two requests written in one flush, one answered,
+/// and a command read and acknowledged over a socket pair whose other end this function plays. Then the loop ends
 /// and every descriptor it made is closed.
 ///
 /// Why: a forked scene inherits the runtime's caches as they were at the fork, so each type
@@ -81,9 +81,17 @@ enum ZygoteExercise {
             connection.replyInBackground(to: envelope, with: .workerMessage(.with { $0.kind = .ack(.init()) }))
             done()
         }
+        // Two frames in one flush, as a scene's report and its answer leave: NIO writes them with
+        // one `writev`, whose buffer pool's type it builds at its first use (a tenth of what a
+        // forked scene spent between reading its connect command and answering it). The second
+        // request is never answered; its deadline goes with the loop.
         let hello = connection.issue(
-            .hello(.current(.worker, clientName: "zygote", sessionID: "")), timeout: .seconds(2), what: "the exercise")
-        hello.whenComplete { _ in }
+            .hello(.current(.worker, clientName: "zygote", sessionID: "")), timeout: .seconds(2), what: "the exercise", flush: false)
+        let ping = connection.issue(
+            .controlRequest(.with { $0.ping = .with { $0.payload = Data("zygote".utf8) } }), timeout: .seconds(2), what: "the exercise",
+            flush: false)
+        connection.flush()
+        for answer in [hello, ping] { answer.whenComplete { _ in } }
         var welcome = Envelope()
         welcome.replyTo = 1  // the connection's first request
         welcome.body = .welcome(.init())
