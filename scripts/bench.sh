@@ -49,10 +49,12 @@
 #                       stored ones (with activities), and with 100 live workers besides: per 1,000 stored
 #   whole command       installed wmctl --version and wmctl status, spawn to exit
 #                                                     vs systemctl --version
-#   the stack's floor   stack-floor (Sources/stack-floor): the ping, the fan-out and a worker's
-#                       first frame done by NIO and swift-protobuf alone, with our schema and
-#                       nothing else of ours, linked as installed; beside the C baseline and
-#                       beside our figure, so each ratio splits into the stack's share and ours
+#   the stack's floor   stack-floor (Sources/stack-floor): the ping, the fan-out, a worker's
+#                       first frame and a prewarmed open's relay (the open to a middle process,
+#                       a connect command to a ready scene process, its answer, the reply) done
+#                       by NIO and swift-protobuf alone, with our schema and nothing else of
+#                       ours, linked as installed; beside the C baseline and beside our figure,
+#                       so each ratio splits into the stack's share and ours
 #   footprint           installed binaries (static stdlib, stripped)   vs systemctl's size
 #                       and the stack's floor binary;
 #                       an idle notes worker's private dirty memory (installed form, forked)
@@ -139,6 +141,11 @@ FLOOR_SERVER_ONE_CPU=$(taskset -c 0 "$DIR/bin/control_ping" "$DIR/floor.sock" 50
 kill "$FLOOR_SERVER"; wait "$FLOOR_SERVER" 2>/dev/null || true
 FLOOR_FAN10=$("$SBIN/stack-floor" fan 10 200)
 FLOOR_FAN100=$("$SBIN/stack-floor" fan 100 200)
+# A prewarmed open's exchanges by the floor: the open to a middle process, its connect command
+# to a ready scene process, the scene's answer and the open's reply (ms). Its cold open would
+# add the scene's start: spawn to a Hello frame.
+FLOOR_RELAY=$("$SBIN/stack-floor" relay 2000 | awk '{printf "%.3f", $1 / 1000}')
+FLOOR_COLD_RELAY=$(awk -v h="$FLOOR_HELLO" -v r="$FLOOR_RELAY" 'BEGIN { printf "%.3f", h + r }')
 # The reference worker on its own: spawn until its Hello (its first byte), no broker involved.
 # Cold open minus this is what the broker adds (spawn call, handshake, three lifecycle steps).
 WORKER_HELLO=$(WINDOWBROKER_FD=3 WINDOWBROKER_APP=notes "$DIR/bin/spawn_first_byte" 40 "$BIN/notes" 2>/dev/null)
@@ -291,6 +298,8 @@ fig "installed: cold open p50, forked, from the request" "$COLD_REQUEST_STATIC" 
 fig "installed: prewarmed open p50 (broker side)" "$PREWARMED_STATIC" "ms" "installed: cold open p50, forked" "$COLD_STATIC"
 fig "  the same" "$PREWARMED_STATIC" "ms" "a page written and synced (fdatasync)" "$COMMIT_SYNC"
 fig "installed: prewarmed open p50, from the request" "$WARM_REQUEST_STATIC" "ms" "installed: cold open p50, forked, from the request" "$COLD_REQUEST_STATIC"
+fig "  the same" "$WARM_REQUEST_STATIC" "ms" "the stack's floor: an open relayed to a ready process" "$FLOOR_RELAY"
+fig "the stack's floor: an open relayed to a ready process" "$FLOOR_RELAY" "ms" "the floor's spawn to a Hello, then the same relay" "$FLOOR_COLD_RELAY"
 fig "  from the request to the open's answer" "$WARM_ANSWER_STATIC" "ms" "the cold forked opens' answer" "$COLD_ANSWER_STATIC"
 fig "  the same" "$WARM_ANSWER_STATIC" "ms" "a page written and synced (fdatasync)" "$COMMIT_SYNC"
 fig "installed wmctl --version, spawn to exit p50" "$WMCTL_VERSION" "ms" "systemctl --version" "$SYSTEMCTL_VERSION"
@@ -656,9 +665,11 @@ python3 - "$FIG" <<'PY'
 import sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
 print(f"{'figure':<44} {'value':>10}   {'baseline':<40} {'value':>10}   {'ratio':>6}")
+def shown(v):  # a figure under one unit (a relay of 0.16 ms) keeps two decimals
+    return f"{v:.2f}" if abs(v) < 1 else f"{v:.1f}"
 for name, value, unit, base, basevalue in rows:
     ratio = f"{float(value) / float(basevalue):.2f}x" if basevalue else ""
-    bv = f"{float(basevalue):.1f} {unit}" if basevalue else ""
-    print(f"{name:<44} {float(value):>7.1f} {unit:<3}  {base:<40} {bv:>10}   {ratio:>6}")
+    bv = f"{shown(float(basevalue))} {unit}" if basevalue else ""
+    print(f"{name:<44} {shown(float(value)):>7} {unit:<3}  {base:<40} {bv:>10}   {ratio:>6}")
 PY
 echo "prewarmed opens reported launch: $WARM_LAUNCHES"

@@ -9,11 +9,17 @@
 ///                                  ping a child over a socket pair; prints the p50 in µs
 ///   stack-floor fan RECEIVERS ROUNDS [--cpu]
 ///                                  one update to each child, then all their acks; p50 in µs
+///   stack-floor relay ROUNDS       a prewarmed open's exchanges: an open request to a middle
+///                                  child, which sends a connect command to a ready scene child
+///                                  and answers the open with the scene's answer; p50 in µs
 ///   (--cpu: and the CPU time per delivery on each side)
 ///   stack-floor serve              (a child, socket on fd 3) pong each ping, ack each update;
 ///                                  held on CPU N with STACK_FLOOR_SERVE_CPU=N (the bench holds
 ///                                  the two sides of a ping on two CPUs, the parent by taskset)
 ///   stack-floor hello              (spawned with fd 3) start a loop, write one Hello, exit
+///   stack-floor middle             (a child, the client on fd 3, the scene on fd 4) relays each
+///                                  open to the scene and its answer back, as the broker's
+///                                  open does for a prewarmed process, and no more
 ///   stack-floor listen PATH        the child's side on a Unix socket at PATH, for the C control
 ///                                  client (bench/control_ping.c): a Hello is welcomed, then
 ///                                  each ping ponged, as the broker's fast path does
@@ -99,9 +105,16 @@ final class Answerer: ChannelInboundHandler, Sendable {
             guard case .ping(let ping) = control.kind else { return }
             reply.controlReply = .with { $0.ping = .with { $0.payload = ping.payload } }
         case .workerCommand(let command):
-            guard case .update(let update) = command.kind, case .event(let event) = update.kind,
-                  event.name == "tick" else { return }
-            reply.workerMessage = .with { $0.ack = .init() }
+            switch command.kind {
+            case .update(let update):
+                guard case .event(let event) = update.kind, event.name == "tick" else { return }
+                reply.workerMessage = .with { $0.ack = .init() }
+            case .connect(let connect):
+                // A scene's answer once its callbacks ran: the configuration it connected with.
+                reply.workerMessage = .with { $0.connected = .with { $0.configuration = connect.session.configuration } }
+            default:
+                return
+            }
         default:
             return
         }
@@ -157,22 +170,109 @@ final class Rounds: ChannelInboundHandler, @unchecked Sendable {
     }
 }
 
-/// Starts `stack-floor serve` with one end of a fresh socket pair as its fd 3.
-func spawnServer() -> (child: pid_t, socket: CInt) {
-    var pair: [CInt] = [0, 0]
-    guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else { fatalError("socketpair") }
+/// The middle of a relayed open, the broker's part with nothing of ours: an open read from
+/// the client becomes a connect command to the scene, and the scene's answer becomes the
+/// open's reply. Both channels are on one loop, so each side writes to the other directly.
+final class Relay: @unchecked Sendable {
+    var client: Channel?
+    var scene: Channel?
+    /// The client's request id for each connect command in flight, by the command's id.
+    var pending: [UInt64: UInt64] = [:]
+    var nextCommand: UInt64 = 0
+
+    /// One of the middle's two channels; the client's end also ends the process.
+    final class Side: ChannelInboundHandler, Sendable {
+        typealias InboundIn = ByteBuffer
+        let relay: Relay
+        let isClient: Bool
+        init(_ relay: Relay, isClient: Bool) { (self.relay, self.isClient) = (relay, isClient) }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let envelope = decoded(unwrapInboundIn(data))
+            if isClient { relay.opened(envelope) } else { relay.answered(envelope) }
+        }
+
+        func channelInactive(context: ChannelHandlerContext) { if isClient { exit(0) } }
+    }
+
+    func opened(_ request: Envelope) {
+        guard case .controlRequest(let control) = request.body, case .open(let open) = control.kind, let scene else { return }
+        nextCommand += 1
+        pending[nextCommand] = request.id
+        var command = Envelope()
+        command.id = nextCommand
+        command.workerCommand = .with {
+            $0.connect = .with {
+                $0.session = .with {
+                    $0.id = "floor-session-\(nextCommand)"
+                    $0.appID = open.appID
+                    $0.configuration = "Default"
+                    $0.role = "windowApplication"
+                    $0.title = open.activity.title
+                    $0.state = .foregroundActive
+                    $0.createdAt = now() / 1e6
+                    $0.launchCount = 1
+                }
+                $0.newSession = true
+                $0.userActivities = [open.activity]
+                $0.availableConfigurations = ["Default"]
+                $0.then = [.with { $0.transition = .willEnterForeground }, .with { $0.transition = .didBecomeActive }]
+            }
+        }
+        scene.writeAndFlush(framed(command, scene.allocator), promise: nil)
+    }
+
+    func answered(_ answer: Envelope) {
+        guard case .workerMessage(let message) = answer.body, case .connected = message.kind,
+              let requestID = pending.removeValue(forKey: answer.replyTo), let client else { return }
+        var reply = Envelope()
+        reply.replyTo = requestID
+        reply.controlReply = .with { $0.session = .with { $0.id = "relayed"; $0.state = .foregroundActive } }
+        client.writeAndFlush(framed(reply, client.allocator), promise: nil)
+    }
+}
+
+/// Starts this program with `arguments` and `descriptors` as its fd 3, 4, ...
+func spawnChild(_ arguments: [String], descriptors: [CInt]) -> pid_t {
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
-    posix_spawn_file_actions_adddup2(&actions, pair[1], 3)
+    for (index, fd) in descriptors.enumerated() { posix_spawn_file_actions_adddup2(&actions, fd, CInt(3 + index)) }
     var pid: pid_t = 0
     // This very program, however it was started (a bare name found on PATH included), or the
     // one STACK_FLOOR_EXE names: under valgrind, /proc/self/exe is valgrind's own tool.
     let path = getenv("STACK_FLOOR_EXE").map { String(cString: $0) } ?? "/proc/self/exe"
-    let argv: [UnsafeMutablePointer<CChar>?] = [strdup(CommandLine.arguments[0]), strdup("serve"), nil]
+    let argv: [UnsafeMutablePointer<CChar>?] = [strdup(CommandLine.arguments[0])] + arguments.map { strdup($0) } + [nil]
     guard posix_spawn(&pid, path, &actions, nil, argv, environ) == 0 else { fatalError("posix_spawn \(path)") }
     posix_spawn_file_actions_destroy(&actions)
-    close(pair[1])
-    return (pid, pair[0])
+    return pid
+}
+
+/// A fresh socket pair.
+func socketPair() -> (CInt, CInt) {
+    var pair: [CInt] = [0, 0]
+    guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else { fatalError("socketpair") }
+    return (pair[0], pair[1])
+}
+
+/// Starts `stack-floor serve` with one end of a fresh socket pair as its fd 3.
+func spawnServer() -> (child: pid_t, socket: CInt) {
+    let (ours, theirs) = socketPair()
+    let pid = spawnChild(["serve"], descriptors: [theirs])
+    close(theirs)
+    return (pid, ours)
+}
+
+/// Starts a ready scene (`serve`) and the middle between it and this process: the client's
+/// socket and the two children.
+func spawnRelay() -> (socket: CInt, children: [pid_t]) {
+    let (middleToScene, sceneSide) = socketPair()
+    let scene = spawnChild(["serve"], descriptors: [sceneSide])
+    close(sceneSide)
+    let (ours, middleSide) = socketPair()
+    let middle = spawnChild(["middle"], descriptors: [middleSide, middleToScene])
+    close(middleSide)
+    close(middleToScene)
+    return (ours, [middle, scene])
 }
 
 func channel(on socket: CInt, _ loop: EventLoop, _ handler: any ChannelHandler & Sendable) -> Channel {
@@ -244,6 +344,41 @@ func update(_ round: Int) -> Envelope {
     }
 }
 
+/// An open of a new session with an activity, as the bench's prewarmed opens ask for one.
+func openRequest(_ round: Int) -> Envelope {
+    .with {
+        $0.controlRequest = .with {
+            $0.open = .with {
+                $0.appID = "warm"
+                $0.activity = .with {
+                    $0.activityType = "notes.edit"
+                    $0.userInfo = .with {
+                        $0.entries = [.with { $0.key = "noteID"; $0.value = .with { $0.stringValue = "floor\(round)" } }]
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `rounds` opens relayed through the middle to the scene, one at a time; the p50 in µs.
+func relay(_ rounds: Int, on loop: EventLoop) -> Double {
+    let (socket, children) = spawnRelay()
+    let done = loop.makePromise(of: [Double].self)
+    var client: Channel?
+    let handler = Rounds(rounds: rounds, answersPerRound: 1, done: done) { round in
+        var envelope = openRequest(round)
+        envelope.id = UInt64(round + 1)
+        client!.writeAndFlush(framed(envelope, client!.allocator), promise: nil)
+    }
+    client = channel(on: socket, loop, handler)
+    try! loop.submit { handler.start() }.wait()
+    let result = median(try! done.futureResult.wait())
+    try! client!.close().wait()
+    for child in children { waitpid(child, nil, 0) }
+    return result
+}
+
 /// A process's CPU time so far, all its threads (`/proc/PID/task/*/schedstat`, the first field
 /// in nanoseconds), as the bench reads a scene's.
 func cpuNanoseconds(of pid: pid_t) -> Int {
@@ -293,6 +428,13 @@ case "hello":
     hello.hello = .with { $0.protocolVersion = WireProtocol.version; $0.peerKind = .worker; $0.clientName = "stack-floor" }
     try! parent.writeAndFlush(framed(hello, parent.allocator)).wait()
     exit(0)
+case "middle":
+    let relay = Relay()
+    relay.scene = channel(on: 4, loop, Relay.Side(relay, isClient: false))
+    relay.client = channel(on: 3, loop, Relay.Side(relay, isClient: true))
+    try! relay.client!.closeFuture.wait()
+case "relay":
+    print(microseconds(relay(arguments.count > 1 ? Int(arguments[1]) ?? 2000 : 2000, on: loop)))
 case "listen" where arguments.count > 1:
     unlink(arguments[1])
     let server = try! ServerBootstrap(group: loop)
@@ -310,6 +452,6 @@ case "fan":
     let receivers = arguments.count > 1 ? Int(arguments[1]) ?? 10 : 10
     print(microseconds(exchange(arguments.count > 2 ? Int(arguments[2]) ?? 200 : 200, receivers: receivers, on: loop, request: update)))
 default:
-    print("usage: stack-floor ping ROUNDS [--cpu] | fan RECEIVERS ROUNDS [--cpu] | serve | hello | listen PATH")
+    print("usage: stack-floor ping ROUNDS [--cpu] | fan RECEIVERS ROUNDS [--cpu] | relay ROUNDS | serve | middle | hello | listen PATH")
     exit(2)
 }
