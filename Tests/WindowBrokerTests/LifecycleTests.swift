@@ -241,6 +241,11 @@ final class OperatorLogTests: BrokerTestCase {
                           "\(step) at info: \(lines.joined(separator: "\n"))")
         }
         XCTAssertFalse(lines.contains { $0.contains("EVENT=willEnterForeground") }, "the other steps stay at debug")
+        // Written once the step that emitted them is done, and still in the order they happened.
+        let order = ["created", "launched", "didEnterBackground", "exited", "restoreInteractionState", "discarded"]
+        let logged = lines.compactMap { line in order.first { line.contains("EVENT=\($0)") } }
+        let firsts = order.map { logged.firstIndex(of: $0) ?? -1 }
+        XCTAssertEqual(firsts, firsts.sorted(), "each step's first line in the order the steps came: \(logged)")
         let ready = try XCTUnwrap(harness.brokerLog.split(separator: "\n").first { $0.contains(" ready") })
         XCTAssertTrue(ready.contains("BROKER_PID=\(harness.brokerPID)") && !ready.contains("WORKER_PID"), String(ready))
     }

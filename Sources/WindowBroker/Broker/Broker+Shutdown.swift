@@ -43,6 +43,7 @@ extension Broker {
         await searchIndex?.closeCleanly()
         phase.stopped()
         events.finishAll()
+        eventLog.flush()
         var report = ShutdownReport()
         for (id, failure) in failures.sorted(by: { $0.key < $1.key }) {
             guard let failure else { continue }

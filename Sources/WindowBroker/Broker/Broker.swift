@@ -44,6 +44,8 @@ public actor Broker {
     /// The switcher and the command overlay (a process of their own on the compositor).
     let systemUI: SystemUIHost
     let logger: Logger
+    /// The events' log lines, written once the step that emitted them is done.
+    let eventLog: EventLogLines
     let startedAt = Date()
 
     /// Per app: manifests, runtime menus, pending discards (`AppRegistry`).
@@ -83,6 +85,7 @@ public actor Broker {
         self.memoryConfiguration = memory
         self.memory = PressureResponder(configuration: memory)
         self.logger = logger
+        self.eventLog = EventLogLines(logger: logger)
         self.focus = FocusCoordinator(maxForeground: configuration.maxForegroundScenes)
         self.startLimit = StartLimit(burst: configuration.startLimitBurst, interval: configuration.startLimitInterval)
         self.store = try SessionStore(directory: configuration.stateDirectory)
@@ -336,8 +339,8 @@ public actor Broker {
         // The steps an operator follows a scene by (open, spawn, background, restore, reclaim,
         // close, crash) at info, once each; every other event at debug.
         let name = event.name
-        logger.log(
-            level: Self.operatorEvents.contains(name) ? .info : .debug, "\(name) \(event.detail)",
+        eventLog.log(
+            Self.operatorEvents.contains(name) ? .info : .debug, "\(name) \(event.detail)",
             metadata: ["SESSION_ID": "\(sessionID?.description ?? "")", "APP_ID": "\(app)", "EVENT": "\(name)"])
         events.publish(record)
     }
