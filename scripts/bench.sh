@@ -20,7 +20,8 @@
 #                                                 static stdlib (the installed form) and dynamic
 #   prewarmed open      the same, bound from the app's pool      vs the cold open, and vs one page
 #                       written and synced (bench/commit_sync.c): each acknowledged commit waits for one;
-#                       installed also from the request, to didBecomeActive and to the open's answer
+#                       installed also from the request, to didBecomeActive and to the open's answer,
+#                       and that against the stack's floor relaying the same exchanges
 #   open -> first frame open request to the window's first frame on a headless sway, cold and
 #                       prewarmed (release build; installed: forked and spawned)
 #                                                     vs spawning a minimal C client to its first frame,
