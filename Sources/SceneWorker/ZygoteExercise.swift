@@ -13,8 +13,8 @@ import NIOPosix
 /// (`PrewarmExercise`), and the scene's own connection as `SceneRuntime.run` makes it: NIO's
 /// event loop on this thread, a pipe channel like the one the main queue is drained through,
 /// and the wire's pipeline on a socket, with two requests written in one flush, one answered,
-/// and a command read and acknowledged over a socket pair whose other end this function plays. Then the loop ends
-/// and every descriptor it made is closed.
+/// and a command read and acknowledged over a socket pair whose other end this function
+/// plays. Then the loop ends and every descriptor it made is closed.
 ///
 /// Why: a forked scene inherits the runtime's caches as they were at the fork, so each type
 /// built and each conformance found here is built and found once per app instead of once per

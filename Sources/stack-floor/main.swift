@@ -9,7 +9,8 @@
 ///                                  ping a child over a socket pair; prints the p50 in µs
 ///   stack-floor fan RECEIVERS ROUNDS [--cpu]
 ///                                  one update to each child, then all their acks; p50 in µs
-///   stack-floor relay ROUNDS       a prewarmed open's exchanges: an open request to a middle
+///   stack-floor relay ROUNDS [--cpu]
+///                                  a prewarmed open's exchanges: an open request to a middle
 ///                                  child, which sends a connect command to a ready scene child
 ///                                  and answers the open with the scene's answer; p50 in µs
 ///   (--cpu: and the CPU time per delivery on each side)
@@ -176,9 +177,6 @@ final class Rounds: ChannelInboundHandler, @unchecked Sendable {
 final class Relay: @unchecked Sendable {
     var client: Channel?
     var scene: Channel?
-    /// The client's request id for each connect command in flight, by the command's id.
-    var pending: [UInt64: UInt64] = [:]
-    var nextCommand: UInt64 = 0
 
     /// One of the middle's two channels; the client's end also ends the process.
     final class Side: ChannelInboundHandler, Sendable {
@@ -195,16 +193,16 @@ final class Relay: @unchecked Sendable {
         func channelInactive(context: ChannelHandlerContext) { if isClient { exit(0) } }
     }
 
+    /// The connect command carries the open's own id, so the scene's answer names the open it
+    /// answers: one connection each way, one request at a time, nothing to map.
     func opened(_ request: Envelope) {
         guard case .controlRequest(let control) = request.body, case .open(let open) = control.kind, let scene else { return }
-        nextCommand += 1
-        pending[nextCommand] = request.id
         var command = Envelope()
-        command.id = nextCommand
+        command.id = request.id
         command.workerCommand = .with {
             $0.connect = .with {
                 $0.session = .with {
-                    $0.id = "floor-session-\(nextCommand)"
+                    $0.id = "floor-session-\(request.id)"
                     $0.appID = open.appID
                     $0.configuration = "Default"
                     $0.role = "windowApplication"
@@ -223,10 +221,9 @@ final class Relay: @unchecked Sendable {
     }
 
     func answered(_ answer: Envelope) {
-        guard case .workerMessage(let message) = answer.body, case .connected = message.kind,
-              let requestID = pending.removeValue(forKey: answer.replyTo), let client else { return }
+        guard case .workerMessage(let message) = answer.body, case .connected = message.kind, let client else { return }
         var reply = Envelope()
-        reply.replyTo = requestID
+        reply.replyTo = answer.replyTo
         reply.controlReply = .with { $0.session = .with { $0.id = "relayed"; $0.state = .foregroundActive } }
         client.writeAndFlush(framed(reply, client.allocator), promise: nil)
     }
@@ -254,17 +251,29 @@ func socketPair() -> (CInt, CInt) {
     return (pair[0], pair[1])
 }
 
-/// Starts `stack-floor serve` with one end of a fresh socket pair as its fd 3.
-func spawnServer() -> (child: pid_t, socket: CInt) {
-    let (ours, theirs) = socketPair()
-    let pid = spawnChild(["serve"], descriptors: [theirs])
-    close(theirs)
-    return (pid, ours)
+/// The processes an exchange talks to: the sockets it writes each round to (one answer
+/// expected on each) and every child it started.
+struct Peers {
+    var sockets: [CInt] = []
+    var children: [pid_t] = []
 }
 
-/// Starts a ready scene (`serve`) and the middle between it and this process: the client's
-/// socket and the two children.
-func spawnRelay() -> (socket: CInt, children: [pid_t]) {
+/// `count` children running `stack-floor serve`, each with one end of a fresh socket pair as
+/// its fd 3.
+func spawnServers(_ count: Int) -> Peers {
+    var peers = Peers()
+    for _ in 0..<count {
+        let (ours, theirs) = socketPair()
+        peers.children.append(spawnChild(["serve"], descriptors: [theirs]))
+        close(theirs)
+        peers.sockets.append(ours)
+    }
+    return peers
+}
+
+/// A ready scene (`serve`) and the middle between it and this process, which talks to the
+/// middle alone.
+func spawnRelay() -> Peers {
     let (middleToScene, sceneSide) = socketPair()
     let scene = spawnChild(["serve"], descriptors: [sceneSide])
     close(sceneSide)
@@ -272,7 +281,7 @@ func spawnRelay() -> (socket: CInt, children: [pid_t]) {
     let middle = spawnChild(["middle"], descriptors: [middleSide, middleToScene])
     close(middleSide)
     close(middleToScene)
-    return (ours, [middle, scene])
+    return Peers(sockets: [ours], children: [middle, scene])
 }
 
 func channel(on socket: CInt, _ loop: EventLoop, _ handler: any ChannelHandler & Sendable) -> Channel {
@@ -287,34 +296,34 @@ func channel(on socket: CInt, _ loop: EventLoop, _ handler: any ChannelHandler &
 }
 
 /// `rounds` rounds of one request (`request(round)`, given its id here), encoded once and written
-/// to each of `receivers` children before any answer is read; a round ends with its last
-/// answer. Returns the p50 of the rounds in µs. With `--cpu`, also prints the CPU time per
-/// delivery of the children and of this process, counted from the second round.
-func exchange(_ rounds: Int, receivers: Int, on loop: EventLoop, request: @escaping (Int) -> Envelope) -> Double {
-    let servers = (0..<receivers).map { _ in spawnServer() }
+/// to each of the peers' sockets before any answer is read; a round ends with its last answer.
+/// Returns the p50 of the rounds in µs. With `--cpu`, also prints the CPU time per delivery of
+/// the children and of this process, counted from the second round.
+func exchange(_ rounds: Int, with peers: Peers, on loop: EventLoop, request: @escaping (Int) -> Envelope) -> Double {
     let done = loop.makePromise(of: [Double].self)
     var outbound: [Channel] = []
     var cpuAfterFirstRound = (receivers: 0, sender: 0)
-    let handler = Rounds(rounds: rounds, answersPerRound: receivers, done: done) { round in
+    let childrenCPU = { peers.children.reduce(0) { $0 + cpuNanoseconds(of: $1) } }
+    let handler = Rounds(rounds: rounds, answersPerRound: peers.sockets.count, done: done) { round in
         // The CPU counted from here on: the start of the processes and loops is left out.
-        if round == 1 { cpuAfterFirstRound = (servers.reduce(0) { $0 + cpuNanoseconds(of: $1.child) }, cpuNanoseconds(of: getpid())) }
+        if round == 1 { cpuAfterFirstRound = (childrenCPU(), cpuNanoseconds(of: getpid())) }
         var envelope = request(round)
         envelope.id = UInt64(round + 1)
         let frame = framed(envelope, outbound[0].allocator)
         for receiver in outbound { receiver.writeAndFlush(frame, promise: nil) }
     }
-    outbound = servers.map { channel(on: $0.socket, loop, handler) }
+    outbound = peers.sockets.map { channel(on: $0, loop, handler) }
     try! loop.submit { handler.start() }.wait()
     let result = median(try! done.futureResult.wait())
     if CommandLine.arguments.contains("--cpu") {
         // CPU time per delivery, the receivers' and this process's, as the bench reads a scene's.
-        let children = servers.reduce(0) { $0 + cpuNanoseconds(of: $1.child) } - cpuAfterFirstRound.receivers
+        let children = childrenCPU() - cpuAfterFirstRound.receivers
         let own = cpuNanoseconds(of: getpid()) - cpuAfterFirstRound.sender
-        let deliveries = Double((rounds - 1) * receivers)
+        let deliveries = Double((rounds - 1) * peers.sockets.count)
         print("receiver CPU per delivery \(microseconds(Double(children) / 1e3 / deliveries)) µs, sender CPU per delivery \(microseconds(Double(own) / 1e3 / deliveries)) µs")
     }
     for receiver in outbound { try! receiver.close().wait() }
-    for server in servers { waitpid(server.child, nil, 0) }
+    for child in peers.children { waitpid(child, nil, 0) }
     return result
 }
 
@@ -359,24 +368,6 @@ func openRequest(_ round: Int) -> Envelope {
             }
         }
     }
-}
-
-/// `rounds` opens relayed through the middle to the scene, one at a time; the p50 in µs.
-func relay(_ rounds: Int, on loop: EventLoop) -> Double {
-    let (socket, children) = spawnRelay()
-    let done = loop.makePromise(of: [Double].self)
-    var client: Channel?
-    let handler = Rounds(rounds: rounds, answersPerRound: 1, done: done) { round in
-        var envelope = openRequest(round)
-        envelope.id = UInt64(round + 1)
-        client!.writeAndFlush(framed(envelope, client!.allocator), promise: nil)
-    }
-    client = channel(on: socket, loop, handler)
-    try! loop.submit { handler.start() }.wait()
-    let result = median(try! done.futureResult.wait())
-    try! client!.close().wait()
-    for child in children { waitpid(child, nil, 0) }
-    return result
 }
 
 /// A process's CPU time so far, all its threads (`/proc/PID/task/*/schedstat`, the first field
@@ -434,7 +425,7 @@ case "middle":
     relay.client = channel(on: 3, loop, Relay.Side(relay, isClient: true))
     try! relay.client!.closeFuture.wait()
 case "relay":
-    print(microseconds(relay(arguments.count > 1 ? Int(arguments[1]) ?? 2000 : 2000, on: loop)))
+    print(microseconds(exchange(arguments.count > 1 ? Int(arguments[1]) ?? 2000 : 2000, with: spawnRelay(), on: loop, request: openRequest)))
 case "listen" where arguments.count > 1:
     unlink(arguments[1])
     let server = try! ServerBootstrap(group: loop)
@@ -447,10 +438,10 @@ case "listen" where arguments.count > 1:
         .bind(unixDomainSocketPath: arguments[1]).wait()
     try! server.closeFuture.wait()
 case "ping":
-    print(microseconds(exchange(arguments.count > 1 ? Int(arguments[1]) ?? 5000 : 5000, receivers: 1, on: loop, request: ping)))
+    print(microseconds(exchange(arguments.count > 1 ? Int(arguments[1]) ?? 5000 : 5000, with: spawnServers(1), on: loop, request: ping)))
 case "fan":
     let receivers = arguments.count > 1 ? Int(arguments[1]) ?? 10 : 10
-    print(microseconds(exchange(arguments.count > 2 ? Int(arguments[2]) ?? 200 : 200, receivers: receivers, on: loop, request: update)))
+    print(microseconds(exchange(arguments.count > 2 ? Int(arguments[2]) ?? 200 : 200, with: spawnServers(receivers), on: loop, request: update)))
 default:
     print("usage: stack-floor ping ROUNDS [--cpu] | fan RECEIVERS ROUNDS [--cpu] | relay ROUNDS | serve | middle | hello | listen PATH")
     exit(2)
