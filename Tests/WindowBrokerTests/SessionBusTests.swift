@@ -90,6 +90,34 @@ final class SessionBusTests: XCTestCase {
         XCTAssertTrue(gone.stderr.lowercased().contains("unknown object") || gone.stderr.contains("UnknownObject"), gone.stderr)
     }
 
+    /// What happens over the control socket reaches the bus too, a few milliseconds behind, in
+    /// one batch after the open (`EventBatches`): the object first, then an `Event` signal for
+    /// each of the open's events, in the order `wmctl watch` shows them.
+    func testChangesMadeOverTheControlSocketReachTheBusEventByEventInOrder() throws {
+        let monitor = try harness.start("/usr/bin/busctl", ["--address=\(bus.address)", "monitor", "org.windowbroker.Broker1"])
+        defer { monitor.stop() }
+        try harness.eventually("the monitor is listening") { monitor.errorOutput.contains("Monitoring bus message stream") }
+        let watch = try harness.startWatch([])
+        defer { watch.stop() }
+        let note = try harness.openNote("batched")
+        let path = "/org/windowbroker/Broker1/session/" + note.replacingOccurrences(of: "-", with: "_")
+        try harness.eventually("the open's last event on the bus") { monitor.output.contains("\"didBecomeKey\"") }
+        XCTAssertEqual(property(path, "State"), "s \"foregroundActive\"")
+        XCTAssertEqual(property(path, "IsKey"), "b true")
+
+        let output = monitor.output
+        let added = try XCTUnwrap(output.range(of: "InterfacesAdded")?.lowerBound, output)
+        var last = added
+        for event in ["created", "launched", "willConnect", "didBecomeActive", "didBecomeKey"] {
+            let found = try XCTUnwrap(output.range(of: "\"\(event)\"", range: last..<output.endIndex), "\(event) after the previous ones in \(output)")
+            last = found.upperBound
+        }
+        let signals = output.components(separatedBy: "Member=Event").count - 1
+        try harness.eventually("the watch saw the same events") { watch.output.contains(note) && watch.output.contains("didBecomeKey") }
+        let watched = watch.output.split(separator: "\n").filter { $0.contains(note) }.count
+        XCTAssertEqual(signals, watched, "one Event signal per event: \(output)\n\(watch.output)")
+    }
+
     func testAnotherUserIsRefusedAndChangesNothing() throws {
         try XCTSkipIf(getuid() != 0, "running a client as another user (setpriv) needs root")
         let note = try harness.openNote("mine")

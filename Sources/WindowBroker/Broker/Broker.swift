@@ -328,6 +328,12 @@ public actor Broker {
         events.subscribe(filter)
     }
 
+    /// Events matching `filter`, from now on, added to `batches` until `unsubscribe`; the
+    /// batches finish when the broker stops.
+    func subscribe<Item>(_ filter: EventFilter = .all, batching batches: EventBatches<Item>, as item: @escaping @Sendable (EventRecord) -> Item) -> UUID {
+        events.subscribe(filter, sink: .call({ batches.add(item($0)) }, finished: { batches.finish() }))
+    }
+
     public func unsubscribe(_ id: UUID) {
         events.unsubscribe(id)
     }

@@ -44,15 +44,19 @@ public struct BrokerService: Service {
                         }
                     }
                 }
-                group.addTask {
-                    // STATUS= follows the broker's events: every change of the line is one.
-                    let (_, events) = await broker.subscribe()
-                    var last = await broker.statusLine
-                    for await _ in events {
-                        let line = await broker.statusLine
-                        if line != last {
-                            last = line
-                            notifier.status(line)
+                if notifier.isEnabled {
+                    group.addTask {
+                        // STATUS= follows the broker's events, a tenth of a second behind: the
+                        // line is made once for an open's ten events, after the open.
+                        let changes = EventBatches<Void>(window: .milliseconds(100), on: broker.requestLoop)
+                        _ = await broker.subscribe(batching: changes) { _ in () }
+                        var last = await broker.statusLine
+                        for await _ in changes {
+                            let line = await broker.statusLine
+                            if line != last {
+                                last = line
+                                notifier.status(line)
+                            }
                         }
                     }
                 }

@@ -36,13 +36,38 @@ public struct EventFilter: Sendable, Equatable {
 /// Owned by the broker's executor; a slow subscriber loses its oldest events instead of
 /// stalling the broker.
 struct EventHub {
-    private var subscribers: [UUID: (filter: EventFilter, sink: AsyncStream<EventRecord>.Continuation)] = [:]
+    /// Where a subscriber's events go: a stream its task reads, or a call made right in
+    /// `publish`, on the broker's executor (which must not block: `EventBatches.add`).
+    enum Sink: Sendable {
+        case stream(AsyncStream<EventRecord>.Continuation)
+        case call(@Sendable (EventRecord) -> Void, finished: @Sendable () -> Void)
+
+        func send(_ record: EventRecord) {
+            switch self {
+            case .stream(let continuation): continuation.yield(record)
+            case .call(let deliver, _): deliver(record)
+            }
+        }
+
+        func finish() {
+            switch self {
+            case .stream(let continuation): continuation.finish()
+            case .call(_, let finished): finished()
+            }
+        }
+    }
+
+    private var subscribers: [UUID: (filter: EventFilter, sink: Sink)] = [:]
 
     mutating func subscribe(_ filter: EventFilter) -> (UUID, AsyncStream<EventRecord>) {
-        let id = UUID()
         let (stream, sink) = AsyncStream.makeStream(of: EventRecord.self, bufferingPolicy: .bufferingNewest(1024))
+        return (subscribe(filter, sink: .stream(sink)), stream)
+    }
+
+    mutating func subscribe(_ filter: EventFilter, sink: Sink) -> UUID {
+        let id = UUID()
         subscribers[id] = (filter, sink)
-        return (id, stream)
+        return id
     }
 
     mutating func unsubscribe(_ id: UUID) {
@@ -51,7 +76,7 @@ struct EventHub {
 
     func publish(_ record: EventRecord) {
         for subscriber in subscribers.values where subscriber.filter.matches(record) {
-            subscriber.sink.yield(record)
+            subscriber.sink.send(record)
         }
     }
 

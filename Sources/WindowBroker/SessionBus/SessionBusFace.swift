@@ -68,11 +68,22 @@ final class SessionBusFace: Sendable {
     /// The sessions' properties by object path, as the bus thread answers them.
     private let sessions = Mutex<[String: SessionProperties]>([:])
     private let thread: BusThread
+    /// What the bus thread is to say, in order: the broker's events, 15 ms after the first of
+    /// a batch (`EventBatches`: an open's ten events come to the bus after the open), and the
+    /// replies to method calls, at once.
+    private let pending: EventBatches<Pending>
+
+    enum Pending: Sendable {
+        case event(EventRecord)
+        /// Sends a method call's reply; run on the bus thread.
+        case reply(@Sendable () -> Void)
+    }
 
     init(broker: Broker, logger: Logger) {
         self.broker = broker
         self.logger = logger
         self.thread = BusThread()
+        self.pending = EventBatches(window: .milliseconds(15), on: broker.requestLoop)
     }
 
     /// Connects and serves until cancelled. Without a session bus the broker runs on without
@@ -86,7 +97,8 @@ final class SessionBusFace: Sendable {
             enumerate: { face.sessions.withLock { Array($0.keys).sorted() } })
         // The sessions as they are now, before the name is taken: nothing asks for an object
         // that is not there yet.
-        let (_, events) = await broker.subscribe()
+        let pending = self.pending
+        let subscription = await broker.subscribe(batching: pending) { .event($0) }
         let current = await broker.sessionStatuses(app: nil).map(SessionProperties.init)
         sessions.withLock { sessions in
             for properties in current { sessions[Self.path(of: properties.id)] = properties }
@@ -94,14 +106,15 @@ final class SessionBusFace: Sendable {
         do {
             try await thread.start(address: address, callbacks: callbacks)
         } catch {
+            await broker.unsubscribe(subscription)
             let reason = (error as? BrokerError)?.message ?? "\(error)"
             logger.notice("no D-Bus session bus; the broker runs without its D-Bus face (org.windowbroker.Broker1)", metadata: ["reason": "\(reason)"])
             return
         }
         logger.info("on the D-Bus session bus", metadata: ["name": "\(WB_BUS_NAME)"])
         await withTaskCancellationHandler {
-            for await event in events {
-                await follow(event)
+            for await batch in pending {
+                await follow(batch)
             }
         } onCancel: {
             thread.stop()
@@ -109,39 +122,54 @@ final class SessionBusFace: Sendable {
         thread.stop()
     }
 
-    /// Keeps the session objects in step with one event and forwards it as `Event`.
-    private func follow(_ record: EventRecord) async {
-        let path = record.session.map { Self.path(of: $0.description) } ?? "/"
-        var properties: SessionProperties?
-        if let id = record.session {
-            properties = (try? await broker.sessionStatus(id)).map(SessionProperties.init)
+    /// Keeps the session objects in step with a batch of events, forwards each as `Event`, and
+    /// sends the method replies among them in their place: a reply leaves after the objects
+    /// and signals of everything that happened before its answer.
+    private func follow(_ batch: [Pending]) async {
+        // Each session's properties as they are now, read once for all its events.
+        var now: [SessionID: SessionProperties] = [:]
+        var read: Set<SessionID> = []
+        for case .event(let record) in batch {
+            guard let id = record.session, read.insert(id).inserted else { continue }
+            now[id] = (try? await broker.sessionStatus(id)).map(SessionProperties.init)
         }
-        let now = properties
-        let (eventName, detail) = (record.event.name, record.event.detail)
+        let properties = now
         thread.enqueue { [self] bus in
-            if path != "/" {
-                let before = self.sessions.withLock { $0[path] }
-                switch (before, now) {
-                case (nil, let now?):
-                    self.sessions.withLock { $0[path] = now }
-                    _ = wb_bus_emit_added(bus, path)
-                case (let before?, let now?):
-                    self.sessions.withLock { $0[path] = now }
-                    for name in now.changed(from: before) {
-                        _ = wb_bus_emit_changed(bus, path, WB_BUS_SESSION_INTERFACE, name)
-                    }
-                    if now.isKey != before.isKey { _ = wb_bus_emit_changed(bus, Self.path, WB_BUS_BROKER_INTERFACE, "KeySession") }
-                case (let before?, nil):
-                    // Announced while it still answers (sd-bus reads its interfaces), then gone.
-                    _ = wb_bus_emit_removed(bus, path)
-                    self.sessions.withLock { $0[path] = nil }
-                    if before.isKey { _ = wb_bus_emit_changed(bus, Self.path, WB_BUS_BROKER_INTERFACE, "KeySession") }
-                case (nil, nil):
-                    break
+            for item in batch {
+                switch item {
+                case .event(let record): apply(record, now: record.session.flatMap { properties[$0] }, on: bus)
+                case .reply(let send): send()
                 }
             }
-            _ = wb_bus_emit_event(bus, path, eventName, detail)
         }
+    }
+
+    /// One event on the bus thread: the session's object added, changed or removed, then
+    /// the `Event` signal. A session's later events in a batch find it changed already.
+    private func apply(_ record: EventRecord, now: SessionProperties?, on bus: OpaquePointer) {
+        let path = record.session.map { Self.path(of: $0.description) } ?? "/"
+        if path != "/" {
+            let before = sessions.withLock { $0[path] }
+            switch (before, now) {
+            case (nil, let now?):
+                sessions.withLock { $0[path] = now }
+                _ = wb_bus_emit_added(bus, path)
+            case (let before?, let now?):
+                sessions.withLock { $0[path] = now }
+                for name in now.changed(from: before) {
+                    _ = wb_bus_emit_changed(bus, path, WB_BUS_SESSION_INTERFACE, name)
+                }
+                if now.isKey != before.isKey { _ = wb_bus_emit_changed(bus, Self.path, WB_BUS_BROKER_INTERFACE, "KeySession") }
+            case (let before?, nil):
+                // Announced while it still answers (sd-bus reads its interfaces), then gone.
+                _ = wb_bus_emit_removed(bus, path)
+                sessions.withLock { $0[path] = nil }
+                if before.isKey { _ = wb_bus_emit_changed(bus, Self.path, WB_BUS_BROKER_INTERFACE, "KeySession") }
+            case (nil, nil):
+                break
+            }
+        }
+        _ = wb_bus_emit_event(bus, path, record.event.name, record.event.detail)
     }
 
     // MARK: - On the bus thread
@@ -169,7 +197,9 @@ final class SessionBusFace: Sendable {
     }
 
     /// A method call becomes the control request `wmctl` would send; the reply (or the
-    /// broker's error, as `org.windowbroker.Broker1.Error.<code>`) goes back from the bus thread.
+    /// broker's error, as `org.windowbroker.Broker1.Error.<code>`) goes back from the bus thread,
+    /// behind the signals of what happened before the answer (an opened session's object is
+    /// there when the caller hears of it).
     private func method(_ call: OpaquePointer, path: String, member: String) -> Int32 {
         let request: ControlRequest
         switch (path, member) {
@@ -190,10 +220,10 @@ final class SessionBusFace: Sendable {
         }
         let message = BusMessage(call)
         let handler = ControlRequestHandler(broker: broker, logger: logger)
-        let thread = self.thread
+        let pending = self.pending
         Task {
             let body = await handler.answer(request, from: nil)
-            thread.enqueue { _ in
+            pending.add(.reply {
                 switch body {
                 case .controlReply(let reply):
                     if case .sessionState(let state) = reply.kind, member == "Open" {
@@ -210,7 +240,7 @@ final class SessionBusFace: Sendable {
                     _ = wb_bus_reply_error(message.pointer, "org.freedesktop.DBus.Error.Failed", "the broker answered with something else")
                 }
                 message.release()
-            }
+            }, now: true)
         }
         return 1
     }
