@@ -58,6 +58,27 @@ final class EventBatchesTests: XCTestCase {
         await loop.shutdownGracefully()
     }
 
+    func testAnItemBypassesTheQueueOnlyWhenNothingCouldComeAfterIt() async throws {
+        let loop = NIOAsyncTestingEventLoop()
+        let batches = EventBatches<String>(window: .seconds(60), on: loop)
+        var iterator = batches.makeAsyncIterator()
+        XCTAssertTrue(batches.mayBypass("reply 1"), "nothing pending, nothing being followed")
+
+        batches.add("event")
+        XCTAssertFalse(batches.mayBypass("reply 2"), "an event is pending: the reply goes after it")
+        let handed = await iterator.next()
+        XCTAssertEqual(handed, ["event", "reply 2"])
+        // The follower is still acting on that batch until it asks for the next one.
+        XCTAssertFalse(batches.mayBypass("reply 3"))
+        let next = await iterator.next()
+        XCTAssertEqual(next, ["reply 3"])
+        batches.finish()
+        let end = await iterator.next()
+        XCTAssertNil(end)
+        XCTAssertTrue(batches.mayBypass("reply 4"), "the follower asked for more: it is done with the last batch")
+        await loop.shutdownGracefully()
+    }
+
     func testFinishingHandsOnWhatIsPendingThenEnds() async throws {
         let loop = NIOAsyncTestingEventLoop()
         let batches = EventBatches<Int>(window: .seconds(60), on: loop)

@@ -13,7 +13,13 @@ import Synchronization
 final class EventBatches<Item: Sendable>: AsyncSequence, Sendable {
     typealias Element = [Item]
 
-    private let pending = Mutex<[Item]>([])
+    private struct Pending {
+        var items: [Item] = []
+        /// A batch was handed on and the follower has not asked for the next: it is acting on it.
+        var following = false
+    }
+
+    private let pending = Mutex<Pending>(Pending())
     private let wakes: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
     private let window: TimeAmount
@@ -30,8 +36,8 @@ final class EventBatches<Item: Sendable>: AsyncSequence, Sendable {
     /// Adds `item`. With `now`, the batch is handed on at once, with everything before it.
     func add(_ item: Item, now: Bool = false) {
         let first = pending.withLock { pending in
-            pending.append(item)
-            return pending.count == 1
+            pending.items.append(item)
+            return pending.items.count == 1
         }
         if now {
             wake.yield()
@@ -40,16 +46,37 @@ final class EventBatches<Item: Sendable>: AsyncSequence, Sendable {
         }
     }
 
+    /// Whether the caller may act on `item` itself, at once: nothing is pending and the
+    /// follower is not acting on a batch, so nothing handed on before it can come after it.
+    /// Otherwise it is added, to be handed on at once (a method's reply on the D-Bus face,
+    /// which would otherwise wait for the follower's turn to find the queue empty).
+    func mayBypass(_ item: Item) -> Bool {
+        let bypass = pending.withLock { pending in
+            guard !pending.items.isEmpty || pending.following else { return true }
+            pending.items.append(item)
+            return false
+        }
+        if !bypass { wake.yield() }
+        return bypass
+    }
+
     /// No more items: what is pending is handed on, then the sequence ends.
     func finish() {
         wake.finish()
     }
 
+    /// Everything pending, the follower then acting on it when there was any.
     private func takeAll() -> [Item] {
         pending.withLock { pending in
-            defer { pending.removeAll(keepingCapacity: true) }
-            return pending
+            defer { pending.items.removeAll(keepingCapacity: true) }
+            pending.following = !pending.items.isEmpty
+            return pending.items
         }
+    }
+
+    /// The follower is done with its last batch.
+    private func followed() {
+        pending.withLock { $0.following = false }
     }
 
     func makeAsyncIterator() -> AsyncIterator {
@@ -61,6 +88,7 @@ final class EventBatches<Item: Sendable>: AsyncSequence, Sendable {
         let batches: EventBatches
 
         mutating func next() async -> [Item]? {
+            batches.followed()
             // A timer whose batch a `now` item already took wakes to nothing: wait on.
             while await wakes.next() != nil {
                 let batch = batches.takeAll()

@@ -70,7 +70,7 @@ final class SessionBusFace: Sendable {
     private let thread: BusThread
     /// What the bus thread is to say, in order: the broker's events, 15 ms after the first of
     /// a batch (`EventBatches`: an open's ten events come to the bus after the open), and the
-    /// replies to method calls, at once.
+    /// replies to method calls, at once (straight to the bus thread when nothing is pending).
     private let pending: EventBatches<Pending>
 
     enum Pending: Sendable {
@@ -220,10 +220,10 @@ final class SessionBusFace: Sendable {
         }
         let message = BusMessage(call)
         let handler = ControlRequestHandler(broker: broker, logger: logger)
-        let pending = self.pending
+        let (pending, thread) = (self.pending, self.thread)
         Task {
             let body = await handler.answer(request, from: nil)
-            pending.add(.reply {
+            let send: @Sendable () -> Void = {
                 switch body {
                 case .controlReply(let reply):
                     if case .sessionState(let state) = reply.kind, member == "Open" {
@@ -240,7 +240,8 @@ final class SessionBusFace: Sendable {
                     _ = wb_bus_reply_error(message.pointer, "org.freedesktop.DBus.Error.Failed", "the broker answered with something else")
                 }
                 message.release()
-            }, now: true)
+            }
+            if pending.mayBypass(.reply(send)) { thread.enqueue { _ in send() } }
         }
         return 1
     }
