@@ -13,7 +13,7 @@
 ///                                  a prewarmed open's exchanges: an open request to a middle
 ///                                  child, which sends a connect command to a ready scene child
 ///                                  and answers the open with the scene's answer; p50 in µs
-///   (--cpu: and the CPU time per delivery on each side)
+///   (--cpu: and the CPU time per delivery on each side; --pause MS: MS between rounds)
 ///   stack-floor serve              (a child, socket on fd 3) pong each ping, ack each update;
 ///                                  held on CPU N with STACK_FLOOR_SERVE_CPU=N (the bench holds
 ///                                  the two sides of a ping on two CPUs, the parent by taskset)
@@ -141,9 +141,13 @@ final class Rounds: ChannelInboundHandler, @unchecked Sendable {
     private var answered = 0
     private var started = 0.0
 
-    init(rounds: Int, answersPerRound: Int, done: EventLoopPromise<[Double]>, send: @escaping (Int) -> Void) {
+    /// Between a round's last answer and the next round (nil: none, back to back).
+    private let pause: TimeAmount?
+
+    init(rounds: Int, answersPerRound: Int, pause: TimeAmount? = nil, done: EventLoopPromise<[Double]>, send: @escaping (Int) -> Void) {
         self.total = rounds
         self.expected = answersPerRound
+        self.pause = pause
         self.done = done
         self.send = send
         samples.reserveCapacity(rounds)
@@ -164,6 +168,12 @@ final class Rounds: ChannelInboundHandler, @unchecked Sendable {
         answered = 0
         if samples.count == total {
             done.succeed(samples)
+        } else if let pause {
+            let round = samples.count
+            context.eventLoop.assumeIsolated().scheduleTask(in: pause) { [self] in
+                started = now()
+                send(round)
+            }
         } else {
             started = now()
             send(samples.count)
@@ -304,7 +314,7 @@ func exchange(_ rounds: Int, with peers: Peers, on loop: EventLoop, request: @es
     var outbound: [Channel] = []
     var cpuAfterFirstRound = (receivers: 0, sender: 0)
     let childrenCPU = { peers.children.reduce(0) { $0 + cpuNanoseconds(of: $1) } }
-    let handler = Rounds(rounds: rounds, answersPerRound: peers.sockets.count, done: done) { round in
+    let handler = Rounds(rounds: rounds, answersPerRound: peers.sockets.count, pause: pauseBetweenRounds(), done: done) { round in
         // The CPU counted from here on: the start of the processes and loops is left out.
         if round == 1 { cpuAfterFirstRound = (childrenCPU(), cpuNanoseconds(of: getpid())) }
         var envelope = request(round)
@@ -325,6 +335,15 @@ func exchange(_ rounds: Int, with peers: Peers, on loop: EventLoop, request: @es
     for receiver in outbound { try! receiver.close().wait() }
     for child in peers.children { waitpid(child, nil, 0) }
     return result
+}
+
+/// `--pause MS`: each round starts that long after the last one ended, as the bench's opens
+/// and `wmctl` posts come to a broker that has gone idle in between (its threads asleep, its
+/// CPU perhaps halted), instead of back to back.
+func pauseBetweenRounds() -> TimeAmount? {
+    guard let flag = CommandLine.arguments.firstIndex(of: "--pause"), flag + 1 < CommandLine.arguments.count,
+          let milliseconds = Int64(CommandLine.arguments[flag + 1]) else { return nil }
+    return .milliseconds(milliseconds)
 }
 
 /// A control client's ping, as `wmctl ping` sends it.
@@ -443,6 +462,6 @@ case "fan":
     let receivers = arguments.count > 1 ? Int(arguments[1]) ?? 10 : 10
     print(microseconds(exchange(arguments.count > 2 ? Int(arguments[2]) ?? 200 : 200, with: spawnServers(receivers), on: loop, request: update)))
 default:
-    print("usage: stack-floor ping ROUNDS [--cpu] | fan RECEIVERS ROUNDS [--cpu] | relay ROUNDS | serve | middle | hello | listen PATH")
+    print("usage: stack-floor ping ROUNDS [--cpu] [--pause MS] | fan RECEIVERS ROUNDS [--cpu] [--pause MS] | relay ROUNDS [--cpu] [--pause MS] | serve | middle | hello | listen PATH")
     exit(2)
 }

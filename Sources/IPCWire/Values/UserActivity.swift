@@ -53,9 +53,13 @@ extension UserActivity {
         guard !wire.activityType.isEmpty else {
             throw BrokerError(.invalidRequest, "the activity has no activityType")
         }
-        let size = (try? wire.serializedBytes() as [UInt8])?.count ?? Int.max
-        guard size <= maxBytes else {
-            throw BrokerError(.payloadTooLarge, "the activity is \(size) bytes encoded; the limit is \(maxBytes)")
+        // Measured by encoding it (swift-protobuf has no public size), so only against a limit:
+        // a scene takes every activity it is handed, and a stored one is read back, unlimited.
+        if maxBytes < Int.max {
+            let size = (try? wire.serializedBytes() as [UInt8])?.count ?? Int.max
+            guard size <= maxBytes else {
+                throw BrokerError(.payloadTooLarge, "the activity is \(size) bytes encoded; the limit is \(maxBytes)")
+            }
         }
         self.init(
             activityType: wire.activityType,

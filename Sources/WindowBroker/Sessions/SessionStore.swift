@@ -434,12 +434,13 @@ public final class SessionStore: Sendable {
     public func beginInsert(_ session: SceneSession, synced: Bool = false) -> PendingInsert {
         writes.count.add(1, ordering: .relaxed)
         let (result, outcome) = AsyncThrowingStream<Commit, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let arguments = Self.arguments(session, attached: false)
         let writes = self.writes
         pool.asyncWriteWithoutTransaction { db in
             do {
                 outcome.yield(try Self.transaction(db, synced: synced, counting: writes) { db in
-                    try db.executeCached(sql: Self.insertSQL, arguments: arguments)
+                    // Made on the writer's thread, as the statements below are: not on the
+                    // broker's loop, which an open needs.
+                    try db.executeCached(sql: Self.insertSQL, arguments: Self.arguments(session, attached: false))
                 }.commit)
                 outcome.finish()
             } catch {
@@ -488,8 +489,9 @@ public final class SessionStore: Sendable {
     /// With `synced`, it also brings every earlier commit to the disk (the open of a session
     /// whose insert was not synced and whose scene reported nothing).
     public func update(_ session: SceneSession, attached: Bool, synced: Bool = false) async throws {
-        let arguments = Self.arguments(session, attached: attached)
-        try await groupCommit.submit(synced: synced) { db in try db.executeCached(sql: Self.updateSQL, arguments: arguments) }
+        try await groupCommit.submit(synced: synced) { db in
+            try db.executeCached(sql: Self.updateSQL, arguments: Self.arguments(session, attached: attached))
+        }
     }
 
     private static let updateSQL = """
@@ -502,13 +504,12 @@ public final class SessionStore: Sendable {
 
     /// Commits a restoration activity; when this returns, it is on disk.
     public func saveRestoration(_ activity: UserActivity, for id: SessionID, at date: Date) async throws {
-        let blob = activity.serialized()
         let key = id.uppercaseText
         try await write { db in
             try db.executeCached(sql: """
                 INSERT INTO restorationActivity (sessionID, activity, savedAt) VALUES (?, ?, ?)
                 ON CONFLICT(sessionID) DO UPDATE SET activity = excluded.activity, savedAt = excluded.savedAt
-                """, arguments: [key, blob, date.timeIntervalSince1970])
+                """, arguments: [key, activity.serialized(), date.timeIntervalSince1970])
         }
     }
 
@@ -517,12 +518,12 @@ public final class SessionStore: Sendable {
     /// time share one transaction. When this returns, it is on disk; only then is the scene
     /// told the broker took it.
     public func commitSceneState(_ session: SceneSession, attached: Bool, current: UserActivity?, at date: Date) async throws {
-        let arguments = Self.arguments(session, attached: attached)
-        let blob = current?.serialized()
         let key = session.id.uppercaseText
+        // The arguments and the activity's bytes are made on the writer's thread: a scene's
+        // first report comes in the middle of its open, on the broker's loop.
         try await groupCommit.submit { db in
-            try db.executeCached(sql: Self.updateSQL, arguments: arguments)
-            if let blob {
+            try db.executeCached(sql: Self.updateSQL, arguments: Self.arguments(session, attached: attached))
+            if let blob = current?.serialized() {
                 try db.executeCached(sql: """
                     INSERT INTO currentActivity (sessionID, activity, savedAt) VALUES (?, ?, ?)
                     ON CONFLICT(sessionID) DO UPDATE SET activity = excluded.activity, savedAt = excluded.savedAt
