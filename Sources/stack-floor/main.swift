@@ -166,18 +166,16 @@ final class Rounds: ChannelInboundHandler, @unchecked Sendable {
         guard answered == expected else { return }
         samples.append(now() - started)
         answered = 0
-        if samples.count == total {
+        guard samples.count < total else {
             done.succeed(samples)
-        } else if let pause {
-            let round = samples.count
-            context.eventLoop.assumeIsolated().scheduleTask(in: pause) { [self] in
-                started = now()
-                send(round)
-            }
-        } else {
-            started = now()
-            send(samples.count)
+            return
         }
+        let round = samples.count
+        let next = { [self] in
+            started = now()
+            send(round)
+        }
+        if let pause { context.eventLoop.assumeIsolated().scheduleTask(in: pause, next) } else { next() }
     }
 }
 

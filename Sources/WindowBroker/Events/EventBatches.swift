@@ -4,7 +4,7 @@ import Synchronization
 
 /// Items for a follower of the broker's events that need not act on each event the moment it
 /// happens: handed on in order, as a batch, once a short window has passed since the first of
-/// them, or at once when an item must not wait.
+/// them, or at once behind an item that must not wait (`mayBypass`).
 ///
 /// An open emits about ten events within a few milliseconds. The followers woken for each of
 /// them (the D-Bus face: a session's status, then a wake-up of its bus thread and of the bus
@@ -33,17 +33,13 @@ final class EventBatches<Item: Sendable>: AsyncSequence, Sendable {
         self.loop = loop
     }
 
-    /// Adds `item`. With `now`, the batch is handed on at once, with everything before it.
-    func add(_ item: Item, now: Bool = false) {
+    /// Adds `item`, handed on once the window its batch's first item opened has passed.
+    func add(_ item: Item) {
         let first = pending.withLock { pending in
             pending.items.append(item)
             return pending.items.count == 1
         }
-        if now {
-            wake.yield()
-        } else if first {
-            loop.scheduleTask(in: window) { [wake] in wake.yield() }
-        }
+        if first { loop.scheduleTask(in: window) { [wake] in wake.yield() } }
     }
 
     /// Whether the caller may act on `item` itself, at once: nothing is pending and the
@@ -89,7 +85,7 @@ final class EventBatches<Item: Sendable>: AsyncSequence, Sendable {
 
         mutating func next() async -> [Item]? {
             batches.followed()
-            // A timer whose batch a `now` item already took wakes to nothing: wait on.
+            // A timer whose batch an item that could not bypass already took wakes to nothing.
             while await wakes.next() != nil {
                 let batch = batches.takeAll()
                 if !batch.isEmpty { return batch }

@@ -97,7 +97,6 @@ final class SessionBusFace: Sendable {
             enumerate: { face.sessions.withLock { Array($0.keys).sorted() } })
         // The sessions as they are now, before the name is taken: nothing asks for an object
         // that is not there yet.
-        let pending = self.pending
         let subscription = await broker.subscribe(batching: pending) { .event($0) }
         let current = await broker.sessionStatuses(app: nil).map(SessionProperties.init)
         sessions.withLock { sessions in

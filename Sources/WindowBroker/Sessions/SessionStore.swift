@@ -438,8 +438,6 @@ public final class SessionStore: Sendable {
         pool.asyncWriteWithoutTransaction { db in
             do {
                 outcome.yield(try Self.transaction(db, synced: synced, counting: writes) { db in
-                    // Made on the writer's thread, as the statements below are: not on the
-                    // broker's loop, which an open needs.
                     try db.executeCached(sql: Self.insertSQL, arguments: Self.arguments(session, attached: false))
                 }.commit)
                 outcome.finish()
@@ -519,8 +517,7 @@ public final class SessionStore: Sendable {
     /// told the broker took it.
     public func commitSceneState(_ session: SceneSession, attached: Bool, current: UserActivity?, at date: Date) async throws {
         let key = session.id.uppercaseText
-        // The arguments and the activity's bytes are made on the writer's thread: a scene's
-        // first report comes in the middle of its open, on the broker's loop.
+        // The activity is encoded in the writer's closure, as the arguments are (`arguments`).
         try await groupCommit.submit { db in
             try db.executeCached(sql: Self.updateSQL, arguments: Self.arguments(session, attached: attached))
             if let blob = current?.serialized() {
@@ -727,6 +724,8 @@ public final class SessionStore: Sendable {
         value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
     }
 
+    /// Called inside the writer's closures, so made on its thread: an insert and a scene's first
+    /// report come in the middle of an open, whose steps run on the broker's loop.
     private static func arguments(_ session: SceneSession, attached: Bool) -> StatementArguments {
         [
             "id": session.id.uppercaseText,
