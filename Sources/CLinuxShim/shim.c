@@ -212,3 +212,34 @@ int wb_zygote_request(int channel, const char *environment, unsigned long length
     return rc;
 }
 
+/* sched_setattr(2)'s argument (its first version); glibc has no wrapper or declaration. */
+#define SCHED_FLAG_RESET_ON_FORK_BIT 0x01
+struct wb_sched_attr {
+    uint32_t size, sched_policy;
+    uint64_t sched_flags;
+    int32_t sched_nice;
+    uint32_t sched_priority;
+    uint64_t sched_runtime, sched_deadline, sched_period;
+};
+
+/* Only the slice and the reset-on-fork flag change: policy and nice are read back and written
+ * unchanged, so a thread that was given a policy or a nice value by its parent keeps them. */
+int wb_set_thread_slice(uint64_t nanoseconds, int reset_on_fork) {
+    struct wb_sched_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    if (syscall(SYS_sched_getattr, 0, &attr, sizeof attr, 0) != 0) return errno;
+    if (attr.sched_policy != SCHED_OTHER) return EINVAL;
+    attr.size = sizeof attr;
+    attr.sched_flags = reset_on_fork ? SCHED_FLAG_RESET_ON_FORK_BIT : 0;
+    attr.sched_runtime = nanoseconds;
+    return syscall(SYS_sched_setattr, 0, &attr, 0) == 0 ? 0 : errno;
+}
+
+uint64_t wb_thread_slice(void) {
+    struct wb_sched_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    if (syscall(SYS_sched_getattr, 0, &attr, sizeof attr, 0) != 0) return 0;
+    return attr.sched_runtime;
+}

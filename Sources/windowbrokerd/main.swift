@@ -3,6 +3,8 @@ import IPCWire
 
 // Before any task starts: every task of the daemon then runs on NIO's event loops.
 WireRuntime.runTasksOnEventLoops()
+// Every request and every scene's answer is read on those loops: one a peer wakes runs at once.
+WireRuntime.makeLoopsInteractive()
 // Watchers, control clients and scenes each hold descriptors: the soft limit (often 1024) is
 // raised to the hard one, so hundreds of watchers do not run the broker out of them.
 var descriptors = rlimit()

@@ -3,6 +3,7 @@
 #ifndef CLINUXSHIM_H
 #define CLINUXSHIM_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 /// Spawns `path` with `argv`/`envp`; `child_fd` becomes fd 3 in the child and every other
@@ -70,6 +71,14 @@ void wb_line_buffer_stdout(void);
 /// Gives the heap's free pages back to the system (glibc's malloc_trim): after a start that
 /// read every stored session, what only the reading needed would otherwise stay resident.
 int wb_trim_heap(void);
+/// Asks the scheduler for a slice of `nanoseconds` for the calling thread (`sched_setattr`,
+/// SCHED_OTHER's runtime: Linux 6.12 and later use it as the thread's EEVDF slice; earlier
+/// kernels ignore it). With `reset_on_fork`, threads and processes it creates from then on
+/// start with the default slice instead of inheriting this one. 0 or an errno value.
+int wb_set_thread_slice(uint64_t nanoseconds, int reset_on_fork);
+/// The calling thread's slice as the scheduler reports it (its default when none was asked
+/// for), in nanoseconds; 0 when it cannot be read.
+uint64_t wb_thread_slice(void);
 
 /// Where the Swift runtime keeps its hook for jobs on the global executor. NIO looks it up by
 /// name in the dynamic symbol table, where a static stdlib does not put it; a reference the
