@@ -222,15 +222,20 @@ struct wb_sched_attr {
     uint64_t sched_runtime, sched_deadline, sched_period;
 };
 
+/* The calling thread's attributes, as sched_setattr takes them back. */
+static int wb_read_sched_attr(struct wb_sched_attr *attr) {
+    memset(attr, 0, sizeof *attr);
+    attr->size = sizeof *attr;
+    return syscall(SYS_sched_getattr, 0, attr, sizeof *attr, 0) == 0 ? 0 : errno;
+}
+
 /* Only the slice and the reset-on-fork flag change: policy and nice are read back and written
  * unchanged, so a thread that was given a policy or a nice value by its parent keeps them. */
 int wb_set_thread_slice(uint64_t nanoseconds, int reset_on_fork) {
     struct wb_sched_attr attr;
-    memset(&attr, 0, sizeof attr);
-    attr.size = sizeof attr;
-    if (syscall(SYS_sched_getattr, 0, &attr, sizeof attr, 0) != 0) return errno;
+    int error = wb_read_sched_attr(&attr);
+    if (error != 0) return error;
     if (attr.sched_policy != SCHED_OTHER) return EINVAL;
-    attr.size = sizeof attr;
     attr.sched_flags = reset_on_fork ? SCHED_FLAG_RESET_ON_FORK_BIT : 0;
     attr.sched_runtime = nanoseconds;
     return syscall(SYS_sched_setattr, 0, &attr, 0) == 0 ? 0 : errno;
@@ -238,8 +243,5 @@ int wb_set_thread_slice(uint64_t nanoseconds, int reset_on_fork) {
 
 uint64_t wb_thread_slice(void) {
     struct wb_sched_attr attr;
-    memset(&attr, 0, sizeof attr);
-    attr.size = sizeof attr;
-    if (syscall(SYS_sched_getattr, 0, &attr, sizeof attr, 0) != 0) return 0;
-    return attr.sched_runtime;
+    return wb_read_sched_attr(&attr) == 0 ? attr.sched_runtime : 0;
 }

@@ -1,5 +1,5 @@
 import Foundation
-@testable import IPCWire
+import IPCWire
 import XCTest
 
 /// The short slice is the calling thread's alone: asked for on one thread, it leaves the
