@@ -15,6 +15,8 @@ import Synchronization
 /// name and a fresh one started, with a warning the broker reports; a symbolic link is refused.
 public final class SessionStore: Sendable {
     private let pool: DatabasePool
+    /// Where every write transaction runs, in the order handed over (`StoreWriter`).
+    private let writer = StoreWriter()
     public let path: String
     /// What went wrong at open and was recovered from (reported by `status` and STATUS=).
     public let warnings: [String]
@@ -68,7 +70,7 @@ public final class SessionStore: Sendable {
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         try Self.migrator.migrate(pool)
         self.warnings = warnings
-        groupCommit = Self.makeGroupCommit(pool: pool, writes: writes)
+        groupCommit = Self.makeGroupCommit(pool: pool, writer: writer, writes: writes)
     }
 
     deinit {
@@ -434,12 +436,14 @@ public final class SessionStore: Sendable {
     public func beginInsert(_ session: SceneSession, synced: Bool = false) -> PendingInsert {
         writes.count.add(1, ordering: .relaxed)
         let (result, outcome) = AsyncThrowingStream<Commit, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let writes = self.writes
-        pool.asyncWriteWithoutTransaction { db in
+        let (writes, pool) = (self.writes, self.pool)
+        writer.submit {
             do {
-                outcome.yield(try Self.transaction(db, synced: synced, counting: writes) { db in
-                    try db.executeCached(sql: Self.insertSQL, arguments: Self.arguments(session, attached: false))
-                }.commit)
+                outcome.yield(try pool.writeWithoutTransaction { db in
+                    try Self.transaction(db, synced: synced, counting: writes) { db in
+                        try db.executeCached(sql: Self.insertSQL, arguments: Self.arguments(session, attached: false))
+                    }.commit
+                })
                 outcome.finish()
             } catch {
                 outcome.finish(throwing: error)
@@ -541,13 +545,14 @@ public final class SessionStore: Sendable {
             }
         }
         // The deleted text must not linger in the WAL either: copy it back and truncate it.
-        try? await pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+        await checkpoint()
     }
 
     /// Moves everything from the WAL into the database file and empties the WAL: at a graceful
     /// stop, the store is one self-contained file.
     public func checkpoint() async {
-        try? await pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) }
+        let pool = self.pool
+        _ = try? await writer.perform { try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) } }
     }
 
     /// The scenes on screen, least recently used first, and the key one: what a restart puts back.
@@ -626,8 +631,10 @@ public final class SessionStore: Sendable {
 
     private func write<T: Sendable>(synced: Bool = true, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         writes.count.add(1, ordering: .relaxed)
-        let writes = self.writes
-        return try await pool.writeWithoutTransaction { db in try Self.transaction(db, synced: synced, counting: writes, body) }.result
+        let (writes, pool) = (self.writes, self.pool)
+        return try await writer.perform {
+            try pool.writeWithoutTransaction { db in try Self.transaction(db, synced: synced, counting: writes, body) }.result
+        }
     }
 
     /// One transaction on the writer, synced to the disk at its commit or not. An unsynced
@@ -651,26 +658,28 @@ public final class SessionStore: Sendable {
     /// Session writes that arrive while a commit is on its way wait for the next one together.
     private let groupCommit: GroupCommit
 
-    private static func makeGroupCommit(pool: DatabasePool, writes: WriteCounter) -> GroupCommit {
+    private static func makeGroupCommit(pool: DatabasePool, writer: StoreWriter, writes: WriteCounter) -> GroupCommit {
         GroupCommit { bodies, synced in
             writes.count.add(1, ordering: .relaxed)
-            return try await pool.writeWithoutTransaction { db in
-                try transaction(db, synced: synced, counting: writes) { db in
-                    // Each write in its own savepoint: one that fails is rolled back alone.
-                    bodies.map { body -> DatabaseError? in
-                        do {
-                            try db.inSavepoint {
-                                try body(db)
-                                return .commit
+            return try await writer.perform {
+                try pool.writeWithoutTransaction { db in
+                    try transaction(db, synced: synced, counting: writes) { db in
+                        // Each write in its own savepoint: one that fails is rolled back alone.
+                        bodies.map { body -> DatabaseError? in
+                            do {
+                                try db.inSavepoint {
+                                    try body(db)
+                                    return .commit
+                                }
+                                return nil
+                            } catch let error as DatabaseError {
+                                return error
+                            } catch {
+                                return DatabaseError(resultCode: .SQLITE_ERROR, message: "\(error)")
                             }
-                            return nil
-                        } catch let error as DatabaseError {
-                            return error
-                        } catch {
-                            return DatabaseError(resultCode: .SQLITE_ERROR, message: "\(error)")
                         }
-                    }
-                }.result
+                    }.result
+                }
             }
         }
     }
