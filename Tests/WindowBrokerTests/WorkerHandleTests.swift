@@ -14,18 +14,10 @@ final class WorkerHandleTests: XCTestCase {
     /// before it (the Hello and the report), and waiting for them returns only once the broker
     /// is done with the report.
     func testAnAnswerWaitsForTheFramesReadBeforeIt() async throws {
-        var pair: [Int32] = [-1, -1]
-        XCTAssertEqual(socketpair(AF_UNIX, wb_sock_stream() | wb_sock_cloexec(), 0, &pair), 0)
-        let handle = try await WorkerHandle.adopt(socket: pair[0], pid: 999_999, appID: "alpha", spawnedFor: nil, stop: {})
-        let peer = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).withConnectedSocket(pair[1]) { channel in
-            channel.eventLoop.makeCompletedFuture { try WireChannel.wrapping(channel) }
-        }
+        let (handle, peer) = try await Self.supervisedPair(pid: 999_999)
         let worker = Task {
             try await peer.executeThenClose { inbound, outbound in
-                var hello = Envelope()
-                hello.id = 1
-                hello.body = .hello(.current(.worker, clientName: "test", sessionID: ""))
-                try await outbound.write(hello)
+                try await outbound.write(WorkerHandleTests.hello)
                 for try await envelope in inbound {
                     guard case .workerCommand = envelope.body else { continue }
                     var report = Envelope()
@@ -67,6 +59,73 @@ final class WorkerHandleTests: XCTestCase {
         let after = await done.value
         XCTAssertTrue(after)
         try await worker.value
+    }
+}
+
+extension WorkerHandleTests {
+    /// A worker that floods the broker: once `mailboxLimit` messages wait for the broker, the
+    /// connection stops reading, so what the worker sends beyond a read's worth stays in its
+    /// socket; as the broker gets through them it reads again, and every message arrives, in
+    /// order.
+    func testAFloodingWorkerIsReadOnlyAsFastAsItsMessagesAreHandled() async throws {
+        let (handle, peer) = try await Self.supervisedPair(pid: 999_998)
+        let count = 20_000
+        let worker = Task {
+            try await peer.executeThenClose { _, outbound in
+                try await outbound.write(WorkerHandleTests.hello)
+                try await outbound.write(contentsOf: (0..<count).map { index in
+                    var report = Envelope()
+                    report.body = .workerMessage(.with { $0.sceneUpdate = .with { $0.title = "\(index)" } })
+                    return report
+                })
+                // Open until the broker has taken everything.
+                try await Task.sleep(for: .seconds(60))
+            }
+        }
+        try await handle.waitForHello(timeout: .seconds(10))
+        // Nothing is handled yet: reading stops at the limit, a read's worth of frames past it.
+        var waited = 0
+        while handle.unprocessedCount < WorkerHandle.mailboxLimit, waited < 500 {
+            try await Task.sleep(for: .milliseconds(10))
+            waited += 1
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        let held = handle.unprocessedCount
+        XCTAssertGreaterThanOrEqual(held, WorkerHandle.mailboxLimit)
+        XCTAssertLessThan(held, count / 2, "the connection stopped reading: \(held) of \(count) messages read")
+        var titles: [String] = []
+        for await event in handle.events {
+            guard case .message(let envelope) = event, case .workerMessage(let message) = envelope.body,
+                  case .sceneUpdate(let update)? = message.kind else { continue }
+            titles.append(update.title)
+            await handle.processed()
+            if titles.count == count { break }
+        }
+        XCTAssertEqual(titles, (0..<count).map { "\($0)" }, "every message arrives, in order")
+        XCTAssertEqual(handle.unprocessedCount, 0)
+        worker.cancel()
+        _ = try? await worker.value
+    }
+}
+
+extension WorkerHandleTests {
+    /// What the test's worker says first, as a prewarmed process does.
+    static let hello: Envelope = {
+        var hello = Envelope()
+        hello.id = 1
+        hello.body = .hello(.current(.worker, clientName: "test", sessionID: ""))
+        return hello
+    }()
+
+    /// A supervisor over one end of a socket pair, and the other end as the test's worker.
+    static func supervisedPair(pid: pid_t) async throws -> (handle: WorkerHandle, peer: WireChannel) {
+        var pair: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, wb_sock_stream() | wb_sock_cloexec(), 0, &pair), 0)
+        let handle = try await WorkerHandle.adopt(socket: pair[0], pid: pid, appID: "alpha", spawnedFor: nil, stop: {})
+        let peer = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton).withConnectedSocket(pair[1]) { channel in
+            channel.eventLoop.makeCompletedFuture { try WireChannel.wrapping(channel) }
+        }
+        return (handle, peer)
     }
 }
 

@@ -109,6 +109,29 @@ package final class WireConnection: Sendable {
         }
     }
 
+    /// Stops reading the socket (on the event loop: at once) until `resumeReading`: a reader
+    /// whose frames are delivered on the loop has no async reader to hold back.
+    package func pauseReading() {
+        let channel = self.channel
+        onLoop { try? channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false) }
+    }
+
+    /// Reads the socket again after `pauseReading`, if `allowed` still says so once on the
+    /// event loop (a pause decided there in the meantime stands).
+    package func resumeReading(if allowed: @escaping @Sendable () -> Bool) {
+        let channel = self.channel
+        onLoop {
+            guard allowed() else { return }
+            try? channel.syncOptions?.setOption(ChannelOptions.autoRead, value: true)
+            channel.read()
+        }
+    }
+
+    /// Runs `body` on the channel's event loop: at once when already there, else queued.
+    package func execute(_ body: @escaping @Sendable () -> Void) {
+        onLoop(body)
+    }
+
     /// Sends what was written without a flush (on the loop: at once; elsewhere: queued on the
     /// loop behind this thread's writes).
     package func flush() {

@@ -8,7 +8,11 @@ extension ChannelPipeline.SynchronousOperations {
     /// Installs the framing every windowbroker connection uses: a 4-byte big-endian length,
     /// then one protobuf `Envelope`. Frames longer than `maxFrameBytes` are refused in both
     /// directions with `BrokerError.payloadTooLarge`; undecodable frames raise `malformedFrame`.
-    package func addWireFraming(maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes) throws {
+    /// With `delivery`, requests and events go to it on the event loop from the first frame
+    /// read (`WireConnection.deliverOnLoop`, set before anything can be read).
+    package func addWireFraming(
+        maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes, delivery: (@Sendable (Envelope) -> Void)? = nil
+    ) throws {
         // The header is checked first (a frame announcing more than the limit is refused at
         // once), and the handler's buffer cap bounds what a peer can make us hold.
         try addHandler(
@@ -18,14 +22,18 @@ extension ChannelPipeline.SynchronousOperations {
             )
         )
         try addHandler(EnvelopeCodec(maxFrameBytes: maxFrameBytes))
-        try addHandler(ReplyRouter())
+        let router = ReplyRouter()
+        router.delivery = delivery
+        try addHandler(router)
     }
 }
 
 extension WireChannel {
     /// Installs the framing on `channel` and wraps it for async use. Call on the channel's event loop.
-    package static func wrapping(_ channel: Channel, maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes) throws -> WireChannel {
-        try channel.pipeline.syncOperations.addWireFraming(maxFrameBytes: maxFrameBytes)
+    package static func wrapping(
+        _ channel: Channel, maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes, delivery: (@Sendable (Envelope) -> Void)? = nil
+    ) throws -> WireChannel {
+        try channel.pipeline.syncOperations.addWireFraming(maxFrameBytes: maxFrameBytes, delivery: delivery)
         return try WireChannel(wrappingChannelSynchronously: channel)
     }
 }

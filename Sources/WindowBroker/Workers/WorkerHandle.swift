@@ -30,7 +30,7 @@ public actor WorkerHandle {
     public nonisolated let pid: pid_t
     package nonisolated let connection: WireConnection
     package nonisolated let events: AsyncStream<WorkerEvent>
-    private let sink: AsyncStream<WorkerEvent>.Continuation
+    private nonisolated let sink: AsyncStream<WorkerEvent>.Continuation
     /// The session the worker was spawned for; nil for a prewarmed worker, bound later.
     public nonisolated let spawnedFor: SessionID?
     public nonisolated let appID: AppID
@@ -49,12 +49,14 @@ public actor WorkerHandle {
     private var exitWaiters: [UUID: CheckedContinuation<Void, Never>] = [:]
     private var helloWaiter: CheckedContinuation<Void, any Error>?
     private var helloState: Result<Void, BrokerError>?
-    /// Messages yielded to `events` that the broker has not finished with (`processed()`).
-    /// At `mailboxLimit` the read loop waits, so NIO stops reading the socket: a scene that
-    /// floods the broker fills its own socket buffer, never the broker's memory.
-    private var unprocessed = 0
-    private var roomWaiter: CheckedContinuation<Void, Never>?
+    /// Messages yielded to `events` that the broker has not finished with (`processed()`):
+    /// counted on the event loop as they are read, and here as they are done with. At
+    /// `mailboxLimit` the connection stops reading the socket: a scene that floods the broker
+    /// fills its own socket buffer, never the broker's memory.
+    private nonisolated let unprocessed = Atomic<Int>(0)
     public static let mailboxLimit = 64
+    /// Messages read and not yet done with (tests).
+    nonisolated var unprocessedCount: Int { unprocessed.load(ordering: .relaxed) }
     /// Frames read from the worker (everything but replies) that the broker is done with, in
     /// the order read: the Hello once answered, a message once `processed()`. A reply is acted
     /// on only after the frames read before it (`waitForFrames`).
@@ -89,41 +91,76 @@ public actor WorkerHandle {
         stop()
     }
 
-    /// Wraps the broker's end of a connected socket pair: the returned supervisor reads the
-    /// connection until it ends. The launcher reports the process's end with `recordExit`.
+    /// Wraps the broker's end of a connected socket pair: the returned supervisor takes the
+    /// connection's frames until it ends. The launcher reports the process's end with
+    /// `recordExit`.
+    ///
+    /// Frames are handed over on the event loop as they are decoded, not through the async
+    /// channel's reader and a task reading it: each of those was a job of its own per frame, and
+    /// a scene's report reached the broker's handling about 50 µs later (a probe build's
+    /// marks, 40 prewarmed opens). The report's handling is what an open waits for after its
+    /// scene answered.
     public static func adopt(
         socket: Int32, pid: pid_t, appID: AppID, spawnedFor: SessionID?, forked: Bool = false,
         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
         stop: @escaping @Sendable () -> Void
     ) async throws -> WorkerHandle {
+        let inbox = Inbox()
         let channel = try await ClientBootstrap(group: group).withConnectedSocket(socket) { channel in
-            channel.eventLoop.makeCompletedFuture { try WireChannel.wrapping(channel) }
+            channel.eventLoop.makeCompletedFuture { try WireChannel.wrapping(channel, delivery: { inbox.received($0) }) }
         }
         return await withCheckedContinuation { (ready: CheckedContinuation<WorkerHandle, Never>) in
             Task {
-                try? await channel.executeThenClose { inbound, outbound in
+                try? await channel.executeThenClose { _, outbound in
                     let handle = WorkerHandle(pid: pid, connection: WireConnection(channel, outbound: outbound), appID: appID, spawnedFor: spawnedFor, forked: forked, stop: stop)
+                    handle.connection.execute { inbox.attach(handle) }
                     ready.resume(returning: handle)
-                    await handle.connection.readLoop(inbound) { envelope in
-                        await handle.received(envelope)
-                    }
+                    // Everything read was handed over on the loop before the channel closed.
+                    try? await channel.channel.closeFuture.value()
                     await handle.connectionEnded()
                 }
             }
         }
     }
 
-    // MARK: - What the read loop and the exit watch report
+    /// Where a worker's frames go on its connection's event loop: the supervisor, once it
+    /// exists (the Hello may be read before `adopt` has made it: those frames wait here).
+    /// Confined to the event loop.
+    private final class Inbox: @unchecked Sendable {
+        private var handle: WorkerHandle?
+        private var early: [Envelope] = []
 
-    func received(_ envelope: Envelope) async {
-        guard case .hello(let hello) = envelope.body else {
-            unprocessed += 1
-            sink.yield(.message(envelope))
-            if unprocessed >= Self.mailboxLimit {
-                await withCheckedContinuation { roomWaiter = $0 }
+        func received(_ envelope: Envelope) {
+            guard let handle else {
+                early.append(envelope)
+                return
             }
+            handle.receivedOnLoop(envelope)
+        }
+
+        func attach(_ handle: WorkerHandle) {
+            self.handle = handle
+            for envelope in early { handle.receivedOnLoop(envelope) }
+            early = []
+        }
+    }
+
+    // MARK: - What the connection and the exit watch report
+
+    /// A frame that is not a reply, on the connection's event loop, in the order read. A
+    /// message goes to `events` at once; the Hello is answered in the actor.
+    private nonisolated func receivedOnLoop(_ envelope: Envelope) {
+        guard case .hello = envelope.body else {
+            let waiting = unprocessed.add(1, ordering: .relaxed).newValue
+            sink.yield(.message(envelope))
+            if waiting >= Self.mailboxLimit { connection.pauseReading() }
             return
         }
+        Task { await self.receivedHello(envelope) }
+    }
+
+    private func receivedHello(_ envelope: Envelope) async {
+        guard case .hello(let hello) = envelope.body else { return }
         if let problem = Self.check(hello, spawnedFor: spawnedFor) {
             await connection.reply(to: envelope, error: problem)
             recordHello(.failure(problem))
@@ -150,12 +187,11 @@ public actor WorkerHandle {
         return nil
     }
 
-    /// The broker is done with one message from `events`: the read loop may go on.
+    /// The broker is done with one message from `events`: a connection that stopped reading
+    /// at the limit reads again.
     public func processed() {
-        unprocessed -= 1
-        if unprocessed < Self.mailboxLimit, let waiter = roomWaiter {
-            roomWaiter = nil
-            waiter.resume()
+        if unprocessed.subtract(1, ordering: .relaxed).oldValue == Self.mailboxLimit {
+            connection.resumeReading(if: { [self] in unprocessed.load(ordering: .relaxed) < Self.mailboxLimit })
         }
         framesHandled.advance()
     }
@@ -168,7 +204,7 @@ public actor WorkerHandle {
     public func waitForFrames(_ count: UInt64) async {
         guard count > framesHandled.value else { return }
         // After the end only what was already read can still be handled.
-        if !connectionOpen, count > framesHandled.value + UInt64(unprocessed) { return }
+        if !connectionOpen, count > framesHandled.value + UInt64(unprocessed.load(ordering: .relaxed)) { return }
         await withCheckedContinuation { framesHandled.wait(for: count, $0) }
     }
 
@@ -177,7 +213,7 @@ public actor WorkerHandle {
         connectionOpen = false
         ready.store(false, ordering: .releasing)
         // What was read is still handled (`processed()`); what was not never will be.
-        framesHandled.giveUp(beyond: framesHandled.value + UInt64(unprocessed))
+        framesHandled.giveUp(beyond: framesHandled.value + UInt64(unprocessed.load(ordering: .relaxed)))
         recordHello(.failure(BrokerError(.workerFailed, "the worker closed its connection before saying hello")))
         sink.yield(.connectionClosed)
         finishIfDone()
