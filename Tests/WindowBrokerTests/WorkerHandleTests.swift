@@ -109,6 +109,32 @@ extension WorkerHandleTests {
 }
 
 extension WorkerHandleTests {
+    /// A worker that says Hello twice, the second time for a session that is not its own: the
+    /// first Hello decides, and each gets its own answer, in order.
+    func testTheFirstHelloDecides() async throws {
+        let (handle, peer) = try await Self.supervisedPair(pid: 999_997)
+        let answers = try await peer.executeThenClose { inbound, outbound -> [String] in
+            var forged = WorkerHandleTests.hello
+            forged.id = 2
+            forged.body = .hello(.current(.worker, clientName: "test", sessionID: SessionID().description))
+            try await outbound.write(contentsOf: [WorkerHandleTests.hello, forged])
+            var answers: [String] = []
+            for try await envelope in inbound {
+                switch envelope.body {
+                case .welcome: answers.append("welcome \(envelope.replyTo)")
+                case .error(let error): answers.append("\(BrokerError(wire: error).code) \(envelope.replyTo)")
+                default: continue
+                }
+                if answers.count == 2 { break }
+            }
+            return answers
+        }
+        XCTAssertEqual(answers, ["welcome 1", "permissionDenied 2"])
+        try await handle.waitForHello(timeout: .seconds(10))
+        let said = await handle.saidHello
+        XCTAssertTrue(said, "the second Hello changed nothing")
+    }
+
     /// What the test's worker says first, as a prewarmed process does.
     static let hello: Envelope = {
         var hello = Envelope()

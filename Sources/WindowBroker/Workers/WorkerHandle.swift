@@ -129,34 +129,41 @@ public actor WorkerHandle {
     private final class Inbox: @unchecked Sendable {
         private var handle: WorkerHandle?
         private var early: [Envelope] = []
+        /// The last Hello's handling: a worker that says Hello again is answered after the
+        /// first one, which alone decides (as when one reader took them in turn).
+        private var hello: Task<Void, Never>?
 
         func received(_ envelope: Envelope) {
             guard let handle else {
                 early.append(envelope)
                 return
             }
-            handle.receivedOnLoop(envelope)
+            guard case .hello = envelope.body else {
+                handle.receivedOnLoop(envelope)
+                return
+            }
+            let before = hello
+            hello = Task {
+                await before?.value
+                await handle.receivedHello(envelope)
+            }
         }
 
         func attach(_ handle: WorkerHandle) {
             self.handle = handle
-            for envelope in early { handle.receivedOnLoop(envelope) }
+            for envelope in early { received(envelope) }
             early = []
         }
     }
 
     // MARK: - What the connection and the exit watch report
 
-    /// A frame that is not a reply, on the connection's event loop, in the order read. A
-    /// message goes to `events` at once; the Hello is answered in the actor.
+    /// A message (neither a reply nor the Hello), on the connection's event loop, in the order
+    /// read: it goes to `events` at once.
     private nonisolated func receivedOnLoop(_ envelope: Envelope) {
-        guard case .hello = envelope.body else {
-            let waiting = unprocessed.add(1, ordering: .relaxed).newValue
-            sink.yield(.message(envelope))
-            if waiting >= Self.mailboxLimit { connection.pauseReading() }
-            return
-        }
-        Task { await self.receivedHello(envelope) }
+        let waiting = unprocessed.add(1, ordering: .relaxed).newValue
+        sink.yield(.message(envelope))
+        if waiting >= Self.mailboxLimit { connection.pauseReading() }
     }
 
     private func receivedHello(_ envelope: Envelope) async {
