@@ -138,14 +138,14 @@ public actor WorkerHandle {
                 early.append(envelope)
                 return
             }
-            guard case .hello = envelope.body else {
+            guard case .hello(let said) = envelope.body else {
                 handle.receivedOnLoop(envelope)
                 return
             }
             let before = hello
             hello = Task {
                 await before?.value
-                await handle.receivedHello(envelope)
+                await handle.receivedHello(said, in: envelope)
             }
         }
 
@@ -166,8 +166,7 @@ public actor WorkerHandle {
         if waiting >= Self.mailboxLimit { connection.pauseReading() }
     }
 
-    private func receivedHello(_ envelope: Envelope) async {
-        guard case .hello(let hello) = envelope.body else { return }
+    private func receivedHello(_ hello: Windowbroker_V1_Hello, in envelope: Envelope) async {
         if let problem = Self.check(hello, spawnedFor: spawnedFor) {
             await connection.reply(to: envelope, error: problem)
             recordHello(.failure(problem))
