@@ -362,6 +362,53 @@ final class InProcessBrokerTests: XCTestCase {
         XCTAssertEqual(again.launch, .spawned)
     }
 
+    /// A post is written to every idle scene before any of them answers; a scene has one update
+    /// in flight at a time, the next sent once it answered; a scene that dies with an update
+    /// unanswered is reported as such and holds up nobody.
+    func testAPostReachesEverySceneAtOnceAndEachSceneTakesOneUpdateAtATime() async throws {
+        let running = try await start()
+        let broker = running.broker
+        let first = try await openScene("alpha", on: broker).sessionID
+        let second = try await openScene("alpha", on: broker).sessionID
+        var held = await running.workers.hold(app: "alpha") { if case .update = $0 { true } else { false } }.makeAsyncIterator()
+
+        let one = Task { try await broker.post(app: "alpha", name: "one", payload: [:], from: nil, wait: .seconds(20)) }
+        let oneA = try await XCTUnwrapAsync(await held.next())
+        let oneB = try await XCTUnwrapAsync(await held.next())
+        XCTAssertEqual(Set([oneA.worker.sessionID, oneB.worker.sessionID]), [first, second], "both scenes have the update while neither answered")
+        let (answering, dying) = (try XCTUnwrap(oneA.worker.sessionID), try XCTUnwrap(oneB.worker.sessionID))
+
+        let two = Task { try await broker.post(app: "alpha", name: "two", payload: [:], from: nil, wait: .seconds(20)) }
+        try await eventually("the second post is made") { await broker.status().updatesPosted == 2 }
+        await oneA.answer()
+        let twoA = try await XCTUnwrapAsync(await held.next())
+        XCTAssertIdentical(twoA.worker, oneA.worker, "only the scene that answered gets the next update")
+        let other = await oneB.worker.received.filter { $0.hasPrefix("update:") }
+        XCTAssertEqual(other.count, 1, "a scene with an update unanswered is sent nothing more: \(other)")
+        await oneB.answer()
+        let twoB = try await XCTUnwrapAsync(await held.next())
+        XCTAssertIdentical(twoB.worker, oneB.worker)
+        let firstOutcome = try await one.value
+        XCTAssertEqual(Set(firstOutcome.acknowledged.keys), [first, second])
+        XCTAssertEqual(firstOutcome.unacknowledged, [])
+
+        // One scene answers, the other dies with the update unanswered.
+        await twoA.answer()
+        await twoB.worker.die(.signaled(SIGKILL))
+        let secondOutcome = try await two.value
+        XCTAssertEqual(Set(secondOutcome.acknowledged.keys), [answering])
+        XCTAssertEqual(secondOutcome.unacknowledged, [dying])
+
+        // The scene that answered takes the next update at once.
+        let three = Task { try await broker.post(app: "alpha", name: "three", payload: [:], from: nil, wait: .seconds(20)) }
+        let threeA = try await XCTUnwrapAsync(await held.next())
+        XCTAssertIdentical(threeA.worker, twoA.worker)
+        await threeA.answer()
+        let thirdOutcome = try await three.value
+        XCTAssertEqual(thirdOutcome.receivers, 1)
+        XCTAssertEqual(Set(thirdOutcome.acknowledged.keys), [answering])
+    }
+
     func testAProcessThatDiesWhileBecomingActiveGivesTheKeyBack() async throws {
         let running = try await start()
         let broker = running.broker

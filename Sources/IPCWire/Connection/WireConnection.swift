@@ -97,6 +97,15 @@ package final class WireConnection: Sendable {
         return promise.futureResult
     }
 
+    /// Writes `body` as a request now (as `issue` does) and hands its reply to `complete` on
+    /// the event loop, an `Error` reply as the failure: for a caller that takes answers as they
+    /// come instead of waiting for each in a task of its own (the broker's update fan-out).
+    package func issue(_ body: PreparedBody, timeout: Duration, what peer: String = "the peer", complete: @escaping @Sendable (Result<Envelope, BrokerError>) -> Void) {
+        issue(.prepared(body), timeout: timeout, what: peer) { answer in
+            complete(answer.flatMap { answer in Result { () throws(BrokerError) in try answer.accepted() } })
+        }
+    }
+
     /// `issue`, handing the answer to `complete` on the event loop.
     private func issue(_ body: RequestBody, timeout: Duration, what peer: String, flush: Bool = true, complete: @escaping ReplyRouter.Completion) {
         let channel = self.channel

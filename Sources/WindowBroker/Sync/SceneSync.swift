@@ -1,5 +1,6 @@
 import Foundation
 import IPCWire
+import Synchronization
 
 /// What keeps an app's scenes in sync across their processes: update events, shared defaults
 /// and per-scene storage. In iPadOS every scene of an app shares one process, so a post or a
@@ -7,8 +8,11 @@ import IPCWire
 ///
 /// Each app has one order of updates (`sequences`): events and defaults changes take the next
 /// number and go into the queue of every connected scene of the app. Each scene has its own
-/// bounded queue and its own delivery task, which sends one update at a time and waits for the
-/// scene's acknowledgement, so a slow scene only ever delays itself.
+/// bounded queue and has one update at a time in flight, so a slow scene only ever delays itself.
+/// An update goes out in the turn that queued it, without a task of its own: a post writes to
+/// every idle scene before it waits for any. The acknowledgements come back through one mailbox
+/// (`answers`) and are taken in the broker's isolation as they arrive, several to a turn when
+/// several arrived together; each sends the scene's next update, if one waits.
 ///
 /// It owns all of that state; it lives in the broker's isolation (not `Sendable`, its methods
 /// take the broker as an `isolated` parameter), like a `SessionDriver`.
@@ -25,6 +29,12 @@ final class SceneSync {
     var defaultsTurns = SerialQueues<AppID>()
     var postedCount: UInt64 = 0
     var droppedNotices: UInt64 = 0
+    /// Where the event loops hand the scenes' answers to deliveries; nil until the first scene
+    /// connects (its reader needs the broker).
+    private var answers: DeliveryAnswers?
+    /// Numbers the outlets, so an answer finds the connection it was sent on (a session that
+    /// reconnected has a new outlet under the same id).
+    private var outletSerials: UInt64 = 0
 
     private func nextSequence(_ app: AppID) -> UInt64 {
         let next = (sequences[app] ?? 0) + 1
@@ -130,7 +140,13 @@ final class SceneSync {
     /// What a connecting scene gets before willConnect, taken in the same turn as its queue
     /// opens: nothing posted after the snapshot is missed, nothing in it is delivered twice.
     func openOutlet(_ id: SessionID, app: AppID, connection: WireConnection, in broker: isolated Broker) -> (defaults: [String: PlistValue], sequence: UInt64) {
-        outlets[id] = UpdateOutlet(appID: app, connection: connection, queue: UpdateQueue(capacity: broker.configuration.updateQueueLimit))
+        if answers == nil {
+            answers = DeliveryAnswers { [weak broker] in
+                Task { await broker?.takeDeliveryAnswers() }
+            }
+        }
+        outletSerials += 1
+        outlets[id] = UpdateOutlet(appID: app, serial: outletSerials, connection: connection, queue: UpdateQueue(capacity: broker.configuration.updateQueueLimit))
         return (defaults[app] ?? [:], sequences[app] ?? 0)
     }
 
@@ -170,50 +186,121 @@ final class SceneSync {
         broker.emit(id, app: app, .updatesDropped(from: overflow.range.lowerBound, to: overflow.range.upperBound))
     }
 
+    /// Sends the scene its next update unless one is in flight: written now, in this turn,
+    /// and its answer handed back through `answers`.
     private func pump(_ outlet: UpdateOutlet, _ id: SessionID, in broker: isolated Broker) {
-        guard outlet.ready, !outlet.sending, !outlet.queue.isEmpty else { return }
-        outlet.sending = true
-        Task { await self.deliver(to: id, outlet: outlet, in: broker) }
-    }
-
-    /// The scene's delivery task: one update at a time, each acknowledged before the next,
-    /// for as long as `outlet` is the session's (a reconnected session has a new one).
-    private func deliver(to id: SessionID, outlet: UpdateOutlet, in broker: isolated Broker) async {
-        let (connection, app) = (outlet.connection, outlet.appID)
-        while outlets[id] === outlet {
-            guard let next = outlet.queue.next() else {
-                outlet.sending = false
-                return
+        guard outlet.ready, !outlet.sending, let answers else { return }
+        while let next = outlet.queue.next() {
+            let (sequence, isItem): (UInt64, Bool) = switch next {
+            case .item(let sequence, _): (sequence, true)
+            case .dropped(let range): (range.upperBound, false)
             }
-            let sequence = switch next {
-            case .item(let sequence, _): sequence
-            case .dropped(let range): range.upperBound
-            }
+            let update: QueuedUpdate
             do {
-                let update = switch next {
+                update = switch next {
                 case .item(_, let update): update
                 case .dropped(let range):
                     try QueuedUpdate(sequence: sequence) {
                         $0.dropped = .with {
                             $0.from = range.lowerBound
                             $0.to = range.upperBound
-                            $0.defaults = PlistValue.wire(dictionary: self.defaults[app] ?? [:])
+                            $0.defaults = PlistValue.wire(dictionary: self.defaults[outlet.appID] ?? [:])
                         }
                     }
                 }
-                _ = try await connection.request(
-                    update.command, timeout: broker.configuration.updateAckTimeout, what: "the scene (update \(sequence))")
-                if case .item = next {
-                    settle(PostKey(app: app, sequence: sequence), id) { $0.acknowledged[id] = .now - $0.start }
-                }
-            } catch let error as BrokerError where error.code == .connectionClosed {
-                closeOutlet(id, only: outlet)
-                return
             } catch {
-                // A scene that misses the deadline may still be working through its backlog:
-                // the next update waits behind it, and its queue bounds what piles up.
-                broker.logger.notice("a scene did not acknowledge an update", metadata: ["session": "\(id)", "sequence": "\(sequence)", "error": "\(error)"])
+                broker.logger.error("cannot send a scene its update", metadata: ["session": "\(id)", "sequence": "\(sequence)", "error": "\(error.message)"])
+                continue
             }
+            outlet.sending = true
+            let serial = outlet.serial
+            outlet.connection.issue(update.command, timeout: broker.configuration.updateAckTimeout, what: "the scene (update \(sequence))") { result in
+                // On the connection's event loop: the time is taken as the answer is read.
+                let failure: BrokerError? = switch result {
+                case .success: nil
+                case .failure(let error): error
+                }
+                answers.post(DeliveryAnswer(session: id, outlet: serial, sequence: sequence, isItem: isItem, at: .now, failure: failure))
+            }
+            return
+        }
+    }
+
+    /// A scene answered an update (or will not): the post waiting for it hears so, and the
+    /// scene's next update goes out, as long as the answer's connection is still the session's.
+    func takeAnswers(in broker: isolated Broker) {
+        while let arrived = answers?.take() {
+            for answer in arrived { take(answer, in: broker) }
+        }
+    }
+
+    private func take(_ answer: DeliveryAnswer, in broker: isolated Broker) {
+        let id = answer.session
+        guard let outlet = outlets[id], outlet.serial == answer.outlet else { return }
+        outlet.sending = false
+        switch answer.failure {
+        case nil:
+            if answer.isItem {
+                settle(PostKey(app: outlet.appID, sequence: answer.sequence), id) { $0.acknowledged[id] = answer.at - $0.start }
+            }
+        case let error? where error.code == .connectionClosed:
+            closeOutlet(id, only: outlet)
+            return
+        case let error?:
+            // A scene that misses the deadline may still be working through its backlog:
+            // the next update waits behind it, and its queue bounds what piles up.
+            broker.logger.notice("a scene did not acknowledge an update", metadata: ["session": "\(id)", "sequence": "\(answer.sequence)", "error": "\(error.message)"])
+        }
+        pump(outlet, id, in: broker)
+    }
+}
+
+/// What the event loop heard back for one update sent to a scene.
+struct DeliveryAnswer: Sendable {
+    var session: SessionID
+    /// The outlet (`UpdateOutlet.serial`) the update was sent on.
+    var outlet: UInt64
+    var sequence: UInt64
+    /// An update from the queue, as opposed to the notice that some were dropped.
+    var isItem: Bool
+    var at: ContinuousClock.Instant
+    /// Nil: acknowledged.
+    var failure: BrokerError?
+}
+
+/// The hand-over of the scenes' answers from the event loops to the broker's isolation. An
+/// answer that finds the box empty schedules one reader task; the reader takes everything that
+/// arrived until then in one turn, so answers read together are taken together, and no task is
+/// made per update. (An `AsyncStream` did the same through the runtime's unspecialised generic
+/// code: more instructions per answer than the task it saved.)
+final class DeliveryAnswers: Sendable {
+    private let box = Mutex<(arrived: [DeliveryAnswer], reading: Bool)>(([], false))
+    private let startReader: @Sendable () -> Void
+
+    init(startReader: @escaping @Sendable () -> Void) {
+        self.startReader = startReader
+    }
+
+    func post(_ answer: DeliveryAnswer) {
+        let start = box.withLock { box in
+            box.arrived.append(answer)
+            defer { box.reading = true }
+            return !box.reading
+        }
+        if start { startReader() }
+    }
+
+    /// What arrived since the last take; nil when nothing did, and the reader is done (the
+    /// next answer starts another).
+    func take() -> [DeliveryAnswer]? {
+        box.withLock { box in
+            guard !box.arrived.isEmpty else {
+                box.reading = false
+                return nil
+            }
+            let taken = box.arrived
+            box.arrived = []
+            return taken
         }
     }
 }
@@ -237,20 +324,23 @@ struct QueuedUpdate: Sendable {
 }
 
 /// A connected scene's queue of updates and its delivery state, one per connection (a session
-/// that reconnects gets a new one: a delivery task of the old connection never touches the
-/// new outlet). A class, owned by `SceneSync` in the broker's isolation: a post to N scenes
+/// that reconnects gets a new one, with a new `serial`: an answer read on the old connection
+/// never touches the new outlet). A class, owned by `SceneSync` in the broker's isolation: a post to N scenes
 /// looks each up without copying its queue, and updates it in place.
 final class UpdateOutlet {
     let appID: AppID
+    /// Which of the session's connections this is, for the answers that come back.
+    let serial: UInt64
     let connection: WireConnection
     var queue: UpdateQueue<QueuedUpdate>
     /// The scene finished willConnect: deliveries may start (updates queue up until then).
     var ready = false
-    /// Its delivery task runs.
+    /// An update is in flight: sent, not answered yet.
     var sending = false
 
-    init(appID: AppID, connection: WireConnection, queue: UpdateQueue<QueuedUpdate>) {
+    init(appID: AppID, serial: UInt64, connection: WireConnection, queue: UpdateQueue<QueuedUpdate>) {
         self.appID = appID
+        self.serial = serial
         self.connection = connection
         self.queue = queue
     }
@@ -298,6 +388,11 @@ extension Broker {
     /// Posts an event to every connected scene of `app`; with `wait`, until each acknowledged it.
     public func post(app: AppID, name: String, payload: [String: PlistValue], from poster: SessionID?, wait: Duration?) async throws(BrokerError) -> PostOutcome {
         try await sync.post(app: app, name: name, payload: payload, from: poster, wait: wait, in: self)
+    }
+
+    /// The scenes' answers to updates, from their reader task.
+    func takeDeliveryAnswers() {
+        sync.takeAnswers(in: self)
     }
 
     public func defaults(app: AppID) throws(BrokerError) -> [String: PlistValue] {
