@@ -52,6 +52,43 @@ final class InProcessBrokerTests: XCTestCase {
         XCTAssertEqual(ping.payload, Data("still here".utf8))
     }
 
+    /// Requests written all at once, right behind a Hello with no id (as the Python module
+    /// writes it), are answered once each, in order, whichever side of the broker's connection
+    /// takes them: the pipeline answers one request at a time while the rest wait (past 16
+    /// the socket is not read), and the reading task takes what is not a plain request.
+    func testRequestsWrittenAtOnceAreAnsweredOnceEachInOrder() async throws {
+        let running = try await start()
+        let raw = try RawSocket(path: running.socketPath)
+        var hello = RawSocket.hello()
+        hello.id = 0
+        let kinds: [Windowbroker_V1_ControlRequest] = [
+            .with { $0.status = .init() },
+            .with { $0.apps = .init() },
+            .with { $0.ping = .with { $0.payload = Data([7]) } },
+            .with { $0.activate = .with { $0.sessionID = UUID().uuidString } },
+            Windowbroker_V1_ControlRequest(),  // no request kind
+        ]
+        var bytes: [UInt8] = []
+        for frame in [hello] + (0..<60).map({ i in Envelope.with { $0.id = UInt64(100 + i); $0.controlRequest = kinds[i % kinds.count] } }) {
+            let body: [UInt8] = try frame.serializedBytes()
+            bytes += RawSocket.header(body.count) + body
+        }
+        XCTAssertTrue(raw.write(bytes))
+        guard case .welcome? = raw.readFrame()?.body else { return XCTFail("no Welcome first") }
+        for i in 0..<60 {
+            let reply = try XCTUnwrap(raw.readFrame(), "reply \(i)")
+            XCTAssertEqual(reply.replyTo, UInt64(100 + i), "reply \(i) out of order")
+            switch (i % kinds.count, reply.body) {
+            case (0, .controlReply(let r)): guard case .status = r.kind else { return XCTFail("\(i): \(r)") }
+            case (1, .controlReply(let r)): guard case .apps = r.kind else { return XCTFail("\(i): \(r)") }
+            case (2, .controlReply(let r)): guard case .ping = r.kind else { return XCTFail("\(i): \(r)") }
+            case (3, .error(let e)): XCTAssertEqual(e.code, .unknownSession)
+            case (4, .error(let e)): XCTAssertEqual(e.code, .invalidRequest)
+            default: return XCTFail("reply \(i): \(reply)")
+            }
+        }
+    }
+
     /// A new session's record is inserted without a sync of its own, and the open answers
     /// only once a synced commit came after it. A fake scene reports nothing in its callbacks,
     /// so no report's commit syncs it here: the open syncs the record itself.

@@ -169,7 +169,7 @@ package final class WireConnection: Sendable {
     }
 
     /// What answers a request whose reply the codec refused as too large.
-    private static func refusal(tooLarge error: BrokerError) -> Envelope.OneOf_Body {
+    package static func refusal(tooLarge error: BrokerError) -> Envelope.OneOf_Body {
         .error(BrokerError(.payloadTooLarge, "the reply would exceed the frame limit: \(error.message)").wire)
     }
 

@@ -34,7 +34,7 @@ struct ControlRequestHandler: Sendable {
                         await connection.reply(to: envelope, error: problem)
                         return
                     }
-                    // Before the Welcome leaves: a ping sent right after it takes the fast path.
+                    // Before the Welcome leaves: the deadline must not close a greeted peer.
                     handshake.complete()
                     await connection.reply(to: envelope, with: .welcome(.current(brokerPID: getpid())))
                     continue
@@ -70,11 +70,7 @@ struct ControlRequestHandler: Sendable {
                     })
                     continue
                 }
-                await connections?.began(connectionID)
-                let answer = await answer(kind, from: nil)
-                // The answer is ready: what remains is the peer's to read. Evictable from now
-                // on, and closed when it does not read its answer in time.
-                await connections?.ended(connectionID)
+                let answer = await answerAsConnection(kind)
                 guard await connection.reply(to: envelope, with: answer, within: broker.configuration.replyWriteTimeout) else {
                     logger.notice("closed a control connection that does not read its answers", metadata: ["timeout": "\(broker.configuration.replyWriteTimeout)"])
                     return
@@ -86,6 +82,16 @@ struct ControlRequestHandler: Sendable {
         } catch {
             logger.debug("control connection ended", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// The answer to a request of this control connection, the connection busy (not evictable)
+    /// until the answer is ready: what remains is the peer's to read, and a peer that does not
+    /// read it in time is closed.
+    func answerAsConnection(_ kind: ControlRequest) async -> Envelope.OneOf_Body {
+        await connections?.began(connectionID)
+        let answer = await answer(kind, from: nil)
+        await connections?.ended(connectionID)
+        return answer
     }
 
     /// The reply to a control request, or the error, as the body to send back. `requester` is

@@ -36,6 +36,7 @@ public struct ControlServer: Sendable {
         var channel: WireChannel
         var peer: wb_ucred?
         var handshake: ControlHandshake
+        var fastPath: NIOLoopBound<ControlFastPath>
     }
 
     /// Binds the socket path (after checking no other broker serves it), or adopts the socket
@@ -55,8 +56,11 @@ public struct ControlServer: Sendable {
             return credentials.flatMapThrowing { peer in
                 let handshake = ControlHandshake()
                 try channel.pipeline.syncOperations.addWireFraming(maxFrameBytes: maxFrame)
-                try channel.pipeline.syncOperations.addHandler(ControlFastPath(handshake: handshake, timeout: handshakeTimeout))
-                return Accepted(channel: try WireChannel(wrappingChannelSynchronously: channel), peer: peer, handshake: handshake)
+                let fastPath = ControlFastPath(handshake: handshake, timeout: handshakeTimeout)
+                try channel.pipeline.syncOperations.addHandler(fastPath)
+                return Accepted(
+                    channel: try WireChannel(wrappingChannelSynchronously: channel), peer: peer, handshake: handshake,
+                    fastPath: NIOLoopBound(fastPath, eventLoop: channel.eventLoop))
             }
         }
         // Connections stay on the loop that accepted them: handing each to another loop cost
@@ -122,6 +126,15 @@ public struct ControlServer: Sendable {
                 logger.warning("refused a control peer of another user", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
                 try? await connection.send(.error(BrokerError(.permissionDenied, "this broker serves uid \(getuid()) only").wire))
                 return
+            }
+            // On the loop before the Welcome is written there (at once when this runs on that
+            // loop, else queued ahead of the Welcome's write): the requests that follow it are
+            // taken on the loop.
+            let (fastPath, replyTimeout) = (accepted.fastPath, broker.configuration.replyWriteTimeout)
+            if fastPath.eventLoop.inEventLoop {
+                fastPath.value.attach(handler, replyTimeout: replyTimeout)
+            } else {
+                fastPath.eventLoop.execute { fastPath.value.attach(handler, replyTimeout: replyTimeout) }
             }
             await handler.serve(connection: connection, inbound: inbound, handshake: accepted.handshake)
         }
