@@ -39,7 +39,7 @@ final class ControlFastPath: ChannelDuplexHandler {
     /// before it is the async side's, which answers it after the Welcome).
     private var welcomed = false
     /// Who answers the requests taken here, once the connection is admitted (`attach`).
-    private var answerer: (handler: ControlRequestHandler, replyTimeout: Duration)?
+    private var answerer: ControlRequestHandler?
     /// A request taken here is being answered.
     private var answering = false
     /// What was read (or happened) meanwhile, in order.
@@ -64,8 +64,8 @@ final class ControlFastPath: ChannelDuplexHandler {
     }
 
     /// From now on, requests are answered here (on the event loop).
-    func attach(_ handler: ControlRequestHandler, replyTimeout: Duration) {
-        answerer = (handler, replyTimeout)
+    func attach(_ handler: ControlRequestHandler) {
+        answerer = handler
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -138,15 +138,15 @@ final class ControlFastPath: ChannelDuplexHandler {
             context.writeAndFlush(wrapOutboundOut(reply), promise: nil)
             return
         }
-        guard let (handler, replyTimeout) = answerer.map({ ($0.handler, $0.replyTimeout) }) else { return passOn(data, context: context) }
+        guard let answerer else { return passOn(data, context: context) }
         if case .watch = kind { return passOn(data, context: context) }
         answering = true
         let loop = context.eventLoop
         let (lane, bound) = (NIOLoopBound(self, eventLoop: loop), NIOLoopBound(context, eventLoop: loop))
         let id = envelope.id
         Task {
-            let answer = await handler.answerAsConnection(kind)
-            loop.execute { lane.value.answered(id, with: answer, within: replyTimeout, context: bound.value) }
+            let answer = await answerer.answerAsConnection(kind)
+            loop.execute { lane.value.answered(id, with: answer, context: bound.value) }
         }
     }
 
@@ -161,14 +161,15 @@ final class ControlFastPath: ChannelDuplexHandler {
     /// Writes the answer, closing a peer that does not read it in time, and once it is written
     /// takes what waited meanwhile, in order, until a request is answered here again. (Not
     /// before: a peer that sends requests and reads no answers holds one answer, not all.)
-    private func answered(_ id: UInt64, with body: Envelope.OneOf_Body, within timeout: Duration, context: ChannelHandlerContext) {
-        guard !removed, let logger = answerer?.handler.logger else { return }
+    private func answered(_ id: UInt64, with body: Envelope.OneOf_Body, context: ChannelHandlerContext) {
+        guard !removed, let answerer else { return }
+        let timeout = answerer.broker.configuration.replyWriteTimeout
         var reply = Envelope()
         reply.replyTo = id
         reply.body = body
         let channel = context.channel
         let closer = context.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
-            logger.notice("closed a control connection that does not read its answers", metadata: ["timeout": "\(timeout)"])
+            answerer.closedUnread()
             channel.close(promise: nil)
         }
         let written = context.eventLoop.makePromise(of: Void.self)

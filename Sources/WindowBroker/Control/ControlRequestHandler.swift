@@ -72,7 +72,7 @@ struct ControlRequestHandler: Sendable {
                 }
                 let answer = await answerAsConnection(kind)
                 guard await connection.reply(to: envelope, with: answer, within: broker.configuration.replyWriteTimeout) else {
-                    logger.notice("closed a control connection that does not read its answers", metadata: ["timeout": "\(broker.configuration.replyWriteTimeout)"])
+                    closedUnread()
                     return
                 }
             }
@@ -82,6 +82,12 @@ struct ControlRequestHandler: Sendable {
         } catch {
             logger.debug("control connection ended", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// Says why the connection was closed: its peer did not read an answer within
+    /// `replyWriteTimeout`.
+    func closedUnread() {
+        logger.notice("closed a control connection that does not read its answers", metadata: ["timeout": "\(broker.configuration.replyWriteTimeout)"])
     }
 
     /// The answer to a request of this control connection, the connection busy (not evictable)

@@ -130,11 +130,11 @@ public struct ControlServer: Sendable {
             // On the loop before the Welcome is written there (at once when this runs on that
             // loop, else queued ahead of the Welcome's write): the requests that follow it are
             // taken on the loop.
-            let (fastPath, replyTimeout) = (accepted.fastPath, broker.configuration.replyWriteTimeout)
+            let fastPath = accepted.fastPath
             if fastPath.eventLoop.inEventLoop {
-                fastPath.value.attach(handler, replyTimeout: replyTimeout)
+                fastPath.value.attach(handler)
             } else {
-                fastPath.eventLoop.execute { fastPath.value.attach(handler, replyTimeout: replyTimeout) }
+                fastPath.eventLoop.execute { fastPath.value.attach(handler) }
             }
             await handler.serve(connection: connection, inbound: inbound, handshake: accepted.handshake)
         }
