@@ -89,6 +89,29 @@ final class InProcessBrokerTests: XCTestCase {
         }
     }
 
+    /// A watch is served by the connection's reading task and a request after it on the same
+    /// connection by the event loop: both are answered, and the watch's events keep coming.
+    func testARequestAfterAWatchOnOneConnectionIsAnsweredAndEventsKeepComing() async throws {
+        let running = try await start()
+        let raw = try RawSocket(path: running.socketPath)
+        try raw.greet()
+        try raw.write(frame: .with { $0.id = 1; $0.controlRequest = .with { $0.watch = .with { $0.events = ["created"] } } })
+        try raw.write(frame: .with { $0.id = 2; $0.controlRequest = .with { $0.apps = .init() } })
+        let watching = try XCTUnwrap(raw.readFrame())
+        XCTAssertEqual(watching.replyTo, 1)
+        guard case .controlReply(let started) = watching.body, case .watchStarted = started.kind else { return XCTFail("\(watching)") }
+        let apps = try XCTUnwrap(raw.readFrame())
+        XCTAssertEqual(apps.replyTo, 2)
+        guard case .controlReply(let listed) = apps.body, case .apps = listed.kind else { return XCTFail("\(apps)") }
+        let opened = try await openScene("alpha", on: running.broker)
+        let event = try XCTUnwrap(raw.readFrame())
+        guard case .lifecycleEvent(let created) = event.body else { return XCTFail("\(event)") }
+        XCTAssertEqual(created.sessionID, opened.sessionID.description)
+        try raw.write(frame: .with { $0.id = 3; $0.controlRequest = .with { $0.ping = .with { $0.payload = Data([3]) } } })
+        let pong = try XCTUnwrap(raw.readFrame())
+        XCTAssertEqual(pong.replyTo, 3)
+    }
+
     /// A new session's record is inserted without a sync of its own, and the open answers
     /// only once a synced commit came after it. A fake scene reports nothing in its callbacks,
     /// so no report's commit syncs it here: the open syncs the record itself.
