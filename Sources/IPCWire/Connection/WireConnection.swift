@@ -178,10 +178,17 @@ package final class WireConnection: Sendable {
     /// is done. Writes from one thread keep their order. A reply too large for a frame is
     /// answered with that error instead, as `reply(to:with:)` does.
     package func replyInBackground(to request: Envelope, with body: Envelope.OneOf_Body) {
-        let channel = self.channel
-        channel.writeAndFlush(envelope: Self.envelope(body, replyTo: request.id)).whenFailure { error in
-            guard let error = error as? BrokerError, error.code == .payloadTooLarge else { return }
-            channel.writeAndFlush(envelope: Self.envelope(Self.refusal(tooLarge: error), replyTo: request.id), promise: nil)
+        _ = Self.writeReply(body, to: request.id, on: channel)
+    }
+
+    /// Writes the answer to request `id`; one the codec refuses as too large is answered with
+    /// that error instead. The future completes once what went out is written.
+    private static func writeReply(_ body: Envelope.OneOf_Body, to id: UInt64, on channel: any Channel) -> EventLoopFuture<Void> {
+        channel.writeAndFlush(envelope: envelope(body, replyTo: id)).flatMapError { error in
+            guard let error = error as? BrokerError, error.code == .payloadTooLarge else {
+                return channel.eventLoop.makeFailedFuture(error)
+            }
+            return channel.writeAndFlush(envelope: envelope(refusal(tooLarge: error), replyTo: id))
         }
     }
 
@@ -195,13 +202,24 @@ package final class WireConnection: Sendable {
     /// `timeout`: a peer that sends requests and never reads their answers is dropped instead
     /// of holding a reply, and the memory it takes, for ever. Returns false when it was closed.
     package func reply(to request: Envelope, with body: Envelope.OneOf_Body, within timeout: Duration) async -> Bool {
-        let channel = self.channel
-        let closer = channel.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
-            channel.close(promise: nil)
+        await withCheckedContinuation { done in
+            reply(toID: request.id, with: body, within: timeout) { open in done.resume(returning: open) }
         }
-        await reply(to: request, with: body)
-        closer.cancel()
-        return channel.isActive
+    }
+
+    /// `reply(to:with:within:)` without waiting: `written` runs on the event loop once the
+    /// answer is written (or the connection closed), with whether the connection is still open.
+    package func reply(toID id: UInt64, with body: Envelope.OneOf_Body, within timeout: Duration, written: @escaping @Sendable (Bool) -> Void) {
+        let channel = self.channel
+        onLoop {
+            let closer = channel.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
+                channel.close(promise: nil)
+            }
+            Self.writeReply(body, to: id, on: channel).whenComplete { _ in
+                closer.cancel()
+                written(channel.isActive)
+            }
+        }
     }
 
     /// Answers a request with an `Error` frame.

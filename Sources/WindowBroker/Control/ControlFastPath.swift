@@ -38,8 +38,9 @@ final class ControlFastPath: ChannelDuplexHandler {
     /// The Welcome went out: what is read from now on may be answered here (a request read
     /// before it is the async side's, which answers it after the Welcome).
     private var welcomed = false
-    /// Who answers the requests taken here, once the connection is admitted (`attach`).
-    private var answerer: ControlRequestHandler?
+    /// Who answers the requests taken here and the connection their replies go out on, once
+    /// the connection is admitted (`attach`).
+    private var answerer: (handler: ControlRequestHandler, connection: WireConnection)?
     /// A request taken here is being answered.
     private var answering = false
     /// What was read (or happened) meanwhile, in order.
@@ -64,8 +65,8 @@ final class ControlFastPath: ChannelDuplexHandler {
     }
 
     /// From now on, requests are answered here (on the event loop).
-    func attach(_ handler: ControlRequestHandler) {
-        answerer = handler
+    func attach(_ handler: ControlRequestHandler, connection: WireConnection) {
+        answerer = (handler, connection)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -141,12 +142,19 @@ final class ControlFastPath: ChannelDuplexHandler {
         guard let answerer else { return passOn(data, context: context) }
         if case .watch = kind { return passOn(data, context: context) }
         answering = true
+        let (handler, connection) = answerer
         let loop = context.eventLoop
         let (lane, bound) = (NIOLoopBound(self, eventLoop: loop), NIOLoopBound(context, eventLoop: loop))
         let id = envelope.id
         Task {
-            let answer = await answerer.answerAsConnection(kind)
-            loop.execute { lane.value.answered(id, with: answer, context: bound.value) }
+            let answer = await handler.answerAsConnection(kind)
+            // What waited meanwhile is taken once the reply is written, not before: a peer that
+            // sends requests and reads no answers holds one answer, not all of them. (The reply
+            // passes through `write` below while nothing is owed, so it pays no debt.)
+            connection.reply(toID: id, with: answer, within: handler.broker.configuration.replyWriteTimeout) { open in
+                if !open { handler.closedUnread() }
+                lane.value.answered(context: bound.value)
+            }
         }
     }
 
@@ -158,34 +166,11 @@ final class ControlFastPath: ChannelDuplexHandler {
         context.fireChannelRead(data)
     }
 
-    /// Writes the answer, closing a peer that does not read it in time, and once it is written
-    /// takes what waited meanwhile, in order, until a request is answered here again. (Not
-    /// before: a peer that sends requests and reads no answers holds one answer, not all.)
-    private func answered(_ id: UInt64, with body: Envelope.OneOf_Body, context: ChannelHandlerContext) {
-        guard !removed, let answerer else { return }
-        let timeout = answerer.broker.configuration.replyWriteTimeout
-        var reply = Envelope()
-        reply.replyTo = id
-        reply.body = body
-        let channel = context.channel
-        let closer = context.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
-            answerer.closedUnread()
-            channel.close(promise: nil)
-        }
-        let written = context.eventLoop.makePromise(of: Void.self)
-        context.writeAndFlush(wrapOutboundOut(reply), promise: written)
-        written.futureResult.assumeIsolated().whenComplete { [self] result in
-            closer.cancel()
-            // A reply too large for a frame is answered with that error: every request gets one answer.
-            if case .failure(let error as BrokerError) = result, error.code == .payloadTooLarge {
-                var refusal = Envelope()
-                refusal.replyTo = id
-                refusal.body = WireConnection.refusal(tooLarge: error)
-                channel.writeAndFlush(envelope: refusal, promise: nil)
-            }
-            answering = false
-            takeWaiting(context: context)
-        }
+    /// The reply to the request answered here is written (or the connection closed): what
+    /// waited meanwhile is taken, in order, until a request is answered here again.
+    private func answered(context: ChannelHandlerContext) {
+        answering = false
+        takeWaiting(context: context)
     }
 
     private func takeWaiting(context: ChannelHandlerContext) {

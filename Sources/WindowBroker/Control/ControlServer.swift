@@ -132,9 +132,9 @@ public struct ControlServer: Sendable {
             // taken on the loop.
             let fastPath = accepted.fastPath
             if fastPath.eventLoop.inEventLoop {
-                fastPath.value.attach(handler)
+                fastPath.value.attach(handler, connection: connection)
             } else {
-                fastPath.eventLoop.execute { fastPath.value.attach(handler) }
+                fastPath.eventLoop.execute { fastPath.value.attach(handler, connection: connection) }
             }
             await handler.serve(connection: connection, inbound: inbound, handshake: accepted.handshake)
         }
