@@ -122,7 +122,7 @@ package final class WireConnection: Sendable {
     /// whose frames are delivered on the loop has no async reader to hold back.
     package func pauseReading() {
         let channel = self.channel
-        onLoop { try? channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false) }
+        onLoop { channel.setReading(false) }
     }
 
     /// Reads the socket again after `pauseReading`, if `allowed` still says so once on the
@@ -131,8 +131,7 @@ package final class WireConnection: Sendable {
         let channel = self.channel
         onLoop {
             guard allowed() else { return }
-            try? channel.syncOptions?.setOption(ChannelOptions.autoRead, value: true)
-            channel.read()
+            channel.setReading(true)
         }
     }
 
@@ -295,5 +294,15 @@ extension Duration {
         let (seconds, attoseconds) = components
         let value = Double(seconds) + Double(attoseconds) / 1e18
         return value == value.rounded() ? "\(Int(value)) s" : String(printf: "%.1f s", value)
+    }
+}
+
+extension Channel {
+    /// Stops reading the socket, or reads it again (at once); on the event loop. How a reader
+    /// that takes frames on the loop holds a peer back: its frames then wait in the peer's
+    /// socket buffer, not in our memory.
+    package func setReading(_ reading: Bool) {
+        try? syncOptions?.setOption(ChannelOptions.autoRead, value: reading)
+        if reading { read() }
     }
 }

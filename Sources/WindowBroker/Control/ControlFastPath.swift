@@ -122,7 +122,7 @@ final class ControlFastPath: ChannelDuplexHandler {
         waiting.append(item)
         if waiting.count >= Self.waitingLimit, !paused {
             paused = true
-            context.channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in }
+            context.channel.setReading(false)
         }
     }
 
@@ -187,8 +187,7 @@ final class ControlFastPath: ChannelDuplexHandler {
         if passedOn != passedBefore, !removed { context.fireChannelReadComplete() }
         if paused, waiting.count < Self.waitingLimit, !removed {
             paused = false
-            let channel = context.channel
-            channel.setOption(ChannelOptions.autoRead, value: true).whenSuccess { channel.read() }
+            context.channel.setReading(true)
         }
     }
 }
