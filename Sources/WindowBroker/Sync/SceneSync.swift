@@ -191,26 +191,24 @@ final class SceneSync {
     private func pump(_ outlet: UpdateOutlet, _ id: SessionID, in broker: isolated Broker) {
         guard outlet.ready, !outlet.sending, let answers else { return }
         while let next = outlet.queue.next() {
-            let (sequence, isItem): (UInt64, Bool) = switch next {
-            case .item(let sequence, _): (sequence, true)
-            case .dropped(let range): (range.upperBound, false)
-            }
-            let update: QueuedUpdate
-            do {
-                update = switch next {
-                case .item(_, let update): update
-                case .dropped(let range):
-                    try QueuedUpdate(sequence: sequence) {
+            let (sequence, isItem, update): (UInt64, Bool, QueuedUpdate)
+            switch next {
+            case .item(let item, let queued):
+                (sequence, isItem, update) = (item, true, queued)
+            case .dropped(let range):
+                (sequence, isItem) = (range.upperBound, false)
+                do {
+                    update = try QueuedUpdate(sequence: sequence) {
                         $0.dropped = .with {
                             $0.from = range.lowerBound
                             $0.to = range.upperBound
                             $0.defaults = PlistValue.wire(dictionary: self.defaults[outlet.appID] ?? [:])
                         }
                     }
+                } catch {
+                    broker.logger.error("cannot send a scene its update", metadata: ["session": "\(id)", "sequence": "\(sequence)", "error": "\(error.message)"])
+                    continue
                 }
-            } catch {
-                broker.logger.error("cannot send a scene its update", metadata: ["session": "\(id)", "sequence": "\(sequence)", "error": "\(error.message)"])
-                continue
             }
             outlet.sending = true
             let serial = outlet.serial
