@@ -434,8 +434,7 @@ final class ControlStarvationTests: BrokerTestCase {
         var pipelined: [UInt8] = []
         for i in 0..<3000 {
             status.id = UInt64(i + 1)
-            let body: [UInt8] = try status.serializedBytes()
-            pipelined += RawSocket.header(body.count) + body
+            pipelined += try RawSocket.frame(status)
         }
         var stuck: [RawSocket] = []
         for _ in 0..<130 {

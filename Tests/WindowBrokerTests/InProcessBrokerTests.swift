@@ -70,8 +70,7 @@ final class InProcessBrokerTests: XCTestCase {
         ]
         var bytes: [UInt8] = []
         for frame in [hello] + (0..<60).map({ i in Envelope.with { $0.id = UInt64(100 + i); $0.controlRequest = kinds[i % kinds.count] } }) {
-            let body: [UInt8] = try frame.serializedBytes()
-            bytes += RawSocket.header(body.count) + body
+            bytes += try RawSocket.frame(frame)
         }
         XCTAssertTrue(raw.write(bytes))
         guard case .welcome? = raw.readFrame()?.body else { return XCTFail("no Welcome first") }

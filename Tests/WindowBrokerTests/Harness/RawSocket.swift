@@ -36,8 +36,14 @@ final class RawSocket {
     }
 
     func write(frame envelope: Envelope) throws {
+        write(try Self.frame(envelope))
+    }
+
+    /// `envelope` as it goes on the wire: its length, then its bytes (several can be written
+    /// in one go).
+    static func frame(_ envelope: Envelope) throws -> [UInt8] {
         let body: [UInt8] = try envelope.serializedBytes()
-        write(Self.header(body.count) + body)
+        return header(body.count) + body
     }
 
     static func header(_ length: Int) -> [UInt8] {
