@@ -177,17 +177,20 @@ package final class WireConnection: Sendable {
     /// is done. Writes from one thread keep their order. A reply too large for a frame is
     /// answered with that error instead, as `reply(to:with:)` does.
     package func replyInBackground(to request: Envelope, with body: Envelope.OneOf_Body) {
-        _ = Self.writeReply(body, to: request.id, on: channel)
+        Self.writeReply(body, to: request.id, on: channel)
     }
 
     /// Writes the answer to request `id`; one the codec refuses as too large is answered with
-    /// that error instead. The future completes once what went out is written.
-    private static func writeReply(_ body: Envelope.OneOf_Body, to id: UInt64, on channel: any Channel) -> EventLoopFuture<Void> {
-        channel.writeAndFlush(envelope: envelope(body, replyTo: id)).flatMapError { error in
-            guard let error = error as? BrokerError, error.code == .payloadTooLarge else {
-                return channel.eventLoop.makeFailedFuture(error)
+    /// that error instead. `written` runs once what went out is written (or failed).
+    private static func writeReply(
+        _ body: Envelope.OneOf_Body, to id: UInt64, on channel: any Channel, written: (@Sendable () -> Void)? = nil
+    ) {
+        channel.writeAndFlush(envelope: envelope(body, replyTo: id)).whenComplete { result in
+            guard case .failure(let error as BrokerError) = result, error.code == .payloadTooLarge else {
+                written?()
+                return
             }
-            return channel.writeAndFlush(envelope: envelope(refusal(tooLarge: error), replyTo: id))
+            channel.writeAndFlush(envelope: envelope(refusal(tooLarge: error), replyTo: id)).whenComplete { _ in written?() }
         }
     }
 
@@ -214,7 +217,7 @@ package final class WireConnection: Sendable {
             let closer = channel.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
                 channel.close(promise: nil)
             }
-            Self.writeReply(body, to: id, on: channel).whenComplete { _ in
+            Self.writeReply(body, to: id, on: channel) {
                 closer.cancel()
                 written(channel.isActive)
             }
