@@ -39,8 +39,8 @@
 #                       release build, then installed (scenes forked from the app's zygote);
 #                       each with a wmctl per post and back to back over one connection
 #                       (bench/post_rounds.py), as the C and stack-floor fan-outs run their rounds;
-#                       a wmctl per post also vs the C fan-out paused before each round as long
-#                       as the wmctl loop paused between two posts
+#                       a wmctl per post also vs the C fan-out and the stack's floor paused before
+#                       each round as long as the wmctl loop paused between two posts
 #   broker at rest      its CPU per second with the 100 scenes live and idle (the memory monitor
 #                       samples every second)   vs reading the 100 scenes' smaps_rollup once
 #   search              wmctl search p50/p99 over 10,000 indexed sessions (a common word, a rare
@@ -481,6 +481,10 @@ kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 # (back to back both stay warm, the rows below).
 FANOUT10_PAUSED=$("$DIR/bin/fanout" 10 "$POSTS" "$IF10_PAUSE")
 FANOUT100_PAUSED=$("$DIR/bin/fanout" 100 "$POSTS" "$IF100_PAUSE")
+# And the stack's floor paused alike: what NIO and swift-protobuf alone take for a fan-out that
+# comes to sleeping processes, the share of a `wmctl` per post that is not ours.
+FLOOR_FAN10_PAUSED=$("$SBIN/stack-floor" fan 10 "$POSTS" --pause "$(awk -v us="$IF10_PAUSE" 'BEGIN { printf "%.3f", us / 1000 }')")
+FLOOR_FAN100_PAUSED=$("$SBIN/stack-floor" fan 100 "$POSTS" --pause "$(awk -v us="$IF100_PAUSE" 'BEGIN { printf "%.3f", us / 1000 }')")
 fig "installed: post --wait to $IF10_N scenes, p50" "$IF10_P50" "µs" "C fan-out to 10 processes, p50" "$FANOUT10_C"
 fig "installed: post --wait to $IF10_N scenes, p99" "$IF10_P99" "µs" "C fan-out to 10 processes, p50" "$FANOUT10_C"
 fig "installed: post --wait to $IF100_N scenes, p50" "$IF100_P50" "µs" "C fan-out to 100 processes, p50" "$FANOUT100_C"
@@ -489,8 +493,10 @@ fig "installed: post --wait to $IF10_N scenes, p50" "$IF10_P50" "µs" "C fan-out
 fig "installed: post --wait to $IF100_N scenes, p50" "$IF100_P50" "µs" "C fan-out to 100, paused $(ms "$IF100_PAUSE") ms a round" "$FANOUT100_PAUSED"
 fig "the stack's floor: fan-out to 10 processes" "$FLOOR_FAN10" "µs" "C fan-out to 10 processes, p50" "$FANOUT10_C"
 fig "the stack's floor: fan-out to 100 processes" "$FLOOR_FAN100" "µs" "C fan-out to 100 processes, p50" "$FANOUT100_C"
-fig "installed: post --wait to $IF10_N scenes, p50" "$IF10_P50" "µs" "the stack's floor: fan-out to 10" "$FLOOR_FAN10"
-fig "installed: post --wait to $IF100_N scenes, p50" "$IF100_P50" "µs" "the stack's floor: fan-out to 100" "$FLOOR_FAN100"
+fig "the stack's floor: fan-out to 10, paused alike" "$FLOOR_FAN10_PAUSED" "µs" "C fan-out to 10, paused $(ms "$IF10_PAUSE") ms a round" "$FANOUT10_PAUSED"
+fig "the stack's floor: fan-out to 100, paused alike" "$FLOOR_FAN100_PAUSED" "µs" "C fan-out to 100, paused $(ms "$IF100_PAUSE") ms a round" "$FANOUT100_PAUSED"
+fig "installed: post --wait to $IF10_N scenes, p50" "$IF10_P50" "µs" "the stack's floor: fan-out to 10, paused alike" "$FLOOR_FAN10_PAUSED"
+fig "installed: post --wait to $IF100_N scenes, p50" "$IF100_P50" "µs" "the stack's floor: fan-out to 100, paused alike" "$FLOOR_FAN100_PAUSED"
 fig "installed: back to back, $IF10_N scenes, p50" "$IR10_P50" "µs" "C fan-out to 10 processes, p50" "$FANOUT10_C"
 fig "installed: back to back, $IF10_N scenes, p99" "$IR10_P99" "µs" "C fan-out to 10 processes, p50" "$FANOUT10_C"
 fig "installed: back to back, $IF100_N scenes, p50" "$IR100_P50" "µs" "C fan-out to 100 processes, p50" "$FANOUT100_C"

@@ -98,7 +98,7 @@ run wmctl sessions
 
 say "Two windows on one note stay in sync: typing in one posts noteChanged, the other follows"
 TWIN=$(wmctl --json open notes --new --title "Groceries (2)" --info noteID=groceries | field "['session']")
-wmctl send "$OTHER" type --arg "text=apples, pears" >/dev/null
+wmctl send "$OTHER" type --arg "text="$'\n'"apples, pears" >/dev/null  # on a line of its own, after the dropped one
 sleep 0.3
 wmctl --json send "$TWIN" note | field "['value']['text']" | sed 's/^/the other window shows: /'
 run wmctl post notes ping --wait

@@ -337,11 +337,12 @@ func exchange(_ rounds: Int, with peers: Peers, on loop: EventLoop, request: @es
 
 /// `--pause MS`: each round starts that long after the last one ended, as the bench's opens
 /// and `wmctl` posts come to a broker that has gone idle in between (its threads asleep, its
-/// CPU perhaps halted), instead of back to back.
+/// CPU perhaps halted), instead of back to back. MS may have decimals: the bench pauses the
+/// fan-out as long as its `wmctl` loop left between two posts, measured to the microsecond.
 func pauseBetweenRounds() -> TimeAmount? {
     guard let flag = CommandLine.arguments.firstIndex(of: "--pause"), flag + 1 < CommandLine.arguments.count,
-          let milliseconds = Int64(CommandLine.arguments[flag + 1]) else { return nil }
-    return .milliseconds(milliseconds)
+          let milliseconds = Double(CommandLine.arguments[flag + 1]), milliseconds >= 0 else { return nil }
+    return .nanoseconds(Int64(milliseconds * 1_000_000))
 }
 
 /// A control client's ping, as `wmctl ping` sends it.
