@@ -168,7 +168,7 @@ package final class WireConnection: Sendable {
     }
 
     /// What answers a request whose reply the codec refused as too large.
-    package static func refusal(tooLarge error: BrokerError) -> Envelope.OneOf_Body {
+    private static func refusal(tooLarge error: BrokerError) -> Envelope.OneOf_Body {
         .error(BrokerError(.payloadTooLarge, "the reply would exceed the frame limit: \(error.message)").wire)
     }
 

@@ -131,11 +131,7 @@ public struct ControlServer: Sendable {
             // loop, else queued ahead of the Welcome's write): the requests that follow it are
             // taken on the loop.
             let fastPath = accepted.fastPath
-            if fastPath.eventLoop.inEventLoop {
-                fastPath.value.attach(handler, connection: connection)
-            } else {
-                fastPath.eventLoop.execute { fastPath.value.attach(handler, connection: connection) }
-            }
+            connection.execute { fastPath.value.attach(handler, connection: connection) }
             await handler.serve(connection: connection, inbound: inbound, handshake: accepted.handshake)
         }
     }
