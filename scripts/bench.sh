@@ -87,7 +87,7 @@ FIG=$DIR/figures.tsv   # name, value, unit, baseline name, baseline value
 : > "$FIG"
 fig() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >> "$FIG"; }
 json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
-ms() { awk -v us="$1" 'BEGIN { printf "%.1f", us / 1000 }'; }
+ms() { awk -v us="$1" -v format="${2:-%.1f}" 'BEGIN { printf format, us / 1000 }'; }  # $2: the format (default one decimal)
 
 # ---------------------------------------------------------------- baselines, built here
 mkdir -p "$DIR/bin"
@@ -483,8 +483,8 @@ FANOUT10_PAUSED=$("$DIR/bin/fanout" 10 "$POSTS" "$IF10_PAUSE")
 FANOUT100_PAUSED=$("$DIR/bin/fanout" 100 "$POSTS" "$IF100_PAUSE")
 # And the stack's floor paused alike: what NIO and swift-protobuf alone take for a fan-out that
 # comes to sleeping processes, the share of a `wmctl` per post that is not ours.
-FLOOR_FAN10_PAUSED=$("$SBIN/stack-floor" fan 10 "$POSTS" --pause "$(awk -v us="$IF10_PAUSE" 'BEGIN { printf "%.3f", us / 1000 }')")
-FLOOR_FAN100_PAUSED=$("$SBIN/stack-floor" fan 100 "$POSTS" --pause "$(awk -v us="$IF100_PAUSE" 'BEGIN { printf "%.3f", us / 1000 }')")
+FLOOR_FAN10_PAUSED=$("$SBIN/stack-floor" fan 10 "$POSTS" --pause "$(ms "$IF10_PAUSE" %.3f)")
+FLOOR_FAN100_PAUSED=$("$SBIN/stack-floor" fan 100 "$POSTS" --pause "$(ms "$IF100_PAUSE" %.3f)")
 fig "installed: post --wait to $IF10_N scenes, p50" "$IF10_P50" "µs" "C fan-out to 10 processes, p50" "$FANOUT10_C"
 fig "installed: post --wait to $IF10_N scenes, p99" "$IF10_P99" "µs" "C fan-out to 10 processes, p50" "$FANOUT10_C"
 fig "installed: post --wait to $IF100_N scenes, p50" "$IF100_P50" "µs" "C fan-out to 100 processes, p50" "$FANOUT100_C"
