@@ -212,7 +212,9 @@ final class SceneSync {
             }
             outlet.sending = true
             let serial = outlet.serial
-            outlet.connection.issue(update.command, timeout: broker.configuration.updateAckTimeout, what: "the scene (update \(sequence))") { result in
+            // `what` names the peer in a timeout's message; the sequence goes into the log line
+            // `take` writes, so no string is made for every update that is answered in time.
+            outlet.connection.issue(update.command, timeout: broker.configuration.updateAckTimeout, what: "the scene") { result in
                 // On the connection's event loop: the time is taken as the answer is read.
                 let failure: BrokerError? = switch result {
                 case .success: nil
