@@ -284,8 +284,9 @@ final class DeliveryAnswers: Sendable {
     func post(_ answer: DeliveryAnswer) {
         let start = box.withLock { box in
             box.arrived.append(answer)
-            defer { box.reading = true }
-            return !box.reading
+            let idle = !box.reading
+            box.reading = true
+            return idle
         }
         if start { startReader() }
     }
