@@ -88,8 +88,9 @@ public actor Broker {
         self.eventLog = EventLogLines(logger: logger)
         self.focus = FocusCoordinator(maxForeground: configuration.maxForegroundScenes)
         self.startLimit = StartLimit(burst: configuration.startLimitBurst, interval: configuration.startLimitInterval)
-        self.store = try SessionStore(directory: configuration.stateDirectory)
-        self.snapshots = SnapshotStore(stateDirectory: configuration.stateDirectory)
+        self.store = try SessionStore(directory: configuration.stateDirectory, logger: logger)
+        // The directory as the store resolved it: pictures go where the store is, always.
+        self.snapshots = SnapshotStore(stateDirectory: store.directory)
         self.workerOutput = WorkerOutput(logger: logger)
         var workerEnvironment = configuration.environment
         if let drawing = configuration.drawingLibrary {
@@ -118,7 +119,7 @@ public actor Broker {
         apps = AppRegistry(pendingDiscards: try await store.pendingDiscards())
         let store = self.store
         (searchIndex, searchWarnings) = await SearchIndex.open(
-            configuration: configuration, sessions: loaded.sessions, entries: { try await store.searchEntries() }, logger: logger)
+            directory: store.directory, rebuild: configuration.rebuildSearchIndex, sessions: loaded.sessions, entries: { try await store.searchEntries() }, logger: logger)
         noteDamage(loaded.damage)
         do {
             sync.defaults = try await store.loadDefaults()

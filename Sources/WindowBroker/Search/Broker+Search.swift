@@ -48,15 +48,15 @@ extension SearchIndex {
     /// committed current one, else its restoration activity). A damaged one is a warning; an
     /// index that cannot be opened at all leaves search unavailable, never the broker.
     static func open(
-        configuration: BrokerConfiguration, sessions: [SceneSession],
+        directory: String, rebuild: Bool, sessions: [SceneSession],
         entries: () async throws -> [(session: SessionID, app: AppID, activity: UserActivity?)], logger: Logger
     ) async -> (SearchIndex?, [String]) {
         let index: SearchIndex
         do {
-            index = try SearchIndex(directory: configuration.stateDirectory, rebuild: configuration.rebuildSearchIndex)
+            index = try SearchIndex(directory: directory, rebuild: rebuild)
         } catch {
             logger.error("cannot open the search index; search is unavailable", metadata: ["error": "\(error)"])
-            return (nil, ["the search index \(configuration.stateDirectory)/search.sqlite cannot be opened (\(error)); search is unavailable"])
+            return (nil, ["the search index \(directory)/search.sqlite cannot be opened (\(error)); search is unavailable"])
         }
         var warnings: [String] = []
         do {

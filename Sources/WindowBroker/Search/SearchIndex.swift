@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import IPCWire
+import Synchronization
 
 /// The searchable-activities index (the Spotlight idea): one entry per session whose latest
 /// activity is marked `eligibleForSearch`, built from its title, keywords, the string values
@@ -16,7 +17,9 @@ import IPCWire
 /// NORMAL`: a lifecycle step no longer waits for an fsync of the index, 0.3 to 0.7 ms here).
 /// What a power loss could take instead is covered by a marker file that exists while the
 /// broker runs: found at the next start, it means the broker did not stop cleanly, and the
-/// index is rebuilt from the store.
+/// index is rebuilt from the store. The same holds when the index's files are deleted or
+/// replaced while the broker runs: searches go on from the open index, and the marker stays
+/// for the next start to rebuild it.
 public final class SearchIndex: Sendable {
     private let queue: DatabaseQueue
     public let path: String
@@ -25,6 +28,9 @@ public final class SearchIndex: Sendable {
     public let rebuildReason: String?
     /// Exists from open to a clean close (`closeCleanly`).
     private let runningMarker: String
+    /// The index's files as opened, and whether one has since left its path.
+    private let opened: [String: FileIdentity]
+    private let filesChanged = Atomic<Bool>(false)
 
     public struct Hit: Sendable, Equatable {
         public var sessionID: SessionID
@@ -70,6 +76,19 @@ public final class SearchIndex: Sendable {
         }
         try? fm.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
         rebuildReason = reason
+        var opened: [String: FileIdentity] = [:]
+        for file in [path, path + "-wal", runningMarker] { opened[file] = FileIdentity(path: file) }
+        self.opened = opened
+    }
+
+    /// Before a write, off the broker's executor: a file of the index that left its path is
+    /// told once through `failed`, and the next start rebuilds the index (the marker is kept).
+    private func checkFiles(failed: @Sendable (any Error) -> Void) {
+        guard !filesChanged.load(ordering: .relaxed) else { return }
+        guard opened.contains(where: { FileIdentity(path: $0.key) != $0.value }) else { return }
+        filesChanged.store(true, ordering: .relaxed)
+        try? Self.createDurably(runningMarker)
+        failed(BrokerError(.internalError, "the search index's files in \((path as NSString).deletingLastPathComponent) were deleted or replaced while the broker ran; searches use the open index until the next start, which rebuilds it from the session store"))
     }
 
     private static func remove(_ path: String) {
@@ -115,6 +134,10 @@ public final class SearchIndex: Sendable {
     /// At a clean stop: everything committed is forced into the database file, then the
     /// marker goes, so the next start trusts the index as it is.
     public func closeCleanly() async {
+        guard !filesChanged.load(ordering: .relaxed) else {
+            try? Self.createDurably(runningMarker)
+            return
+        }
         do {
             _ = try await queue.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
             try FileManager.default.removeItem(atPath: runningMarker)
@@ -136,7 +159,8 @@ public final class SearchIndex: Sendable {
     /// a search or removal asked for later sees it. `failed` hears of a write that did not land.
     public func index(_ activity: UserActivity?, session: SessionID, app: AppID, failed: @escaping @Sendable (any Error) -> Void) {
         let key = session.description
-        queue.asyncWrite({ db in
+        queue.asyncWrite({ [self] db in
+            checkFiles(failed: failed)
             try db.executeCached(sql: "DELETE FROM activitySearch WHERE sessionID = ?", arguments: [key])
             try Self.insert(activity, session: key, app: app, into: db)
         }, completion: { _, result in

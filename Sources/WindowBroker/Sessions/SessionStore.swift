@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import Glibc
 import IPCWire
+import Logging
 import Synchronization
 
 /// Durable session state in SQLite (GRDB, WAL): sessions with their scene storage, their
@@ -13,20 +14,33 @@ import Synchronization
 /// keeps a second broker from touching anything. A damaged database (failing `quick_check`,
 /// not a database, or an empty file where a store was) is moved aside under a timestamped
 /// name and a fresh one started, with a warning the broker reports; a symbolic link is refused.
+/// A file deleted or replaced while the broker runs is put back from the open database
+/// (`StoreFiles`) before the next commit is acknowledged.
 public final class SessionStore: Sendable {
-    private let pool: DatabasePool
+    /// The database and its files; the pool changes when they are put back.
+    private let files: StoreFiles
+    private var pool: DatabasePool { files.pool }
     /// Where every write transaction runs, in the order handed over (`StoreWriter`).
-    private let writer = StoreWriter()
+    private let writer: StoreWriter
     public let path: String
+    /// The state directory as resolved at start: the broker's pictures and search index go
+    /// here too, so one broker writes one place.
+    public let directory: String
     /// What went wrong at open and was recovered from (reported by `status` and STATUS=).
     public let warnings: [String]
-    /// Held for the life of the process: the lock that makes this broker the store's only one.
-    private let lockDescriptor: Int32
+    /// How many times the store's files were put back at their path during this run.
+    public var restorationCount: Int { files.restorationCount }
 
-    public init(directory: String) throws {
+    public init(directory given: String, logger: Logger = Logger(label: "windowbroker.store")) throws {
         let fm = FileManager.default
-        try PrivateFiles.directory(directory, purpose: "state directory")
-        lockDescriptor = try Self.lock(directory: directory)
+        try PrivateFiles.directory(given, purpose: "state directory")
+        guard let resolved = realpath(given, nil) else {
+            throw BrokerError(.internalError, "cannot resolve \(given) (the state directory): \(String(cString: strerror(errno)))")
+        }
+        let directory = String(cString: resolved)
+        free(resolved)
+        self.directory = directory
+        let lockDescriptor = try Self.lock(directory: directory)
         path = directory + "/state.sqlite"
         var warnings: [String] = []
         var info = stat()
@@ -52,6 +66,7 @@ public final class SessionStore: Sendable {
             // Deleted restoration data (discarded sessions) is overwritten, not left in free pages.
             try db.execute(sql: "PRAGMA secure_delete = ON")
         }
+        let pool: DatabasePool
         do {
             pool = try Self.openChecked(path: path, configuration: configuration)
         } catch let damage as StoreDamage {
@@ -61,20 +76,30 @@ public final class SessionStore: Sendable {
             }
             warnings.append("\(path) was damaged (\(damage.detail)); moved aside to \(moved), starting with no sessions")
             _ = fm.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
-            pool = try DatabasePool(path: path, configuration: configuration)
+            pool = try Self.openPool(path: path, configuration: configuration)
         }
+        try Self.migrator.migrate(pool)
+        self.warnings = warnings
+        let files = StoreFiles(directory: directory, path: path, pool: pool, configuration: configuration,
+                               lockDescriptor: lockDescriptor, logger: logger)
+        self.files = files
+        writer = StoreWriter(idle: (StoreFiles.idleCheck, { try? files.verify() }))
+        groupCommit = Self.makeGroupCommit(files: files, writer: writer, writes: writes)
+    }
+
+    deinit {
+        files.releaseLock()
+    }
+
+    /// A pool on the store's file, its writer committing at `synchronous = FULL`.
+    static func openPool(path: String, configuration: Configuration) throws -> DatabasePool {
+        let pool = try DatabasePool(path: path, configuration: configuration)
         // GRDB's WAL set-up leaves commits at `synchronous = NORMAL`, where a power loss can
         // undo the last transactions. What the store acknowledges must survive one: FULL
         // syncs the WAL at each commit. Per connection (only the writer commits): the level
         // of the migrations and checkpoints; each of our writes sets its own (`transaction`).
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
-        try Self.migrator.migrate(pool)
-        self.warnings = warnings
-        groupCommit = Self.makeGroupCommit(pool: pool, writer: writer, writes: writes)
-    }
-
-    deinit {
-        close(lockDescriptor)
+        return pool
     }
 
     private struct StoreDamage: Error {
@@ -85,7 +110,7 @@ public final class SessionStore: Sendable {
     private static func openChecked(path: String, configuration: Configuration) throws -> DatabasePool {
         let pool: DatabasePool
         do {
-            pool = try DatabasePool(path: path, configuration: configuration)
+            pool = try openPool(path: path, configuration: configuration)
             let result = try pool.read { db in try String.fetchAll(db, sql: "PRAGMA quick_check") }
             if result != ["ok"] { throw StoreDamage(detail: "quick_check: \(result.prefix(3).joined(separator: "; "))") }
         } catch let error as DatabaseError where [.SQLITE_CORRUPT, .SQLITE_NOTADB].contains(error.resultCode) {
@@ -104,8 +129,8 @@ public final class SessionStore: Sendable {
     }
 
     /// The exclusive lock on the state directory; refuses with the holder's pid.
-    private static func lock(directory: String) throws -> Int32 {
-        let lockPath = directory + "/lock"
+    static func lock(directory: String) throws(BrokerError) -> Int32 {
+        let lockPath = StoreFiles.lockPath(directory)
         // O_NOFOLLOW: a link planted as the lock must not have its target overwritten with our pid.
         let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard fd >= 0 else {
@@ -436,14 +461,12 @@ public final class SessionStore: Sendable {
     public func beginInsert(_ session: SceneSession, synced: Bool = false) -> PendingInsert {
         writes.count.add(1, ordering: .relaxed)
         let (result, outcome) = AsyncThrowingStream<Commit, any Error>.makeStream(bufferingPolicy: .bufferingNewest(1))
-        let (writes, pool) = (self.writes, self.pool)
+        let (writes, files) = (self.writes, self.files)
         writer.submit {
             do {
-                outcome.yield(try pool.writeWithoutTransaction { db in
-                    try Self.transaction(db, synced: synced, counting: writes) { db in
-                        try db.executeCached(sql: Self.insertSQL, arguments: Self.arguments(session, attached: false))
-                    }.commit
-                })
+                outcome.yield(try Self.transaction(in: files, synced: synced, counting: writes) { db in
+                    try db.executeCached(sql: Self.insertSQL, arguments: Self.arguments(session, attached: false))
+                }.commit)
                 outcome.finish()
             } catch {
                 outcome.finish(throwing: error)
@@ -551,8 +574,8 @@ public final class SessionStore: Sendable {
     /// Moves everything from the WAL into the database file and empties the WAL: at a graceful
     /// stop, the store is one self-contained file.
     public func checkpoint() async {
-        let pool = self.pool
-        _ = try? await writer.perform { try pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) } }
+        let files = self.files
+        _ = try? await writer.perform { try files.pool.writeWithoutTransaction { db in _ = try db.checkpoint(.truncate) } }
     }
 
     /// The scenes on screen, least recently used first, and the key one: what a restart puts back.
@@ -631,55 +654,60 @@ public final class SessionStore: Sendable {
 
     private func write<T: Sendable>(synced: Bool = true, _ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         writes.count.add(1, ordering: .relaxed)
-        let (writes, pool) = (self.writes, self.pool)
+        let (writes, files) = (self.writes, self.files)
         return try await writer.perform {
-            try pool.writeWithoutTransaction { db in try Self.transaction(db, synced: synced, counting: writes, body) }.result
+            try Self.transaction(in: files, synced: synced, counting: writes, body).result
         }
     }
 
     /// One transaction on the writer, synced to the disk at its commit or not. An unsynced
     /// commit survives a crash of the broker, not a power loss; the next synced commit makes
     /// it durable too, as it syncs the whole write-ahead log. (GRDB's `write`, with the
-    /// connection's `synchronous` set for this transaction.)
+    /// connection's `synchronous` set for this transaction.) Before it returns, the store's
+    /// files are checked to be the ones at their paths, or put back there (`StoreFiles`):
+    /// a commit into a deleted file is not acknowledged.
     private static func transaction<T>(
-        _ db: Database, synced: Bool, counting writes: WriteCounter, _ body: (Database) throws -> T
+        in files: StoreFiles, synced: Bool, counting writes: WriteCounter, _ body: (Database) throws -> T
     ) throws -> (result: T, commit: Commit) {
-        try db.executeCached(sql: synced ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL", arguments: [])
-        var result: T?
-        try db.inTransaction {
-            result = try body(db)
-            return .commit
+        let (result, number) = try files.pool.writeWithoutTransaction { db in
+            try db.executeCached(sql: synced ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL", arguments: [])
+            var result: T?
+            try db.inTransaction {
+                result = try body(db)
+                return .commit
+            }
+            let number = writes.committed.add(1, ordering: .relaxed).newValue
+            if synced { writes.syncedThrough.store(number, ordering: .releasing) }
+            return (result!, number)
         }
-        let number = writes.committed.add(1, ordering: .relaxed).newValue
-        if synced { writes.syncedThrough.store(number, ordering: .releasing) }
-        return (result!, Commit(number: number))
+        // A restored store is a synced copy of everything committed.
+        if try files.verify() { writes.syncedThrough.store(number, ordering: .releasing) }
+        return (result, Commit(number: number))
     }
 
     /// Session writes that arrive while a commit is on its way wait for the next one together.
     private let groupCommit: GroupCommit
 
-    private static func makeGroupCommit(pool: DatabasePool, writer: StoreWriter, writes: WriteCounter) -> GroupCommit {
+    private static func makeGroupCommit(files: StoreFiles, writer: StoreWriter, writes: WriteCounter) -> GroupCommit {
         GroupCommit { bodies, synced in
             writes.count.add(1, ordering: .relaxed)
             return try await writer.perform {
-                try pool.writeWithoutTransaction { db in
-                    try transaction(db, synced: synced, counting: writes) { db in
-                        // Each write in its own savepoint: one that fails is rolled back alone.
-                        bodies.map { body -> DatabaseError? in
-                            do {
-                                try db.inSavepoint {
-                                    try body(db)
-                                    return .commit
-                                }
-                                return nil
-                            } catch let error as DatabaseError {
-                                return error
-                            } catch {
-                                return DatabaseError(resultCode: .SQLITE_ERROR, message: "\(error)")
+                try transaction(in: files, synced: synced, counting: writes) { db in
+                    // Each write in its own savepoint: one that fails is rolled back alone.
+                    bodies.map { body -> DatabaseError? in
+                        do {
+                            try db.inSavepoint {
+                                try body(db)
+                                return .commit
                             }
+                            return nil
+                        } catch let error as DatabaseError {
+                            return error
+                        } catch {
+                            return DatabaseError(resultCode: .SQLITE_ERROR, message: "\(error)")
                         }
-                    }.result
-                }
+                    }
+                }.result
             }
         }
     }

@@ -10,13 +10,15 @@ import Foundation
 /// the broker's event loop 30-120 µs (p50 about 45) on an open's path, before the prewarmed
 /// scene's connect command could go out (marks in a probe build, 40 prewarmed opens). Here it
 /// is a lock and a condition's signal.
+///
+/// `idle`, when given, runs on the thread whenever it has had nothing to do for its interval.
 final class StoreWriter: Sendable {
     private let queue = JobQueue()
 
-    init() {
+    init(idle: (interval: TimeInterval, job: @Sendable () -> Void)? = nil) {
         Thread { [queue] in
             nameThisThread("wb-store-write")
-            queue.drain()
+            queue.drain(idle: idle)
         }.start()
     }
 
@@ -60,11 +62,22 @@ final class StoreWriter: Sendable {
 
         /// Runs the jobs as they come, each batch taken under the lock and run outside it,
         /// until the queue is closed and empty.
-        func drain() {
+        func drain(idle: (interval: TimeInterval, job: @Sendable () -> Void)?) {
             var batch: [@Sendable () -> Void] = []
+            let seconds = idle?.interval
             while true {
                 condition.lock()
-                while jobs.isEmpty, !closed { condition.wait() }
+                while jobs.isEmpty, !closed {
+                    guard let seconds else {
+                        condition.wait()
+                        continue
+                    }
+                    if !condition.wait(until: Date(timeIntervalSinceNow: seconds)), jobs.isEmpty, !closed {
+                        condition.unlock()
+                        idle?.job()
+                        condition.lock()
+                    }
+                }
                 if jobs.isEmpty {
                     condition.unlock()
                     return
