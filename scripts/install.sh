@@ -33,10 +33,17 @@ esac
 SWIFT=${SWIFT:-swift}
 source scripts/release-flags.sh  # RELEASE_BUILD
 
+# The broker's whole stop (--stop-timeout) and systemd's limit on it, kept apart by a margin
+# for the broker's exit after its last scene: STOP_TIMEOUT=90 make install.
+STOP_TIMEOUT=${STOP_TIMEOUT:-45}
+[[ "$STOP_TIMEOUT" =~ ^[1-9][0-9]*$ ]] || { echo "STOP_TIMEOUT is whole seconds above zero, not '$STOP_TIMEOUT'" >&2; exit 2; }
+TIMEOUT_STOP_SEC=$((STOP_TIMEOUT + 15))
+
 write_units() {
   install -d "$DESTDIR$UNIT_DIR"
   for unit in windowbroker.socket windowbroker.service; do
-    sed -e "s|@BINDIR@|$BINDIR|g" -e "s|@DOCDIR@|$DOCDIR|g" "systemd/$unit.in" > "$DESTDIR$UNIT_DIR/$unit"
+    sed -e "s|@BINDIR@|$BINDIR|g" -e "s|@DOCDIR@|$DOCDIR|g" -e "s|@STOP_TIMEOUT@|$STOP_TIMEOUT|g" \
+      -e "s|@TIMEOUT_STOP_SEC@|$TIMEOUT_STOP_SEC|g" "systemd/$unit.in" > "$DESTDIR$UNIT_DIR/$unit"
     chmod 0644 "$DESTDIR$UNIT_DIR/$unit"
   done
 }

@@ -37,6 +37,9 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
     @Option(help: "How long a new scene process may take to start and say Hello (10s, ...).")
     var launchTimeout = TimeSpan(seconds: 10)
 
+    @Option(help: "The whole of a graceful stop, from SIGTERM: scenes not saved by then are reported and stopped. Keep it under the unit's TimeoutStopSec (45s, ...).")
+    var stopTimeout = TimeSpan(seconds: 45)
+
     @Option(help: "A control connection with no request for this long is closed; watchers excepted (60s, 5min, ...).")
     var controlIdleTimeout = TimeSpan(seconds: 60)
 
@@ -131,6 +134,15 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
                 throw ValidationError("\(flag) takes a whole number from \(range.lowerBound) to \(range.upperBound), not \(value)")
             }
         }
+        // A zero wait fails everything it bounds (every open, with --worker-timeout 0s).
+        let spans: [(String, TimeSpan)] = [
+            ("--restoration-timeout", restorationTimeout), ("--worker-timeout", workerTimeout), ("--launch-timeout", launchTimeout),
+            ("--stop-timeout", stopTimeout), ("--control-idle-timeout", controlIdleTimeout), ("--reply-write-timeout", replyWriteTimeout),
+            ("--update-ack-timeout", updateAckTimeout), ("--start-limit-interval", startLimitInterval), ("--pressure-interval", pressureInterval),
+        ]
+        for (flag, span) in spans where span.duration <= .zero {
+            throw ValidationError("\(flag) must be longer than zero (\(span) was given); e.g. 5s or 300ms")
+        }
     }
 
     func run() async throws {
@@ -179,6 +191,7 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
         configuration.maxLiveWorkers = max(1, maxWorkers)
         configuration.restorationTimeout = restorationTimeout.duration
         configuration.workerTimeout = workerTimeout.duration
+        configuration.stopTimeout = stopTimeout.duration
         configuration.updateQueueLimit = max(1, updateQueueLimit)
         configuration.rebuildSearchIndex = rebuildIndex
         configuration.restoreWorkspace = switch restoreWorkspace {

@@ -256,6 +256,30 @@ final class IncompleteShutdownTests: BrokerTestCase {
     }
 }
 
+/// Issue 67 item 5, through a real SIGTERM: the stop has one deadline, whatever a scene's own
+/// timeout. Before: the stop waited out the hung scene's 30 s save timeout.
+final class StopDeadlineProcessTests: BrokerTestCase {
+    override var brokerArguments: [String] { ["--worker-timeout", "30s", "--restoration-timeout", "30s", "--stop-timeout", "2s"] }
+
+    func testASceneHungPastTheStopDeadlineIsReportedAndTheOthersAreSaved() throws {
+        let (hung, pid) = try harness.noteThatHangsOnSave("hung-past-deadline")
+        let fine = try harness.openNote("fine-before-deadline")
+        try harness.type(fine, "saved in time")
+
+        XCTAssertEqual(harness.stop(signal: SIGTERM), 3, "exit status 3: stopped, not everything saved")
+        XCTAssertFalse(processExists(pid), "the hung scene was killed at the deadline")
+        let log = harness.brokerLog
+        XCTAssertTrue(log.contains("stop's deadline (2 s) passed"), String(log.suffix(2000)))
+        XCTAssertTrue(log.contains(hung), "the log names the session")
+
+        try harness.start()
+        _ = try harness.json("activate", fine)
+        XCTAssertEqual(try harness.noteState(fine).text, "saved in time")
+        _ = try harness.json("activate", hung)
+        XCTAssertEqual(try harness.noteState(hung).text, "committed later", "its newest committed state")
+    }
+}
+
 /// Item 6. Before: the broken user manifest made the broker load the system one with the same
 /// id (another name, another executable) for the user's sessions.
 final class ReloadPriorityTests: BrokerTestCase {
@@ -314,6 +338,20 @@ final class NumericFlagTests: XCTestCase {
         try "psi-warning = inf\n".write(toFile: config, atomically: true, encoding: .utf8)
         let (code, output) = try harness.runDaemon(base + ["--config", config])
         XCTAssertEqual(code, 64, output)
+    }
+
+    /// Issue 67 item 15. Before: `--worker-timeout 0s` was taken, and every open then failed.
+    func testAZeroTimeoutIsAUsageErrorForEveryTimeout() throws {
+        let harness = try BrokerHarness()
+        defer { harness.tearDown() }
+        let base = ["--state-dir", harness.stateDirectory, "--runtime-dir", harness.runtimeDirectory, "--apps-dir", harness.appsDirectory]
+        for flag in ["--worker-timeout", "--restoration-timeout", "--launch-timeout", "--stop-timeout", "--control-idle-timeout",
+                     "--reply-write-timeout", "--update-ack-timeout", "--start-limit-interval", "--pressure-interval"] {
+            let (code, output) = try harness.runDaemon(base + [flag, "0s"])
+            XCTAssertEqual(code, 64, "\(flag) 0s: \(output)")
+            XCTAssertTrue(output.contains("\(flag) must be longer than zero"), "\(flag): \(output)")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: harness.stateDirectory + "/state.sqlite"), "nothing was started")
     }
 }
 

@@ -159,7 +159,8 @@ final class UnitFileTests: XCTestCase {
                                             environment: ["PREFIX": prefix, "UNIT_DIR": units, "HOME": root, "PATH": "/usr/bin:/bin"])
         XCTAssertEqual(generated.code, 0, generated.output)
         let service = try String(contentsOfFile: units + "/windowbroker.service", encoding: .utf8)
-        XCTAssertTrue(service.contains("ExecStart=\(bin)/windowbrokerd"), "the real path, not %h/.local")
+        XCTAssertTrue(service.contains("ExecStart=\(bin)/windowbrokerd --stop-timeout 45s"), "the real path, not %h/.local; the stop's deadline")
+        XCTAssertTrue(service.contains("\nTimeoutStopSec=60\n"), "systemd waits longer than the broker's own stop: \(service)")
         XCTAssertTrue(service.contains("Also=windowbroker.socket"))
         // --man=no: the man pages are checked where make install writes them (scripts/check-install.sh).
         let (code, text) = try runToCompletion(analyze, ["--user", "verify", "--man=no", units + "/windowbroker.socket", units + "/windowbroker.service"],

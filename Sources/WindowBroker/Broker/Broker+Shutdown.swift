@@ -10,13 +10,14 @@ public struct ShutdownReport: Sendable {
 /// How the broker stops: it drains (`BrokerPhase`), then saves and stops every connected
 /// scene, several at once, and reports what it could not save.
 extension Broker {
-    /// The first step of a graceful stop: new requests and launches are refused from now on
+    /// The first step of a graceful stop, which starts the stop's deadline
+    /// (`BrokerConfiguration.stopTimeout`): new requests and launches are refused from now on
     /// (`requestDenied`, "the broker is stopping"); the ones in flight go on. Returns once
-    /// they are answered, or after `timeout`.
-    public func drain(timeout: Duration) async {
+    /// they are answered, or after 10 s (a third of the stop's time when that is shorter).
+    public func drain() async {
         guard phase.isRunning else { return }
         pools.closed = true
-        await phase.drain(timeout: timeout, in: self)
+        await phase.drain(timeout: min(.seconds(10), configuration.stopTimeout / 3), in: self)
     }
 
     /// A control request starts: one that changes state is refused while the broker stops.
@@ -28,15 +29,21 @@ extension Broker {
         phase.finish()
     }
 
-    /// Graceful stop: every connected scene saves its state (committed), is disconnected, and
-    /// its process ends, several at once. Sessions come back, unattached, at the next start.
-    /// Nothing new is launched meanwhile (a scene asking for a scene is refused).
+    /// Graceful stop: every connected scene is asked at once to save its state (each answer
+    /// committed as it comes), is disconnected, and its process ends. Sessions come back,
+    /// unattached, at the next start. Nothing new is launched meanwhile (a scene asking for a
+    /// scene is refused). A scene still not done at the stop's deadline is reported and its
+    /// process killed: past the deadline systemd would kill every scene left, saved or not.
     public func shutdown() async -> ShutdownReport {
-        phase.beginStopping()
+        phase.beginStopping(in: self)
+        let deadline = phase.stopDeadline ?? configuration.clock.now
         pools.closed = true
         await pools.drain(reason: .brokerStopped, in: self)
-        let failures = await concurrently(Array(workers.values), limit: configuration.reclaimConcurrency) { id in
-            await self.stopForShutdown(id)
+        let scenes = Array(workers.values)
+        var failures = await allAtOnce(scenes, until: deadline) { id in await self.stopForShutdown(id) }
+        for id in scenes where failures[id] == nil {
+            failures[id] = "it was not done saving and stopping when the stop's deadline (\(configuration.stopTimeout.formattedSeconds)) passed; its process was killed"
+            drivers[id]?.worker?.kill()
         }
         await launcher.shutdown()
         await store.checkpoint()
@@ -51,6 +58,35 @@ extension Broker {
         }
         return report
     }
+
+    /// Runs `body` for every id at once and returns the results that came by `deadline` (on the
+    /// broker's clock); the others go on, unawaited.
+    private func allAtOnce<T: Sendable>(
+        _ ids: [SessionID], until deadline: ContinuousClock.Instant, _ body: @escaping @Sendable (SessionID) async -> T
+    ) async -> [SessionID: T] {
+        guard !ids.isEmpty else { return [:] }
+        let (results, sink) = AsyncStream<(SessionID, T)?>.makeStream()
+        for id in ids { Task { sink.yield((id, await body(id))) } }
+        let clock = configuration.clock
+        let timer = Task {
+            let left = deadline - clock.now
+            if left > .zero { try await clock.sleep(for: left) }
+            sink.yield(nil)
+        }
+        defer { timer.cancel() }
+        var done: [SessionID: T] = [:]
+        phase.stopProgress = (0, ids.count)
+        for await result in results {
+            guard let (id, value) = result else { break }
+            done[id] = value
+            phase.stopProgress = (done.count, ids.count)
+            if done.count == ids.count { break }
+        }
+        return done
+    }
+
+    /// Scenes done stopping during a graceful stop, of how many.
+    package var stopProgress: (done: Int, of: Int) { phase.stopProgress }
 
     /// Saves and stops one scene; says why its state could not be saved, if it could not.
     private func stopForShutdown(_ id: SessionID) async -> String? {

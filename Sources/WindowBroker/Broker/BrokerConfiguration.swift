@@ -55,6 +55,10 @@ public struct BrokerConfiguration: Sendable {
     public var launchTimeout: Duration = .seconds(10)
     /// How long a disconnected worker may take to exit before SIGKILL.
     public var exitTimeout: Duration = .seconds(3)
+    /// The whole of a graceful stop (the drain, every scene's save, the processes' end), from
+    /// SIGTERM: well inside the unit's `TimeoutStopSec`, after which systemd kills what is left
+    /// unsaved. Scenes that have not saved by then are reported and stopped.
+    public var stopTimeout: Duration = .seconds(45)
     /// How long a control client may take to say Hello.
     public var handshakeTimeout: Duration = .seconds(10)
     /// Serve `org.windowbroker.Broker1` on the D-Bus session bus when there is one.

@@ -14,6 +14,11 @@ final class BrokerPhase {
     /// Control requests (from wmctl and scenes) being answered now.
     private(set) var inFlight = 0
     private var drained: [CheckedContinuation<Void, Never>] = []
+    /// When the whole stop must be over (drain, saves, the end of every scene), on the
+    /// broker's clock: set when the stop begins.
+    private(set) var stopDeadline: ContinuousClock.Instant?
+    /// During the stop: the scenes done saving and stopping, of how many.
+    var stopProgress = (done: 0, of: 0)
 
     var isRunning: Bool { phase == .running }
 
@@ -35,6 +40,7 @@ final class BrokerPhase {
     func drain(timeout: Duration, in broker: isolated Broker) async {
         guard phase == .running else { return }
         phase = .draining
+        stopDeadline = broker.configuration.clock.now + broker.configuration.stopTimeout
         broker.logger.info("draining: refusing new requests, finishing those in flight", metadata: ["inFlight": "\(inFlight)"])
         guard inFlight > 0 else { return }
         let deadline = Task {
@@ -46,8 +52,9 @@ final class BrokerPhase {
     }
 
     /// The stop has begun (after a drain, or without one).
-    func beginStopping() {
+    func beginStopping(in broker: isolated Broker) {
         if phase == .running { phase = .draining }
+        if stopDeadline == nil { stopDeadline = broker.configuration.clock.now + broker.configuration.stopTimeout }
     }
 
     func stopped() {

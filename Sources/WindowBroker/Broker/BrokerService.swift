@@ -93,7 +93,7 @@ public struct BrokerService: Service {
                     // then the group (and the control server) ends and the scenes are saved.
                     try await gracefulShutdown()
                     notifier.stopping()
-                    await broker.drain(timeout: .seconds(10))
+                    await broker.drain()
                 }
                 try await group.next()
                 group.cancelAll()
