@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import WindowBroker
 
 /// `windowbrokerd.conf`: every command-line flag as a key, one per line, `#` comments.
 ///
@@ -26,8 +27,12 @@ enum ConfigFile {
         }
         if commandLine.contains("--help") || commandLine.contains("-h") || commandLine.contains("--version") { return commandLine }
         let path = explicitPath ?? defaultPath(environment: environment)
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-            if let explicitPath { throw ValidationError("cannot read the configuration file \(explicitPath)") }
+        let text: String
+        do {
+            text = String(decoding: try BoundedFile.read(path, limit: 1 << 20, what: "the configuration file"), as: UTF8.self)
+        } catch {
+            // A default file that is not there is no file; one that is there must be readable.
+            if explicitPath != nil || FileManager.default.fileExists(atPath: path) { throw ValidationError(error.message) }
             return commandLine
         }
         let given = Set(commandLine.filter { $0.hasPrefix("--") }.map { String($0.split(separator: "=", maxSplits: 1)[0].dropFirst(2)) })

@@ -10,11 +10,13 @@ import IPCWire
 /// `--json` prints the same facts raw (bytes, ISO times, base64).
 enum SessionDetail {
     static func render(_ info: Windowbroker_V1_SessionInfo, now: Double = Date().timeIntervalSince1970) -> String {
-        var lines = [info.title.isEmpty ? "(untitled)" : info.title]
+        var lines = [info.title.isEmpty ? "(untitled)" : info.title.escapingControlCharacters]
         func field(_ label: String, _ value: String) {
-            // Continuation lines of a multi-line value line up under its first line.
+            // Continuation lines of a multi-line value line up under its first line; any other
+            // control character (an escape sequence, a carriage return) is shown as an escape.
             let indent = String(repeating: " ", count: 17)
-            let body = value.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: "\n" + indent)
+            let body = value.split(separator: "\n", omittingEmptySubsequences: false)
+                .map { String($0).escapingControlCharacters }.joined(separator: "\n" + indent)
             lines.append("  " + Output.pad(label, toWidth: 15) + body)
         }
         field("id", info.id)
@@ -56,7 +58,8 @@ enum SessionDetail {
         if let storage = try? PlistValue.dictionary(wire: info.storage, path: "storage"), !storage.isEmpty {
             lines.append("")
             lines.append("Scene storage")
-            lines.append("  " + entries(storage).replacing("\n", with: "\n  "))
+            lines.append("  " + entries(storage).split(separator: "\n", omittingEmptySubsequences: false)
+                .map { String($0).escapingControlCharacters }.joined(separator: "\n  "))
         }
         return lines.joined(separator: "\n")
     }

@@ -112,7 +112,8 @@ actor RecentEvents {
         // Time of day only: the frame's header says which day.
         let time = Output.localTime(event.time, milliseconds: true).split(separator: " ").dropFirst().first.map(String.init) ?? ""
         let who = event.sessionID.isEmpty ? "-" : String(event.sessionID.prefix(8))
-        lines.append("\(time)  \(who)  \(event.title.isEmpty ? event.appID : event.title)  \(event.event)  \(event.detail)")
+        let line = "\(time)  \(who)  \(event.title.isEmpty ? event.appID : event.title)  \(event.event)  \(event.detail)"
+        lines.append(line.escapingControlCharacters)
         if lines.count > 8 { lines.removeFirst(lines.count - 8) }
     }
 }

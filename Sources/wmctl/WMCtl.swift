@@ -400,8 +400,10 @@ enum Output {
     /// A plain table: columns padded to their widest cell, in terminal columns (a CJK
     /// character or an emoji takes two). With `flexible`, that column is cut (with …) so a
     /// line fits `maxWidth`.
+    /// Cells are text for people: control characters in them are escapes, so a title cannot
+    /// clear the screen, retitle the terminal or forge a row.
     static func table(_ header: [String], _ rows: [[String]], flexible: Int? = nil, maxWidth: Int = 100) -> String {
-        var all = [header] + rows
+        var all = ([header] + rows).map { $0.map(\.escapingControlCharacters) }
         var widths = header.indices.map { column in all.map { displayWidth($0[column]) }.max() ?? 0 }
         if let flexible {
             let others = widths.enumerated().filter { $0.offset != flexible }.reduce(0) { $0 + $1.element } + 2 * (widths.count - 1)

@@ -280,6 +280,20 @@ final class StopDeadlineProcessTests: BrokerTestCase {
     }
 }
 
+/// Issue 67 item 3, the manifests' half: what is not a regular file is not read. Before: a FIFO
+/// named like a manifest blocked the broker's start in open(2), waiting for a writer.
+final class BoundedManifestTests: XCTestCase {
+    func testAManifestThatIsAFIFOOrADeviceIsAProblemNotARead() throws {
+        let harness = try BrokerHarness()
+        defer { harness.tearDown() }
+        XCTAssertEqual(mkfifo(harness.appsDirectory + "/fifo.json", 0o600), 0)
+        try FileManager.default.createSymbolicLink(atPath: harness.appsDirectory + "/endless.json", withDestinationPath: "/dev/zero")
+        try harness.start()
+        XCTAssertTrue(harness.brokerLog.contains("is not a regular file"), String(harness.brokerLog.suffix(2000)))
+        XCTAssertNotNil(try harness.json("status")["sessions"], "the broker serves")
+    }
+}
+
 /// Item 6. Before: the broken user manifest made the broker load the system one with the same
 /// id (another name, another executable) for the user's sessions.
 final class ReloadPriorityTests: BrokerTestCase {

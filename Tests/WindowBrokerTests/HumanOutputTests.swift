@@ -168,3 +168,20 @@ final class HumanOutputTests: BrokerTestCase {
         }
     }
 }
+
+/// Issue 67 item 12: a title is text a scene supplies. Before: `wmctl sessions`, `search` and
+/// `show` printed it raw, so an OSC sequence retitled the terminal and CR/LF forged a row.
+final class ControlCharacterOutputTests: BrokerTestCase {
+    func testHumanOutputEscapesControlCharactersAndJSONKeepsThem() throws {
+        let forged = "Trip\u{1b}]0;pwned\u{07}\r\n0000000  forged  row"
+        let session = try harness.openNote("escapes", title: forged)
+        for arguments in [["sessions"], ["show", session]] {
+            let result = harness.wmctl(arguments)
+            XCTAssertEqual(result.code, 0, result.stderr)
+            XCTAssertFalse(result.stdout.unicodeScalars.contains { $0 == "\u{1b}" || $0 == "\u{07}" || $0 == "\r" }, "\(arguments): \(result.stdout)")
+            XCTAssertTrue(result.stdout.contains("Trip\\u{1b}]0;pwned\\u{7}\\r\\n"), "\(arguments): \(result.stdout)")
+        }
+        let listed = try harness.jsonList("sessions").first { $0["id"] as? String == session }
+        XCTAssertEqual(listed?["title"] as? String, forged, "--json stays exact")
+    }
+}

@@ -137,16 +137,7 @@ final class StoreFileTests: XCTestCase {
             let opened = try await broker.open(ActivationRequest(appID: "alpha", sessionID: nil, activity: nil, forceNew: true))
             XCTAssertEqual(unlink(link), 0)
             XCTAssertEqual(symlink(second, link), 0)
-            var held = await running.workers.hold(app: "alpha") {
-                if case .restorationActivityRequest = $0 { true } else { false }
-            }.makeAsyncIterator()
-            let background = Task { try await broker.background(opened.sessionID) }
-            let request = try await XCTUnwrapAsync(await held.next())
-            await request.answer(with: .restorationActivity(.with {
-                $0.activity = .with { $0.activityType = "alpha.edit" }
-                $0.snapshotPng = Self.pngHeader(width: 64, height: 48)
-            }))
-            _ = try await InProcessBroker.withDeadline(.seconds(10)) { try await background.value }
+            try await backgroundWithAPicture(opened.sessionID, in: running)
             let picture = "/state/snapshots/\(opened.sessionID).png"
             XCTAssertTrue(FileManager.default.fileExists(atPath: first + picture), "beside the store")
             XCTAssertFalse(FileManager.default.fileExists(atPath: second + "/state"), "nothing written through the swapped link")
@@ -177,6 +168,43 @@ final class StoreFileTests: XCTestCase {
         }
         let next = try SearchIndex(directory: copy)
         XCTAssertEqual(next.rebuildReason, "unclean stop")
+    }
+
+    /// Item 3: a kept picture replaced by a huge (sparse) file. Before: `show --snapshot` read
+    /// it whole (4.1 GiB of RSS for a 4 GiB file; here 1 GiB).
+    func testAPictureReplacedByAHugeFileIsRefusedNotRead() async throws {
+        let running = try await InProcessBroker.start(apps: [.init("alpha", activityTypes: ["alpha.edit"])]) {
+            $0.stateDirectory = self.root + "/state"
+        }
+        do {
+            let broker = running.broker
+            let opened = try await broker.open(ActivationRequest(appID: "alpha", sessionID: nil, activity: nil, forceNew: true))
+            try await backgroundWithAPicture(opened.sessionID, in: running)
+            let picture = root + "/state/snapshots/\(opened.sessionID).png"
+            XCTAssertEqual(truncate(picture, 1 << 30), 0)
+            do {
+                let snapshot = try await broker.snapshot(opened.sessionID)
+                XCTFail("read \(snapshot.png.count) bytes")
+            } catch let error as BrokerError {
+                XCTAssertTrue(error.message.contains("at most"), error.message)
+            }
+        }
+        await running.stop()
+    }
+
+    /// Sends the session to the background, its scene answering with a picture.
+    private func backgroundWithAPicture(_ id: SessionID, in running: InProcessBroker) async throws {
+        var held = await running.workers.hold(app: "alpha") {
+            if case .restorationActivityRequest = $0 { true } else { false }
+        }.makeAsyncIterator()
+        let broker = running.broker
+        let background = Task { try await broker.background(id) }
+        let request = try await XCTUnwrapAsync(await held.next())
+        await request.answer(with: .restorationActivity(.with {
+            $0.activity = .with { $0.activityType = "alpha.edit" }
+            $0.snapshotPng = Self.pngHeader(width: 64, height: 48)
+        }))
+        _ = try await InProcessBroker.withDeadline(.seconds(10)) { try await background.value }
     }
 
     /// What the broker checks of a picture: the signature and the IHDR chunk's size.

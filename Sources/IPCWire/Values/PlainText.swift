@@ -20,6 +20,32 @@ private func cFormatted(_ format: String, _ arguments: [CVarArg]) -> String {
     return String(decoding: buffer.prefix(max(0, count)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
+extension String {
+    /// The text with its control characters as escapes (`\n`, `\r`, `\t`, `\0`, `\u{1b}`, and
+    /// the C1 controls and line separators), everything else (CJK, emoji) unchanged: text a
+    /// scene supplies (a title, an activity type, its output) can then neither forge a line of
+    /// a log or a table nor send a terminal escapes.
+    package var escapingControlCharacters: String {
+        guard unicodeScalars.contains(where: Self.needsEscape) else { return self }
+        var out = ""
+        for scalar in unicodeScalars {
+            switch scalar {
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case "\0": out += "\\0"
+            case _ where Self.needsEscape(scalar): out += "\\u{\(String(scalar.value, radix: 16))}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
+    }
+
+    private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value) || scalar == "\u{2028}" || scalar == "\u{2029}"
+    }
+}
+
 /// Writing to a descriptor without Foundation's `FileHandle` (Foundation, not Essentials).
 package enum PlainOutput {
     /// Writes all of `text` to `descriptor`, unbuffered, going on after interruptions. Returns

@@ -1,3 +1,4 @@
+import IPCWire
 import Logging
 
 /// A log handler for line-based outputs (stderr, a file): the message and every metadata value
@@ -46,22 +47,6 @@ public struct EscapingLogHandler<Wrapped: LogHandler>: LogHandler {
 
     /// Control characters as escapes; everything else (CJK, emoji) unchanged.
     public static func escape(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: needsEscape) else { return text }
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\0": out += "\\0"
-            case _ where needsEscape(scalar): out += "\\u{\(String(scalar.value, radix: 16))}"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
-
-    private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7f...0x9f).contains(scalar.value) || scalar == "\u{2028}" || scalar == "\u{2029}"
+        text.escapingControlCharacters
     }
 }

@@ -50,16 +50,18 @@ public struct ManifestLoader: Sendable {
             var inThisDirectory: [AppID: [AppManifest]] = [:]
             for name in names.sorted() where name.hasSuffix(".json") {
                 let file = directory + "/" + name
-                // The size of what is read: a link's target, not the link.
-                var info = stat()
-                let size = stat(file, &info) == 0 ? Int(info.st_size) : 0
-                if size > Self.maxManifestBytes {
-                    problems.append(ManifestProblem(file: file, field: "-", reason: "is \(size) bytes; a manifest is at most \(Self.maxManifestBytes)"))
+                // Read once, bounded: the size of what a link points at counts, not the link's.
+                let data: Data
+                do {
+                    data = try BoundedFile.read(file, limit: Self.maxManifestBytes, what: "the manifest")
+                } catch {
+                    problems.append(ManifestProblem(file: file, field: "-", reason: error.code == .payloadTooLarge
+                        ? "is larger than \(Self.maxManifestBytes) bytes, the most a manifest may be" : "cannot be read (\(error.message))"))
                     continue
                 }
-                problems += unknownKeys(file: file)
+                problems += unknownKeys(file: file, data: data)
                 do {
-                    let manifest = try parse(file: file)
+                    let manifest = try parse(file: file, data: data)
                     inThisDirectory[manifest.id, default: []].append(manifest)
                 } catch let problem as ManifestProblem {
                     problems.append(problem)
@@ -130,9 +132,16 @@ public struct ManifestLoader: Sendable {
     public static let maxPrewarm = 8
 
     public func parse(file: String) throws -> AppManifest {
-        guard let data = FileManager.default.contents(atPath: file) else {
-            throw ManifestProblem(file: file, field: "-", reason: "cannot be read")
+        let data: Data
+        do {
+            data = try BoundedFile.read(file, limit: Self.maxManifestBytes, what: "the manifest")
+        } catch {
+            throw ManifestProblem(file: file, field: "-", reason: "cannot be read (\(error.message))")
         }
+        return try parse(file: file, data: data)
+    }
+
+    func parse(file: String, data: Data) throws -> AppManifest {
         let raw: RawManifest
         do {
             raw = try JSONDecoder().decode(RawManifest.self, from: data)
@@ -297,9 +306,8 @@ public struct ManifestLoader: Sendable {
 
     /// Keys the broker does not know, as warnings: a misspelt `prefersToActivate` would
     /// otherwise be ignored without a word.
-    private func unknownKeys(file: String) -> [ManifestProblem] {
-        guard let data = FileManager.default.contents(atPath: file),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return [] }
+    private func unknownKeys(file: String, data: Data) -> [ManifestProblem] {
+        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return [] }
         var warnings = object.keys.filter { !Self.knownKeys.contains($0) }.sorted().map {
             ManifestProblem(file: file, field: $0, reason: "is not a manifest key; ignored", isWarning: true)
         }

@@ -140,7 +140,8 @@ public final class SessionStore: Sendable {
             throw BrokerError(.internalError, "cannot open \(lockPath): \(String(cString: strerror(errno)))")
         }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            let holder = (try? String(contentsOfFile: lockPath, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "?"
+            let holder = (try? BoundedFile.read(lockPath, limit: 64, what: "the lock", followLinks: false))
+                .map { String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) } ?? "?"
             close(fd)
             throw BrokerError(.requestDenied, "windowbrokerd is already running (pid \(holder.isEmpty ? "?" : holder)) on the store in \(directory)")
         }

@@ -94,8 +94,11 @@ struct SnapshotStore: Sendable {
         }
     }
 
-    func load(_ id: SessionID, thumbnail: Bool = false) throws -> Data {
-        try Data(contentsOf: URL(fileURLWithPath: thumbnail ? thumbnailPath(id) : path(id)))
+    /// A kept picture, read no further than a picture may be: a file put in its place that is
+    /// larger is an error, never read whole.
+    func load(_ id: SessionID, thumbnail: Bool = false) throws(BrokerError) -> Data {
+        try BoundedFile.read(thumbnail ? thumbnailPath(id) : path(id), limit: thumbnail ? Self.maxThumbnailBytes : Self.maxBytes,
+                             what: thumbnail ? "the thumbnail" : "the snapshot", followLinks: false)
     }
 
     func delete(_ id: SessionID) {
