@@ -15,7 +15,16 @@ public final class SystemSurface {
     /// A decoded snapshot, drawn scaled into a card.
     public final class Picture {
         fileprivate let pointer: OpaquePointer
+        /// The most a card's picture may declare a side: a thumbnail is far smaller, and a
+        /// picture claiming more is not decoded (a few KiB of PNG can claim gigabytes).
+        public static let maxSide = 1024
+
+        /// nil when `png` is not a PNG, declares more than `maxSide` a side, or does not decode.
         public init?(png: Data) {
+            let header = [UInt8](png.prefix(24))
+            guard header.count == 24, header[12..<16].elementsEqual("IHDR".utf8) else { return nil }
+            let side = { (at: Int) in header[at..<at + 4].reduce(0) { $0 << 8 | Int($1) } }
+            guard (1...Self.maxSide).contains(side(16)), (1...Self.maxSide).contains(side(20)) else { return nil }
             guard let decoded = png.withUnsafeBytes({ raw in
                 ss_picture_from_png(raw.bindMemory(to: UInt8.self).baseAddress, raw.count)
             }) else { return nil }

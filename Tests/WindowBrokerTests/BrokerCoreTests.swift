@@ -197,6 +197,19 @@ final class PrewarmTests: BrokerTestCase {
         XCTAssertEqual(try harness.json("open", "notes", "--activity", "notes.edit", "--info", "noteID=cold")["launch"] as? String, "spawned")
     }
 
+    /// Issue 67 item 13. Before: after the manifest changed and a SIGHUP, opens bound idle
+    /// processes started from the old manifest (5 of 6 runs), even once its executable was
+    /// /bin/false.
+    func testAManifestChangeDrainsThePoolOfProcessesStartedFromTheOldManifest() throws {
+        try harness.installNotes(as: "warm", ["prewarm": 1])
+        try harness.eventually("one warm worker is ready") { try prewarmed("warm") == 1 }
+        let stale = try XCTUnwrap(harness.children().first?.pid)
+        try harness.installNotes(as: "warm", ["prewarm": 1, "executable": "/bin/false"])
+        try harness.eventually("the process started from the old manifest is gone") { !processExists(stale) }
+        let opened = harness.wmctl("open", "warm", "--activity", "notes.edit", "--info", "noteID=stale", "--json")
+        XCTAssertNotEqual(opened.code, 0, "only the new manifest's program may answer, and /bin/false does not: \(opened.stdout)")
+    }
+
     /// A prewarmed scene is bound while its session's record commits. When the store refuses
     /// that record, the scene was told of a session that is not kept: it is told the session
     /// was discarded (the app deletes what it kept for it), its process goes, and the open

@@ -1,6 +1,6 @@
 import Foundation
 import IPCWire
-import WindowBroker
+@testable import WindowBroker
 import WindowBrokerTesting
 import XCTest
 
@@ -88,5 +88,31 @@ private actor SavesAsked {
         answering = first.worker.sessionID
         await first.answer()
         return answering
+    }
+}
+
+/// Issue 67 item 6: the switcher does not wait on a scene that is busy. Before: with a scene on
+/// screen that did not answer, the switcher's first frame waited the whole worker timeout.
+final class SwitcherWaitTests: XCTestCase {
+    func testTheSwitcherDoesNotWaitForABusySceneToDrawAFreshPicture() async throws {
+        let running = try await InProcessBroker.start(apps: [.init("alpha")]) {
+            $0.workerTimeout = .seconds(600)
+        }
+        let broker = running.broker
+        _ = try await broker.open(ActivationRequest(appID: "alpha", sessionID: nil, activity: nil, forceNew: true))
+        do {
+            var held = await running.workers.hold(app: "alpha") { if case .restorationActivityRequest = $0 { true } else { false } }.makeAsyncIterator()
+            let shown = Task { try await broker.showSystemUI(.switcher(app: nil)) }
+            let refresh = try await XCTUnwrapAsync(await held.next())
+            // Without a display the switcher itself cannot be shown: that answer, not a wait, comes back.
+            do {
+                _ = try await InProcessBroker.withDeadline(.seconds(10)) { try await shown.value }
+                XCTFail("shown without a display")
+            } catch let error as BrokerError {
+                XCTAssertTrue(error.message.contains("needs a display"), error.message)
+            }
+            await refresh.answer()
+        }
+        await running.stop()
     }
 }

@@ -192,8 +192,34 @@ final class StoreFileTests: XCTestCase {
         await running.stop()
     }
 
+    /// Item 4: a picture a few KiB long may declare 16384 x 16384 pixels. Before: the broker
+    /// kept it (it checked the header only), and the switcher decoded six of them in 9.8 s.
+    func testAPictureLargerThanAScreenOrWithoutItsThumbnailIsNotKept() async throws {
+        let running = try await InProcessBroker.start(apps: [.init("alpha", activityTypes: ["alpha.edit"])]) {
+            $0.stateDirectory = self.root + "/state"
+            $0.maxForegroundScenes = 4
+        }
+        do {
+            let broker = running.broker
+            func kept(_ png: Data, thumbnail: Data = Data()) async throws -> Bool {
+                let opened = try await broker.open(ActivationRequest(appID: "alpha", sessionID: nil, activity: nil, forceNew: true))
+                try await backgroundWithAPicture(opened.sessionID, in: running, png: png, thumbnail: thumbnail)
+                return (try? await broker.snapshot(opened.sessionID)) != nil
+            }
+            let bomb = try await kept(Self.pngHeader(width: 16384, height: 16384), thumbnail: Self.pngHeader(width: 244, height: 154))
+            XCTAssertFalse(bomb, "more pixels than an 8K screen")
+            let bare = try await kept(Self.pngHeader(width: 1280, height: 720))
+            XCTAssertFalse(bare, "a window's picture without the thumbnail a card shows")
+            let whole = try await kept(Self.pngHeader(width: 1280, height: 720), thumbnail: Self.pngHeader(width: 244, height: 137))
+            XCTAssertTrue(whole, "a window's picture with its thumbnail")
+        }
+        await running.stop()
+    }
+
     /// Sends the session to the background, its scene answering with a picture.
-    private func backgroundWithAPicture(_ id: SessionID, in running: InProcessBroker) async throws {
+    private func backgroundWithAPicture(
+        _ id: SessionID, in running: InProcessBroker, png: Data = pngHeader(width: 64, height: 48), thumbnail: Data = Data()
+    ) async throws {
         var held = await running.workers.hold(app: "alpha") {
             if case .restorationActivityRequest = $0 { true } else { false }
         }.makeAsyncIterator()
@@ -202,13 +228,14 @@ final class StoreFileTests: XCTestCase {
         let request = try await XCTUnwrapAsync(await held.next())
         await request.answer(with: .restorationActivity(.with {
             $0.activity = .with { $0.activityType = "alpha.edit" }
-            $0.snapshotPng = Self.pngHeader(width: 64, height: 48)
+            $0.snapshotPng = png
+            $0.thumbnailPng = thumbnail
         }))
         _ = try await InProcessBroker.withDeadline(.seconds(10)) { try await background.value }
     }
 
     /// What the broker checks of a picture: the signature and the IHDR chunk's size.
-    private static func pngHeader(width: UInt32, height: UInt32) -> Data {
+    static func pngHeader(width: UInt32, height: UInt32) -> Data {
         var bytes: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13]
         bytes += Array("IHDR".utf8)
         for value in [width, height] { bytes += withUnsafeBytes(of: value.bigEndian, Array.init) }

@@ -40,7 +40,12 @@ extension Broker {
         pools.closed = true
         await pools.drain(reason: .brokerStopped, in: self)
         let scenes = Array(workers.values)
-        var failures = await allAtOnce(scenes, until: deadline) { id in await self.stopForShutdown(id) }
+        phase.stopProgress = (0, scenes.count)
+        var failures = await allAtOnce(scenes, within: deadline - configuration.clock.now, on: configuration.clock) { id in
+            await self.stopForShutdown(id)
+        } progress: { done in
+            self.phase.stopProgress = (done, scenes.count)
+        }
         for id in scenes where failures[id] == nil {
             failures[id] = "it was not done saving and stopping when the stop's deadline (\(configuration.stopTimeout.formattedSeconds)) passed; its process was killed"
             drivers[id]?.worker?.kill()
@@ -57,32 +62,6 @@ extension Broker {
             report.unsaved.append((id, drivers[id]?.session.title ?? "", failure))
         }
         return report
-    }
-
-    /// Runs `body` for every id at once and returns the results that came by `deadline` (on the
-    /// broker's clock); the others go on, unawaited.
-    private func allAtOnce<T: Sendable>(
-        _ ids: [SessionID], until deadline: ContinuousClock.Instant, _ body: @escaping @Sendable (SessionID) async -> T
-    ) async -> [SessionID: T] {
-        guard !ids.isEmpty else { return [:] }
-        let (results, sink) = AsyncStream<(SessionID, T)?>.makeStream()
-        for id in ids { Task { sink.yield((id, await body(id))) } }
-        let clock = configuration.clock
-        let timer = Task {
-            let left = deadline - clock.now
-            if left > .zero { try await clock.sleep(for: left) }
-            sink.yield(nil)
-        }
-        defer { timer.cancel() }
-        var done: [SessionID: T] = [:]
-        phase.stopProgress = (0, ids.count)
-        for await result in results {
-            guard let (id, value) = result else { break }
-            done[id] = value
-            phase.stopProgress = (done.count, ids.count)
-            if done.count == ids.count { break }
-        }
-        return done
     }
 
     /// Scenes done stopping during a graceful stop, of how many.

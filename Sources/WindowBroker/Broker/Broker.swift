@@ -149,8 +149,14 @@ public actor Broker {
             searchPath: (configuration.environment["PATH"] ?? "").split(separator: ":").map(String.init))
         // Read off the event loops; a thread pool that is gone (process exit) reads here.
         let (loaded, found) = (try? await OffLoop.run { loader.load() }) ?? loader.load()
+        let before = apps.manifests
         let problems = apps.install(loaded, problems: found) { file in
             loader.directories.firstIndex { file.hasPrefix($0.hasSuffix("/") ? $0 : $0 + "/") } ?? Int.max
+        }
+        // Idle processes started from a manifest that changed (its executable, its arguments)
+        // are not bound to anyone: the pool refills from the new one, the zygote starts again.
+        for (id, old) in before.sorted(by: { $0.key < $1.key }) where apps.manifests[id] != old {
+            await pools.drain(id, reason: .appChanged, in: self)
         }
         for problem in problems {
             if problem.isWarning {
@@ -180,6 +186,30 @@ public actor Broker {
             }
         }
         return problems
+    }
+
+    /// Runs `body` for every id at once and returns the results that came within `limit` on
+    /// `clock`; the others go on, unawaited. `progress` hears how many are in after each.
+    func allAtOnce<T: Sendable>(
+        _ ids: [SessionID], within limit: Duration, on clock: any BrokerClock,
+        _ body: @escaping @Sendable (SessionID) async -> T, progress: (Int) -> Void = { _ in }
+    ) async -> [SessionID: T] {
+        guard !ids.isEmpty else { return [:] }
+        let (results, sink) = AsyncStream<(SessionID, T)?>.makeStream()
+        for id in ids { Task { sink.yield((id, await body(id))) } }
+        let timer = Task {
+            if limit > .zero { try await clock.sleep(for: limit) }
+            sink.yield(nil)
+        }
+        defer { timer.cancel() }
+        var done: [SessionID: T] = [:]
+        for await result in results {
+            guard let (id, value) = result else { break }
+            done[id] = value
+            progress(done.count)
+            if done.count == ids.count { break }
+        }
+        return done
     }
 
     /// Runs `body` for each id, at most `limit` at a time; results keyed by id.

@@ -56,7 +56,7 @@ public struct ManifestLoader: Sendable {
                     data = try BoundedFile.read(file, limit: Self.maxManifestBytes, what: "the manifest")
                 } catch {
                     problems.append(ManifestProblem(file: file, field: "-", reason: error.code == .payloadTooLarge
-                        ? "is larger than \(Self.maxManifestBytes) bytes, the most a manifest may be" : "cannot be read (\(error.message))"))
+                        ? "is larger than a manifest may be (at most \(Self.maxManifestBytes) bytes)" : "cannot be read (\(error.message))"))
                     continue
                 }
                 problems += unknownKeys(file: file, data: data)

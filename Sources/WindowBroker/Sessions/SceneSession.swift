@@ -21,6 +21,8 @@ public enum DisconnectReason: Sendable, Equatable, CustomStringConvertible {
     case connectionLost
     /// The user closed the scene's window: disconnected after saving, the session kept.
     case closedByUser
+    /// An idle prewarmed process started from a manifest that has since changed.
+    case appChanged
 
     public var description: String {
         switch self {
@@ -34,6 +36,7 @@ public enum DisconnectReason: Sendable, Equatable, CustomStringConvertible {
         case .discarded: "discarded"
         case .connectionLost: "connectionLost"
         case .closedByUser: "closedByUser"
+        case .appChanged: "appChanged"
         }
     }
 
@@ -46,6 +49,7 @@ public enum DisconnectReason: Sendable, Equatable, CustomStringConvertible {
         case "discarded": self = .discarded
         case "connectionLost": self = .connectionLost
         case "closedByUser": self = .closedByUser
+        case "appChanged": self = .appChanged
         case "exited": self = .exited(code: 0)
         default:
             if stored.hasPrefix("crashed(exit "), let code = Int32(stored.dropFirst(13).dropLast()) {

@@ -447,7 +447,8 @@ extension SessionDriver {
     private func keepSnapshot(_ png: Data, thumbnail: Data, in broker: isolated Broker) async {
         do {
             var info = try SnapshotStore.validated(png)
-            // A thumbnail that is refused costs only itself: the switcher scales the picture.
+            // A thumbnail that is refused costs only itself: the switcher scales a card-sized
+            // picture, and one larger than a card without its thumbnail is not kept at all.
             do {
                 if !thumbnail.isEmpty { info.thumbnail = try SnapshotStore.validatedThumbnail(thumbnail) }
             } catch {
@@ -455,6 +456,7 @@ extension SessionDriver {
                     "SESSION_ID": "\(id)", "error": "\(error.message)",
                 ])
             }
+            try SnapshotStore.checkCardPicture(info)
             let kept = info.thumbnail == nil ? nil : thumbnail
             info.digest = SnapshotStore.digest(png, thumbnail: kept)
             if snapshot?.digest == info.digest { return }

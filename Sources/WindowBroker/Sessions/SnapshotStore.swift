@@ -64,10 +64,24 @@ struct SnapshotStore: Sendable {
         }
         func be32(_ at: Int) -> Int { bytes[at..<at + 4].reduce(0) { $0 << 8 | Int($1) } }
         let (width, height) = (be32(16), be32(20))
-        guard (1...16384).contains(width), (1...16384).contains(height) else {
-            throw BrokerError(.invalidRequest, "the snapshot's size \(width)x\(height) is not a window's")
+        guard (1...maxSide).contains(width), (1...maxSide).contains(height), width * height <= maxPixels else {
+            throw BrokerError(.invalidRequest, "the snapshot's size \(width)x\(height) is not a window's (at most \(maxSide) a side and \(maxPixels) pixels, an 8K screen)")
         }
         return Info(savedAt: Date(), width: width, height: height, bytes: png.count)
+    }
+
+    /// A picture's sides and pixels at most: what a window on an 8K screen can be. A PNG
+    /// declaring more (a few KiB can declare 16384 x 16384) would cost whoever decodes it
+    /// gigabytes and seconds.
+    static let maxSide = 8192
+    static let maxPixels = 7680 * 4320
+
+    /// The switcher decodes thumbnails, or a picture no larger than one: a larger picture
+    /// comes with its thumbnail.
+    static func checkCardPicture(_ info: Info) throws(BrokerError) {
+        guard info.thumbnail != nil || (info.width <= maxThumbnailSide && info.height <= maxThumbnailSide) else {
+            throw BrokerError(.invalidRequest, "the snapshot is \(info.width)x\(info.height) and came without a thumbnail (at most \(maxThumbnailSide) a side); the switcher would decode the whole picture for a card")
+        }
     }
 
     /// A thumbnail a scene sent with its picture, checked as a picture is, and small.

@@ -25,13 +25,19 @@ extension Broker {
         return shown
     }
 
-    /// Fresh pictures of the scenes on screen, all at once, each in its session's turn.
+    /// Fresh pictures of the scenes on screen, all at once, each in its session's turn. A
+    /// scene busy past a glance (`pictureRefreshWait`) keeps its last picture on its card: the
+    /// switcher does not wait for it (its fresh picture is kept when it comes, for next time).
     private func refreshSnapshots(of ids: [SessionID]) async {
         let tasks = ids.map { id in
             laterOnSession(id, orElse: ()) { await self.refreshSnapshotInTurn(id) }
         }
-        for task in tasks { await task.value }
+        let byID = Dictionary(uniqueKeysWithValues: zip(ids, tasks))
+        _ = await allAtOnce(ids, within: Self.pictureRefreshWait, on: SystemClock()) { id in await byID[id]?.value }
     }
+
+    /// How long the switcher waits for the scenes on screen to draw a fresh picture.
+    static let pictureRefreshWait: Duration = .milliseconds(300)
 
     private func refreshSnapshotInTurn(_ id: SessionID) async {
         await drivers[id]?.refreshSnapshot(in: self)

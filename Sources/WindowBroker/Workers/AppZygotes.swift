@@ -38,8 +38,10 @@ actor AppZygotes {
     struct Zygote: Sendable {
         let pid: pid_t
         let channel: Int32
-        /// The executable it runs: a manifest that now names another one gets a new zygote.
-        let executable: String
+        /// The manifest it was started from: one that changed since (another executable, other
+        /// arguments) gets a new zygote, and this one forks nothing more.
+        let manifest: AppManifest
+        var executable: String { manifest.executable }
     }
 
     private enum State {
@@ -78,7 +80,7 @@ actor AppZygotes {
     func fork(app: AppManifest, environment: ChildEnvironment, fd3: Int32, output: Int32, error: Int32) async -> pid_t? {
         _ = await zygote(for: app)
         // Read after the wait, not taken from it: one that ended meanwhile has its channel closed.
-        guard case .ready(let zygote) = zygotes[app.id], zygote.executable == app.executable else { return nil }
+        guard case .ready(let zygote) = zygotes[app.id], zygote.manifest == app else { return nil }
         // The environment as the zygote's child takes it: each assignment NUL-terminated.
         let request = environment.block
         // The channel stays open until this request is done, even if the zygote is retired
@@ -139,12 +141,15 @@ actor AppZygotes {
     private func zygote(for app: AppManifest) async -> Zygote? {
         guard !stopped else { return nil }
         switch zygotes[app.id] {
-        case .ready(let zygote) where zygote.executable == app.executable:
+        case .ready(let zygote) where zygote.manifest == app:
             return zygote
         case .ready(let zygote):
             retire(app.id, zygote, reason: nil)
         case .starting(let task):
-            return await task.value
+            // Started for a manifest that changed meanwhile: retired, and asked again.
+            guard let started = await task.value, started.manifest != app else { return await task.value }
+            retire(app.id, started, reason: nil)
+            return await zygote(for: app)
         case .unavailable(_, let retry, let executable):
             let due = retry.map { ContinuousClock.now >= $0 } ?? false
             guard due || executable != app.executable else { return nil }
@@ -269,7 +274,7 @@ actor AppZygotes {
         close(zygoteEnd)
         switch spawned {
         case .success(let pid):
-            return .success(Zygote(pid: pid, channel: channel, executable: app.executable))
+            return .success(Zygote(pid: pid, channel: channel, manifest: app))
         case .failure(let errno):
             close(channel)
             return .failure(StartFailure("cannot start \(app.executable): \(errno)"))

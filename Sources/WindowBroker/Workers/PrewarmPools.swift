@@ -83,8 +83,13 @@ final class PrewarmPools {
             failed(app, error, "a prewarmed worker did not start", in: broker)
             return
         }
-        let wanted = broker.apps.manifests[app.id]?.prewarm ?? 0
-        guard !closed, broker.memory.level == .normal, readyCount(app.id) < wanted else {
+        // Started from a manifest that changed meanwhile (a reload): not one to bind.
+        guard let current = broker.apps.manifests[app.id], current == app else {
+            await worker.markIntendedEnd(.appChanged)
+            worker.kill()
+            return
+        }
+        guard !closed, broker.memory.level == .normal, readyCount(app.id) < current.prewarm else {
             await worker.markIntendedEnd(.memoryPressure)
             worker.kill()
             return
@@ -132,12 +137,18 @@ final class PrewarmPools {
         return nil
     }
 
-    /// Empties every pool now (SIGKILL: an idle worker holds nothing worth saving). Returns how
-    /// many workers went.
+    /// Empties every pool now, or only `app`'s (SIGKILL: an idle worker holds nothing worth
+    /// saving). Returns how many workers went.
     @discardableResult
-    func drain(reason: DisconnectReason, in broker: isolated Broker) async -> Int {
-        let drained = ready
-        ready = [:]
+    func drain(_ app: AppID? = nil, reason: DisconnectReason, in broker: isolated Broker) async -> Int {
+        let drained: [AppID: [WorkerHandle]]
+        if let app {
+            drained = ready[app].map { [app: $0] } ?? [:]
+            ready[app] = nil
+        } else {
+            drained = ready
+            ready = [:]
+        }
         var count = 0
         for (appID, workers) in drained.sorted(by: { $0.key < $1.key }) {
             for worker in workers {
