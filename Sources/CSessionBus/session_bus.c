@@ -101,6 +101,15 @@ int wb_bus_export(sd_bus *bus, wb_bus_callbacks *callbacks) {
     return sd_bus_request_name(bus, WB_BUS_NAME, 0);
 }
 
+int wb_bus_sender_pid(sd_bus_message *message) {
+    sd_bus_creds *creds = NULL;
+    pid_t pid = 0;
+    int r = sd_bus_query_sender_creds(message, SD_BUS_CREDS_PID, &creds);
+    if (r >= 0 && sd_bus_creds_get_pid(creds, &pid) < 0) pid = 0;
+    sd_bus_creds_unref(creds);
+    return r < 0 ? 0 : (int)pid;
+}
+
 int wb_bus_read_string(sd_bus_message *message, const char **value) {
     return sd_bus_message_read(message, "s", value);
 }

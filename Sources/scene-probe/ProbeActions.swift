@@ -165,6 +165,23 @@ enum ProbeActions {
             let target = action["session"]?.stringValue
             Thread.detachNewThread { _ = Flood.write(count: count, activating: target) }  // this answer goes out meanwhile
             return .performed(.integer(Int64(count)))
+        case "run":
+            // A program the scene starts (a helper, a shell's command): what it may do through
+            // the broker's other doors is what the scene may. `args` is split at spaces.
+            guard let program = action["program"]?.stringValue else { return .declined("run needs program=PATH [args=...]") }
+            let arguments = (action["args"]?.stringValue ?? "").split(separator: " ").map(String.init)
+            return await .performing {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: program)
+                process.arguments = arguments
+                let output = Pipe()
+                process.standardOutput = output
+                process.standardError = output
+                try process.run()
+                let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                process.waitUntilExit()
+                return .dictionary(["status": .integer(Int64(process.terminationStatus)), "output": .string(text)])
+            }
         case "exit":
             // Ends the process on its own with this status (0: a clean exit, not a crash).
             exit(Int32(truncatingIfNeeded: action["code"]?.integerValue ?? 0))

@@ -150,3 +150,37 @@ final class NoSessionBusTests: BrokerTestCase {
         XCTAssertEqual(harness.brokerLog.components(separatedBy: "no D-Bus session bus").count - 1, 1)
     }
 }
+
+/// Issue 67 item 10: a scene and the programs it starts speak as that scene on every door.
+/// Before: a program a scene of one app started closed another app's session through the
+/// control socket (`wmctl close`) and through the bus (`Session1.Close`); only the scene's own
+/// fd 3 kept it to its app.
+extension SessionBusTests {
+    private func run(from scene: String, _ program: String, _ arguments: [String]) throws -> (status: Int, output: String) {
+        let reply = try harness.json(["send", scene, "run", "--arg", "program=\(program)", "--arg", "args=\(arguments.joined(separator: " "))"])
+        let result = reply["value"] as? [String: Any] ?? reply
+        return (result["status"] as? Int ?? -1, result["output"] as? String ?? "\(reply)")
+    }
+
+    func testAProgramASceneStartedActsAsThatSceneOnTheControlSocketAndTheBus() throws {
+        try harness.installNotes(as: "other", [:])
+        let victim = try harness.openNote("victim")
+        let intruder = try harness.openNote("intruder", app: "other")
+        let wmctl = BrokerHarness.binDirectory + "/wmctl"
+
+        let path = "/org/windowbroker/Broker1/session/" + victim.replacingOccurrences(of: "-", with: "_")
+        let viaBus = try run(from: intruder, "/usr/bin/busctl", ["--address=\(bus.address)", "call", "org.windowbroker.Broker1", path, "org.windowbroker.Session1", "Close"])
+        XCTAssertNotEqual(viaBus.status, 0, viaBus.output)
+        XCTAssertNotNil(try? harness.session(victim), "not closed through the bus")
+
+        let closed = try run(from: intruder, wmctl, ["--socket", harness.socketPath, "close", victim])
+        XCTAssertNotEqual(closed.status, 0, closed.output)
+        XCTAssertTrue(closed.output.contains("no session \(victim)"), "answered as a scene of 'other' is: \(closed.output)")
+        XCTAssertNotNil(try? harness.session(victim), "not closed through the control socket")
+        let listed = try run(from: intruder, wmctl, ["--socket", harness.socketPath, "sessions"])
+        XCTAssertNotEqual(listed.status, 0, "the switcher's list is for wmctl, not for scenes: \(listed.output)")
+
+        // The user's own wmctl is not a scene's.
+        XCTAssertEqual(harness.wmctl("close", victim).code, 0)
+    }
+}

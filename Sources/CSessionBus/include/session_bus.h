@@ -41,6 +41,8 @@ int wb_bus_open(sd_bus **bus, const char *address);
 int wb_bus_export(sd_bus *bus, wb_bus_callbacks *callbacks);
 
 int wb_bus_read_string(sd_bus_message *message, const char **value);
+/// The process id of a call's sender, as the bus reports it; 0 when it cannot be told.
+int wb_bus_sender_pid(sd_bus_message *message);
 int wb_bus_reply_empty(sd_bus_message *call);
 int wb_bus_reply_object(sd_bus_message *call, const char *path);
 int wb_bus_reply_error(sd_bus_message *call, const char *name, const char *text);

@@ -12,6 +12,9 @@ struct ControlRequestHandler: Sendable {
     /// The connection table and this connection's entry (nil for a scene's requests).
     var connections: ControlConnections? = nil
     var connectionID: ControlConnections.ID = 0
+    /// The scene this connection's peer speaks as (`ScenePeers`): a scene worker or a process
+    /// it started gets a scene's answers here too.
+    var requester: SessionID? = nil
 
     /// Serves the connection until it closes. The handshake's deadline is the pipeline's
     /// (`ControlFastPath`): a peer that says no Hello in time is closed there, which ends this.
@@ -42,6 +45,12 @@ struct ControlRequestHandler: Sendable {
                 guard case .controlRequest(let request) = envelope.body, let kind = request.kind else {
                     await connection.reply(to: envelope, error: BrokerError(.invalidRequest, "expected a control request"))
                     continue
+                }
+                if case .watch = kind, let requester {
+                    do { try Self.checkSceneMay(kind, requester: requester) } catch {
+                        await connection.reply(to: envelope, error: error)
+                        continue
+                    }
                 }
                 if case .watch(let watch) = kind, watcher == nil {
                     if let connections, !(await connections.startWatching(connectionID)) {
@@ -95,7 +104,7 @@ struct ControlRequestHandler: Sendable {
     /// read it in time is closed.
     func answerAsConnection(_ kind: ControlRequest) async -> Envelope.OneOf_Body {
         await connections?.began(connectionID)
-        let answer = await answer(kind, from: nil)
+        let answer = await answer(kind, from: requester)
         await connections?.ended(connectionID)
         return answer
     }

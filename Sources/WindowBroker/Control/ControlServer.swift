@@ -112,7 +112,9 @@ public struct ControlServer: Sendable {
     }
 
     private func serve(_ accepted: Accepted, id: ControlConnections.ID) async {
-        let handler = ControlRequestHandler(broker: broker, logger: logger, connections: connections, connectionID: id)
+        var handler = ControlRequestHandler(broker: broker, logger: logger, connections: connections, connectionID: id)
+        if let peer = accepted.peer { handler.requester = await broker.scene(speakingFor: peer.pid) }
+        let speaker = handler
         let admission = await connections.admit(id, channel: accepted.channel.channel)
         defer { Task { [connections] in await connections.leave(id) } }
         try? await accepted.channel.executeThenClose { inbound, outbound in
@@ -131,8 +133,8 @@ public struct ControlServer: Sendable {
             // loop, else queued ahead of the Welcome's write): the requests that follow it are
             // taken on the loop.
             let fastPath = accepted.fastPath
-            connection.execute { fastPath.value.attach(handler, connection: connection) }
-            await handler.serve(connection: connection, inbound: inbound, handshake: accepted.handshake)
+            connection.execute { fastPath.value.attach(speaker, connection: connection) }
+            await speaker.serve(connection: connection, inbound: inbound, handshake: accepted.handshake)
         }
     }
 }

@@ -219,9 +219,13 @@ final class SessionBusFace: Sendable {
         }
         let message = BusMessage(call)
         let handler = ControlRequestHandler(broker: broker, logger: logger)
-        let (pending, thread) = (self.pending, self.thread)
+        let (pending, thread, broker) = (self.pending, self.thread, self.broker)
+        // Asked now, on the bus thread, while the sender's connection is surely there.
+        let sender = pid_t(wb_bus_sender_pid(call))
         Task {
-            let body = await handler.answer(request, from: nil)
+            // A scene (or a process it started) acts as that scene here too: its own app only.
+            let requester = await broker.scene(speakingFor: sender)
+            let body = await handler.answer(request, from: requester)
             let send: @Sendable () -> Void = {
                 switch body {
                 case .controlReply(let reply):
