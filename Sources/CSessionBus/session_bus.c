@@ -101,6 +101,14 @@ int wb_bus_export(sd_bus *bus, wb_bus_callbacks *callbacks) {
     return sd_bus_request_name(bus, WB_BUS_NAME, 0);
 }
 
+int wb_bus_owner_uid(sd_bus *bus, uid_t *uid) {
+    sd_bus_creds *creds = NULL;
+    int r = sd_bus_get_owner_creds(bus, SD_BUS_CREDS_EUID, &creds);
+    if (r >= 0) r = sd_bus_creds_get_euid(creds, uid);
+    sd_bus_creds_unref(creds);
+    return r;
+}
+
 int wb_bus_sender_pid(sd_bus_message *message) {
     sd_bus_creds *creds = NULL;
     pid_t pid = 0;

@@ -184,3 +184,51 @@ extension SessionBusTests {
         XCTAssertEqual(harness.wmctl("close", victim).code, 0)
     }
 }
+
+/// Issue 67 items 14 and 11: the bus going away and coming back, and a bus another user runs.
+final class SessionBusLifeTests: XCTestCase {
+    private var bus: PrivateBus?
+    private var harness: BrokerHarness!
+
+    override func tearDown() {
+        harness?.tearDown()
+        bus?.stop()
+    }
+
+    private func startBroker(on bus: PrivateBus) throws {
+        self.bus = bus
+        harness = try BrokerHarness()
+        harness.brokerEnvironment["DBUS_SESSION_BUS_ADDRESS"] = bus.address
+        try harness.start()
+    }
+
+    /// Before: after the bus daemon died, the face never came back and nothing was logged.
+    func testTheFaceSaysTheBusWentAwayAndComesBackWithIt() throws {
+        var bus = try PrivateBus()
+        try startBroker(on: bus)
+        try harness.eventually("the broker is on the bus") { harness.brokerLog.contains("on the D-Bus session bus") }
+        let root = bus.root
+        bus.stop()
+        try harness.eventually("the loss is logged") { harness.brokerLog.contains("the D-Bus session bus went away") }
+        bus = try PrivateBus(root: root)
+        self.bus = bus
+        try harness.eventually("back on the bus", timeout: 60) { harness.brokerLog.contains("on the D-Bus session bus again") }
+        let opened = harness.run("/usr/bin/busctl", ["--address=\(bus.address)", "call", "org.windowbroker.Broker1",
+                                                     "/org/windowbroker/Broker1", "org.windowbroker.Broker1", "Open", "s", "notes"])
+        XCTAssertEqual(opened.code, 0, opened.stderr)
+    }
+
+    /// Before: on a bus that another user's daemon runs (and admits everyone), the broker
+    /// exported every session's title, id and pid to all of them.
+    func testABusAnotherUserRunsIsNotServedAndStatusSaysWhy() throws {
+        guard getuid() != 65534 else { throw XCTSkip("the test runs as nobody already") }
+        let bus = try PrivateBus(asNobody: true)
+        try startBroker(on: bus)
+        try harness.eventually("the refusal is logged") { harness.brokerLog.contains("no D-Bus session bus") }
+        XCTAssertTrue(harness.brokerLog.contains("is run by uid 65534"), String(harness.brokerLog.suffix(2000)))
+        let warnings = try XCTUnwrap(try harness.json("status")["warnings"] as? [String])
+        XCTAssertTrue(warnings.contains { $0.hasPrefix("no D-Bus face:") }, "\(warnings)")
+        let names = harness.run("/usr/bin/busctl", ["--address=\(bus.address)", "list"])
+        XCTAssertFalse(names.stdout.contains("org.windowbroker.Broker1"), names.stdout)
+    }
+}

@@ -41,6 +41,8 @@ int wb_bus_open(sd_bus **bus, const char *address);
 int wb_bus_export(sd_bus *bus, wb_bus_callbacks *callbacks);
 
 int wb_bus_read_string(sd_bus_message *message, const char **value);
+/// The user the bus daemon runs as (the peer of the connection), or a negative errno.
+int wb_bus_owner_uid(sd_bus *bus, uid_t *uid);
 /// The process id of a call's sender, as the bus reports it; 0 when it cannot be told.
 int wb_bus_sender_pid(sd_bus_message *message);
 int wb_bus_reply_empty(sd_bus_message *call);

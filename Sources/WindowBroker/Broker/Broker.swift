@@ -263,8 +263,15 @@ public actor Broker {
         if !brokenManifests.isEmpty {
             manifests.append("\(brokenManifests.count) app manifest\(brokenManifests.count == 1 ? " was" : "s were") skipped; `wmctl apps` says why")
         }
-        return store.warnings + damageWarnings + searchWarnings + manifests
+        return store.warnings + damageWarnings + searchWarnings + manifests + (busProblem.map { ["no D-Bus face: \($0)"] } ?? [])
     }
+
+    /// Why the D-Bus face refuses the session bus it found (nil: no such reason now).
+    func noteBusProblem(_ problem: String?) {
+        busProblem = problem
+    }
+
+    private var busProblem: String?
 
     /// Manifests skipped at the last (re)load, with why.
     public private(set) var brokenManifests: [ManifestProblem] = []

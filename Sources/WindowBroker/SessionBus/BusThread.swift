@@ -19,14 +19,19 @@ final class BusThread: Sendable {
     private struct State {
         var work: [@Sendable (OpaquePointer) -> Void] = []
         var stopping = false
+        /// Connected and serving; who waits for the connection's end (`ended`).
+        var serving = false
+        var waiting: [CheckedContinuation<Void, Never>] = []
     }
 
     private let state = Mutex(State())
     private let wake: Int32 = wb_bus_wakeup_fd()
 
     /// Connects, exports the objects and takes the name, then serves on a thread of its own.
-    /// Throws when there is no bus or the name is taken.
+    /// Throws when there is no bus, it is another user's, or the name is taken. May be called
+    /// again once the connection has ended (`ended`).
     func start(address: String?, callbacks: Callbacks) async throws {
+        state.withLock { $0 = State() }
         try await withCheckedThrowingContinuation { (started: CheckedContinuation<Void, any Error>) in
             Thread.detachNewThread { [self] in
                 nameThisThread("wb-dbus")
@@ -50,6 +55,17 @@ final class BusThread: Sendable {
         ring()
     }
 
+    /// Returns once the connection started last has ended: stopped, or the bus went away.
+    func ended() async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state in
+                if state.serving { state.waiting.append(waiter) }
+                return !state.serving
+            }
+            if now { waiter.resume() }
+        }
+    }
+
     private func ring() {
         var one: UInt64 = 1
         _ = Glibc.write(wake, &one, 8)
@@ -63,6 +79,15 @@ final class BusThread: Sendable {
             return
         }
         defer { sd_bus_flush_close_unref(bus) }
+        // Everyone on a bus sees the broker's signals and can introspect it: only a bus the
+        // broker's own user runs is one to tell every session's title, id and pid.
+        var owner: uid_t = 0
+        r = wb_bus_owner_uid(bus, &owner)
+        guard r >= 0, owner == geteuid() else {
+            let who = r >= 0 ? "is run by uid \(owner), not by this user (uid \(geteuid()))" : "does not say who runs it (\(String(cString: strerror(-r))))"
+            started.resume(throwing: BrokerError(.permissionDenied, "the session bus \(address ?? "of the user") \(who): other users on it would see every session's title, id and pid"))
+            return
+        }
         // Lives as long as the connection: sd-bus hands it back to every callback.
         let box = Unmanaged.passRetained(CallbackBox(callbacks))
         defer { box.release() }
@@ -101,13 +126,18 @@ final class BusThread: Sendable {
             started.resume(throwing: BrokerError(.resourceExhausted, "cannot serve \(WB_BUS_NAME): \(why)"))
             return
         }
+        state.withLock { $0.serving = true }
         started.resume()
         loop(bus)
         // Gone (stopped, or the bus went away): what is handed over from now on is dropped.
-        state.withLock { state in
+        let waiting = state.withLock { state in
             state.stopping = true
             state.work = []
+            state.serving = false
+            defer { state.waiting = [] }
+            return state.waiting
         }
+        for waiter in waiting { waiter.resume() }
     }
 
     private func loop(_ bus: OpaquePointer) {

@@ -86,8 +86,9 @@ final class SessionBusFace: Sendable {
         self.pending = EventBatches(window: .milliseconds(15), on: broker.requestLoop)
     }
 
-    /// Connects and serves until cancelled. Without a session bus the broker runs on without
-    /// this face, and says so once.
+    /// Connects and serves until cancelled. Without a session bus (or on one another user
+    /// runs) the broker runs on without this face and says so once; it tries again with
+    /// backoff, and when the bus goes away it says so and connects again when it is back.
     func run(address: String?) async {
         let face = self
         let callbacks = BusThread.Callbacks(
@@ -95,31 +96,56 @@ final class SessionBusFace: Sendable {
             property: { reply, path, name in face.property(reply, path: path, name: name) },
             exists: { path in face.sessions.withLock { $0[path] != nil } },
             enumerate: { face.sessions.withLock { Array($0.keys).sorted() } })
-        // The sessions as they are now, before the name is taken: nothing asks for an object
-        // that is not there yet.
         let subscription = await broker.subscribe(batching: pending) { .event($0) }
-        let current = await broker.sessionStatuses(app: nil).map(SessionProperties.init)
-        sessions.withLock { sessions in
-            for properties in current { sessions[Self.path(of: properties.id)] = properties }
+        // Events keep the objects current while connected; while not, the bus thread drops them.
+        let follower = Task { for await batch in pending { await follow(batch) } }
+        defer {
+            follower.cancel()
+            Task { [broker] in await broker.unsubscribe(subscription) }
         }
-        do {
-            try await thread.start(address: address, callbacks: callbacks)
-        } catch {
-            await broker.unsubscribe(subscription)
-            let reason = (error as? BrokerError)?.message ?? "\(error)"
-            logger.notice("no D-Bus session bus; the broker runs without its D-Bus face (org.windowbroker.Broker1)", metadata: ["reason": "\(reason)"])
-            return
-        }
-        logger.info("on the D-Bus session bus", metadata: ["name": "\(WB_BUS_NAME)"])
         await withTaskCancellationHandler {
-            for await batch in pending {
-                await follow(batch)
+            var delay = Self.firstRetry
+            var (failures, connectedBefore) = (0, false)
+            while !Task.isCancelled {
+                // The sessions as they are now, before the name is taken: nothing asks for an
+                // object that is not there yet.
+                let current = await broker.sessionStatuses(app: nil).map(SessionProperties.init)
+                sessions.withLock { sessions in
+                    sessions = [:]
+                    for properties in current { sessions[Self.path(of: properties.id)] = properties }
+                }
+                do {
+                    try await thread.start(address: address, callbacks: callbacks)
+                } catch {
+                    let reason = (error as? BrokerError)?.message ?? "\(error)"
+                    if failures == 0 {
+                        logger.notice("no D-Bus session bus; the broker runs without its D-Bus face (org.windowbroker.Broker1)", metadata: [
+                            "reason": "\(reason)", "retry": "with backoff, up to every \(Self.lastRetry.formattedSeconds)",
+                        ])
+                        if let problem = error as? BrokerError, problem.code == .permissionDenied { await broker.noteBusProblem(reason) }
+                    }
+                    failures += 1
+                    try? await WireRuntime.sleep(for: delay)
+                    delay = min(delay * 2, Self.lastRetry)
+                    continue
+                }
+                await broker.noteBusProblem(nil)
+                logger.info(connectedBefore ? "on the D-Bus session bus again" : "on the D-Bus session bus", metadata: ["name": "\(WB_BUS_NAME)"])
+                (failures, connectedBefore, delay) = (0, true, Self.firstRetry)
+                await thread.ended()
+                guard !Task.isCancelled else { break }
+                logger.warning("the D-Bus session bus went away; the broker's D-Bus face is gone until it is back", metadata: [
+                    "retry": "with backoff, up to every \(Self.lastRetry.formattedSeconds)",
+                ])
             }
         } onCancel: {
             thread.stop()
         }
-        thread.stop()
     }
+
+    /// The waits between attempts to connect: doubling from the first to the last.
+    static let firstRetry: Duration = .milliseconds(500)
+    static let lastRetry: Duration = .seconds(30)
 
     /// Keeps the session objects in step with a batch of events, forwards each as `Event`, and
     /// sends the method replies among them in their place: a reply leaves after the objects

@@ -13,11 +13,13 @@ final class PrivateBus {
         ["dbus-daemon", "dbus-send", "busctl"].allSatisfy { FileManager.default.isExecutableFile(atPath: "/usr/bin/" + $0) }
     }
 
-    init() throws {
+    /// `root`: where its socket is (a bus started again at the same address); `asNobody`: the
+    /// daemon runs as uid 65534, as another user's bus would.
+    init(root given: String? = nil, asNobody: Bool = false) throws {
         guard Self.available else { throw XCTSkip("dbus-daemon, dbus-send and busctl are not installed (make test installs them)") }
-        root = FileManager.default.temporaryDirectory.appendingPathComponent("wb-bus-\(UUID().uuidString.prefix(8))").path
+        root = given ?? FileManager.default.temporaryDirectory.appendingPathComponent("wb-bus-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
-        chmod(root, 0o755)
+        chmod(root, asNobody ? 0o777 : 0o755)
         let socket = root + "/bus"
         address = "unix:path=" + socket
         let config = root + "/bus.conf"
@@ -37,8 +39,15 @@ final class PrivateBus {
             </busconfig>
             """.write(toFile: config, atomically: true, encoding: .utf8)
         process = WaitableProcess()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-daemon")
-        process.arguments = ["--config-file=\(config)", "--nofork", "--nopidfile", "--nosyslog"]
+        let daemon = ["/usr/bin/dbus-daemon", "--config-file=\(config)", "--nofork", "--nopidfile", "--nosyslog"]
+        if asNobody {
+            chmod(config, 0o644)
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups"] + daemon
+        } else {
+            process.executableURL = URL(fileURLWithPath: daemon[0])
+            process.arguments = Array(daemon.dropFirst())
+        }
         let log = root + "/dbus.log"
         try process.run(output: log)
         if process.waitUntil(timeout: 10, { FileManager.default.fileExists(atPath: socket) }) {
