@@ -65,6 +65,46 @@ final class WireFramingTests: XCTestCase {
         XCTAssertNil(try channel.readInbound(as: Envelope.self))
     }
 
+    /// Issue 67 item 8: a connection that only listens may send small frames only, from the
+    /// moment its limit is lowered (a watch).
+    func testALoweredLimitRefusesALargerFrameAtItsHeader() throws {
+        let limit = InboundFrameLimit(bytes: WireProtocol.defaultMaxFrameBytes)
+        let channel = EmbeddedChannel()
+        try channel.pipeline.syncOperations.addWireFraming(limit: limit)
+        let small = try RawFrame.bytes(ping(1, String(repeating: "s", count: 20_000)))
+        try channel.writeInbound(ByteBuffer(bytes: small))
+        XCTAssertEqual(try channel.readInbound(as: Envelope.self)?.id, 1, "20 KB is fine before")
+        limit.bytes = 16 << 10
+        XCTAssertThrowsError(try channel.writeInbound(ByteBuffer(bytes: Array(small.prefix(4))))) { error in
+            XCTAssertEqual((error as? BrokerError)?.code, .payloadTooLarge, "\(error)")
+        }
+    }
+
+    /// Issue 67 item 8: the unfinished large frames of all connections share one budget.
+    /// Before: each of 600 watchers could hold a 1 MiB - 1 partial frame (724 MiB held).
+    func testUnfinishedLargeFramesOfAllConnectionsShareOneBudget() throws {
+        let budget = PartialFrameBudget(limit: 3 << 19)  // 1.5 MiB
+        func connection() throws -> EmbeddedChannel {
+            let channel = EmbeddedChannel()
+            try channel.pipeline.syncOperations.addWireFraming(budget: budget)
+            return channel
+        }
+        let frame = try RawFrame.bytes(ping(1, String(repeating: "b", count: 1 << 20 - 64)))
+        let (first, second) = (try connection(), try connection())
+        try first.writeInbound(ByteBuffer(bytes: Array(frame.prefix(1000))))
+        XCTAssertEqual(budget.holding, frame.count - 4, "the first one's frame is held against the budget")
+        XCTAssertThrowsError(try second.writeInbound(ByteBuffer(bytes: Array(frame.prefix(1000))))) { error in
+            XCTAssertEqual((error as? BrokerError)?.code, .resourceExhausted, "\(error)")
+        }
+        try first.writeInbound(ByteBuffer(bytes: Array(frame.dropFirst(1000))))
+        XCTAssertEqual(try first.readInbound(as: Envelope.self)?.id, 1)
+        XCTAssertEqual(budget.holding, 0, "given back once whole")
+        let third = try connection()
+        try third.writeInbound(ByteBuffer(bytes: Array(frame.prefix(1000))))
+        _ = try? third.finish()
+        XCTAssertEqual(budget.holding, 0, "given back when the connection goes")
+    }
+
     func testAFrameThatIsNoEnvelopeIsAMalformedFrame() throws {
         let channel = try channel()
         // Field 1 as a length-delimited field claiming 100 bytes of which 2 follow.
@@ -84,5 +124,14 @@ final class WireFramingTests: XCTestCase {
         // The connection goes on: a small one still goes out.
         try channel.writeOutbound(ping(2))
         XCTAssertFalse(try written(channel).isEmpty)
+    }
+}
+
+/// An envelope's bytes on the wire: the 4-byte length, then the envelope.
+enum RawFrame {
+    static func bytes(_ envelope: Envelope) throws -> [UInt8] {
+        let body: [UInt8] = try envelope.serializedBytes()
+        let count = UInt32(body.count)
+        return [UInt8(count >> 24), UInt8(count >> 16 & 0xff), UInt8(count >> 8 & 0xff), UInt8(count & 0xff)] + body
     }
 }

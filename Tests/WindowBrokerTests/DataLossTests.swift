@@ -294,6 +294,23 @@ final class BoundedManifestTests: XCTestCase {
     }
 }
 
+/// Issue 67 item 8, through the real socket: a watcher that starts a large frame is closed
+/// at its header. Before: it could park up to 1 MiB - 1 of a frame for as long as it liked.
+final class WatcherFrameTests: BrokerTestCase {
+    func testAWatcherThatStartsALargeFrameIsClosedAtItsHeader() throws {
+        let raw = try RawSocket(path: harness.socketPath)
+        try raw.greet()
+        try raw.write(frame: .with {
+            $0.id = 2
+            $0.controlRequest = .with { $0.watch = .init() }
+        })
+        guard case .controlReply? = raw.readFrame()?.body else { return XCTFail("no watchStarted") }
+        raw.write(RawSocket.header(WireProtocol.defaultMaxFrameBytes - 1) + [UInt8](repeating: 7, count: 4096))
+        XCTAssertTrue(raw.isClosedByPeer(), "closed, not holding the frame")
+        XCTAssertEqual(harness.wmctl("status").code, 0, "the broker serves on")
+    }
+}
+
 /// Item 6. Before: the broken user manifest made the broker load the system one with the same
 /// id (another name, another executable) for the user's sessions.
 final class ReloadPriorityTests: BrokerTestCase {

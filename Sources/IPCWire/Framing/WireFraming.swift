@@ -1,5 +1,6 @@
 import NIOCore
 import SwiftProtobuf
+import Synchronization
 
 /// A connection that carries windowbroker envelopes, as NIO's async bridge sees it.
 package typealias WireChannel = NIOAsyncChannel<Envelope, Envelope>
@@ -11,13 +12,14 @@ extension ChannelPipeline.SynchronousOperations {
     /// With `delivery`, requests and events go to it on the event loop from the first frame
     /// read (`WireConnection.deliverOnLoop`, set before anything can be read).
     package func addWireFraming(
-        maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes, delivery: (@Sendable (Envelope) -> Void)? = nil
+        maxFrameBytes: Int = WireProtocol.defaultMaxFrameBytes, limit: InboundFrameLimit? = nil, budget: PartialFrameBudget? = nil,
+        delivery: (@Sendable (Envelope) -> Void)? = nil
     ) throws {
         // The header is checked first (a frame announcing more than the limit is refused at
         // once), and the handler's buffer cap bounds what a peer can make us hold.
         try addHandler(
             ByteToMessageHandler(
-                CappedFrameDecoder(maxFrameBytes: maxFrameBytes),
+                CappedFrameDecoder(maxFrameBytes: maxFrameBytes, limit: limit, budget: budget),
                 maximumBufferSize: maxFrameBytes + 4
             )
         )
@@ -102,24 +104,87 @@ final class EnvelopeCodec: ChannelDuplexHandler {
 final class CappedFrameDecoder: ByteToMessageDecoder {
     typealias InboundOut = ByteBuffer
     private let maxFrameBytes: Int
+    private let limit: InboundFrameLimit?
+    private let budget: PartialFrameBudget?
+    /// What the frame being received holds of `budget`.
+    private var reserved = 0
 
-    init(maxFrameBytes: Int) {
+    init(maxFrameBytes: Int, limit: InboundFrameLimit? = nil, budget: PartialFrameBudget? = nil) {
         self.maxFrameBytes = maxFrameBytes
+        self.limit = limit
+        self.budget = budget
     }
 
     func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
         guard let announced = buffer.getInteger(at: buffer.readerIndex, endianness: .big, as: UInt32.self) else { return .needMoreData }
         let length = Int(announced)
-        if length > maxFrameBytes {
-            throw BrokerError(.payloadTooLarge, "a frame announces \(length) bytes; the limit is \(maxFrameBytes)")
+        let cap = min(maxFrameBytes, limit?.bytes ?? .max)
+        if length > cap {
+            throw BrokerError(.payloadTooLarge, "a frame announces \(length) bytes; the limit is \(cap)")
         }
-        guard buffer.readableBytes >= 4 + length else { return .needMoreData }
+        guard buffer.readableBytes >= 4 + length else {
+            // A large frame holds its share of the budget all connections share until it is whole.
+            if let budget, reserved == 0, length > PartialFrameBudget.unaccounted {
+                guard budget.reserve(length) else {
+                    throw BrokerError(.resourceExhausted, "the broker holds \(budget.limit) bytes of unfinished frames from other connections; send this \(length)-byte frame again later")
+                }
+                reserved = length
+            }
+            return .needMoreData
+        }
         buffer.moveReaderIndex(forwardBy: 4)
+        release()
         context.fireChannelRead(wrapInboundOut(buffer.readSlice(length: length)!))
         return .continue
     }
 
     func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
         try decode(context: context, buffer: &buffer)
+    }
+
+    func decoderRemoved(context: ChannelHandlerContext) {
+        release()
+    }
+
+    private func release() {
+        guard reserved > 0 else { return }
+        budget?.release(reserved)
+        reserved = 0
+    }
+}
+
+/// A connection's own cap on the frames it may send, lowered once it only listens (a watch):
+/// read and changed on the connection's event loop only.
+package final class InboundFrameLimit: @unchecked Sendable {
+    package var bytes: Int
+
+    package init(bytes: Int) {
+        self.bytes = bytes
+    }
+}
+
+/// The bytes of unfinished large frames all connections together may make the broker hold: a
+/// few hundred peers each sending the first half of a 1 MiB frame would otherwise hold
+/// hundreds of MiB. Frames up to `unaccounted` bytes do not count.
+package final class PartialFrameBudget: Sendable {
+    package let limit: Int
+    private let held = Atomic<Int>(0)
+    package static let unaccounted = 64 << 10
+
+    package init(limit: Int) {
+        self.limit = limit
+    }
+
+    package var holding: Int { held.load(ordering: .relaxed) }
+
+    func reserve(_ bytes: Int) -> Bool {
+        let now = held.add(bytes, ordering: .relaxed).newValue
+        guard now > limit else { return true }
+        held.subtract(bytes, ordering: .relaxed)
+        return false
+    }
+
+    func release(_ bytes: Int) {
+        held.subtract(bytes, ordering: .relaxed)
     }
 }

@@ -26,6 +26,11 @@ public struct BrokerConfiguration: Sendable {
     /// A control connection with no request for this long is closed (watchers excepted).
     public var controlIdleTimeout: Duration = .seconds(60)
     public var maxFrameBytes = WireProtocol.defaultMaxFrameBytes
+    /// The most a watching connection may send in one frame: it only listens (pings, a stop).
+    public var watcherFrameBytes = 16 << 10
+    /// The unfinished large frames (over 64 KiB) that all control connections together may
+    /// make the broker hold; a frame beyond it is refused `resourceExhausted`.
+    public var maxPartialFrameBytes = 32 << 20
     public var maxActivityBytes = WireProtocol.defaultMaxActivityBytes
     public var maxUpdatePayloadBytes = WireProtocol.defaultMaxUpdatePayloadBytes
     public var maxDefaultsBytes = WireProtocol.defaultMaxDefaultsBytes

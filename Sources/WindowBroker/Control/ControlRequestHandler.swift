@@ -15,6 +15,8 @@ struct ControlRequestHandler: Sendable {
     /// The scene this connection's peer speaks as (`ScenePeers`): a scene worker or a process
     /// it started gets a scene's answers here too.
     var requester: SessionID? = nil
+    /// The frames the peer may send; a watcher only listens, and may send small ones only.
+    var frameLimit: InboundFrameLimit? = nil
 
     /// Serves the connection until it closes. The handshake's deadline is the pipeline's
     /// (`ControlFastPath`): a peer that says no Hello in time is closed there, which ends this.
@@ -71,6 +73,10 @@ struct ControlRequestHandler: Sendable {
                         continue
                     }
                     let (id, events) = await broker.subscribe(filter)
+                    if let frameLimit {
+                        let watcherFrames = broker.configuration.watcherFrameBytes
+                        connection.execute { frameLimit.bytes = watcherFrames }
+                    }
                     await connection.reply(to: envelope, with: .controlReply(.with { $0.watchStarted = .init() }))
                     watcher = (id, Task {
                         for await event in events {

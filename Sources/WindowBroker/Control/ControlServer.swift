@@ -35,6 +35,8 @@ public struct ControlServer: Sendable {
     struct Accepted: Sendable {
         var channel: WireChannel
         var peer: wb_ucred?
+        /// The frames this connection may send (lowered once it watches).
+        var frameLimit: InboundFrameLimit
         var handshake: ControlHandshake
         var fastPath: NIOLoopBound<ControlFastPath>
     }
@@ -44,6 +46,7 @@ public struct ControlServer: Sendable {
     public func run(onListening: @Sendable () async -> Void = {}) async throws {
         let maxFrame = broker.configuration.maxFrameBytes
         let handshakeTimeout = broker.configuration.handshakeTimeout
+        let budget = PartialFrameBudget(limit: broker.configuration.maxPartialFrameBytes)
         let initializer: @Sendable (Channel) -> EventLoopFuture<Accepted> = { channel in
             let credentials: EventLoopFuture<wb_ucred?>
             if let provider = channel as? SocketOptionProvider {
@@ -55,11 +58,12 @@ public struct ControlServer: Sendable {
             }
             return credentials.flatMapThrowing { peer in
                 let handshake = ControlHandshake()
-                try channel.pipeline.syncOperations.addWireFraming(maxFrameBytes: maxFrame)
+                let frameLimit = InboundFrameLimit(bytes: maxFrame)
+                try channel.pipeline.syncOperations.addWireFraming(maxFrameBytes: maxFrame, limit: frameLimit, budget: budget)
                 let fastPath = ControlFastPath(handshake: handshake, timeout: handshakeTimeout)
                 try channel.pipeline.syncOperations.addHandler(fastPath)
                 return Accepted(
-                    channel: try WireChannel(wrappingChannelSynchronously: channel), peer: peer, handshake: handshake,
+                    channel: try WireChannel(wrappingChannelSynchronously: channel), peer: peer, frameLimit: frameLimit, handshake: handshake,
                     fastPath: NIOLoopBound(fastPath, eventLoop: channel.eventLoop))
             }
         }
@@ -113,6 +117,7 @@ public struct ControlServer: Sendable {
 
     private func serve(_ accepted: Accepted, id: ControlConnections.ID) async {
         var handler = ControlRequestHandler(broker: broker, logger: logger, connections: connections, connectionID: id)
+        handler.frameLimit = accepted.frameLimit
         if let peer = accepted.peer { handler.requester = await broker.scene(speakingFor: peer.pid) }
         let speaker = handler
         let admission = await connections.admit(id, channel: accepted.channel.channel)
