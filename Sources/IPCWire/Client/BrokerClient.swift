@@ -58,16 +58,26 @@ package final class BrokerClient: Sendable {
         _ body: @Sendable (BrokerClient) async throws -> Result
     ) async throws -> Result {
         let channel: WireChannel
-        do {
-            // On the caller's event loop when it runs on one (wmctl's main thread): its socket
-            // and its tasks on one thread.
-            let loop: any EventLoopGroup = MultiThreadedEventLoopGroup.currentEventLoop ?? MultiThreadedEventLoopGroup.singleton
-            channel = try await ClientBootstrap(group: loop)
-                .connect(unixDomainSocketPath: socketPath) { channel in
-                    channel.eventLoop.makeCompletedFuture { try WireChannel.wrapping(channel) }
-                }
-        } catch {
-            throw BrokerError(.brokerUnreachable, unreachable(socketPath, error))
+        // On the caller's event loop when it runs on one (wmctl's main thread): its socket
+        // and its tasks on one thread.
+        let loop: any EventLoopGroup = MultiThreadedEventLoopGroup.currentEventLoop ?? MultiThreadedEventLoopGroup.singleton
+        // A broker that has all the clients it serves at once stops accepting, and its listen
+        // backlog queues the next ones; a full backlog answers EAGAIN: come back shortly.
+        var pause: Duration = .milliseconds(5)
+        let giveUp = ContinuousClock.now + timeout
+        while true {
+            do {
+                channel = try await ClientBootstrap(group: loop)
+                    .connect(unixDomainSocketPath: socketPath) { channel in
+                        channel.eventLoop.makeCompletedFuture { try WireChannel.wrapping(channel) }
+                    }
+                break
+            } catch let error as IOError where error.errnoCode == EAGAIN && ContinuousClock.now + pause < giveUp {
+                try await Task.sleep(for: pause)
+                pause = min(pause * 2, .milliseconds(200))
+            } catch {
+                throw BrokerError(.brokerUnreachable, unreachable(socketPath, error))
+            }
         }
         return try await channel.executeThenClose { inbound, outbound in
             let connection = WireConnection(channel, outbound: outbound)

@@ -2,10 +2,12 @@ import Foundation
 import IPCWire
 import NIOCore
 
-/// The open control connections, so that idle ones cannot lock everyone else out: a full
-/// table makes room by closing the connection idle the longest (never one in the middle of a
-/// request), connections idle past `idleTimeout` are closed, and watchers (who are idle by
-/// design) are counted against a limit of their own instead.
+/// The open control connections, so that idle ones cannot lock everyone else out and a crowd
+/// is queued, not refused: past the limit the broker stops accepting (the kernel's listen
+/// backlog holds the next clients, as any server's) until a connection leaves, becomes a
+/// watcher, or has been idle for `idleTimeout` (then it is closed to make room, never one in
+/// the middle of a request or between two quick ones). Watchers (idle by design) are
+/// counted against a limit of their own instead.
 actor ControlConnections {
     /// A connection's number, in the order accepted (a UUID cost three system calls each).
     typealias ID = UInt64
@@ -17,13 +19,9 @@ actor ControlConnections {
         var watching = false
     }
 
-    enum Admission: Equatable {
-        case admitted
-        /// Everything open is busy or watching: the newest is told to try again.
-        case refused
-    }
-
     private var entries: [ID: Entry] = [:]
+    /// The accept loop, waiting for room.
+    private var waitingForRoom: CheckedContinuation<Void, Never>?
     let limit: Int
     let watcherLimit: Int
     let idleTimeout: Duration
@@ -38,19 +36,42 @@ actor ControlConnections {
     var requestConnections: Int { entries.values.filter { !$0.watching }.count }
     var watchers: Int { entries.values.filter(\.watching).count }
 
-    /// Takes a new connection, closing the longest-idle one when the table is full.
-    func admit(_ id: ID, channel: any Channel) -> Admission {
-        if requestConnections >= limit {
-            guard let victim = entries.filter({ !$0.value.watching && $0.value.busy == 0 })
-                .min(by: { $0.value.lastActive < $1.value.lastActive }) else { return .refused }
-            close(victim.key, BrokerError(.resourceExhausted, "this idle control connection was closed to make room for others (\(limit) at most); connect again"))
+    /// Takes a new connection; when the table is full, first closes one idle for the idle
+    /// timeout, or waits until there is room (the accept loop waits, so nothing more is
+    /// accepted meanwhile). False when the wait was cancelled (the server stops).
+    func admit(_ id: ID, channel: any Channel) async -> Bool {
+        while requestConnections >= limit {
+            guard !Task.isCancelled else { return false }
+            let cutoff = ContinuousClock.now - idleTimeout
+            if let victim = entries.filter({ !$0.value.watching && $0.value.busy == 0 && $0.value.lastActive <= cutoff })
+                .min(by: { $0.value.lastActive < $1.value.lastActive }) {
+                close(victim.key, BrokerError(.resourceExhausted, "this control connection, idle for \(idleTimeout.formattedSeconds), was closed to make room for others (\(limit) at most); connect again"))
+                continue
+            }
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { waitingForRoom = $0 }
+            } onCancel: {
+                Task { await self.stopWaiting() }
+            }
         }
         entries[id] = Entry(channel: channel, lastActive: .now)
-        return .admitted
+        return true
+    }
+
+    private func stopWaiting() {
+        waitingForRoom?.resume()
+        waitingForRoom = nil
     }
 
     func leave(_ id: ID) {
         entries[id] = nil
+        roomMayHaveCome()
+    }
+
+    private func roomMayHaveCome() {
+        guard requestConnections < limit, let waiter = waitingForRoom else { return }
+        waitingForRoom = nil
+        waiter.resume()
     }
 
     /// A request starts (`busy`) or ends on the connection.
@@ -69,6 +90,7 @@ actor ControlConnections {
     func startWatching(_ id: ID) -> Bool {
         guard watchers < watcherLimit else { return false }
         entries[id]?.watching = true
+        roomMayHaveCome()
         return true
     }
 
@@ -80,6 +102,11 @@ actor ControlConnections {
             for (id, entry) in entries where !entry.watching && entry.busy == 0 && entry.lastActive < cutoff {
                 close(id, BrokerError(.timedOut, "this control connection was idle for \(idleTimeout.formattedSeconds) and is closed; connect again"))
             }
+            // A full table waits for connections to pass the timeout too.
+            if let waiter = waitingForRoom {
+                waitingForRoom = nil
+                waiter.resume()
+            }
         }
     }
 
@@ -89,6 +116,7 @@ actor ControlConnections {
     private func close(_ id: ID, _ why: BrokerError) {
         guard let entry = entries.removeValue(forKey: id) else { return }
         evicted += 1
+        roomMayHaveCome()
         var envelope = Envelope()
         envelope.body = .error(why.wire)
         let channel = entry.channel

@@ -70,18 +70,23 @@ public struct ControlServer: Sendable {
         // Connections stay on the loop that accepted them: handing each to another loop cost
         // four wake-ups between the two threads before its first read.
         let loop = broker.requestLoop
-        let bootstrap = ServerBootstrap(group: loop, childGroup: loop).serverChannelOption(.backlog, value: 128)
+        // Past the connection limit nothing is accepted (`ControlConnections.admit`): the next
+        // clients wait in the kernel's listen backlog, and the async channel holds two at most.
+        let bootstrap = ServerBootstrap(group: loop, childGroup: loop).serverChannelOption(.backlog, value: 4096)
+        let backPressure = NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark(lowWatermark: 1, highWatermark: 2)
         let server: NIOAsyncChannel<Accepted, Never>
         var boundPath: String?
         switch listener {
         case .path(let socketPath):
             try await Self.prepare(socketPath: socketPath)
-            server = try await bootstrap.bind(unixDomainSocketPath: socketPath, cleanupExistingSocketFile: true, childChannelInitializer: initializer)
+            server = try await bootstrap.bind(
+                unixDomainSocketPath: socketPath, cleanupExistingSocketFile: true, serverBackPressureStrategy: backPressure,
+                childChannelInitializer: initializer)
             chmod(socketPath, 0o600)
             boundPath = socketPath
             logger.info("control socket listening", metadata: ["path": "\(socketPath)"])
         case .inherited(let fd):
-            server = try await bootstrap.bind(fd, childChannelInitializer: initializer)
+            server = try await bootstrap.bind(fd, serverBackPressureStrategy: backPressure, childChannelInitializer: initializer)
             logger.info("control socket passed by the service manager", metadata: ["fd": "\(fd)"])
         }
         defer { if let boundPath { unlink(boundPath) } }
@@ -95,6 +100,10 @@ public struct ControlServer: Sendable {
                 for try await connection in inbound {
                     accepted += 1
                     let id = accepted
+                    guard await connections.admit(id, channel: connection.channel.channel) else {
+                        connection.channel.channel.close(promise: nil)
+                        break
+                    }
                     group.addTask { await self.serve(connection, id: id) }
                 }
             }
@@ -120,15 +129,9 @@ public struct ControlServer: Sendable {
         handler.frameLimit = accepted.frameLimit
         if let peer = accepted.peer { handler.requester = await broker.scene(speakingFor: peer.pid) }
         let speaker = handler
-        let admission = await connections.admit(id, channel: accepted.channel.channel)
         defer { Task { [connections] in await connections.leave(id) } }
         try? await accepted.channel.executeThenClose { inbound, outbound in
             let connection = WireConnection(accepted.channel, outbound: outbound)
-            if admission == .refused {
-                let limit = connections.limit
-                try? await connection.send(.error(BrokerError(.resourceExhausted, "\(limit) control connections are open and all busy; try again later").wire))
-                return
-            }
             if let peer = accepted.peer, peer.uid != getuid() {
                 logger.warning("refused a control peer of another user", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
                 try? await connection.send(.error(BrokerError(.permissionDenied, "this broker serves uid \(getuid()) only").wire))
