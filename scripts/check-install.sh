@@ -31,7 +31,10 @@ if command -v man >/dev/null; then
   done
   grep -A2 "SEE ALSO" <<<"$WMCTL_PAGE" | grep -q "wmctl(1)" && { echo "wmctl(1) names itself in SEE ALSO"; exit 1; }
 fi
-grep -q '^ExecStart=/usr/local/bin/windowbrokerd$' "$P/lib/systemd/user/windowbroker.service"
+grep -q '^ExecStart=/usr/local/bin/windowbrokerd --stop-timeout 45s$' "$P/lib/systemd/user/windowbroker.service" \
+  || { echo "the installed unit's ExecStart is not the installed broker with its stop timeout"; exit 1; }
+grep -q '^TimeoutStopSec=60$' "$P/lib/systemd/user/windowbroker.service" \
+  || { echo "the installed unit's TimeoutStopSec is not 15 s above the broker's stop timeout"; exit 1; }
 grep -q '"executable": "/usr/local/libexec/windowbroker/notes"' "$P/share/windowbroker/apps/notes.json"
 # systemd verifies units against the running system's paths: a second install, into a PREFIX
 # inside the stage (no DESTDIR), gives units whose paths exist here, man pages included.
