@@ -52,6 +52,7 @@ extension Broker {
         }
         await launcher.shutdown()
         await store.checkpoint()
+        store.stopWatchingFiles()
         await searchIndex?.closeCleanly()
         phase.stopped()
         events.finishAll()

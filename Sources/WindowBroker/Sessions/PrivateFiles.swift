@@ -7,7 +7,8 @@ import IPCWire
 /// rather than chmod'ed, and a state file that is a symbolic link is refused rather than followed.
 enum PrivateFiles {
     /// Creates `path` 0700, or takes an existing directory of this user (tightened to 0700).
-    static func directory(_ path: String, purpose: String) throws(BrokerError) {
+    /// With `makingParents` false, only `path` itself is made: its parent must be there.
+    static func directory(_ path: String, purpose: String, makingParents: Bool = true) throws(BrokerError) {
         var info = stat()
         if lstat(path, &info) == 0 {
             guard (info.st_mode & S_IFMT) == S_IFDIR else {
@@ -21,7 +22,7 @@ enum PrivateFiles {
             return
         }
         do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: makingParents, attributes: [.posixPermissions: 0o700])
         } catch {
             throw BrokerError(.internalError, "cannot create \(path) (the \(purpose)): \(error.localizedDescription)")
         }

@@ -88,7 +88,13 @@ public final class SessionStore: Sendable {
     }
 
     deinit {
+        files.stopWatching()
         files.releaseLock()
+    }
+
+    /// At the end of a stop: the files are left as they are from now on, even when removed.
+    public func stopWatchingFiles() {
+        files.stopWatching()
     }
 
     /// A pool on the store's file, its writer committing at `synchronous = FULL`.

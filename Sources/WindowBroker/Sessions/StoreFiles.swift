@@ -25,6 +25,8 @@ final class StoreFiles: Sendable {
     private let opened: Mutex<Opened>
     /// Restorations done so far (for the tests and `status`).
     private let restorations = Atomic<Int>(0)
+    /// Set once the store is closed: its files are nobody's to put back any more.
+    private let closed = Atomic<Bool>(false)
 
     /// How often an idle writer looks at the files.
     static let idleCheck: TimeInterval = 1
@@ -48,7 +50,13 @@ final class StoreFiles: Sendable {
         opened = Mutex(Opened(identities: Self.identities(directory: directory, path: path), lockDescriptor: lockDescriptor))
     }
 
-    /// Lets go of the lock: the store is closed.
+    /// The broker has stopped: nothing is put back from now on (a directory removed after the
+    /// stop stays removed). The lock is kept until the store goes (`releaseLock`).
+    func stopWatching() {
+        closed.store(true, ordering: .releasing)
+    }
+
+    /// Lets go of the lock: the store is gone.
     func releaseLock() {
         opened.withLock { opened in
             if opened.lockDescriptor >= 0 { close(opened.lockDescriptor) }
@@ -72,6 +80,7 @@ final class StoreFiles: Sendable {
     /// would not survive a restart.
     @discardableResult
     func verify() throws(BrokerError) -> Bool {
+        guard !closed.load(ordering: .acquiring) else { return false }
         let changes = opened.withLock { opened in
             opened.identities.compactMap { file, identity -> String? in
                 switch FileIdentity(path: file) {
@@ -99,7 +108,9 @@ final class StoreFiles: Sendable {
     }
 
     private func restore() throws {
-        try PrivateFiles.directory(directory, purpose: "state directory")
+        // The directory is made again, not the tree above it: a parent that went too (a
+        // removed home, a test's temporary tree) is not the store's to bring back.
+        try PrivateFiles.directory(directory, purpose: "state directory", makingParents: false)
         try opened.withLock { opened in
             let lock = Self.lockPath(directory)
             if FileIdentity(path: lock) != opened.identities[lock] {
