@@ -34,12 +34,14 @@ extension Broker {
     /// The scene a connection's peer speaks as (`ScenePeers`); nil for the user's own programs.
     func scene(speakingFor pid: pid_t) async -> SessionID? {
         guard pid > 0 else { return nil }
-        var found: [pid_t: SessionID] = [:]
-        for (id, driver) in drivers { if let worker = driver.worker { found[worker.pid] = id } }
-        let scenes = found
+        let scenes = Dictionary(drivers.compactMap { id, driver in driver.worker.map { ($0.pid, id) } }, uniquingKeysWith: { first, _ in first })
         guard !scenes.isEmpty else { return nil }
-        // Read off the broker's executor: a few small /proc files, one per ancestor.
-        if let answer = try? await OffLoop.run({ ScenePeers.scene(of: pid, among: scenes) }) { return answer }
-        return ScenePeers.scene(of: pid, among: scenes)
+        // Read off the broker's executor: a few small /proc files, one per ancestor. Here only
+        // when the thread pool is gone (the process is ending).
+        do {
+            return try await OffLoop.run { ScenePeers.scene(of: pid, among: scenes) }
+        } catch {
+            return ScenePeers.scene(of: pid, among: scenes)
+        }
     }
 }
