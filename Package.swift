@@ -9,8 +9,8 @@ let package = Package(
         .executable(name: "wmctl", targets: ["wmctl"]),
         .executable(name: "notes", targets: ["notes"]),
         .executable(name: "windowbroker-ui", targets: ["windowbroker-ui"]),
-        // The windows' drawing (wayland, cairo, pango), loaded by a scene when it first draws:
-        // installed beside notes and windowbroker-ui (CSceneWindowLoader says why).
+        // The system UI's drawing (wayland, cairo, pango), loaded when it first draws:
+        // installed beside windowbroker-ui (CSceneWindowLoader says why).
         .library(name: "windowbroker-drawing", type: .dynamic, targets: ["CSceneWindow"]),
         .library(name: "SceneWorker", targets: ["SceneWorker"]),
         .library(name: "IPCWire", targets: ["IPCWire"]),
@@ -97,16 +97,26 @@ let package = Package(
         ),
         // What the programs link instead: the API of the drawing library, loaded on first use.
         .target(name: "CSceneWindowLoader", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
-        .target(name: "SceneWindow", dependencies: ["CSceneWindowLoader"]),
+        .target(name: "SystemUISurface", dependencies: ["CSceneWindowLoader"]),
+        // GTK 4: every scene's window (apps call its C API directly; CGtk adds the few GLib
+        // macros Swift cannot import).
+        .systemLibrary(
+            name: "CGtk",
+            pkgConfig: "gtk4",
+            providers: [.apt(["libgtk-4-dev"])]
+        ),
+        // A scene's window asks for the keyboard when the broker makes it the key scene.
+        .target(name: "CSceneActivation", linkerSettings: [.linkedLibrary("wayland-client")]),
         // A scene app's process as its own zygote: forks the app's workers for the broker.
-        .target(name: "CSceneZygote", dependencies: ["CSceneWindowLoader"], linkerSettings: [.linkedLibrary("dl")]),
+        .target(name: "CSceneZygote", linkerSettings: [.linkedLibrary("dl")]),
         .target(
             name: "SceneWorker",
             dependencies: [
                 "IPCWire",
                 "CLinuxShim",
                 "CSceneZygote",
-                "SceneWindow",
+                "CGtk",
+                "CSceneActivation",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -133,7 +143,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
-        .target(name: "NotesApp", dependencies: ["SceneWorker"]),
+        .target(name: "NotesApp", dependencies: ["SceneWorker", "CGtk"]),
         .executableTarget(name: "notes", dependencies: ["NotesApp", "SceneWorker"]),
         // The tests' app: notes inside a probe that adds the test-only actions; not installed.
         .executableTarget(name: "scene-probe", dependencies: ["NotesApp", "SceneWorker", "IPCWire"], exclude: ["actions.json"]),
@@ -141,7 +151,7 @@ let package = Package(
         .executableTarget(
             name: "windowbroker-ui",
             dependencies: [
-                "IPCWire", "SceneWindow",
+                "IPCWire", "SystemUISurface",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -5,20 +5,6 @@
 
 __attribute__((visibility("default"))) const wb_drawing_table *WB_DRAWING_TABLE_SYMBOL(void) {
     static const wb_drawing_table table = {
-        .sw_open = sw_open,
-        .sw_fd = sw_fd,
-        .sw_dispatch = sw_dispatch,
-        .sw_set_title = sw_set_title,
-        .sw_render = sw_render,
-        .sw_width = sw_width,
-        .sw_height = sw_height,
-        .sw_activate = sw_activate,
-        .sw_start_drag = sw_start_drag,
-        .sw_text_index_at = sw_text_index_at,
-        .sw_snapshot_png = sw_snapshot_png,
-        .sw_free = sw_free,
-        .sw_warm_up = sw_warm_up,
-        .sw_close = sw_close,
         .ss_open = ss_open,
         .ss_fd = ss_fd,
         .ss_dispatch = ss_dispatch,
@@ -30,7 +16,6 @@ __attribute__((visibility("default"))) const wb_drawing_table *WB_DRAWING_TABLE_
         .ss_item_frame = ss_item_frame,
         .ss_draw_rows = ss_draw_rows,
         .sw_prepare_fonts = sw_prepare_fonts,
-        .sw_prepare = sw_prepare,
     };
     return &table;
 }

@@ -1,8 +1,7 @@
-// The system UI's layer surfaces (see include/system_surface.h). C for the same reason as
-// scene_window.c: the protocol's variadic requests and listener structs.
+// The system UI's layer surfaces (see include/system_surface.h). C because the Wayland
+// protocol's requests are variadic and its listeners are structs of C function pointers.
 #define _GNU_SOURCE
 #include "system_surface.h"
-#include "scene_window.h"
 #include "wayland_common.h"
 #include "wlr-layer-shell-unstable-v1-client-protocol.h"
 

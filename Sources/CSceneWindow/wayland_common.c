@@ -1,7 +1,7 @@
 // See wayland_common.h.
 #define _GNU_SOURCE
 #include "wayland_common.h"
-#include "scene_window.h"
+#include "system_surface.h"
 
 #include <ctype.h>
 #include <pthread.h>

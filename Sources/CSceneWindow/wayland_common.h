@@ -1,4 +1,4 @@
-// What the scene window and the system UI surfaces share: the keyboard (a keymap and its
+// What the system UI's surfaces are made of: the keyboard (a keymap and its
 // state, keys named as shortcuts name them), shared-memory buffers, text layouts and thumbnails.
 // Internal to this module.
 #ifndef WAYLAND_COMMON_H
@@ -28,8 +28,7 @@ uint32_t sw_keys_held(const struct sw_keys *keys);
 /// 0 when there is no keymap or the key has no symbol.
 int sw_keys_describe(const struct sw_keys *keys, uint32_t key, char name[64], char text[64]);
 
-/// What a surface hears from its seat; the callbacks of scene_window.h and system_surface.h
-/// have these signatures. Any may be NULL.
+/// What a surface hears from its seat; the callbacks of system_surface.h have these signatures. Any may be NULL.
 struct sw_input_callbacks {
     void *context;
     /// A key went down: its name at the base level, the SW_MOD_* bits held, what it types.

@@ -1,5 +1,4 @@
-// Loads libwindowbroker-drawing.so on first use and forwards scene_window.h's and
-// system_surface.h's functions to it (drawing_library.h says why it is not linked in).
+// Loads libwindowbroker-drawing.so on first use and forwards system_surface.h's functions to it (drawing_library.h says why it is not linked in).
 #define _GNU_SOURCE
 #include "drawing_library.h"
 
@@ -73,20 +72,9 @@ int wb_drawing_load(char *error, int error_size) {
     return table != NULL;
 }
 
-int wb_drawing_prepare(void) {
-    if (!wb_drawing_load(NULL, 0)) return 0;
-    table->sw_prepare_fonts();
-    return 1;
-}
-
-static int preload_connects;
-
 static void *preload(void *unused) {
     (void)unused;
     if (!wb_drawing_load(NULL, 0)) return NULL;
-    // The compositor first, then the fonts: the window's first configure can come back while
-    // the fonts load.
-    if (preload_connects) table->sw_prepare();
     table->sw_prepare_fonts();
     return NULL;
 }
@@ -102,45 +90,12 @@ static void start_preload(void) {
     pthread_attr_destroy(&attributes);
 }
 
-void wb_drawing_preload(int connect) {
-    preload_connects = connect;
+void wb_drawing_preload(void) {
     pthread_once(&preload_once, start_preload);
 }
 
-// The forwarders. Those taking a window or a surface run only after an open succeeded, so the
+// The forwarders. Those taking a surface run only after an open succeeded, so the
 // table is there; the others load the library first.
-
-sw_window *sw_open(const char *app_id, const char *title, sw_callbacks callbacks, char *error, int error_size) {
-    if (!wb_drawing_load(error, error_size)) return NULL;
-    return table->sw_open(app_id, title, callbacks, error, error_size);
-}
-int sw_fd(sw_window *window) { return table->sw_fd(window); }
-int sw_dispatch(sw_window *window) { return table->sw_dispatch(window); }
-void sw_set_title(sw_window *window, const char *title) { table->sw_set_title(window, title); }
-void sw_render(sw_window *window, const char *heading, const char *text, int32_t cursor) {
-    table->sw_render(window, heading, text, cursor);
-}
-int32_t sw_width(sw_window *window) { return table->sw_width(window); }
-int32_t sw_height(sw_window *window) { return table->sw_height(window); }
-int sw_activate(sw_window *window, const char *token) { return table->sw_activate(window, token); }
-int sw_start_drag(sw_window *window, const uint8_t *data, int32_t length) { return table->sw_start_drag(window, data, length); }
-int32_t sw_text_index_at(sw_window *window, double x, double y) { return table->sw_text_index_at(window, x, y); }
-unsigned char *sw_snapshot_png(int32_t width, int32_t height, const char *heading, const char *text, int32_t cursor, size_t *length,
-                               unsigned char **thumbnail, size_t *thumbnail_length) {
-    if (thumbnail) *thumbnail = NULL;
-    if (!wb_drawing_load(NULL, 0)) return NULL;
-    return table->sw_snapshot_png(width, height, heading, text, cursor, length, thumbnail, thumbnail_length);
-}
-void sw_free(void *bytes) {
-    if (bytes) table->sw_free(bytes);
-}
-void sw_warm_up(void) {
-    if (wb_drawing_load(NULL, 0)) table->sw_warm_up();
-}
-int sw_prepare(void) {
-    return wb_drawing_load(NULL, 0) ? table->sw_prepare() : 0;
-}
-void sw_close(sw_window *window) { table->sw_close(window); }
 
 ss_surface *ss_open(const char *name_space, int32_t keyboard, ss_callbacks callbacks, char *error, int error_size) {
     if (!wb_drawing_load(error, error_size)) return NULL;

@@ -9,8 +9,8 @@
 // look up the first time (each built once per app instead of once per scene).
 //
 // That is safe because the zygote never has a second thread: the check below refuses to fork
-// otherwise (Dispatch's pool, NIO's loops and the drawing library's font thread are started
-// only after the fork, in the child). The one piece of thread-bound state left is Dispatch's:
+// otherwise (Dispatch's pool, NIO's loops and GTK are started only after the fork, in the
+// child; GTK cannot be forked once it has connected to the display). The one piece of thread-bound state left is Dispatch's:
 // it caches the thread's id and binds its main queue to it, and its locks are
 // priority-inheriting futexes the kernel unlocks only for that id. The child refreshes both
 // through Dispatch's own fork handlers, as a fork() with pthread_atfork would. (A first
@@ -32,7 +32,6 @@
 //   zygote -> reply socket:  the child's pid (int32), or -errno
 #define _GNU_SOURCE
 #include "CSceneZygote.h"
-#include "drawing_library.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -139,22 +138,6 @@ static int thread_count(void) {
     return count;
 }
 
-/// With a display, the scenes will draw: the drawing library is loaded and the fonts prepared
-/// here, once, instead of in every scene (their first frame waits for both). Pango reads
-/// fontconfig's configuration on a thread of its own; a fork must wait until it has ended.
-/// Returns why the zygote cannot go on, or NULL.
-static const char *prepare_drawing(void) {
-    const char *display = getenv("WAYLAND_DISPLAY");
-    if (!display || !*display) return NULL;
-    // A library that does not load is the scene's to report, as when it is not a zygote.
-    wb_drawing_prepare();
-    for (int waited = 0; thread_count() != 1; waited++) {
-        if (waited == 2000) return "a thread the drawing library started has not ended after 2 s";
-        nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
-    }
-    return NULL;
-}
-
 /// Whether the broker closed its end of a request's reply socket (it stopped waiting).
 static int abandoned(int reply) {
     struct pollfd p = { .fd = reply, .events = POLLIN };
@@ -183,7 +166,7 @@ static void become_worker(char *environment, size_t length, const int *fds, int 
 }
 
 /// Runs before any other constructor: decides whether this process is a zygote while nothing
-/// else has started (the drawing library's font thread must end before the runtime's start).
+/// else has started.
 __attribute__((constructor(101))) static void zygote_main(void) {
     const char *role = getenv("WINDOWBROKER_ZYGOTE");
     if (!role || strcmp(role, "1") != 0) return;
@@ -197,8 +180,6 @@ __attribute__((constructor(101))) static void zygote_main(void) {
 
     const char *why = refusal();
     if (why) end_saying("refused", why);
-    why = prepare_drawing();
-    if (why) end_saying("failed", why);  // this time; the broker tries again later
     environment = malloc(MAX_ENVIRONMENT);
     if (!environment) _exit(1);
     serving = 1;

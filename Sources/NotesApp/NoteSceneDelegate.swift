@@ -3,6 +3,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+import CGtk
 import SceneWorker
 
 /// One note: text and a cursor (a character offset). Its restoration activity carries the
@@ -25,8 +26,8 @@ final class NoteSceneDelegate: SceneDelegate {
     /// Keyboard-command state: pinned (Pin / Unpin Note) and bookmarks added.
     var pinned = false
     var bookmarks = 0
-    /// Where the button went down, and the line under it.
-    private var press: (point: Point, line: String)?
+    /// The note's editor in the scene's window (none headless).
+    private var editor: NoteEditor?
 
     init(app: NotesAppDelegate) {
         self.app = app
@@ -50,7 +51,28 @@ final class NoteSceneDelegate: SceneDelegate {
         }
         if let title = options.userActivities.first?.title, !title.isEmpty { scene.title = title }
         scene.activationConditions = ActivationConditions(prefersToActivate: [noteID])
+        if let window = scene.window { makeEditor(in: window, for: scene) }
         publish(scene)
+    }
+
+    /// The window's editor: what the user types is an edit of the note like any other (saved,
+    /// published, told to the note's other windows); where the cursor goes is interaction state.
+    private func makeEditor(in window: UnsafeMutablePointer<GtkWindow>, for scene: Scene) {
+        let editor = NoteEditor(in: window)
+        editor.onEdit = { [weak self, weak scene] newText, newCursor in
+            guard let self, let scene else { return }
+            self.edit(scene) { text, cursor in
+                text = newText
+                cursor = newCursor
+            }
+            Task { await self.textChanged(scene) }
+        }
+        editor.onCursorMoved = { [weak self, weak scene] newCursor in
+            guard let self, let scene, newCursor != self.cursor else { return }
+            self.cursor = newCursor
+            scene.userActivity = self.currentActivity(scene)
+        }
+        self.editor = editor
     }
 
     private func load(_ activity: UserActivity) {
@@ -108,88 +130,6 @@ final class NoteSceneDelegate: SceneDelegate {
         }
     }
 
-    // MARK: The keyboard (the window's)
-
-    func insertText(_ scene: Scene, _ text: String) {
-        Task { await insert(text, in: scene) }
-    }
-
-    func deleteBackward(_ scene: Scene) {
-        guard cursor > 0 else { return }
-        edit(scene) { text, cursor in
-            text.remove(at: text.index(text.startIndex, offsetBy: cursor - 1))
-            cursor -= 1
-        }
-        Task { await textChanged(scene) }
-    }
-
-    func keyPressed(_ scene: Scene, key: String) -> Bool {
-        switch key {
-        case "left": cursor = max(0, cursor - 1)
-        case "right": cursor = min(text.count, cursor + 1)
-        case "home", "up": cursor = 0
-        case "end", "down": cursor = text.count
-        default: return false
-        }
-        publish(scene)
-        return true
-    }
-
-    // MARK: The pointer: a click places the cursor; a line dragged out becomes a note of its own
-
-    func pointer(_ scene: Scene, _ event: PointerEvent) {
-        switch event.kind {
-        case .down:
-            guard let index = scene.characterIndex(at: event.location, in: text) else { return }
-            cursor = index
-            press = (event.location, Self.line(in: text, at: index))
-            publish(scene)
-        case .moved:
-            // A few pixels with the button down make it a drag, of the line it started on.
-            guard let press, !scene.isDragging, !press.line.isEmpty, event.location.distance(to: press.point) > 8 else { return }
-            let id = "line-" + UUID().uuidString.prefix(8).lowercased()
-            let activity = UserActivity(
-                activityType: Self.activityType, title: String(press.line.prefix(60)), targetContentIdentifier: id,
-                userInfo: ["noteID": .string(id), "text": .string(press.line)])
-            _ = scene.beginDrag(DragItem(activity: activity))
-            self.press = nil
-        case .up:
-            press = nil
-        }
-    }
-
-    /// A line dragged from a notes window: inserted before the line under the pointer (at the
-    /// end when it is below the text). A line let go over its own window stays where it was.
-    func drop(_ scene: Scene, activity: UserActivity, at point: Point) -> Bool {
-        guard activity.activityType == Self.activityType, let line = activity.userInfo["text"]?.stringValue else { return false }
-        if scene.isDragging { return true }
-        let at = scene.characterIndex(at: point, in: text).map { Self.lineStart(in: text, at: $0) }
-        edit(scene) { text, cursor in
-            if let at {
-                text.insert(contentsOf: line + "\n", at: text.index(text.startIndex, offsetBy: at))
-                cursor = at + line.count
-            } else {
-                text += (text.isEmpty || text.hasSuffix("\n") ? "" : "\n") + line
-                cursor = text.count
-            }
-        }
-        Task { await textChanged(scene) }
-        return true
-    }
-
-    /// The line that holds the character at `index` (without its newline).
-    static func line(in text: String, at index: Int) -> String {
-        let start = lineStart(in: text, at: index)
-        let rest = text.dropFirst(start)
-        return String(rest.prefix { $0 != "\n" })
-    }
-
-    static func lineStart(in text: String, at index: Int) -> Int {
-        let before = text.prefix(max(0, min(index, text.count)))
-        guard let newline = before.lastIndex(of: "\n") else { return 0 }
-        return before.distance(from: before.startIndex, to: newline) + 1
-    }
-
     func stateRestorationActivity(for scene: Scene) -> UserActivity? {
         currentActivity(scene)
     }
@@ -209,12 +149,7 @@ final class NoteSceneDelegate: SceneDelegate {
 
     private func publish(_ scene: Scene) {
         scene.userActivity = currentActivity(scene)
-        scene.setNeedsDisplay()
-    }
-
-    /// The window shows the note's text with its cursor.
-    func draw(_ scene: Scene, in context: DrawingContext) {
-        context.text(text, cursor: cursor)
+        editor?.show(text: text, cursor: cursor)
     }
 
     static func decodeCursor(_ data: Data) -> Int? {

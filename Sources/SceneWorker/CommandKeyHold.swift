@@ -4,7 +4,6 @@ import FoundationEssentials
 import Foundation
 #endif
 import IPCWire
-import SceneWindow
 
 /// Holding the command key alone over a scene's window shows its app's commands (the command
 /// overlay, as iPadOS shows it while ⌘ is held); releasing it hides them. A key typed before
@@ -13,7 +12,7 @@ import SceneWindow
 @MainActor
 final class CommandKeyHold {
     /// The modifier that shows the overlay; nil: never (WINDOWBROKER_COMMAND_KEY=none).
-    let key: KeyPress.Modifiers?
+    let key: KeyModifiers?
     /// How long the key is held alone before the overlay appears.
     let delay: Duration
     private let request: @MainActor @Sendable (ControlRequest) async throws -> Void
@@ -32,7 +31,7 @@ final class CommandKeyHold {
         self.request = request
     }
 
-    func modifiersChanged(_ held: KeyPress.Modifiers) {
+    func modifiersChanged(_ held: KeyModifiers) {
         guard let key else { return }
         if held == key {
             guard pending == nil, !shown else { return }

@@ -1,5 +1,4 @@
 import IPCWire
-import SceneWindow
 
 /// The app-level delegate (`UIApplicationDelegate`'s scene part). In windowbroker every scene
 /// is its own process, so "the app" here is this process: it launches once, gets the discards
@@ -80,11 +79,8 @@ public protocol SceneDelegate: CommandResponder {
     /// A shared default changed (by any scene of the app, this one included, or by wmctl).
     func defaultsDidChange(_ scene: Scene, key: String, value: PlistValue?)
 
-    // MARK: The window (when the process has a display)
+    // MARK: The window (when the process has a display: `scene.window`)
 
-    /// Draws the scene's window: put the text to show in `context` (the heading is the title
-    /// unless set). Called when the window is configured and after ``Scene/setNeedsDisplay()``.
-    func draw(_ scene: Scene, in context: DrawingContext)
     /// The compositor gave the window a new size (a resize, tiling).
     func sizeDidChange(_ scene: Scene, to size: WindowSize)
     /// The scene became the key scene: it has the keyboard focus, key commands come to it.
@@ -93,40 +89,7 @@ public protocol SceneDelegate: CommandResponder {
     func didBecomeKey(_ scene: Scene)
     /// The scene stopped being the key scene.
     func didResignKey(_ scene: Scene)
-    /// Text typed into the scene's window (committed text; Return types a newline).
-    func insertText(_ scene: Scene, _ text: String)
-    /// Backspace in the scene's window.
-    func deleteBackward(_ scene: Scene)
-    /// A key that types nothing and is no command (an arrow, Home, End, Delete, Escape), by its
-    /// xkb name in lower case (`left`, `home`). Return whether the scene used it.
-    func keyPressed(_ scene: Scene, key: String) -> Bool
-    /// The pointer pressed, released or moved over the window (a click, the start of a drag).
-    func pointer(_ scene: Scene, _ event: PointerEvent)
-    /// A scene of this app dragged `activity` onto this window and let go at `at`. Return
-    /// whether the scene took it; when none does, the dragging scene opens a scene for it.
-    func drop(_ scene: Scene, activity: UserActivity, at: Point) -> Bool
 }
-
-/// What a scene drags out of its window: an activity that describes the item (a note, a line),
-/// the same a new scene for it would be opened with.
-public struct DragItem: Sendable, Equatable {
-    /// The item: a new scene for it is opened with this activity, a window it is dropped on gets it.
-    public var activity: UserActivity
-
-    /// An item described by `activity`.
-    public init(activity: UserActivity) {
-        self.activity = activity
-    }
-}
-
-/// What a scene draws its window with (from the window layer, SceneWindow).
-public typealias DrawingContext = SceneWindow.DrawingContext
-/// A window's size in surface pixels.
-public typealias WindowSize = SceneWindow.WindowSize
-/// A point in a window, in surface pixels from its top left corner.
-public typealias Point = SceneWindow.Point
-/// The pointer over a window: pressed, released or moved, where, and which button.
-public typealias PointerEvent = SceneWindow.PointerEvent
 
 /// How short memory is when a background scene is warned.
 public enum MemoryWarningLevel: String, Sendable {
@@ -137,24 +100,12 @@ public enum MemoryWarningLevel: String, Sendable {
 }
 
 extension SceneDelegate {
-    /// Draws nothing but the title: a plain window.
-    public func draw(_ scene: Scene, in context: DrawingContext) {}
-    /// Does nothing (the window is redrawn at its new size).
+    /// Does nothing (GTK lays the window out again).
     public func sizeDidChange(_ scene: Scene, to size: WindowSize) {}
     /// Does nothing.
     public func didBecomeKey(_ scene: Scene) {}
     /// Does nothing.
     public func didResignKey(_ scene: Scene) {}
-    /// Ignores the text.
-    public func insertText(_ scene: Scene, _ text: String) {}
-    /// Does nothing.
-    public func deleteBackward(_ scene: Scene) {}
-    /// Uses no key.
-    public func keyPressed(_ scene: Scene, key: String) -> Bool { false }
-    /// Does nothing.
-    public func pointer(_ scene: Scene, _ event: PointerEvent) {}
-    /// Takes nothing.
-    public func drop(_ scene: Scene, activity: UserActivity, at: Point) -> Bool { false }
     /// Does nothing.
     public func didDisconnect(_ scene: Scene) {}
     /// Does nothing.

@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import IPCWire
-import SceneWindow
+import CGtk
 
 /// The scene this process hosts. Setting `title`, `userActivity` or the activation conditions
 /// tells the broker at once: the broker keeps the latest and routes activations by them.
@@ -32,37 +32,15 @@ public final class Scene {
     /// are dimmed until it is dismissed): a sheet shows a Done button.
     public internal(set) var isProminent = false
 
-    /// Asks for the window to be drawn again (``SceneDelegate/draw(_:in:)``), once, soon.
-    public func setNeedsDisplay() {
-        displayRequested?()
-    }
-
-    /// Starts dragging `item` out of the scene's window (call it from
-    /// ``SceneDelegate/pointer(_:_:)`` while the button is down, once the pointer moved a few
-    /// pixels). Dropped on another window of the app, that scene's
-    /// ``SceneDelegate/drop(_:activity:at:)`` gets the activity; dropped on no window, a scene
-    /// is opened for it (``requestActivation(app:session:activity:options:)``), as a tab dragged out of a
-    /// browser becomes a window. False when the scene has no window or no button is down.
-    @discardableResult
-    public func beginDrag(_ item: DragItem) -> Bool {
-        dragRequested?(item) ?? false
-    }
-
-    /// Whether the scene's window is dragging something out (``beginDrag(_:)`` until it is
-    /// dropped or cancelled): a drop on its own window is then its own item coming back.
-    public internal(set) var isDragging = false
-
-    /// The character offset into `text`, as the window last drew it, at `point`; nil when the
-    /// point is not over the text (or the scene has no window).
-    public func characterIndex(at point: Point, in text: String) -> Int? {
-        hitTester?(point, text)
-    }
+    /// The scene's GTK window, when the process has a display (nil headless). The SDK makes it
+    /// before ``SceneDelegate/willConnect(to:options:)``, where the app fills it in
+    /// (`gtk_window_set_child`), and owns the rest: showing it in the foreground, hiding it in
+    /// the background, its title, the pictures the switcher shows, and what closing it means
+    /// (the scene disconnects; its session stays).
+    public internal(set) var window: UnsafeMutablePointer<GtkWindow>?
 
     /// Set by the runtime while the scene has a window.
     var windowTitleChanged: ((String) -> Void)?
-    var displayRequested: (() -> Void)?
-    var dragRequested: ((DragItem) -> Bool)?
-    var hitTester: ((Point, String) -> Int?)?
 
     /// What the user is doing in the scene now. The broker indexes it for search when it is
     /// eligible, and ``SceneDelegate/stateRestorationActivity(for:)`` returns it by default.

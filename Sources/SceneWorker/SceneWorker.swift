@@ -16,7 +16,7 @@ import Foundation
 @_exported import IPCWire
 import NIOCore
 import NIOPosix
-import SceneWindow
+import CGtk
 
 /// The runtime: ``run(_:)`` turns this process into a scene the broker drives.
 public enum SceneWorker {
@@ -54,7 +54,10 @@ public enum SceneWorker {
             ZygoteExercise.run()
             _ = wb_zygote_serve()
         }
-        ToplevelWindow.preloadIfDisplayed(connecting: true)
+        // With a display the main thread is GTK's (its loop drains the main actor's jobs).
+        GtkMainLoop.runIfDisplayed {
+            await finish(runtime, on: nil)
+        }
         MainThreadLoop.run { loop in
             await finish(runtime, on: loop)
         }
@@ -128,18 +131,17 @@ package final class SceneRuntime {
     private var pendingSceneUpdate: Windowbroker_V1_SceneUpdate?
     /// Storage writes not sent yet, merged the same way.
     private var pendingStorage: PendingStorage?
-    /// The scene's window while it is in the foreground and the process has a display.
-    private var window: ToplevelWindow?
+    /// The scene's GTK window, made before willConnect when the process has a display.
+    private var window: SceneGtkWindow?
     /// The command overlay while the command key is held over the window.
     private var commandKeyHold: CommandKeyHold?
-    private var redrawScheduled = false
-    /// The window's size when it was last open (a snapshot keeps it), and the last snapshot.
-    private var lastWindowSize: WindowSize?
-    private var lastSnapshot: Snapshot?
-    /// What the window is dragging out, until the drag ends.
-    private var dragging: DragItem?
-    /// Keys typed into the window, handled in order by `handleKeys`.
-    private let keys = MainActorQueue<KeyPress>()
+    /// The picture taken as the window went to the background: the switcher's card.
+    private var lastSnapshot: WindowSnapshot?
+    /// The shortcuts of the app's main menu, asked for when the window is shown: pressed in
+    /// the window, they go to the broker before any widget sees them.
+    private var menuShortcuts: Set<String> = []
+    /// Shortcuts pressed in the window, performed in order by `handleShortcuts`.
+    private let shortcuts = MainActorQueue<KeyShortcut>()
 
     enum Outgoing: Sendable {
         /// The merged scene update or storage change, taken when its turn comes.
@@ -217,16 +219,9 @@ package final class SceneRuntime {
                 Self.onMainActor(from: loopIsMainThread) { self.connectionEnded() }
             }
             self.mainThreadLoop = mainThreadLoop
-            // A prewarmed process joins its pool ready to draw: its Hello waits for the fonts,
-            // its connection to the compositor, and the runtime's first use of what every open
-            // runs (`PrewarmExercise`).
-            if sessionID.isEmpty {
-                if ToplevelWindow.displayAvailable {
-                    ToplevelWindow.warmUp()
-                    ToplevelWindow.prepareConnection()
-                }
-                PrewarmExercise.run()
-            }
+            // A prewarmed process joins its pool ready: GTK initialised with its display (at
+            // start), and the runtime's first use of what every open runs (`PrewarmExercise`).
+            if sessionID.isEmpty { PrewarmExercise.run() }
             // The Welcome is taken in the answer's callback: a task waiting for it would be
             // resumed through the global executor, starting Dispatch's pool for that alone.
             let hello = connection.issue(
@@ -250,7 +245,7 @@ package final class SceneRuntime {
             // The connection ends when the broker closes it or after didDisconnect; leaving
             // executeThenClose closes the channel after the last reply has been written.
             await self.waitForEnd()
-            self.keys.finish()
+            self.shortcuts.finish()
             if let error = self.handshakeError { throw error }
         }
     }
@@ -259,9 +254,7 @@ package final class SceneRuntime {
     /// session is known, so that binding it to one is a single command).
     private func welcomed() {
         finishLaunchingIfNeeded()
-        Task { await self.handleKeys() }
-        // The fonts a window's first frame needs are being loaded on the thread that loaded
-        // the drawing library (a prewarmed process waited for them before its Hello).
+        Task { await self.handleShortcuts() }
     }
 
     /// The connection is over: didDisconnect was answered, or the broker closed it.
@@ -554,7 +547,7 @@ package final class SceneRuntime {
             scene.isProminent = transition.prominent
             delegate.willEnterForeground(scene)
             scene.state = .foregroundInactive
-            openWindow(scene)
+            showWindow(scene)
         case .didBecomeActive:
             scene.isProminent = transition.prominent
             delegate.didBecomeActive(scene)
@@ -566,7 +559,7 @@ package final class SceneRuntime {
             scene.isProminent = false
             delegate.didEnterBackground(scene)
             scene.state = .background
-            closeWindow(scene)
+            hideWindow(scene)
         case .unspecified, .UNRECOGNIZED:
             throw BrokerError(.invalidRequest, "unknown lifecycle transition")
         }
@@ -608,7 +601,7 @@ package final class SceneRuntime {
         case .restorationActivityRequest:
             let (scene, delegate) = try requireScene()
             let activity = delegate.stateRestorationActivity(for: scene)
-            let snapshot = takeSnapshot(scene, delegate)
+            let snapshot = currentSnapshot()
             return .restorationActivity(.with {
                 if let activity { $0.activity = activity.wire }
                 if let snapshot {
@@ -674,9 +667,12 @@ package final class SceneRuntime {
             })
         case .disconnect(let disconnect):
             if let scene, let delegate {
-                closeWindow(scene)
+                hideWindow(scene)
                 scene.finishUpdates()
                 delegate.didDisconnect(scene)
+                window?.destroy()
+                window = nil
+                scene.window = nil
                 if disconnect.discarded { app.didDiscardSceneSessions([scene.session.id]) }
             }
             finished = true
@@ -693,7 +689,7 @@ package final class SceneRuntime {
             if let window {
                 // With a window the compositor says which scene has the keyboard (`configured`):
                 // the window asks it for the focus, with the requester's token when there is one.
-                if status.isKey, !scene.isKey { window.activate(token: status.activationToken.isEmpty ? nil : status.activationToken) }
+                if status.isKey, !scene.isKey, window.isVisible { window.activate(token: status.activationToken) }
             } else if status.isKey != scene.isKey {
                 scene.isKey = status.isKey
                 if status.isKey { delegate.didBecomeKey(scene) } else { delegate.didResignKey(scene) }
@@ -766,93 +762,62 @@ package final class SceneRuntime {
         }
         self.scene = scene
         self.delegate = delegate
+        makeWindow(scene)
         delegate.willConnect(to: scene, options: options)
         return session.configuration
     }
 
     // MARK: - The window
 
-    /// A scene in the foreground is a window when the process has a display: app id = the
-    /// app's, title = the scene's. Without a display everything runs as before.
-    private func openWindow(_ scene: Scene) {
-        guard window == nil, ToplevelWindow.displayAvailable else { return }
-        let appID = ProcessFacts.environment("WINDOWBROKER_APP") ?? ProcessFacts.name
-        do {
-            let opened = try ToplevelWindow(appID: appID, title: scene.title)
-            opened.onConfigure = { [weak self, weak scene] size, activated in
-                guard let self, let scene else { return }
-                self.configured(scene, size: size, activated: activated)
-            }
-            opened.onCloseRequest = { [weak self] in
-                // Closing a window disconnects its scene (state saved first, session kept): the
-                // broker decides and drives it; the window goes with the didEnterBackground.
-                self?.enqueue(.message(.closeRequested(.init())))
-            }
-            let connection = self.connection
-            let hold = commandKeyHold ?? CommandKeyHold(environment: ProcessInfo.processInfo.environment, delay: .milliseconds(500)) { request in
-                _ = try await Self.controlRequest(request, over: connection, timeout: .seconds(15))
-            }
-            commandKeyHold = hold
-            opened.onKey = { [weak self] press in
-                hold.keyPressed()
-                self?.keys.yield(press)
-            }
-            opened.onModifiers = { held in
-                hold.modifiersChanged(held)
-            }
-            opened.onPointer = { [weak self, weak scene] event in
-                guard let scene, let delegate = self?.delegate else { return }
-                delegate.pointer(scene, event)
-            }
-            opened.onDrop = { [weak self, weak scene] data, point in
-                guard let scene, let delegate = self?.delegate,
-                      let wire = try? Windowbroker_V1_UserActivity(serializedBytes: data),
-                      let activity = try? UserActivity(wire: wire, maxBytes: 1 << 20) else { return false }
-                return delegate.drop(scene, activity: activity, at: point)
-            }
-            scene.dragRequested = { [weak self, weak opened, weak scene] item in
-                guard let opened, let data = try? item.activity.wire.serializedData() else { return false }
-                guard opened.startDrag(data) else { return false }
-                self?.dragging = item
-                scene?.isDragging = true
-                return true
-            }
-            opened.onDragEnded = { [weak self, weak scene] dropped in
-                guard let self, let scene, let item = self.dragging else { return }
-                self.dragging = nil
-                scene.isDragging = false
-                // Dropped on no window (or one that did not take it): a scene for the item, as a
-                // tab dragged out of a browser becomes a window.
-                if !dropped { Task { _ = try? await scene.requestActivation(activity: item.activity) } }
-            }
-            scene.hitTester = { [weak opened] point, text in
-                opened?.characterIndex(at: point, in: text)
-            }
-            window = opened
-            scene.windowTitleChanged = { [weak self, weak scene] title in
-                self?.window?.setTitle(title)
-                if let scene { self?.scheduleRedraw(scene) }
-            }
-            scene.displayRequested = { [weak self, weak scene] in
-                if let scene { self?.scheduleRedraw(scene) }
-            }
-        } catch {
-            var standardError = StandardError()
-            print("scene worker: no window: \(error)", to: &standardError)
+    /// With a display the scene has a GTK window from before willConnect (the app fills
+    /// `scene.window`): app id = the app's, title = the scene's. Headless there is none.
+    private func makeWindow(_ scene: Scene) {
+        guard window == nil, GtkMainLoop.isRunning else { return }
+        let made = SceneGtkWindow(title: scene.title)
+        made.onCloseRequest = { [weak self] in
+            // Closing a window disconnects its scene (state saved first, session kept): the
+            // broker decides and drives it; the window goes with the didEnterBackground.
+            self?.enqueue(.message(.closeRequested(.init())))
         }
+        made.onActiveChanged = { [weak self, weak scene] active in
+            guard let self, let scene else { return }
+            self.activeChanged(scene, active: active)
+        }
+        made.onSizeChanged = { [weak self, weak scene] size in
+            guard let scene, let delegate = self?.delegate, scene.windowSize != size else { return }
+            scene.windowSize = size
+            delegate.sizeDidChange(scene, to: size)
+        }
+        let connection = self.connection
+        let hold = CommandKeyHold(environment: ProcessInfo.processInfo.environment, delay: .milliseconds(500)) { request in
+            _ = try await Self.controlRequest(request, over: connection, timeout: .seconds(15))
+        }
+        commandKeyHold = hold
+        made.onKey = { [weak self] name, modifiers in
+            hold.keyPressed()
+            return self?.keyPressed(name, modifiers: modifiers) ?? false
+        }
+        made.onModifiers = { held in hold.modifiersChanged(held) }
+        window = made
+        scene.window = made.window
+        scene.windowTitleChanged = { [weak made] title in made?.setTitle(title) }
     }
 
-    private func closeWindow(_ scene: Scene) {
-        guard let window else { return }
+    /// The scene comes to the foreground: its window is mapped, and the main menu's shortcuts
+    /// are asked for (they may have changed while it was away).
+    private func showWindow(_ scene: Scene) {
+        guard let window, !window.isVisible else { return }
+        window.show()
+        loadMenuShortcuts(scene)
+    }
+
+    /// The scene goes to the background (or disconnects): the window's picture is kept for the
+    /// switcher, then the window is unmapped.
+    private func hideWindow(_ scene: Scene) {
+        guard let window, window.isVisible else { return }
+        if let snapshot = window.snapshot() { lastSnapshot = snapshot }
         commandKeyHold?.windowClosed()
-        window.close()
-        self.window = nil
-        scene.windowTitleChanged = nil
-        scene.displayRequested = nil
-        scene.dragRequested = nil
-        scene.hitTester = nil
-        scene.isDragging = false
-        dragging = nil
+        window.hide()
         scene.windowSize = nil
         if scene.isKey, let delegate {
             scene.isKey = false
@@ -860,41 +825,62 @@ package final class SceneRuntime {
         }
     }
 
-    /// Keys from the window, one at a time in the order typed: a shortcut waits for the
-    /// command it performs before the next key's text goes in.
-    private func handleKeys() async {
-        while let press = await keys.next() {
-            guard let scene, let delegate else { continue }
-            // A key that a shortcut can name (the rules of KeyShortcut: a modifier, or F1-F24,
-            // Escape; shift alone on a typing key types) goes through the app's main menu at the
-            // broker, back to this scene's responder chain (or the system), as `wmctl key` would.
-            if let shortcut = Self.shortcut(for: press) {
-                if await performShortcut(shortcut) == false { _ = delegate.keyPressed(scene, key: press.name) }
-                continue
-            }
-            // A chord no shortcut can name (ctrl with a key that has no xkb name we accept) types nothing.
-            guard press.modifiers.isDisjoint(with: [.ctrl, .alt, .super]) else {
-                _ = delegate.keyPressed(scene, key: press.name)
-                continue
-            }
-            switch press.name {
-            case "backspace": delegate.deleteBackward(scene)
-            case "return", "kp_enter": delegate.insertText(scene, "\n")
-            default:
-                if !press.text.isEmpty, !press.text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-                    delegate.insertText(scene, press.text)
-                } else {
-                    _ = delegate.keyPressed(scene, key: press.name)
-                }
+    /// The picture for the restoration activity: the window as it is when it is on screen,
+    /// else as it was when it went to the background. Headless: none (there is no switcher).
+    private func currentSnapshot() -> WindowSnapshot? {
+        if let window, window.isVisible, let live = window.snapshot() { lastSnapshot = live }
+        return lastSnapshot
+    }
+
+    /// The compositor moved the keyboard: the broker's key scene follows it.
+    private func activeChanged(_ scene: Scene, active: Bool) {
+        guard let delegate, active != scene.isKey, window?.isVisible == true || !active else { return }
+        scene.isKey = active
+        if active { delegate.didBecomeKey(scene) } else { delegate.didResignKey(scene) }
+        enqueue(.message(.keyboardFocus(.with { $0.focused = active })))
+    }
+
+    private func loadMenuShortcuts(_ scene: Scene) {
+        let connection = self.connection
+        // The app's menu, not the session's: no round trip back here to validate each command.
+        let request = ControlRequest.commands(.with { $0.appID = scene.session.appID.rawValue })
+        Task { [weak self] in
+            do {
+                let reply = try await Self.controlRequest(request, over: connection, timeout: .seconds(15))
+                guard case .commands(let commands) = reply else { return }
+                self?.menuShortcuts = Set(commands.commands.map(\.shortcut).filter { !$0.isEmpty })
+            } catch {
+                var standardError = StandardError()
+                print("scene worker: the main menu's shortcuts are unknown, keys go to the window: \((error as? BrokerError)?.message ?? "\(error)")", to: &standardError)
             }
         }
     }
 
-    /// The shortcut a key press is, when it can be one.
-    private static func shortcut(for press: KeyPress) -> KeyShortcut? {
-        let names: [(KeyPress.Modifiers, KeyShortcut.Modifier)] = [(.ctrl, .ctrl), (.alt, .alt), (.shift, .shift), (.super, .super)]
-        let held = Set(names.filter { press.modifiers.contains($0.0) }.map(\.1))
-        return try? KeyShortcut(modifiers: held, key: press.name)
+    /// A key in the window before any widget: a shortcut of the app's main menu is taken (the
+    /// broker performs it through the responder chain, as `wmctl key` would); the text
+    /// widgets' own editing keys (copy, paste, select all, undo) stay theirs, so that they
+    /// reach the Wayland clipboard.
+    private func keyPressed(_ name: String, modifiers: KeyModifiers) -> Bool {
+        let names: [(KeyModifiers, KeyShortcut.Modifier)] = [(.ctrl, .ctrl), (.alt, .alt), (.shift, .shift), (.super, .super)]
+        let held = Set(names.filter { modifiers.contains($0.0) }.map(\.1))
+        guard let shortcut = try? KeyShortcut(modifiers: held, key: name), menuShortcuts.contains(shortcut.description) else { return false }
+        if Self.textEditingShortcuts.contains(shortcut.description), let window,
+           wb_widget_edits_text(gtk_window_get_focus(window.window)) != 0 {
+            return false
+        }
+        shortcuts.yield(shortcut)
+        return true
+    }
+
+    /// The system's Edit commands that a focused text widget performs itself.
+    private static let textEditingShortcuts: Set<String> = ["ctrl+c", "ctrl+v", "ctrl+x", "ctrl+a", "ctrl+z", "ctrl+shift+z"]
+
+    /// Shortcuts from the window, one at a time in the order pressed: each waits for the
+    /// command it performs before the next.
+    private func handleShortcuts() async {
+        while let shortcut = await shortcuts.next() {
+            _ = await performShortcut(shortcut)
+        }
     }
 
     /// Whether a command of the app has this shortcut (performed or declined by someone).
@@ -908,49 +894,5 @@ package final class SceneRuntime {
         } catch {
             return false
         }
-    }
-
-    private func configured(_ scene: Scene, size: WindowSize, activated: Bool) {
-        guard let delegate else { return }
-        if scene.windowSize != size {
-            scene.windowSize = size
-            lastWindowSize = size
-            delegate.sizeDidChange(scene, to: size)
-        }
-        if activated != scene.isKey {
-            scene.isKey = activated
-            if activated { delegate.didBecomeKey(scene) } else { delegate.didResignKey(scene) }
-            // The broker's key scene follows the compositor's keyboard focus.
-            enqueue(.message(.keyboardFocus(.with { $0.focused = activated })))
-        }
-        redraw(scene)
-    }
-
-    /// A picture of the scene as its window last showed it (its size, its drawing), for the
-    /// switcher. Only with a display: headless there is no switcher to show it. The same
-    /// picture is encoded once.
-    private func takeSnapshot(_ scene: Scene, _ delegate: any SceneDelegate) -> Snapshot? {
-        guard ToplevelWindow.displayAvailable else { return nil }
-        let size = scene.windowSize ?? lastWindowSize ?? WindowSize(width: 640, height: 480)
-        lastSnapshot = Snapshot.render(size: size, heading: scene.title, reusing: lastSnapshot) { context in
-            delegate.draw(scene, in: context)
-        }
-        return lastSnapshot
-    }
-
-    private func scheduleRedraw(_ scene: Scene) {
-        guard window != nil, !redrawScheduled else { return }
-        redrawScheduled = true
-        Task { @MainActor [weak self, weak scene] in
-            self?.redrawScheduled = false
-            if let scene { self?.redraw(scene) }
-        }
-    }
-
-    private func redraw(_ scene: Scene) {
-        guard let window, let delegate, window.size.width > 0 else { return }
-        let context = window.makeContext(heading: scene.title)
-        delegate.draw(scene, in: context)
-        window.render(context)
     }
 }

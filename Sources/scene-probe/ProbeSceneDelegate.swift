@@ -151,10 +151,6 @@ final class ProbeSceneDelegate: SceneDelegate {
 
     // MARK: - The window
 
-    func draw(_ scene: Scene, in context: DrawingContext) {
-        self.scene.draw(scene, in: context)
-    }
-
     func sizeDidChange(_ scene: Scene, to size: WindowSize) {
         sizes.append("\(size)")
         self.scene.sizeDidChange(scene, to: size)
@@ -168,26 +164,6 @@ final class ProbeSceneDelegate: SceneDelegate {
     func didResignKey(_ scene: Scene) {
         keyChanges.append("didResignKey")
         self.scene.didResignKey(scene)
-    }
-
-    func insertText(_ scene: Scene, _ text: String) {
-        self.scene.insertText(scene, text)
-    }
-
-    func deleteBackward(_ scene: Scene) {
-        self.scene.deleteBackward(scene)
-    }
-
-    func keyPressed(_ scene: Scene, key: String) -> Bool {
-        self.scene.keyPressed(scene, key: key)
-    }
-
-    func pointer(_ scene: Scene, _ event: PointerEvent) {
-        self.scene.pointer(scene, event)
-    }
-
-    func drop(_ scene: Scene, activity: UserActivity, at point: Point) -> Bool {
-        self.scene.drop(scene, activity: activity, at: point)
     }
 
     // MARK: - Commands and actions

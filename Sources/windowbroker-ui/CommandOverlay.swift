@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import IPCWire
-import SceneWindow
+import SystemUISurface
 
 /// The command overlay: while the command key is held over a scene, the commands of its app
 /// that have shortcuts, grouped by menu, with the discoverability titles, disabled and hidden

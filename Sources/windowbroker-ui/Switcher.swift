@@ -5,7 +5,7 @@ import Foundation
 #endif
 import Glibc
 import IPCWire
-import SceneWindow
+import SystemUISurface
 
 /// The app switcher: one card per session with its snapshot, app and title, most recent
 /// first. Arrows, Tab or the pointer choose; Return or a click brings the session back (the

@@ -12,7 +12,7 @@ import Foundation
 import Dispatch
 import Glibc
 import IPCWire
-import SceneWindow
+import SystemUISurface
 
 @main
 struct SystemUI: AsyncParsableCommand {
@@ -79,7 +79,7 @@ struct StandbyCommand: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
 
     func run() async throws {
-        ToplevelWindow.preloadIfDisplayed()
+        DrawingLibrary.preloadIfDisplayed()
         // The broker closed its end without naming a surface: nothing to show.
         guard let line = await Readiness.awaitRequest() else { return }
         guard let arguments = try? JSONDecoder().decode([String].self, from: line),
@@ -96,7 +96,7 @@ enum SystemUIRun {
         // The drawing library and its fonts load on a thread of their own while this process
         // connects and asks for what it shows (the first frame waited for both); a standby
         // process started that already.
-        ToplevelWindow.preloadIfDisplayed()
+        DrawingLibrary.preloadIfDisplayed()
         do {
             try await BrokerClient.withConnection(socketPath: socketPath, clientName: "windowbroker-ui", timeout: .seconds(10)) { client in
                 try await body(client)

@@ -1,40 +1,24 @@
-// The drawing library (libwindowbroker-drawing.so: the windows and the system UI's surfaces,
-// with libwayland-client, xkbcommon, cairo and pango) is loaded when a process first needs it,
-// not when it starts: a scene without a display never maps the 40 libraries it links, and one
-// with a display loads them on a thread of their own while its Hello is on the way.
+// The drawing library (libwindowbroker-drawing.so: the system UI's surfaces, with
+// libwayland-client, xkbcommon, cairo and pango) is loaded when the system UI first needs it,
+// not when it starts: the process the broker keeps ready loads it on a thread of its own while
+// it waits. (Scenes draw with GTK and never load it.)
 //
-// The functions of scene_window.h and system_surface.h that a program calls are forwarders,
-// defined in this target; they call the library through the table below.
+// The functions of system_surface.h that a program calls are forwarders, defined in this
+// target; they call the library through the table below.
 #ifndef DRAWING_LIBRARY_H
 #define DRAWING_LIBRARY_H
 
-#include "scene_window.h"
 #include "system_surface.h"
 
 /// The library's file name: beside the executable (a build directory, PREFIX/libexec/windowbroker)
 /// unless WINDOWBROKER_DRAWING_LIBRARY names the file (the broker sets it for the apps it starts).
 #define WB_DRAWING_LIBRARY_FILE "libwindowbroker-drawing.so"
 /// The one symbol the library exports: `const wb_drawing_table *WB_DRAWING_TABLE_SYMBOL(void)`.
-#define WB_DRAWING_TABLE_SYMBOL wb_drawing_table_v3
+#define WB_DRAWING_TABLE_SYMBOL wb_drawing_table_v4
 
 /// What the library exports; a field is added at the end only, and the symbol's version is
 /// bumped with each change, so that a program never reads past the table of an older library.
 typedef struct {
-    sw_window *(*sw_open)(const char *app_id, const char *title, sw_callbacks callbacks, char *error, int error_size);
-    int (*sw_fd)(sw_window *window);
-    int (*sw_dispatch)(sw_window *window);
-    void (*sw_set_title)(sw_window *window, const char *title);
-    void (*sw_render)(sw_window *window, const char *heading, const char *text, int32_t cursor);
-    int32_t (*sw_width)(sw_window *window);
-    int32_t (*sw_height)(sw_window *window);
-    int (*sw_activate)(sw_window *window, const char *token);
-    int (*sw_start_drag)(sw_window *window, const uint8_t *data, int32_t length);
-    int32_t (*sw_text_index_at)(sw_window *window, double x, double y);
-    unsigned char *(*sw_snapshot_png)(int32_t width, int32_t height, const char *heading, const char *text, int32_t cursor, size_t *length,
-                                      unsigned char **thumbnail, size_t *thumbnail_length);
-    void (*sw_free)(void *bytes);
-    void (*sw_warm_up)(void);
-    void (*sw_close)(sw_window *window);
     ss_surface *(*ss_open)(const char *name_space, int32_t keyboard, ss_callbacks callbacks, char *error, int error_size);
     int (*ss_fd)(ss_surface *surface);
     int (*ss_dispatch)(ss_surface *surface);
@@ -48,23 +32,15 @@ typedef struct {
     /// Loads the fonts (fontconfig's configuration, the faces) into a font map that the first
     /// thread to draw text then uses; the preloading thread calls it.
     void (*sw_prepare_fonts)(void);
-    int (*sw_prepare)(void);
 } wb_drawing_table;
 
 /// Loads the library (once; later calls return at once): 1 when it is loaded, else 0 with the
 /// reason in `error` (when given): where it was looked for and what the loader said.
 int wb_drawing_load(char *error, int error_size);
 
-/// Loads the library and prepares the fonts on the calling thread: 1 when both are done (later
-/// calls return at once). An app's zygote does this before it forks, so that its scenes start
-/// with both (a scene's own preload then finds them done).
-int wb_drawing_prepare(void);
-
 /// Starts loading the library, and then the fonts, on a thread of its own and returns: a
 /// process that will draw (it has a display) calls this first thing, so that the loading
-/// overlaps its other start-up. With `connect` (a scene, whose first window takes it), the
-/// thread connects to the compositor (`sw_prepare`) before the fonts. Once a process: later
-/// calls return at once.
-void wb_drawing_preload(int connect);
+/// overlaps its other start-up. Once a process: later calls return at once.
+void wb_drawing_preload(void);
 
 #endif

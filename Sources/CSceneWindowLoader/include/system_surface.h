@@ -14,6 +14,14 @@
 #pragma GCC visibility push(hidden)
 
 typedef struct ss_surface ss_surface;
+
+enum { SW_POINTER_DOWN = 0, SW_POINTER_UP = 1, SW_POINTER_MOVED = 2 };
+enum { SW_MOD_CTRL = 1, SW_MOD_ALT = 2, SW_MOD_SHIFT = 4, SW_MOD_SUPER = 8 };
+
+/// The box a card's picture is fitted into (a session's thumbnail, made by its scene).
+#define SW_THUMBNAIL_WIDTH 244
+#define SW_THUMBNAIL_HEIGHT 154
+
 /// A decoded picture (a session's snapshot), drawn scaled into cards.
 typedef struct ss_picture ss_picture;
 
@@ -23,8 +31,9 @@ typedef struct {
     void (*configure)(void *context, int32_t width, int32_t height);
     /// The compositor will not show the surface any more (its output went away, it was dismissed).
     void (*closed)(void *context);
-    /// A key went down (the surface has the keyboard only when opened with `keyboard` 1); named
-    /// as in scene_window.h, with the SW_MOD_* bits held.
+    /// A key went down (the surface has the keyboard only when opened with `keyboard` 1): its
+    /// xkb name at the base level in lower case (`u`, `return`, `left`), the SW_MOD_* bits
+    /// held, and what it types with them (UTF-8, "" for none).
     void (*key)(void *context, const char *name, uint32_t modifiers, const char *text);
     /// The pointer pressed, released or moved (SW_POINTER_* kinds, surface pixels, evdev button).
     void (*pointer)(void *context, int32_t kind, double x, double y, uint32_t button);

@@ -92,18 +92,19 @@ public actor Broker {
         // The directory as the store resolved it: pictures go where the store is, always.
         self.snapshots = SnapshotStore(stateDirectory: store.directory)
         self.workerOutput = WorkerOutput(logger: logger)
-        var workerEnvironment = configuration.environment
-        if let drawing = configuration.drawingLibrary {
-            logger.info("drawing library (the scenes' windows)", metadata: ["path": "\(drawing)"])
-            workerEnvironment["WINDOWBROKER_DRAWING_LIBRARY"] = drawing
-        } else if launcher == nil {
-            logger.warning("no drawing library: libwindowbroker-drawing.so is neither beside windowbrokerd nor in ../libexec/windowbroker; scenes find it beside their own programs or not at all (they then run without windows; give WINDOWBROKER_DRAWING_LIBRARY)")
-        }
+        let workerEnvironment = configuration.environment
         let requestLoop = MultiThreadedEventLoopGroup.singleton.next()
         self.requestLoop = requestLoop
         self.launcher = launcher ?? WorkerSpawner(environment: workerEnvironment, prewarmLoop: requestLoop, output: workerOutput, logger: logger)
+        // Scenes draw with GTK; the system UI with the drawing library beside the broker.
         var uiEnvironment = workerEnvironment
         uiEnvironment["WINDOWBROKER_SOCKET"] = configuration.socketPath
+        if let drawing = configuration.drawingLibrary {
+            logger.info("drawing library (the system UI's)", metadata: ["path": "\(drawing)"])
+            uiEnvironment["WINDOWBROKER_DRAWING_LIBRARY"] = drawing
+        } else if launcher == nil {
+            logger.warning("no drawing library: libwindowbroker-drawing.so is neither beside windowbrokerd nor in ../libexec/windowbroker; the system UI finds it beside its own program or not at all (give WINDOWBROKER_DRAWING_LIBRARY)")
+        }
         let uiExecutable = configuration.systemUIExecutable
         self.systemUI = SystemUIHost(executable: uiExecutable, environment: uiEnvironment)
         if let executable = uiExecutable {

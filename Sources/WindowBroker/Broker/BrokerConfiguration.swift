@@ -74,10 +74,9 @@ public struct BrokerConfiguration: Sendable {
     var systemUIExecutable: String? {
         systemUI ?? installedHelper("windowbroker-ui", FileManager.default.isExecutableFile(atPath:))
     }
-    /// The scenes' drawing library (`libwindowbroker-drawing.so`), handed to every process the
-    /// broker starts in `WINDOWBROKER_DRAWING_LIBRARY` (an app built in a package of its own
-    /// has no copy beside it): the one the broker's own environment names, else the one found
-    /// where the system UI is.
+    /// The system UI's drawing library (`libwindowbroker-drawing.so`), handed to it in
+    /// `WINDOWBROKER_DRAWING_LIBRARY`: the one the broker's own environment names, else the one
+    /// found where the system UI is.
     var drawingLibrary: String? {
         if let named = environment["WINDOWBROKER_DRAWING_LIBRARY"], !named.isEmpty { return named }
         return installedHelper("libwindowbroker-drawing.so", FileManager.default.isReadableFile(atPath:))

@@ -152,13 +152,14 @@ struct ControlRequestHandler: Sendable {
 
     /// Scenes may ask for what UIKit lets an app ask for: activation, destruction, refresh,
     /// and what one process of a UIKit app shares with its other windows: posts and defaults;
-    /// and its own command overlay while the command key is held over its window. Everything
-    /// else on the control protocol is for wmctl.
+    /// its own command overlay while the command key is held over its window, and its app's
+    /// commands (the shortcuts its window keeps). Everything else on the control protocol is
+    /// for wmctl.
     static func checkSceneMay(_ kind: ControlRequest, requester: SessionID) throws(BrokerError) {
         switch kind {
-        case .open, .activate, .close, .refresh, .post, .defaults, .menuChange, .systemUi: return
+        case .open, .activate, .close, .refresh, .post, .defaults, .menuChange, .systemUi, .commands: return
         default:
-            throw BrokerError(.permissionDenied, "a scene may request activation, destruction and refresh of its app's scenes, post updates and change its app's defaults; the rest of the control protocol is for wmctl")
+            throw BrokerError(.permissionDenied, "a scene may request activation, destruction and refresh of its app's scenes, post updates, change its app's defaults and read its app's commands; the rest of the control protocol is for wmctl")
         }
     }
 
@@ -448,7 +449,13 @@ struct ControlRequestHandler: Sendable {
                 $0.sessionID = view.session?.description ?? ""
                 $0.menus = view.menu.menus.map { Self.wire($0, states: view.states) }
             })
-        case .commands(let request):
+        case .commands(var request):
+            if let requester {
+                // A scene reads its own app's commands (its window turns their shortcuts into
+                // keys it keeps from its widgets), as the menu says, not validated by it.
+                request.appID = try await broker.appForSceneRequest(request.appID, requester: requester).rawValue
+                request.sessionID = ""
+            }
             let view = try await menuView(session: request.sessionID, app: request.appID)
             var commands = view.menu.commands.map { Self.wire($0, states: view.states) }
             if request.overlay {

@@ -8,10 +8,18 @@ import Foundation
 #endif
 
 /// A surface of the system UI above every window (wlroots' layer shell): the switcher and the
-/// command overlay draw into one. Like `ToplevelWindow`, every call and callback happens on
-/// the main queue.
+/// command overlay draw into one. Every call and callback happens on the main queue.
 @MainActor
 public final class SystemSurface {
+    public enum OpenError: Error, CustomStringConvertible {
+        case unavailable(String)
+        public var description: String {
+            switch self {
+            case .unavailable(let reason): reason
+            }
+        }
+    }
+
     /// A decoded snapshot, drawn scaled into a card.
     public final class Picture {
         fileprivate let pointer: OpaquePointer
@@ -79,7 +87,7 @@ public final class SystemSurface {
     private var closeRequested = false
 
     /// Asks for a layer surface under `namespace`; with `keyboard`, it takes the keyboard while
-    /// shown. Throws `ToplevelWindow.OpenError` without a compositor or its layer shell.
+    /// shown. Throws `OpenError` without a compositor or its layer shell.
     public init(namespace: String, keyboard: Bool) throws {
         let context = Unmanaged.passUnretained(self).toOpaque()
         var callbacks = ss_callbacks()
@@ -112,7 +120,7 @@ public final class SystemSurface {
         }
         var reason = [CChar](repeating: 0, count: 256)
         guard let opened = ss_open(namespace, keyboard ? 1 : 0, callbacks, &reason, Int32(reason.count)) else {
-            throw ToplevelWindow.OpenError.unavailable(String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            throw OpenError.unavailable(String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
         surface = opened
         let source = DispatchSource.makeReadSource(fileDescriptor: ss_fd(opened), queue: .main)

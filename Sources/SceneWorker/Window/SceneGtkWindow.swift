@@ -1,0 +1,270 @@
+import CGtk
+import CSceneActivation
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A size in surface pixels (scale 1).
+public struct WindowSize: Sendable, Equatable, CustomStringConvertible {
+    public var width: Int
+    public var height: Int
+
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+
+    public var description: String { "\(width)x\(height)" }
+}
+
+/// The modifiers held with a key, as the command key hold and the shortcuts name them.
+struct KeyModifiers: OptionSet, Sendable, Hashable {
+    let rawValue: UInt32
+    static let ctrl = KeyModifiers(rawValue: 1)
+    static let alt = KeyModifiers(rawValue: 2)
+    static let shift = KeyModifiers(rawValue: 4)
+    static let `super` = KeyModifiers(rawValue: 8)
+
+    init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// The modifier a modifier key is (Super_L is `.super`); nil for every other key.
+    init?(modifierKey keyval: guint) {
+        switch Int32(keyval) {
+        case GDK_KEY_Control_L, GDK_KEY_Control_R: self = .ctrl
+        case GDK_KEY_Alt_L, GDK_KEY_Alt_R, GDK_KEY_Meta_L, GDK_KEY_Meta_R: self = .alt
+        case GDK_KEY_Shift_L, GDK_KEY_Shift_R: self = .shift
+        case GDK_KEY_Super_L, GDK_KEY_Super_R, GDK_KEY_Hyper_L, GDK_KEY_Hyper_R: self = .super
+        default: return nil
+        }
+    }
+
+    init(gdk state: GdkModifierType) {
+        var held: KeyModifiers = []
+        if state.rawValue & GDK_CONTROL_MASK.rawValue != 0 { held.insert(.ctrl) }
+        if state.rawValue & GDK_ALT_MASK.rawValue != 0 { held.insert(.alt) }
+        if state.rawValue & GDK_SHIFT_MASK.rawValue != 0 { held.insert(.shift) }
+        if state.rawValue & GDK_SUPER_MASK.rawValue != 0 { held.insert(.super) }
+        self = held
+    }
+}
+
+/// A picture of the scene's window as GTK renders its widget tree, PNG, and the same picture
+/// fitted into a switcher card's box.
+struct WindowSnapshot: Sendable, Equatable {
+    var size: WindowSize
+    var png: Data
+    var thumbnailPNG: Data?
+
+    /// The box a thumbnail is fitted into: a card's picture in the switcher.
+    static let thumbnailBox = WindowSize(width: 244, height: 154)
+}
+
+/// The scene's GTK window: the SDK makes it before willConnect (the app fills it), shows it in
+/// the foreground, hides it in the background, and turns its signals into the scene model's
+/// events (close request, key window, size). The app owns what is inside.
+@MainActor
+final class SceneGtkWindow {
+    let window: UnsafeMutablePointer<GtkWindow>
+    /// The user asked to close the window (its close button, the compositor's binding).
+    var onCloseRequest: (() -> Void)?
+    /// The compositor made the window the activated one, or stopped (its keyboard focus; the
+    /// toplevel's state, not GTK's `is-active`, which needs a keyboard on the seat).
+    var onActiveChanged: ((Bool) -> Void)?
+    /// The compositor gave the window a new size.
+    var onSizeChanged: ((WindowSize) -> Void)?
+    /// A key went down in the window, before any widget saw it: its name at the base level (the
+    /// xkb name, lower case) and the modifiers held. Return true to keep it from the widgets.
+    var onKey: ((String, KeyModifiers) -> Bool)?
+    /// The modifiers held changed while the window has the keyboard.
+    var onModifiers: ((KeyModifiers) -> Void)?
+    private(set) var size = WindowSize(width: 0, height: 0)
+    private var surfaceHandlers: (surface: OpaquePointer, ids: [gulong])?
+    private(set) var isActivated = false
+    private var keyboardHandler: (device: OpaquePointer, id: gulong)?
+
+    init(title: String, defaultSize: WindowSize = WindowSize(width: 640, height: 480)) {
+        window = UnsafeMutableRawPointer(gtk_window_new()).assumingMemoryBound(to: GtkWindow.self)
+        g_object_ref_sink(window)
+        gtk_window_set_title(window, title)
+        gtk_window_set_default_size(window, Int32(defaultSize.width), Int32(defaultSize.height))
+        // A header bar with the title and a close button: where the compositor draws no title
+        // bar (weston, GNOME), it is what moves and closes the window.
+        gtk_window_set_titlebar(window, gtk_header_bar_new())
+        // The window outlives being closed: closing it disconnects the scene, the broker decides.
+        gtk_window_set_hide_on_close(window, 0)
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        typealias CloseRequest = @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> gboolean
+        let close: CloseRequest = { _, context in
+            MainActor.assumeIsolated { SceneGtkWindow.from(context)?.onCloseRequest?() }
+            return 1  // handled: the window stays until the broker moves the scene
+        }
+        _ = wb_signal_connect(window, "close-request", unsafeBitCast(close, to: UnsafeRawPointer.self), context)
+        typealias Realize = @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void
+        let realized: Realize = { _, context in
+            MainActor.assumeIsolated { SceneGtkWindow.from(context)?.watchSurface() }
+        }
+        _ = wb_signal_connect(window, "realize", unsafeBitCast(realized, to: UnsafeRawPointer.self), context)
+        addKeyController(context)
+    }
+
+    private static func from(_ context: UnsafeMutableRawPointer?) -> SceneGtkWindow? {
+        context.map { Unmanaged<SceneGtkWindow>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    private var widget: UnsafeMutablePointer<GtkWidget> { UnsafeMutableRawPointer(window).assumingMemoryBound(to: GtkWidget.self) }
+
+    /// The surface's size as the compositor configured it (GdkSurface::layout; the window's
+    /// own size, without the shadow around it), and whether it is the activated toplevel.
+    private func watchSurface() {
+        guard let native = gtk_native_get_surface(OpaquePointer(window)) else { return }
+        forgetSurface()
+        typealias Layout = @convention(c) (UnsafeMutableRawPointer?, Int32, Int32, UnsafeMutableRawPointer?) -> Void
+        let layout: Layout = { _, _, _, context in
+            MainActor.assumeIsolated {
+                guard let window = SceneGtkWindow.from(context) else { return }
+                let size = WindowSize(width: Int(gtk_widget_get_width(window.widget)), height: Int(gtk_widget_get_height(window.widget)))
+                guard size != window.size, size.width > 0 else { return }
+                window.size = size
+                window.onSizeChanged?(size)
+            }
+        }
+        typealias Notify = @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void
+        let state: Notify = { surface, _, context in
+            MainActor.assumeIsolated {
+                guard let window = SceneGtkWindow.from(context), let surface else { return }
+                let focused = gdk_toplevel_get_state(OpaquePointer(surface)).rawValue & GDK_TOPLEVEL_STATE_FOCUSED.rawValue != 0
+                guard focused != window.isActivated else { return }
+                window.isActivated = focused
+                window.onActiveChanged?(focused)
+            }
+        }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        let raw = UnsafeMutableRawPointer(native)
+        surfaceHandlers = (native, [
+            wb_signal_connect(raw, "layout", unsafeBitCast(layout, to: UnsafeRawPointer.self), context),
+            wb_signal_connect(raw, "notify::state", unsafeBitCast(state, to: UnsafeRawPointer.self), context),
+        ])
+    }
+
+    private func forgetSurface() {
+        if let old = surfaceHandlers {
+            for id in old.ids { g_signal_handler_disconnect(UnsafeMutableRawPointer(old.surface), id) }
+        }
+        surfaceHandlers = nil
+    }
+
+    /// Keys in the capture phase: shortcuts of the app's main menu go to the broker before a
+    /// widget can take them; the rest go on to the focused widget.
+    private func addKeyController(_ context: UnsafeMutableRawPointer) {
+        let controller = gtk_event_controller_key_new()
+        gtk_event_controller_set_propagation_phase(controller, GTK_PHASE_CAPTURE)
+        typealias Key = @convention(c) (UnsafeMutableRawPointer?, guint, guint, GdkModifierType, UnsafeMutableRawPointer?) -> gboolean
+        let pressed: Key = { controller, keyval, keycode, state, context in
+            MainActor.assumeIsolated {
+                guard let window = SceneGtkWindow.from(context) else { return 0 }
+                // A modifier's own press is no key (the held ones come from the keyboard device).
+                if KeyModifiers(modifierKey: keyval) != nil { return 0 }
+                let name = window.baseName(keyval: keyval, keycode: keycode, controller: controller)
+                return window.onKey?(name, KeyModifiers(gdk: state)) == true ? 1 : 0
+            }
+        }
+        _ = wb_signal_connect(UnsafeMutableRawPointer(controller), "key-pressed", unsafeBitCast(pressed, to: UnsafeRawPointer.self), context)
+        gtk_widget_add_controller(widget, controller)
+        watchModifiers(context)
+    }
+
+    /// The modifiers held, as the compositor reports them to the seat's keyboard: a modifier
+    /// set on a virtual keyboard (wtype -M) comes with no key event at all.
+    private func watchModifiers(_ context: UnsafeMutableRawPointer) {
+        guard let seat = gdk_display_get_default_seat(gtk_widget_get_display(widget)), let keyboard = gdk_seat_get_keyboard(seat) else { return }
+        typealias Notify = @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void
+        let changed: Notify = { device, _, context in
+            MainActor.assumeIsolated {
+                guard let window = SceneGtkWindow.from(context), let device, window.isActivated else { return }
+                window.onModifiers?(KeyModifiers(gdk: gdk_device_get_modifier_state(OpaquePointer(device))))
+            }
+        }
+        keyboardHandler = (keyboard, wb_signal_connect(UnsafeMutableRawPointer(keyboard), "notify::modifier-state", unsafeBitCast(changed, to: UnsafeRawPointer.self), context))
+    }
+
+    /// The key's name at its base level in the current layout (`t` for shift+t, `1` for `!`),
+    /// as the shortcuts of the main menu name keys.
+    private func baseName(keyval: guint, keycode: guint, controller: UnsafeMutableRawPointer?) -> String {
+        var base = gdk_keyval_to_lower(keyval)
+        if let event = gtk_event_controller_get_current_event(OpaquePointer(controller)) {
+            var translated: guint = 0
+            if gdk_display_translate_key(gtk_widget_get_display(widget), keycode, GdkModifierType(rawValue: 0),
+                                         Int32(gdk_key_event_get_layout(event)), &translated, nil, nil, nil) != 0 {
+                base = translated
+            }
+        }
+        guard let name = gdk_keyval_name(base) else { return "" }
+        return String(cString: name).lowercased()
+    }
+
+    func setTitle(_ title: String) {
+        gtk_window_set_title(window, title)
+    }
+
+    var isVisible: Bool { gtk_widget_get_visible(widget) != 0 }
+
+    /// Maps the window; GTK asks the compositor for the keyboard with what the user did last.
+    func show() {
+        gtk_window_present(window)
+    }
+
+    /// Asks the compositor to give the mapped window the keyboard (xdg-activation): with the
+    /// token of whoever asked for the scene, else one the window requests in its own name.
+    func activate(token: String?) {
+        guard let surface = gtk_native_get_surface(OpaquePointer(window)),
+              let display = gdk_surface_get_display(surface), wb_display_is_wayland(display) != 0 else { return }
+        let appID = g_get_prgname().map { String(cString: $0) } ?? ""
+        _ = wb_activate_surface(gdk_wayland_display_get_wl_display(display), gdk_wayland_surface_get_wl_surface(surface), appID, token)
+    }
+
+    func hide() {
+        isActivated = false
+        gtk_widget_set_visible(widget, 0)
+    }
+
+    /// The window as GTK draws it now (its widget tree, rendered by its own renderer), and the
+    /// same fitted into a card; nil when it is not on screen.
+    func snapshot() -> WindowSnapshot? {
+        let width = gtk_widget_get_width(widget), height = gtk_widget_get_height(widget)
+        guard width > 0, height > 0, gtk_widget_get_mapped(widget) != 0,
+              let renderer = gtk_native_get_renderer(OpaquePointer(window)) else { return nil }
+        let paintable = gtk_widget_paintable_new(widget)
+        defer { g_object_unref(UnsafeMutableRawPointer(paintable)) }
+        func render(scale: Double) -> Data? {
+            let snapshot = gtk_snapshot_new()
+            if scale != 1 { gtk_snapshot_scale(snapshot, Float(scale), Float(scale)) }
+            gdk_paintable_snapshot(paintable, snapshot, Double(width), Double(height))
+            guard let node = gtk_snapshot_free_to_node(snapshot) else { return nil }
+            defer { gsk_render_node_unref(node) }
+            var bounds = graphene_rect_t()
+            graphene_rect_init(&bounds, 0, 0, Float((Double(width) * scale).rounded()), Float((Double(height) * scale).rounded()))
+            guard let texture = gsk_renderer_render_texture(renderer, node, &bounds) else { return nil }
+            defer { g_object_unref(UnsafeMutableRawPointer(texture)) }
+            guard let bytes = gdk_texture_save_to_png_bytes(texture) else { return nil }
+            defer { g_bytes_unref(bytes) }
+            var length: gsize = 0
+            guard let data = g_bytes_get_data(bytes, &length) else { return nil }
+            return Data(bytes: data, count: Int(length))
+        }
+        guard let png = render(scale: 1) else { return nil }
+        let box = WindowSnapshot.thumbnailBox
+        let fit = min(Double(box.width) / Double(width), Double(box.height) / Double(height), 1)
+        return WindowSnapshot(size: WindowSize(width: Int(width), height: Int(height)), png: png, thumbnailPNG: render(scale: fit))
+    }
+
+    /// Destroys the window (the scene disconnects).
+    func destroy() {
+        forgetSurface()
+        if let keyboard = keyboardHandler { g_signal_handler_disconnect(UnsafeMutableRawPointer(keyboard.device), keyboard.id) }
+        keyboardHandler = nil
+        gtk_window_destroy(window)
+        g_object_unref(window)
+    }
+}
