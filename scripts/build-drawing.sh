@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the drawing library (Sources/CSceneWindow: the windows and the system UI's surfaces)
+# Builds the system UI's drawing library (Sources/CSceneWindow: the switcher's and the overlay's surfaces)
 # as the installed form has it: OUTDIR/libwindowbroker-drawing.so, linked with the system's
 # wayland, xkbcommon, cairo and pango only. `swift build` builds the same library as the
 # product windowbroker-drawing, but SwiftPM links every library with the Swift runtime's

@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# Regenerates the Wayland protocol client code the window layer is built with, from the
+# Regenerates the Wayland protocol client code checked in beside the C that uses it, from the
 # system's protocol XML (wayland-protocols + wayland-scanner from libwayland-bin): xdg-shell
-# (toplevels), xdg-activation-v1 (focus on activate), xdg-decoration (server-side decorations).
-# The output is checked in.
+# for the system UI (the layer shell's popups name it), xdg-activation-v1 for a scene's focus on
+# activate (GTK draws the scenes' windows; this is the one request it makes differently).
 set -euo pipefail
 cd "$(dirname "$0")/../Sources/CSceneWindow"
 protocols=/usr/share/wayland-protocols
-for xml in "$protocols/stable/xdg-shell/xdg-shell.xml" \
-           "$protocols/staging/xdg-activation/xdg-activation-v1.xml" \
-           "$protocols/unstable/xdg-decoration/xdg-decoration-unstable-v1.xml"; do
-  name=$(basename "$xml" .xml)
-  wayland-scanner client-header "$xml" "$name-client-protocol.h"
-  wayland-scanner private-code "$xml" "$name-protocol.c"
-done
+scan() {
+  name=$(basename "$1" .xml)
+  wayland-scanner client-header "$1" "$name-client-protocol.h"
+  wayland-scanner private-code "$1" "$name-protocol.c"
+}
+scan "$protocols/stable/xdg-shell/xdg-shell.xml"
+(cd ../CSceneActivation && scan "$protocols/staging/xdg-activation/xdg-activation-v1.xml")
 # The window tests' pointer helper: a description of wlroots' virtual pointer protocol kept in
 # the repository (Debian packages no XML for it).
 cd ../wb-pointer

@@ -5,15 +5,15 @@
 # systemd-analyze for the tests (installing the package starts nothing). python3-protobuf and
 # protobuf-compiler: the Python examples generate their message classes from the .proto.
 # sqlite3: tests damage a stored row on purpose.
-# libwayland-dev, libxkbcommon-dev, libpango1.0-dev, libcairo2-dev: the window layer (a scene's window on a
-# Wayland compositor). sway, grim, wtype and fonts: the window tests run a headless sway and
-# take screenshots (CJK and emoji need their fonts).
+# libgtk-4-dev: every scene's window (GTK 4). libwayland-dev, libxkbcommon-dev, libpango1.0-dev,
+# libcairo2-dev: the system UI's surfaces. sway, grim, wtype, wl-clipboard and fonts: the window
+# tests run a headless sway, take screenshots and read its clipboard (CJK and emoji need their fonts).
 # dbus-daemon and dbus-bin: the D-Bus tests run a private bus and call it with dbus-send
 # (busctl comes with systemd).
 # With `bench`: also what the benchmark's baselines need (a C compiler).
 set -euo pipefail
 packages=(libsqlite3-dev pkg-config libsystemd-dev systemd python3-protobuf protobuf-compiler sqlite3
-  libwayland-dev libxkbcommon-dev libpango1.0-dev libcairo2-dev sway grim wtype fonts-wqy-microhei fonts-noto-color-emoji
+  libgtk-4-dev libwayland-dev libxkbcommon-dev libpango1.0-dev libcairo2-dev sway grim wtype wl-clipboard fonts-wqy-microhei fonts-noto-color-emoji
   dbus-daemon dbus-bin)
 [ "${1:-}" = bench ] && packages+=(gcc libc6-dev)
 needed=()

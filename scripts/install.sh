@@ -78,7 +78,7 @@ fi
 
 # Nothing is installed on the system here (make deps does that): say what is missing instead.
 command -v "$SWIFT" >/dev/null || { echo "install: swift is not on PATH (expected /opt/swift/usr/bin)"; exit 1; }
-pkg-config --exists libsystemd sqlite3 wayland-client pangocairo xkbcommon 2>/dev/null \
+pkg-config --exists libsystemd sqlite3 gtk4 wayland-client pangocairo xkbcommon 2>/dev/null \
   || { echo "install: build dependencies are missing; run \`make deps\` first (it installs them with apt)"; exit 1; }
 "$SWIFT" build "${RELEASE_BUILD[@]}" --product windowbrokerd
 "$SWIFT" build "${RELEASE_BUILD[@]}" --product wmctl

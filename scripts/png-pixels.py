@@ -5,6 +5,10 @@ the same line. 8-bit, non-interlaced PNGs of colour type 2 (RGB) or 6 (RGBA) onl
 
     png-pixels.py FILE.png [x y width height]   # optionally a crop
     png-pixels.py FILE.png --at x y [x y ...]   # the colours at those points, as rrggbb
+    png-pixels.py PICTURE.png --over SCREEN.png x y
+        # PICTURE (a window's own, with alpha) against SCREEN at (x, y): "N differ, M translucent"
+        # counts the opaque pixels whose colour differs and the ones not opaque (a window's
+        # rounded corners, which the compositor blends with what is behind them)
 """
 import hashlib
 import struct
@@ -55,6 +59,19 @@ def pixels(path):
 
 
 width, height, channels, rows = pixels(sys.argv[1])
+if len(sys.argv) > 2 and sys.argv[2] == "--over":
+    _, _, screen_channels, screen = pixels(sys.argv[3])
+    ox, oy = int(sys.argv[4]), int(sys.argv[5])
+    differ = translucent = 0
+    for py in range(height):
+        for px in range(width):
+            pixel = rows[py][px * channels:(px + 1) * channels]
+            if channels == 4 and pixel[3] != 0xFF:
+                translucent += 1
+            elif pixel[:3] != screen[oy + py][(ox + px) * screen_channels:(ox + px) * screen_channels + 3]:
+                differ += 1
+    print(f"{differ} differ, {translucent} translucent")
+    sys.exit(0)
 if len(sys.argv) > 2 and sys.argv[2] == "--at":
     points = [int(v) for v in sys.argv[3:]]
     print(" ".join(rows[py][px * channels:px * channels + 3].hex() for px, py in zip(points[0::2], points[1::2])))

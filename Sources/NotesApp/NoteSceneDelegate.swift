@@ -179,6 +179,7 @@ final class NoteSceneDelegate: SceneDelegate {
         switch command.id {
         case "notes.uppercase":
             edit(scene) { text, _ in text = text.uppercased() }
+            await textChanged(scene)  // an edit like typing: the note's other windows follow
             return .performed(.string(text))
         case "notes.insertDate":
             let date = Date().formatted(.iso8601.year().month().day())
@@ -186,6 +187,7 @@ final class NoteSceneDelegate: SceneDelegate {
                 text.insert(contentsOf: date, at: text.index(text.startIndex, offsetBy: min(cursor, text.count)))
                 cursor += date.count
             }
+            await textChanged(scene)
             return .performed(.string(text))
         case "notes.toggleToolbar":
             return await toggleToolbar(scene)

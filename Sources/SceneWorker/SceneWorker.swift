@@ -12,11 +12,12 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-// Apps get the value types they need (UserActivity, PlistValue, BrokerError, ...) with the SDK.
+// Apps get the value types they need (UserActivity, PlistValue, BrokerError, ...) with the SDK,
+// and GTK 4's C API, which their windows are made of.
+@_exported import CGtk
 @_exported import IPCWire
 import NIOCore
 import NIOPosix
-import CGtk
 
 /// The runtime: ``run(_:)`` turns this process into a scene the broker drives.
 public enum SceneWorker {

@@ -23,30 +23,28 @@ final class FootprintTests: XCTestCase {
     }
 }
 
-/// The drawing libraries (wayland, cairo, pango and the 40 libraries under them) are loaded by
-/// a scene that draws, not by every process that links the SDK (issue 23: a headless scene
-/// started 3.5 ms sooner and keeps 0.6 MiB less private memory without them).
+/// The system UI's drawing library (wayland, cairo and pango under it) is the system UI's alone:
+/// the broker and wmctl link no display library at all, and a scene, which draws with GTK,
+/// never loads it, with a display or without.
 final class DrawingLibraryTests: BrokerTestCase {
-    static let drawingLibraries = ["libwindowbroker-drawing.so", "libcairo.so", "libpango-1.0.so", "libwayland-client.so"]
+    static let displayLibraries = ["libwindowbroker-drawing.so", "libgtk-4.so", "libcairo.so", "libpango-1.0.so", "libwayland-client.so"]
 
-    func testTheProgramsDoNotLinkTheDrawingLibraries() throws {
-        for binary in ["notes", "wmctl", "windowbrokerd"] {
+    func testTheBrokerAndWmctlLinkNoDisplayLibrary() throws {
+        for binary in ["wmctl", "windowbrokerd"] {
             let result = try runToCompletion("/usr/bin/ldd", [BrokerHarness.binDirectory + "/" + binary])
             XCTAssertEqual(result.code, 0, result.output)
-            for library in Self.drawingLibraries {
+            for library in Self.displayLibraries {
                 XCTAssertFalse(result.output.contains(library), "\(binary) links \(library):\n\(result.output)")
             }
         }
     }
 
-    func testAHeadlessSceneNeverLoadsThem() throws {
+    func testAHeadlessSceneNeverLoadsTheSystemUIsDrawing() throws {
         let note = try harness.openNote("headless", title: "Headless")
         _ = try harness.json("send", note, "type", "--arg", "text=no window")
         let pid = try XCTUnwrap(harness.session(note)["pid"] as? Int)
         let maps = try mappedFiles(of: pid)
         XCTAssertTrue(maps.contains("libc.so"), "the maps were read")
-        for library in Self.drawingLibraries {
-            XCTAssertFalse(maps.contains(library), "a scene without a display loaded \(library)")
-        }
+        XCTAssertFalse(maps.contains("libwindowbroker-drawing.so"), "a scene loaded the system UI's drawing library")
     }
 }

@@ -287,11 +287,10 @@ final class WindowTests: WindowTestCase {
     }
 }
 
-/// Drag to open (WWDC19's "drag an item out to open a window"): a line of a note dragged out
-/// of its window with a pointer. Dropped on another notes window, that scene takes it; dropped
-/// on no window, a new scene opens for it. The windows float at fixed places here, so that the
-/// output has empty space to drop on.
-final class DragAndDropTests: WindowTestCase {
+/// What GTK gives a scene's window that the hand-drawn one lacked, through real input: the
+/// pointer places the cursor, and the Wayland clipboard carries text from one window to another
+/// (and to any other client). The windows float at fixed places here.
+final class PointerAndClipboardTests: WindowTestCase {
     override var swayConfiguration: [String] {
         [
             "for_window [app_id=\"notes\"] floating enable",
@@ -300,30 +299,30 @@ final class DragAndDropTests: WindowTestCase {
         ]
     }
 
-    func testALineDraggedOntoAnotherWindowIsTakenThereAndOntoNoWindowOpensANewScene() throws {
-        let source = try harness.openNote("fruit", title: "Source")
-        try harness.type(source, "apples\npears")
-        let target = try harness.openNote("basket", title: "Target")
-        try harness.type(target, "kiwi")
-        try harness.eventually("the window rules have moved both windows into place") {
-            try placed(["Source": (0, 0), "Target": (640, 0)])
+    /// Select All and Copy in one window, Paste in another: the text moves through the
+    /// compositor's clipboard, which `wl-paste` (any other client) reads too.
+    func testCopyInOneWindowAndPasteInAnother() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/wl-paste") else { throw XCTSkip("wl-clipboard is not installed (make test installs it)") }
+        let source = try harness.openNote("copied", title: "Source")
+        try harness.type(source, "carried over")
+        let target = try harness.openNote("pasted", title: "Target")
+        try harness.type(target, "got: ")
+        _ = try harness.json("send", target, "move-cursor", "--arg", "position=5")
+        try harness.eventually("both windows in place") { try placed(["Source": (0, 0), "Target": (640, 0)]) }
+
+        try sway.pointer("click", "300", "200")
+        try harness.eventually("the source has the keyboard") { try harness.session(source)["key"] as? Bool == true }
+        try sway.wtype("-M", "ctrl", "a", "c", "-m", "ctrl")
+        try harness.eventually("the clipboard holds the text") {
+            let paste = try runToCompletion("/usr/bin/wl-paste", ["--no-newline"], environment: ["WAYLAND_DISPLAY": sway.waylandDisplay, "PATH": "/usr/bin:/bin"])
+            return paste.code == 0 && paste.output == "carried over"
         }
+        XCTAssertEqual(try harness.noteState(source).text, "carried over", "copying changed nothing")
 
-        // Onto the other window: the line goes there (below its text), no scene is opened.
-        try sway.pointer("drag", "40", "64", "900", "300")
-        try harness.eventually("the target took the line") { try harness.noteState(target).text == "kiwi\napples" }
-        XCTAssertEqual(try harness.noteState(source).text, "apples\npears", "the source keeps its line (a copy)")
-        XCTAssertEqual(try harness.jsonList("sessions").count, 2, "taken by a window: nothing opened")
-
-        // Onto empty space: a new scene for the line, with its text.
-        try sway.pointer("drag", "40", "84", "300", "650")
-        try harness.eventually("a scene opened for the line") { try harness.jsonList("sessions").count == 3 }
-        let opened = try XCTUnwrap(try harness.jsonList("sessions").first { ![source, target].contains($0["id"] as? String ?? "") })
-        let id = try XCTUnwrap(opened["id"] as? String)
-        XCTAssertEqual(opened["title"] as? String, "pears")
-        try harness.eventually("the new scene shows the line") { try harness.noteState(id).text == "pears" }
-        XCTAssertEqual(try harness.session(id)["requestedBy"] as? String, source, "the dragging scene asked for it")
-        try harness.eventually("it has a window") { try window(of: id) != nil }
+        try sway.pointer("click", "1200", "400")
+        try harness.eventually("the target has the keyboard") { try harness.session(target)["key"] as? Bool == true }
+        try sway.wtype("-M", "ctrl", "v", "-m", "ctrl")
+        try harness.eventually("pasted into the other window, saved as its note") { try harness.noteState(target).text == "got: carried over" }
     }
 
     /// Every window titled as given is mapped, at its place.
@@ -374,7 +373,13 @@ final class SnapshotTests: WindowTestCase {
         let written = harness.wmctl("show", note, "--snapshot", snapPath)
         XCTAssertEqual(written.code, 0, written.stderr)
         XCTAssertTrue(written.stderr.contains("640x480"), written.stderr)
-        XCTAssertEqual(try pixels(snapPath), try pixels(shotPath), "the snapshot is what the window showed, pixel for pixel")
+        // GTK's own rendering of the window's widgets, pixel for pixel what the compositor
+        // showed, but for the rounded corners the compositor blends with the desktop.
+        let compared = try runToCompletion("/usr/bin/python3", [BrokerHarness.repository.appendingPathComponent("scripts/png-pixels.py").path,
+                                                                 snapPath, "--over", shotPath, "0", "0"]).output
+        let counts = compared.split(separator: " ").compactMap { Int($0) }
+        XCTAssertEqual(counts.first, 0, "the snapshot is what the window showed: \(compared)")
+        XCTAssertLessThan(counts.last ?? .max, 100, "only the corners are not opaque: \(compared)")
 
         // Kept across a reclaim (no process, no window: the picture is what the switcher has).
         _ = try harness.json("reclaim", note)
@@ -414,7 +419,13 @@ final class SnapshotTests: WindowTestCase {
             let run = try runToCompletion("/usr/bin/python3", [script, path, "--at"] + points.map(String.init))
             return run.output.split(separator: " ").map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) }
         }
-        XCTAssertEqual(try colours(thumbPath, [100, 3, 200, 150]), try colours(snapPath, [312, 9, 623, 467]))
+        // (Within a step of rounding: the header bar is a gradient, sampled where the scale puts it.)
+        func near(_ a: String, _ b: String) -> Bool {
+            let channels = { (hex: String) in stride(from: 0, to: 6, by: 2).compactMap { Int(hex.dropFirst($0).prefix(2), radix: 16) } }
+            return zip(channels(a), channels(b)).allSatisfy { abs($0 - $1) <= 2 } && a.count == 6 && b.count == 6
+        }
+        let scaled = try colours(thumbPath, [100, 3, 200, 150]), original = try colours(snapPath, [312, 9, 623, 467])
+        XCTAssertTrue(scaled.count == 2 && zip(scaled, original).allSatisfy(near), "\(scaled) against \(original)")
         let page = try colours(snapPath, [623, 467])[0]
         let textRow = try colours(thumbPath, Array((4...40).flatMap { [$0, 20] }))
         XCTAssertTrue(textRow.contains { $0 != page }, "the text is drawn in the thumbnail: \(textRow)")

@@ -231,20 +231,10 @@ func zygotePIDs(announcedIn harness: BrokerHarness) -> [Int32] {
     }
 }
 
-/// With a display, the zygote loads the drawing library and prepares the fonts once, before it
-/// forks: each forked scene starts with both, and draws its window.
+/// With a display, a zygote's forked scenes each initialise GTK and open a window of their own:
+/// the zygote forks before any of that (GTK cannot be forked once it has a display connection).
 final class ZygoteWindowTests: WindowTestCase {
-    override func prepare(_ harness: BrokerHarness) throws {
-        // The library as installed, beside the static notes (the debug one needs the shared
-        // Swift runtime, which a static program must not load beside its own).
-        let library = URL(fileURLWithPath: try staticNotes()).deletingLastPathComponent().appendingPathComponent("libwindowbroker-drawing.so").path
-        guard FileManager.default.fileExists(atPath: library) else {
-            throw HarnessError("no \(library): make test builds it (scripts/build-drawing.sh)")
-        }
-        harness.brokerEnvironment["WINDOWBROKER_DRAWING_LIBRARY"] = library
-    }
-
-    func testTheZygotePreparesTheDrawingOnceAndItsForkedScenesDrawTheirWindows() throws {
+    func testTheZygoteForksScenesThatEachOpenTheirOwnGtkWindow() throws {
         try installZygoteNotes(in: harness, executable: try staticNotes())
         var sessions: [String] = []
         for noteID in ["w1", "w2"] {
@@ -260,11 +250,9 @@ final class ZygoteWindowTests: WindowTestCase {
         }
         let zygote = try XCTUnwrap(zygotePIDs(announcedIn: harness).first)
         harness.remember(pid: zygote)
-        // As the maps name it: .build-install/release is a link.
-        let library = URL(fileURLWithPath: try XCTUnwrap(harness.brokerEnvironment["WINDOWBROKER_DRAWING_LIBRARY"])).resolvingSymlinksInPath().path
-        XCTAssertTrue(try mappedFiles(of: Int(zygote)).contains(library), "the zygote loaded the drawing library")
-        // It forks only as a single thread (Pango's font thread has ended), and it has no
-        // window or compositor connection of its own: only the scenes do.
+        // GTK is loaded (the program links it), never initialised: the zygote forks only as a
+        // single thread and has no window of its own; only the scenes do.
+        XCTAssertTrue(try mappedFiles(of: Int(zygote)).contains("libgtk-4.so"), "the zygote is the app's program")
         let threads = try FileManager.default.contentsOfDirectory(atPath: "/proc/\(zygote)/task")
         XCTAssertEqual(threads.count, 1, "zygote threads: \(threads)")
         XCTAssertNil(try sway.windows().first { $0.pid == zygote })

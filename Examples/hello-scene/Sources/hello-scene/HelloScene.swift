@@ -1,6 +1,7 @@
-// A scene app in its own package: one window per greeting, restored after a reclaim or a
-// restart, and a `greet` action scripts can send (`wmctl send SESSION greet --arg name=Ada`).
-import SceneWorker
+// A scene app in its own package: one window per greeting list, restored after a reclaim or a
+// restart, a `greet` action scripts can send (`wmctl send SESSION greet --arg name=Ada`) and,
+// with a display, a GTK 4 window: the SDK makes it, the scene fills it.
+import SceneWorker  // re-exports IPCWire (UserActivity, PlistValue, ...) and GTK 4's C API
 
 @main struct Main { static func main() async { await SceneWorker.run(HelloApp()) } }
 
@@ -10,6 +11,8 @@ import SceneWorker
 
 @MainActor final class HelloScene: SceneDelegate {
     var greeted: [String] = []
+    /// The window's label (none headless).
+    private var label: OpaquePointer?
 
     func willConnect(to scene: Scene, options: ConnectionOptions) {
         // What stateRestorationActivity handed over last time, when the session comes back.
@@ -17,7 +20,18 @@ import SceneWorker
             greeted = names.compactMap(\.stringValue)
         }
         scene.title = "Hello"
+        if let window = scene.window {
+            let label = gtk_label_new(nil)
+            gtk_window_set_child(window, label)
+            self.label = OpaquePointer(label)
+            show()
+        }
         print("hello-scene: connected, \(greeted.count) greeted so far")  // reaches `wmctl logs`
+    }
+
+    private func show() {
+        guard let label else { return }
+        gtk_label_set_text(label, greeted.isEmpty ? "Nobody greeted yet" : "Hello, " + greeted.joined(separator: ", "))
     }
 
     func stateRestorationActivity(for scene: Scene) -> UserActivity? {
@@ -30,11 +44,8 @@ import SceneWorker
         let name = action["name"]?.stringValue ?? "world"
         greeted.append(name)
         scene.title = "Hello, \(name)"
+        show()
         print("hello-scene: greeted \(name)")
         return .performed(.string("hello, \(name) (\(greeted.count) greeted)"))
-    }
-
-    func draw(_ scene: Scene, in context: DrawingContext) {
-        context.text(greeted.isEmpty ? "Nobody greeted yet" : "Hello, " + greeted.joined(separator: ", "))
     }
 }
