@@ -6,8 +6,12 @@ import SceneWorker
 /// user changed and shows what the model changed (another window's typing, a command).
 @MainActor
 final class NoteEditor {
+    private let window: UnsafeMutablePointer<GtkWindow>
     private let view: UnsafeMutablePointer<GtkWidget>
     private let buffer: UnsafeMutablePointer<GtkTextBuffer>
+    private let scroll: UnsafeMutablePointer<GtkAdjustment>
+    /// A scroll offset to put back once the text is laid out tall enough to have it.
+    private var pendingScroll: Double?
     /// The user changed the text: the whole text and the cursor (a character offset).
     var onEdit: ((String, Int) -> Void)?
     /// The user moved the cursor without changing the text.
@@ -16,6 +20,7 @@ final class NoteEditor {
     private var applying = false
 
     init(in window: UnsafeMutablePointer<GtkWindow>) {
+        self.window = window
         view = gtk_text_view_new()
         let textView = UnsafeMutableRawPointer(view).assumingMemoryBound(to: GtkTextView.self)
         buffer = gtk_text_view_get_buffer(textView)
@@ -26,6 +31,7 @@ final class NoteEditor {
         gtk_text_view_set_bottom_margin(textView, 12)
         let scrolled = gtk_scrolled_window_new()
         gtk_scrolled_window_set_child(OpaquePointer(scrolled), view)
+        scroll = gtk_scrolled_window_get_vadjustment(OpaquePointer(scrolled))!
         gtk_window_set_child(window, scrolled)
         gtk_window_set_focus(window, view)
         let context = Unmanaged.passUnretained(self).toOpaque()
@@ -39,6 +45,10 @@ final class NoteEditor {
             MainActor.assumeIsolated { NoteEditor.from(context)?.cursorMoved() }
         }
         _ = wb_signal_connect(buffer, "notify::cursor-position", unsafeBitCast(moved, to: UnsafeRawPointer.self), context)
+        let laidOut: Changed = { _, context in
+            MainActor.assumeIsolated { NoteEditor.from(context)?.applyPendingScroll() }
+        }
+        _ = wb_signal_connect(UnsafeMutableRawPointer(scroll), "changed", unsafeBitCast(laidOut, to: UnsafeRawPointer.self), context)
     }
 
     private static func from(_ context: UnsafeMutableRawPointer?) -> NoteEditor? {
@@ -58,10 +68,60 @@ final class NoteEditor {
     var cursor: Int {
         var iter = GtkTextIter()
         gtk_text_buffer_get_iter_at_mark(buffer, &iter, gtk_text_buffer_get_insert(buffer))
-        let scalars = Int(gtk_text_iter_get_offset(&iter))
+        return characters(in: text, scalars: Int(gtk_text_iter_get_offset(&iter)))
+    }
+
+    /// What the editor shows besides the text, as interaction state: the selection (character
+    /// offsets, equal at a bare cursor), how far the text is scrolled (pixels), and whether the
+    /// text has the window's keyboard focus.
+    struct View: Codable, Equatable {
+        var selection: [Int]
+        var scroll: Double
+        var focused: Bool
+    }
+
+    var viewState: View {
+        var start = GtkTextIter(), end = GtkTextIter()
+        gtk_text_buffer_get_selection_bounds(buffer, &start, &end)
+        let text = self.text
+        return View(selection: [characters(in: text, scalars: Int(gtk_text_iter_get_offset(&start))),
+                                characters(in: text, scalars: Int(gtk_text_iter_get_offset(&end)))],
+                    scroll: pendingScroll ?? gtk_adjustment_get_value(scroll),
+                    focused: gtk_window_get_focus(window) == view)
+    }
+
+    /// Puts a view back: the selection at once, the scroll once the text is laid out.
+    func restore(_ state: View) {
+        applying = true
+        defer { applying = false }
+        let text = self.text
+        if state.selection.count == 2 {
+            var bound = GtkTextIter(), insert = GtkTextIter()
+            gtk_text_buffer_get_iter_at_offset(buffer, &bound, Int32(scalars(in: text, characters: state.selection[0])))
+            gtk_text_buffer_get_iter_at_offset(buffer, &insert, Int32(scalars(in: text, characters: state.selection[1])))
+            gtk_text_buffer_select_range(buffer, &insert, &bound)
+        }
+        gtk_window_set_focus(window, state.focused ? view : nil)
+        pendingScroll = state.scroll
+        applyPendingScroll()
+    }
+
+    private func applyPendingScroll() {
+        guard let wanted = pendingScroll else { return }
+        let reachable = gtk_adjustment_get_upper(scroll) - gtk_adjustment_get_page_size(scroll)
+        guard reachable >= wanted else { return }
+        pendingScroll = nil
+        gtk_adjustment_set_value(scroll, wanted)
+    }
+
+    private func characters(in text: String, scalars: Int) -> Int {
         var prefix = String.UnicodeScalarView()
         prefix.append(contentsOf: text.unicodeScalars.prefix(scalars))
         return String(prefix).count
+    }
+
+    private func scalars(in text: String, characters: Int) -> Int {
+        text.prefix(max(0, min(characters, text.count))).unicodeScalars.count
     }
 
     /// Shows the model's text and cursor; a no-op when the editor already shows them.
@@ -71,8 +131,7 @@ final class NoteEditor {
         if text != newText { gtk_text_buffer_set_text(buffer, newText, -1) }
         if cursor != newCursor {
             var iter = GtkTextIter()
-            let scalars = newText.prefix(max(0, min(newCursor, newText.count))).unicodeScalars.count
-            gtk_text_buffer_get_iter_at_offset(buffer, &iter, Int32(scalars))
+            gtk_text_buffer_get_iter_at_offset(buffer, &iter, Int32(scalars(in: newText, characters: newCursor)))
             gtk_text_buffer_place_cursor(buffer, &iter)
         }
     }

@@ -26,8 +26,10 @@ final class NoteSceneDelegate: SceneDelegate {
     /// Keyboard-command state: pinned (Pin / Unpin Note) and bookmarks added.
     var pinned = false
     var bookmarks = 0
-    /// The note's editor in the scene's window (none headless).
+    /// The note's editor in the scene's window (none headless), and the view it was restored
+    /// to when there was no window to show it.
     private var editor: NoteEditor?
+    private var restoredView: NoteEditor.View?
 
     init(app: NotesAppDelegate) {
         self.app = app
@@ -102,9 +104,14 @@ final class NoteSceneDelegate: SceneDelegate {
     }
 
     func restoreInteractionState(_ scene: Scene, with activity: UserActivity, restoration: RestorationRequest) {
-        let restored = activity.interactionState.flatMap(Self.decodeCursor) ?? 0
-        cursor = min(max(0, restored), text.count)
+        let restored = activity.interactionState.flatMap(Self.decodeInteraction)
+        cursor = min(max(0, restored?.cursor ?? 0), text.count)
         publish(scene)  // the current activity carries the cursor again
+        if let view = restored?.view {
+            // Headless it is kept as it came, for the next window.
+            restoredView = view
+            editor?.restore(view)
+        }
     }
 
     /// Typing: at the cursor, saved to the model, and told to the app's other windows.
@@ -143,7 +150,7 @@ final class NoteSceneDelegate: SceneDelegate {
             // The note's tags and its first words: what the system's search finds it by.
             keywords: tags + text.split(whereSeparator: { $0.isWhitespace }).prefix(8).map(String.init),
             isEligibleForSearch: searchable,
-            interactionState: Data("{\"cursor\":\(cursor)}".utf8),
+            interactionState: try? JSONEncoder().encode(Interaction(cursor: cursor, view: editor?.viewState ?? restoredView)),
             persistentIdentifier: scene.session.id.description)
     }
 
@@ -152,9 +159,19 @@ final class NoteSceneDelegate: SceneDelegate {
         editor?.show(text: text, cursor: cursor)
     }
 
+    /// The interaction state a note's activity carries: the cursor, and with a window, what
+    /// the editor showed (selection, scroll, focus).
+    struct Interaction: Codable {
+        var cursor: Int
+        var view: NoteEditor.View?
+    }
+
+    static func decodeInteraction(_ data: Data) -> Interaction? {
+        try? JSONDecoder().decode(Interaction.self, from: data)
+    }
+
     static func decodeCursor(_ data: Data) -> Int? {
-        struct State: Decodable { var cursor: Int }
-        return (try? JSONDecoder().decode(State.self, from: data))?.cursor
+        decodeInteraction(data)?.cursor
     }
 
     // MARK: - Keyboard commands (the scene's link of the responder chain)
@@ -339,6 +356,19 @@ final class NoteSceneDelegate: SceneDelegate {
         }
     }
 
+    /// What the window's editor shows, when there is one: its text (the model's, unless they
+    /// parted), selection, scroll offset and focus.
+    private var editorValue: [String: PlistValue] {
+        guard let editor else { return [:] }
+        let view = editor.viewState
+        return [
+            "windowText": .string(editor.text),
+            "selection": .list(view.selection.map { .integer(Int64($0)) }),
+            "scroll": .real(view.scroll),
+            "focused": .bool(view.focused),
+        ]
+    }
+
     /// The note as the app sees it: what `note`, the edits and Dump State answer.
     private func noteValue(_ scene: Scene) -> PlistValue {
         .dictionary([
@@ -350,6 +380,6 @@ final class NoteSceneDelegate: SceneDelegate {
             "pinned": .bool(pinned),
             "toolbarHidden": .bool(toolbarHidden),
             "scrollOffset": scene.storage["scrollOffset"] ?? .null,
-        ])
+        ].merging(editorValue) { $1 })
     }
 }

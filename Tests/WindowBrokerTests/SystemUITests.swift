@@ -25,15 +25,6 @@ final class SystemUITests: WindowTestCase {
         return (reply["pid"] as? Int ?? 0, items)
     }
 
-    private func colours(_ screenshot: Data, at points: [(Int, Int)]) throws -> [String] {
-        let path = harness.root + "/colours-\(UUID().uuidString.prefix(6)).png"
-        try screenshot.write(to: URL(fileURLWithPath: path))
-        let script = BrokerHarness.repository.appendingPathComponent("scripts/png-pixels.py").path
-        let run = try runToCompletion("/usr/bin/python3", [script, path, "--at"] + points.flatMap { [String($0.0), String($0.1)] })
-        guard run.code == 0 else { throw HarnessError("png-pixels: \(run.output)") }
-        return run.output.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
-    }
-
     /// Whether a system UI surface is still shown (asking to hide one says, and hides it).
     private func systemUIShown() throws -> Bool {
         try harness.json("switcher", "--hide")["hidden"] as? Bool ?? false

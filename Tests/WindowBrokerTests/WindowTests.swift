@@ -42,6 +42,16 @@ class WindowTestCase: XCTestCase {
         sway?.stop()
     }
 
+    /// The colours of a screenshot at those points, as rrggbb.
+    func colours(_ screenshot: Data, at points: [(Int, Int)]) throws -> [String] {
+        let path = harness.root + "/colours-\(UUID().uuidString.prefix(6)).png"
+        try screenshot.write(to: URL(fileURLWithPath: path))
+        let script = BrokerHarness.repository.appendingPathComponent("scripts/png-pixels.py").path
+        let run = try runToCompletion("/usr/bin/python3", [script, path, "--at"] + points.flatMap { [String($0.0), String($0.1)] })
+        guard run.code == 0 else { throw HarnessError("png-pixels: \(run.output)") }
+        return run.output.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+    }
+
     /// The window of a session's scene, found by the worker's pid.
     func window(of session: String) throws -> SwayHarness.Window? {
         let pid = try harness.session(session)["pid"] as? Int ?? -1
@@ -147,6 +157,65 @@ final class WindowTests: WindowTestCase {
         }
         // wmctl key goes to the same scene: the key scene.
         XCTAssertEqual(try harness.json("key", "ctrl+u")["session"] as? String, a)
+    }
+
+    /// Interaction state comes back whole after a reclaim: the selection made with the keyboard,
+    /// how far the text was scrolled, which widget had the focus, and so the same pixels.
+    func testSelectionScrollAndFocusComeBackAfterAReclaim() throws {
+        let note = try harness.openNote("long", title: "Long")
+        let lines = (1...80).map { "line \($0)" }.joined(separator: "\n")
+        _ = try harness.json("send", note, "set-text", "--arg", "text=\(lines)")
+        let pid = try XCTUnwrap(harness.session(note)["pid"] as? Int)
+        try sway.swaymsg("[pid=\(pid)] focus")
+        try sway.wtype("-M", "ctrl", "-k", "End", "-m", "ctrl")
+        try sway.wtype("-M", "shift", "-k", "Up", "-k", "Up", "-m", "shift")
+        func view() throws -> (selection: [Int], scroll: Double, focused: Bool) {
+            let value = try harness.json("send", note, "note")["value"] as? [String: Any] ?? [:]
+            return (value["selection"] as? [Int] ?? [], value["scroll"] as? Double ?? -1, value["focused"] as? Bool ?? false)
+        }
+        try harness.eventually("two lines selected from the end, scrolled down") {
+            let shown = try view()
+            return shown.selection.count == 2 && shown.selection[1] == lines.count && shown.selection[0] < shown.selection[1] && shown.scroll > 0
+        }
+        let before = try view()
+        XCTAssertTrue(before.focused, "the text has the focus")
+        // Once the scrollbar GTK shows while the text scrolls has gone again.
+        var screen = Data()
+        try harness.eventually("the window is settled, its scroll indicator gone", timeout: 10) {
+            screen = try sway.settledScreenshot(harness, "the window is settled")
+            return try colours(screen, at: [(1277, 600)]) == ["ffffff"]
+        }
+
+        _ = try harness.json("background", note)
+        _ = try harness.json("reclaim", note)
+        _ = try harness.json("activate", note)
+        try harness.eventually("the same selection, scroll and focus in the new process") {
+            let after = try view()
+            return after.selection == before.selection && after.scroll == before.scroll && after.focused
+        }
+        // GTK draws a selection grey once the keyboard that was there has left (wtype's comes
+        // and goes with each run): the same history for the new window, with a key that changes nothing.
+        try sway.wtype("-M", "shift", "-m", "shift")
+        try harness.eventually("and the same pixels", timeout: 10) { try sway.screenshot() == screen }
+    }
+
+    /// Two windows of one note: an edit made by a menu command (Uppercase, from the keyboard)
+    /// reaches the other window as typing does, in its model and in its editor.
+    func testAnEditByACommandReachesTheNotesOtherWindow() throws {
+        let a = try harness.openNote("shared", title: "A")
+        let b = try harness.openNote("shared", title: "B", extra: ["--new"])
+        XCTAssertNotEqual(a, b)
+        try harness.eventually("both windows are mapped") { try sway.windows().count == 2 }
+        try harness.type(a, "mixed Case")
+        try harness.eventually("typing reached the other window") { try harness.noteState(b).text == "mixed Case" }
+        let pidA = try XCTUnwrap(harness.session(a)["pid"] as? Int)
+        try sway.swaymsg("[pid=\(pidA)] focus")
+        try harness.eventually("a is the key scene") { try harness.session(a)["key"] as? Bool == true }
+        try sway.wtype("-M", "ctrl", "u", "-m", "ctrl")
+        try harness.eventually("Uppercase reached the other window's editor") {
+            let note = try harness.json("send", b, "note")["value"] as? [String: Any]
+            return note?["text"] as? String == "MIXED CASE" && note?["windowText"] as? String == "MIXED CASE"
+        }
     }
 
     /// Closing a window is not discarding its session: the scene saves and disconnects, the
