@@ -6,9 +6,11 @@ the same line. 8-bit, non-interlaced PNGs of colour type 2 (RGB) or 6 (RGBA) onl
     png-pixels.py FILE.png [x y width height]   # optionally a crop
     png-pixels.py FILE.png --at x y [x y ...]   # the colours at those points, as rrggbb
     png-pixels.py PICTURE.png --over SCREEN.png x y
-        # PICTURE (a window's own, with alpha) against SCREEN at (x, y): "N differ, M translucent"
-        # counts the opaque pixels whose colour differs and the ones not opaque (a window's
-        # rounded corners, which the compositor blends with what is behind them)
+        # PICTURE (a window's own, with alpha) against SCREEN at (x, y): "N differ, M translucent,
+        # C in corners" counts the opaque pixels whose colour differs, the ones not opaque (a
+        # window's rounded corners, which the compositor blends with what is behind them), and
+        # of those that differ the ones within 8 pixels of a corner (where a window clips a
+        # picture of itself to its own rounded corners again)
 """
 import hashlib
 import struct
@@ -62,7 +64,7 @@ width, height, channels, rows = pixels(sys.argv[1])
 if len(sys.argv) > 2 and sys.argv[2] == "--over":
     _, _, screen_channels, screen = pixels(sys.argv[3])
     ox, oy = int(sys.argv[4]), int(sys.argv[5])
-    differ = translucent = 0
+    differ = translucent = corners = 0
     for py in range(height):
         for px in range(width):
             pixel = rows[py][px * channels:(px + 1) * channels]
@@ -70,7 +72,9 @@ if len(sys.argv) > 2 and sys.argv[2] == "--over":
                 translucent += 1
             elif pixel[:3] != screen[oy + py][(ox + px) * screen_channels:(ox + px) * screen_channels + 3]:
                 differ += 1
-    print(f"{differ} differ, {translucent} translucent")
+                if min(px, width - 1 - px) < 8 and min(py, height - 1 - py) < 8:
+                    corners += 1
+    print(f"{differ} differ, {translucent} translucent, {corners} in corners")
     sys.exit(0)
 if len(sys.argv) > 2 and sys.argv[2] == "--at":
     points = [int(v) for v in sys.argv[3:]]

@@ -765,6 +765,8 @@ package final class SceneRuntime {
         self.delegate = delegate
         makeWindow(scene)
         delegate.willConnect(to: scene, options: options)
+        // Restored on its way to the front: the picture it left is on screen while it restores.
+        if !connect.placeholderPng.isEmpty, let window, window.showPlaceholder(png: connect.placeholderPng) { window.show() }
         return session.configuration
     }
 
@@ -807,8 +809,16 @@ package final class SceneRuntime {
     /// The scene comes to the foreground: its window is mapped, and the main menu's shortcuts
     /// are asked for (they may have changed while it was away).
     private func showWindow(_ scene: Scene) {
-        guard let window, !window.isVisible else { return }
-        window.show()
+        guard let window else { return }
+        if window.showsPlaceholder {
+            // Restored: the live widgets replace the picture, and the keyboard counts from now.
+            window.removePlaceholder()
+            if window.isActivated != scene.isKey { activeChanged(scene, active: window.isActivated) }
+        } else if window.isVisible {
+            return
+        } else {
+            window.show()
+        }
         loadMenuShortcuts(scene)
     }
 
@@ -835,7 +845,7 @@ package final class SceneRuntime {
 
     /// The compositor moved the keyboard: the broker's key scene follows it.
     private func activeChanged(_ scene: Scene, active: Bool) {
-        guard let delegate, active != scene.isKey, window?.isVisible == true || !active else { return }
+        guard let delegate, active != scene.isKey, window?.isVisible == true || !active, window?.showsPlaceholder != true else { return }
         scene.isKey = active
         if active { delegate.didBecomeKey(scene) } else { delegate.didResignKey(scene) }
         enqueue(.message(.keyboardFocus(.with { $0.focused = active })))

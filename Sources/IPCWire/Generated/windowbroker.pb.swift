@@ -3567,6 +3567,14 @@ package nonisolated struct Windowbroker_V1_ConnectScene: @unchecked Sendable {
     set {_uniqueStorage()._then = newValue}
   }
 
+  /// The picture the scene left when it last went to the background (PNG), sent when it is
+  /// restored on its way to the front: its window shows it until the restore is complete, as
+  /// iPadOS keeps a launch image up. Empty otherwise.
+  package var placeholderPng: Data {
+    get {_storage._placeholderPng}
+    set {_uniqueStorage()._placeholderPng = newValue}
+  }
+
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
@@ -9947,7 +9955,7 @@ nonisolated extension Windowbroker_V1_RefreshScene: SwiftProtobuf.Message, Swift
 
 nonisolated extension Windowbroker_V1_ConnectScene: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".ConnectScene"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}session\0\u{3}discarded_session_ids\0\u{3}user_activities\0\u{3}restoration_activity\0\u{3}available_configurations\0\u{3}new_session\0\u{3}delegate_name\0\u{1}defaults\0\u{1}storage\0\u{3}update_sequence\0\u{1}then\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}session\0\u{3}discarded_session_ids\0\u{3}user_activities\0\u{3}restoration_activity\0\u{3}available_configurations\0\u{3}new_session\0\u{3}delegate_name\0\u{1}defaults\0\u{1}storage\0\u{3}update_sequence\0\u{1}then\0\u{3}placeholder_png\0")
 
   fileprivate class _StorageClass {
     var _session: Windowbroker_V1_SessionInfo? = nil
@@ -9961,6 +9969,7 @@ nonisolated extension Windowbroker_V1_ConnectScene: SwiftProtobuf.Message, Swift
     var _storage: Windowbroker_V1_PlistDictionary? = nil
     var _updateSequence: UInt64 = 0
     var _then: [Windowbroker_V1_LifecycleTransition] = []
+    var _placeholderPng: Data = Data()
 
       // This property is used as the initial default value for new instances of the type.
       // The type itself is protecting the reference to its storage via CoW semantics.
@@ -9982,6 +9991,7 @@ nonisolated extension Windowbroker_V1_ConnectScene: SwiftProtobuf.Message, Swift
       _storage = source._storage
       _updateSequence = source._updateSequence
       _then = source._then
+      _placeholderPng = source._placeholderPng
     }
   }
 
@@ -10011,6 +10021,7 @@ nonisolated extension Windowbroker_V1_ConnectScene: SwiftProtobuf.Message, Swift
         case 9: try { try decoder.decodeSingularMessageField(value: &_storage._storage) }()
         case 10: try { try decoder.decodeSingularUInt64Field(value: &_storage._updateSequence) }()
         case 11: try { try decoder.decodeRepeatedMessageField(value: &_storage._then) }()
+        case 12: try { try decoder.decodeSingularBytesField(value: &_storage._placeholderPng) }()
         default: break
         }
       }
@@ -10056,6 +10067,9 @@ nonisolated extension Windowbroker_V1_ConnectScene: SwiftProtobuf.Message, Swift
       if !_storage._then.isEmpty {
         try visitor.visitRepeatedMessageField(value: _storage._then, fieldNumber: 11)
       }
+      if !_storage._placeholderPng.isEmpty {
+        try visitor.visitSingularBytesField(value: _storage._placeholderPng, fieldNumber: 12)
+      }
     }
     try unknownFields.traverse(visitor: &visitor)
   }
@@ -10076,6 +10090,7 @@ nonisolated extension Windowbroker_V1_ConnectScene: SwiftProtobuf.Message, Swift
         if _storage._storage != rhs_storage._storage {return false}
         if _storage._updateSequence != rhs_storage._updateSequence {return false}
         if _storage._then != rhs_storage._then {return false}
+        if _storage._placeholderPng != rhs_storage._placeholderPng {return false}
         return true
       }
       if !storagesAreEqual {return false}

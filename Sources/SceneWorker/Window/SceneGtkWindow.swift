@@ -259,6 +259,46 @@ final class SceneGtkWindow {
         return WindowSnapshot(size: WindowSize(width: Int(width), height: Int(height)), png: png, thumbnailPNG: render(scale: fit))
     }
 
+    /// The picture in place of the window's widgets while a restored scene restores, and what
+    /// it stands in for.
+    private var placeholder: (picture: UnsafeMutablePointer<GtkWidget>, titlebar: UnsafeMutablePointer<GtkWidget>?, content: UnsafeMutablePointer<GtkWidget>?)?
+    var showsPlaceholder: Bool { placeholder != nil }
+
+    /// Shows `png`, the picture the scene left when it went to the background (header bar and
+    /// all), in place of the window's widgets: in the title bar's place, the app's content
+    /// hidden, not taken out (its focus and state stay as the app restores them). False when
+    /// it is no picture.
+    func showPlaceholder(png: Data) -> Bool {
+        guard placeholder == nil, !png.isEmpty else { return false }
+        let bytes = png.withUnsafeBytes { g_bytes_new($0.baseAddress, gsize($0.count)) }
+        defer { g_bytes_unref(bytes) }
+        var error: UnsafeMutablePointer<GError>?
+        guard let texture = gdk_texture_new_from_bytes(bytes, &error) else {
+            if let error { g_error_free(error) }
+            return false
+        }
+        defer { g_object_unref(UnsafeMutableRawPointer(texture)) }
+        guard let picture = gtk_picture_new_for_paintable(texture) else { return false }
+        gtk_picture_set_can_shrink(OpaquePointer(picture), 1)
+        let titlebar = gtk_window_get_titlebar(window)
+        if let titlebar { g_object_ref(UnsafeMutableRawPointer(titlebar)) }
+        let content = gtk_window_get_child(window)
+        gtk_window_set_titlebar(window, picture)
+        gtk_widget_remove_css_class(picture, "titlebar")  // drawn as it is, not as a header bar
+        if let content { gtk_widget_set_visible(content, 0) }
+        placeholder = (picture, titlebar, content)
+        return true
+    }
+
+    /// The live widgets again, exactly where the picture showed them.
+    func removePlaceholder() {
+        guard let placeholder else { return }
+        self.placeholder = nil
+        gtk_window_set_titlebar(window, placeholder.titlebar)
+        if let titlebar = placeholder.titlebar { g_object_unref(UnsafeMutableRawPointer(titlebar)) }
+        if let content = placeholder.content { gtk_widget_set_visible(content, 1) }
+    }
+
     /// Destroys the window (the scene disconnects).
     func destroy() {
         forgetSurface()

@@ -13,6 +13,8 @@ extension SessionDriver {
         /// reports while it connects (a current activity before its cursor is back) must not
         /// replace it between willConnect and restoreInteractionState.
         var restoration: UserActivity?
+        /// The scene is restored on its way to the front: its picture goes with willConnect.
+        var toTheFront = false
     }
 
     /// Moves the session to `target`, one step at a time. Returns notes for the requester (e.g.
@@ -67,6 +69,7 @@ extension SessionDriver {
                     continue
                 }
                 machine.carry(stepsToCarry(after: step, remaining: machine.remaining, in: broker))
+                options.toTheFront = machine.remaining.contains(.willEnterForeground)
                 let carried = machine.inFlight?.carried ?? []
                 let event = await perform(step, attempt: attempt, carrying: carried, options: options, reason: reason ?? .reclaimed,
                                           discarding: target == .discarded, in: broker)
@@ -334,6 +337,9 @@ extension SessionDriver {
         // The defaults snapshot and the scene's place in the app's updates, taken together.
         let (defaults, sequence) = broker.sync.openOutlet(id, app: app.id, connection: worker.connection, in: broker)
         let session = self.session
+        // A picture the store cannot read is no reason not to connect: the window waits blank.
+        let placeholder = options.restoration != nil && options.toTheFront && snapshot != nil
+            ? try? broker.snapshots.load(id) : nil
         let command = Windowbroker_V1_WorkerCommand.OneOf_Kind.connect(.with {
             $0.session = broker.status(session).wire(includeRestoration: false)
             $0.newSession = session.launchCount == 1
@@ -346,6 +352,7 @@ extension SessionDriver {
             $0.storage = PlistValue.wire(dictionary: session.storage)
             $0.updateSequence = sequence
             $0.then = followers
+            if let placeholder { $0.placeholderPng = placeholder }
         })
         let reply: Windowbroker_V1_WorkerMessage.OneOf_Kind?
         do {
