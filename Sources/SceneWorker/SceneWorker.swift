@@ -548,14 +548,23 @@ package final class SceneRuntime {
             scene.isProminent = transition.prominent
             delegate.willEnterForeground(scene)
             scene.state = .foregroundInactive
+            if let window {
+                // A sheet over the window it was asked from, with a Done button.
+                if !transition.parentWindowHandle.isEmpty { window.setParent(exportedAs: transition.parentWindowHandle) }
+                window.showDoneButton(transition.prominent)
+            }
             showWindow(scene)
         case .didBecomeActive:
             scene.isProminent = transition.prominent
             delegate.didBecomeActive(scene)
             scene.state = .foregroundActive
+            window?.setDimmed(false)
         case .willResignActive:
             delegate.willResignActive(scene)
             scene.state = .foregroundInactive
+            // On screen but inactive: dimmed behind a prominent scene of its app (a scene on
+            // its way to the background is hidden next, undimmed for its picture).
+            if window?.isVisible == true { window?.setDimmed(true) }
         case .didEnterBackground:
             scene.isProminent = false
             delegate.didEnterBackground(scene)
@@ -801,6 +810,16 @@ package final class SceneRuntime {
             return self?.keyPressed(name, modifiers: modifiers) ?? false
         }
         made.onModifiers = { held in hold.modifiersChanged(held) }
+        made.onExported = { [weak self] handle in
+            self?.enqueue(.message(.windowExported(.with { $0.handle = handle })))
+        }
+        made.onDone = { [weak scene] in
+            // Done: the prominent scene asks for its own dismissal (the broker answers after
+            // it has been told to disconnect, so nothing waits for the answer).
+            guard let scene else { return }
+            let id = scene.session.id
+            Task { try? await scene.requestDestruction(session: id) }
+        }
         window = made
         scene.window = made.window
         scene.windowTitleChanged = { [weak made] title in made?.setTitle(title) }
@@ -826,6 +845,7 @@ package final class SceneRuntime {
     /// switcher, then the window is unmapped.
     private func hideWindow(_ scene: Scene) {
         guard let window, window.isVisible else { return }
+        window.setDimmed(false)
         if let snapshot = window.snapshot() { lastSnapshot = snapshot }
         commandKeyHold?.windowClosed()
         window.hide()

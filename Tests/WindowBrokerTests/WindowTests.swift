@@ -191,6 +191,45 @@ final class WindowTests: WindowTestCase {
         try harness.eventually("the live window equals it") { try sway.screenshot() == live }
     }
 
+    /// Prominent presentation is real on screen: the scene asked for prominently is a sheet
+    /// over its requester's window (its transient child across processes, xdg-foreign: sway
+    /// floats it over it), with a Done button; the requester is dimmed and takes no typing
+    /// while the sheet is up; Done dismisses the sheet and the requester is itself again.
+    func testAProminentSceneIsASheetOverItsRequesterWhichIsDimmedUntilDone() throws {
+        let requester = try harness.openNote("under", title: "Under")
+        try harness.type(requester, "behind the sheet")
+        try harness.eventually("the window") { try window(of: requester) != nil }
+        let before = try sway.settledScreenshot(harness, "the window is settled")
+        let reply = try harness.json("send", requester, "open-in-window", "--arg", "noteID=sheet", "--arg", "presentation=prominent")
+        let sheet = try XCTUnwrap((reply["value"] as? [String: Any])?["session"] as? String)
+        var placed: SwayHarness.Window?
+        try harness.eventually("the sheet floats over its requester's window") {
+            guard let under = try window(of: requester), let over = try window(of: sheet) else { return false }
+            placed = over
+            return over.floating && !under.floating && over.x > under.x && over.x + over.width < under.x + under.width
+                && over.y >= under.y && over.y + over.height <= under.y + under.height
+        }
+        XCTAssertEqual(try harness.state(requester), "foregroundInactive")
+        let text = { (shot: Data) in try self.colours(shot, at: (12...60).map { ($0, 68) }) }
+        try harness.eventually("the requester is drawn dimmed") { try text(try sway.screenshot()) != text(before) }
+
+        // Typed into the requester's window (focused by hand): nothing reaches it.
+        let pid = try XCTUnwrap(harness.session(requester)["pid"] as? Int)
+        try sway.swaymsg("[pid=\(pid)] focus")
+        try sway.wtype("lost")
+        Thread.sleep(forTimeInterval: 0.3)
+        XCTAssertEqual(try harness.noteState(requester).text, "behind the sheet")
+
+        // Done, at the start of the sheet's header bar.
+        let done = try XCTUnwrap(placed)
+        try sway.pointer("click", "\(done.x + 30)", "\(done.y + 23)")
+        try harness.eventually("Done dismissed the sheet (its session with it)") {
+            try !harness.jsonList("sessions").contains { $0["id"] as? String == sheet } && sway.windows().count == 1
+        }
+        try harness.eventually("the requester is active again") { try harness.state(requester) == "foregroundActive" }
+        try harness.eventually("and drawn as before") { try text(try sway.screenshot()) == text(before) }
+    }
+
     /// Interaction state comes back whole after a reclaim: the selection made with the keyboard,
     /// how far the text was scrolled, which widget had the focus, and so the same pixels.
     func testSelectionScrollAndFocusComeBackAfterAReclaim() throws {

@@ -3608,6 +3608,9 @@ package nonisolated struct Windowbroker_V1_RestoreInteractionState: Sendable {
 /// then: transitions to run right after this one, in order and in the same turn (a scene sent
 /// from the background to the front: willEnterForeground, then didBecomeActive), answered once
 /// after the last. An element's own `then` must be empty.
+/// parent_window_handle: with a prominent scene's willEnterForeground, the exported handle of
+/// the window it is presented over (its requester's, else the key scene's before it); the
+/// scene's window becomes that window's transient child. Empty: none known.
 package nonisolated struct Windowbroker_V1_LifecycleTransition: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -3618,6 +3621,8 @@ package nonisolated struct Windowbroker_V1_LifecycleTransition: Sendable {
   package var prominent: Bool = false
 
   package var then: [Windowbroker_V1_LifecycleTransition] = []
+
+  package var parentWindowHandle: String = String()
 
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -3836,6 +3841,17 @@ package nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
     set {kind = .keyInput(newValue)}
   }
 
+  /// Unsolicited, from a scene's window once it is mapped: the handle the compositor gave it
+  /// for other clients to name it by (xdg-foreign v2); a prominent scene it asks for is made
+  /// its child. Empty: the window is gone.
+  package var windowExported: Windowbroker_V1_WindowExported {
+    get {
+      if case .windowExported(let v)? = kind {return v}
+      return Windowbroker_V1_WindowExported()
+    }
+    set {kind = .windowExported(newValue)}
+  }
+
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -3859,6 +3875,10 @@ package nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
     /// Unsolicited: a key with a command modifier from the window's keyboard; answered with a
     /// CommandResult (handled_by empty: no command of the app has that shortcut).
     case keyInput(Windowbroker_V1_KeyInput)
+    /// Unsolicited, from a scene's window once it is mapped: the handle the compositor gave it
+    /// for other clients to name it by (xdg-foreign v2); a prominent scene it asks for is made
+    /// its child. Empty: the window is gone.
+    case windowExported(Windowbroker_V1_WindowExported)
 
   }
 
@@ -3871,6 +3891,18 @@ package nonisolated struct Windowbroker_V1_KeyboardFocus: Sendable {
   // methods supported on all messages.
 
   package var focused: Bool = false
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
+}
+
+package nonisolated struct Windowbroker_V1_WindowExported: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  package var handle: String = String()
 
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -10136,7 +10168,7 @@ nonisolated extension Windowbroker_V1_RestoreInteractionState: SwiftProtobuf.Mes
 
 nonisolated extension Windowbroker_V1_LifecycleTransition: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".LifecycleTransition"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}transition\0\u{1}prominent\0\u{1}then\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}transition\0\u{1}prominent\0\u{1}then\0\u{3}parent_window_handle\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -10147,6 +10179,7 @@ nonisolated extension Windowbroker_V1_LifecycleTransition: SwiftProtobuf.Message
       case 1: try { try decoder.decodeSingularEnumField(value: &self.transition) }()
       case 2: try { try decoder.decodeSingularBoolField(value: &self.prominent) }()
       case 3: try { try decoder.decodeRepeatedMessageField(value: &self.then) }()
+      case 4: try { try decoder.decodeSingularStringField(value: &self.parentWindowHandle) }()
       default: break
       }
     }
@@ -10162,6 +10195,9 @@ nonisolated extension Windowbroker_V1_LifecycleTransition: SwiftProtobuf.Message
     if !self.then.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.then, fieldNumber: 3)
     }
+    if !self.parentWindowHandle.isEmpty {
+      try visitor.visitSingularStringField(value: self.parentWindowHandle, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -10169,6 +10205,7 @@ nonisolated extension Windowbroker_V1_LifecycleTransition: SwiftProtobuf.Message
     if lhs.transition != rhs.transition {return false}
     if lhs.prominent != rhs.prominent {return false}
     if lhs.then != rhs.then {return false}
+    if lhs.parentWindowHandle != rhs.parentWindowHandle {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -10363,7 +10400,7 @@ nonisolated extension Windowbroker_V1_MemoryWarning: SwiftProtobuf.Message, Swif
 
 nonisolated extension Windowbroker_V1_WorkerMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".WorkerMessage"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}ack\0\u{1}connected\0\u{3}restoration_activity\0\u{3}action_result\0\u{3}restoration_extended\0\u{3}memory_warning\0\u{4}\u{4}scene_update\0\u{1}storage\0\u{3}command_result\0\u{3}command_states\0\u{3}keyboard_focus\0\u{3}close_requested\0\u{3}key_input\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}ack\0\u{1}connected\0\u{3}restoration_activity\0\u{3}action_result\0\u{3}restoration_extended\0\u{3}memory_warning\0\u{4}\u{4}scene_update\0\u{1}storage\0\u{3}command_result\0\u{3}command_states\0\u{3}keyboard_focus\0\u{3}close_requested\0\u{3}key_input\0\u{3}window_exported\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -10540,6 +10577,19 @@ nonisolated extension Windowbroker_V1_WorkerMessage: SwiftProtobuf.Message, Swif
           self.kind = .keyInput(v)
         }
       }()
+      case 17: try {
+        var v: Windowbroker_V1_WindowExported?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .windowExported(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .windowExported(v)
+        }
+      }()
       default: break
       }
     }
@@ -10603,6 +10653,10 @@ nonisolated extension Windowbroker_V1_WorkerMessage: SwiftProtobuf.Message, Swif
       guard case .keyInput(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 16)
     }()
+    case .windowExported?: try {
+      guard case .windowExported(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 17)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -10640,6 +10694,36 @@ nonisolated extension Windowbroker_V1_KeyboardFocus: SwiftProtobuf.Message, Swif
 
   package static func ==(lhs: Windowbroker_V1_KeyboardFocus, rhs: Windowbroker_V1_KeyboardFocus) -> Bool {
     if lhs.focused != rhs.focused {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_WindowExported: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".WindowExported"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}handle\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.handle) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.handle.isEmpty {
+      try visitor.visitSingularStringField(value: self.handle, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Windowbroker_V1_WindowExported, rhs: Windowbroker_V1_WindowExported) -> Bool {
+    if lhs.handle != rhs.handle {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

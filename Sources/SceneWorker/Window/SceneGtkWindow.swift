@@ -67,6 +67,8 @@ struct WindowSnapshot: Sendable, Equatable {
 @MainActor
 final class SceneGtkWindow {
     let window: UnsafeMutablePointer<GtkWindow>
+    /// The SDK's header bar: the title, the close button, a prominent scene's Done button.
+    private let headerBar: UnsafeMutablePointer<GtkWidget>
     /// The user asked to close the window (its close button, the compositor's binding).
     var onCloseRequest: (() -> Void)?
     /// The compositor made the window the activated one, or stopped (its keyboard focus; the
@@ -79,6 +81,11 @@ final class SceneGtkWindow {
     var onKey: ((String, KeyModifiers) -> Bool)?
     /// The modifiers held changed while the window has the keyboard.
     var onModifiers: ((KeyModifiers) -> Void)?
+    /// The compositor gave the mapped window a handle other clients may name it by (empty:
+    /// it is unmapped).
+    var onExported: ((String) -> Void)?
+    /// The Done button of a prominent scene's header bar was clicked.
+    var onDone: (() -> Void)?
     private(set) var size = WindowSize(width: 0, height: 0)
     private var surfaceHandlers: (surface: OpaquePointer, ids: [gulong])?
     private(set) var isActivated = false
@@ -91,7 +98,8 @@ final class SceneGtkWindow {
         gtk_window_set_default_size(window, Int32(defaultSize.width), Int32(defaultSize.height))
         // A header bar with the title and a close button: where the compositor draws no title
         // bar (weston, GNOME), it is what moves and closes the window.
-        gtk_window_set_titlebar(window, gtk_header_bar_new())
+        headerBar = gtk_header_bar_new()
+        gtk_window_set_titlebar(window, headerBar)
         // The window outlives being closed: closing it disconnects the scene, the broker decides.
         gtk_window_set_hide_on_close(window, 0)
         let context = Unmanaged.passUnretained(self).toOpaque()
@@ -106,6 +114,10 @@ final class SceneGtkWindow {
             MainActor.assumeIsolated { SceneGtkWindow.from(context)?.watchSurface() }
         }
         _ = wb_signal_connect(window, "realize", unsafeBitCast(realized, to: UnsafeRawPointer.self), context)
+        let mapped: Realize = { _, context in
+            MainActor.assumeIsolated { SceneGtkWindow.from(context)?.export() }
+        }
+        _ = wb_signal_connect(window, "map", unsafeBitCast(mapped, to: UnsafeRawPointer.self), context)
         addKeyController(context)
     }
 
@@ -226,6 +238,11 @@ final class SceneGtkWindow {
 
     func hide() {
         isActivated = false
+        if exported, let toplevel = waylandToplevel {
+            gdk_wayland_toplevel_unexport_handle(toplevel)
+            exported = false
+            onExported?("")
+        }
         gtk_widget_set_visible(widget, 0)
     }
 
@@ -257,6 +274,68 @@ final class SceneGtkWindow {
         let box = WindowSnapshot.thumbnailBox
         let fit = min(Double(box.width) / Double(width), Double(box.height) / Double(height), 1)
         return WindowSnapshot(size: WindowSize(width: Int(width), height: Int(height)), png: png, thumbnailPNG: render(scale: fit))
+    }
+
+    // MARK: Presented prominently
+
+    private var exported = false
+    private var doneButton: UnsafeMutablePointer<GtkWidget>?
+
+    /// The window's toplevel on a Wayland display (nil before it is realized, or elsewhere).
+    private var waylandToplevel: OpaquePointer? {
+        guard let surface = gtk_native_get_surface(OpaquePointer(window)),
+              wb_display_is_wayland(gdk_surface_get_display(surface)) != 0 else { return nil }
+        return surface
+    }
+
+    /// Exports the mapped window (xdg-foreign), so that a prominent scene can be its child.
+    private func export() {
+        guard !exported, let toplevel = waylandToplevel else { return }
+        typealias Exported = @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void
+        let done: Exported = { _, handle, context in
+            MainActor.assumeIsolated {
+                guard let window = SceneGtkWindow.from(context), let handle, window.exported else { return }
+                window.onExported?(String(cString: handle))
+            }
+        }
+        exported = gdk_wayland_toplevel_export_handle(toplevel, unsafeBitCast(done, to: GdkWaylandToplevelExported.self),
+                                                      Unmanaged.passUnretained(self).toOpaque(), nil) != 0
+    }
+
+    /// Makes the window the transient child of the window exported as `handle` (another
+    /// process's): the compositor keeps it over that one, as a sheet. Call before showing it.
+    func setParent(exportedAs handle: String) {
+        gtk_widget_realize(widget)
+        guard let toplevel = waylandToplevel else { return }
+        _ = gdk_wayland_toplevel_set_transient_for_exported(toplevel, handle)
+    }
+
+    /// A prominent scene's header bar has a Done button (at its start) that dismisses it.
+    func showDoneButton(_ shown: Bool) {
+        if shown, doneButton == nil {
+            let button = gtk_button_new_with_label("Done")!
+            gtk_widget_add_css_class(button, "suggested-action")
+            typealias Clicked = @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void
+            let clicked: Clicked = { _, context in
+                MainActor.assumeIsolated { SceneGtkWindow.from(context)?.onDone?() }
+            }
+            _ = wb_signal_connect(UnsafeMutableRawPointer(button), "clicked", unsafeBitCast(clicked, to: UnsafeRawPointer.self),
+                                  Unmanaged.passUnretained(self).toOpaque())
+            gtk_header_bar_pack_start(OpaquePointer(headerBar), button)
+            doneButton = button
+        } else if !shown, let button = doneButton {
+            gtk_header_bar_remove(OpaquePointer(headerBar), button)
+            doneButton = nil
+        }
+    }
+
+    /// Behind a prominent scene of its app: drawn dimmed, and no key, click or text reaches it.
+    func setDimmed(_ dimmed: Bool) {
+        for part in [gtk_window_get_titlebar(window), gtk_window_get_child(window)] {
+            guard let part else { continue }
+            gtk_widget_set_opacity(part, dimmed ? 0.45 : 1)
+        }
+        gtk_widget_set_sensitive(widget, dimmed ? 0 : 1)
     }
 
     /// The picture in place of the window's widgets while a restored scene restores, and what

@@ -358,6 +358,7 @@ public actor Broker {
         guard let worker = driver.worker else { return }
         workers[ObjectIdentifier(worker)] = nil
         driver.worker = nil
+        driver.windowHandle = nil
     }
 
     // MARK: - Events

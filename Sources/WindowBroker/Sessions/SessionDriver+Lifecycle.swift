@@ -133,6 +133,14 @@ extension SessionDriver {
         return carried
     }
 
+    /// The window a prominent scene is presented over: its requester's while that is on
+    /// screen, else the key scene's before it came up.
+    private func parentWindowHandle(in broker: isolated Broker) -> String? {
+        let visible = broker.focus.visible
+        let over = session.requestedBy.flatMap { visible.contains($0) ? $0 : nil } ?? broker.focus.returnTo
+        return over.flatMap { broker.drivers[$0]?.windowHandle }
+    }
+
     private static func isTransition(_ step: LifecycleStep) -> Bool {
         switch step {
         case .willEnterForeground, .didBecomeActive, .willResignActive, .didEnterBackground: true
@@ -151,10 +159,12 @@ extension SessionDriver {
             : step == .launch ? configuration.launchTimeout : configuration.workerTimeout) + configuration.workerTimeout * carried.count
         let doing = ([step] + carried).map(\.callbackName).joined(separator: ", ")
         let prominent = broker.focus.prominent == id
+        let parent = prominent ? parentWindowHandle(in: broker) : nil
         let followers = carried.map { next in
             Windowbroker_V1_LifecycleTransition.with {
                 $0.transition = Self.transition(next)
                 $0.prominent = prominent
+                if next == .willEnterForeground, let parent { $0.parentWindowHandle = parent }
             }
         }
         do {
@@ -170,6 +180,7 @@ extension SessionDriver {
                 _ = try await request(.transition(.with {
                     $0.transition = Self.transition(step)
                     $0.prominent = prominent
+                    if step == .willEnterForeground, let parent { $0.parentWindowHandle = parent }
                     $0.then = followers
                 }), timeout: timeout, doing: doing, in: broker)
             case .saveRestorationActivity:

@@ -25,6 +25,9 @@ extension SessionDriver {
             case .keyboardFocus(let change)?:
                 broker.keyboardFocus(id, focused: change.focused)
                 await Self.acknowledge(envelope, on: connection)
+            case .windowExported(let exported)?:
+                windowHandle = exported.handle.isEmpty ? nil : exported.handle
+                await Self.acknowledge(envelope, on: connection)
             case .closeRequested?:
                 await Self.acknowledge(envelope, on: connection)
                 // Its own task: the disconnect waits for this scene's answers, which come

@@ -22,6 +22,9 @@ final class SessionDriver {
     var toldKey = false
     /// The newest picture of its window (`SnapshotStore`), when there is one.
     var snapshot: SnapshotStore.Info?
+    /// The handle its window is exported under while it is mapped (xdg-foreign): a prominent
+    /// scene presented over it is made its child. Its process's, gone with it.
+    var windowHandle: String?
     /// What the search index holds for it: nil when unknown, a box of nil for no activity.
     /// Boxed, as it is unknown for every session that has not run since the start.
     var indexed: Boxed<UserActivity?>?

@@ -103,6 +103,8 @@ final class SwayHarness {
         var y: Int
         var width: Int
         var height: Int
+        /// Floating over the tiles (sway floats a window that has a parent: a dialog, a sheet).
+        var floating = false
     }
 
     /// Every toplevel in the tree (tiled and floating).
@@ -116,7 +118,8 @@ final class SwayHarness {
                 found.append(Window(
                     appID: appID, title: node["name"] as? String ?? "", pid: Int32(node["pid"] as? Int ?? 0),
                     visible: node["visible"] as? Bool ?? false, focused: node["focused"] as? Bool ?? false,
-                    x: rect?["x"] as? Int ?? 0, y: rect?["y"] as? Int ?? 0, width: rect?["width"] as? Int ?? 0, height: rect?["height"] as? Int ?? 0))
+                    x: rect?["x"] as? Int ?? 0, y: rect?["y"] as? Int ?? 0, width: rect?["width"] as? Int ?? 0, height: rect?["height"] as? Int ?? 0,
+                    floating: node["type"] as? String == "floating_con"))
             }
             for key in ["nodes", "floating_nodes"] {
                 for child in node[key] as? [[String: Any]] ?? [] { walk(child) }
