@@ -31,6 +31,7 @@ if [ -z "${WAYLAND_DISPLAY:-}" ] && command -v sway >/dev/null && command -v gri
   SWAY=$DEMO/sway; mkdir -p "$SHOTS"
   source scripts/headless-sway.sh
   start_headless_sway "$SWAY" "$DEMO/sway.log"
+  export GSK_RENDERER=cairo  # no GPU here: GTK's GL renderer would run on the CPU, in Mesa's llvmpipe
   shot() { sleep 0.5; grim "$SHOTS/$1.png" && echo "screenshot: $SHOTS/$1.png"; }
   echo "no display given: scenes are windows on a headless sway; screenshots go to $SHOTS"
 elif [ -n "${WAYLAND_DISPLAY:-}" ]; then
@@ -77,18 +78,17 @@ if [ -n "${SWAY:-}" ] && command -v wtype >/dev/null; then
   wmctl --json send "$OTHER" note | field "['value']['text']" | sed 's/^/the focused note now says: /'
 fi
 shot 3-two-windows
-if [ -n "${SWAY:-}" ] && [ -x "$BIN/wb-pointer" ]; then
-  say "Drag a line out of the first window onto the second: that note takes it (drag to open;"
-  echo "dropped on no window it would open as a note of its own)"
-  "$BIN/wb-pointer" drag 40 92 900 300  # from the first line of the left note (below the title bar and heading)
+if [ -n "${SWAY:-}" ] && command -v wtype >/dev/null && command -v wl-paste >/dev/null; then
+  say "The clipboard is the desktop's: Select All and Copy in the focused window (GTK's editor), any app pastes it"
+  wtype -s 300 -M ctrl a c -m ctrl
   sleep 0.3
-  wmctl --json send "$OTHER" note | field "['value']['text']" | sed 's/^/the second note now says: /'
-  shot 4-after-a-drag
+  echo "wl-paste reads: $(wl-paste --no-newline)"
 fi
 
 say "The scene opens a window itself (SDK requestActivation), prominently: the others are dimmed"
 SHEET=$(wmctl --json send "$OTHER" open-in-window --arg noteID=details --arg presentation=prominent | field "['value']['session']")
 run wmctl sessions
+shot 4-a-sheet-over-its-window
 echo "while it is up, activating another scene is refused:"
 wmctl activate "$SESSION" || true
 say "It closes itself (requestDestruction, a Done button); the scenes behind it are active again"
@@ -98,7 +98,8 @@ run wmctl sessions
 
 say "Two windows on one note stay in sync: typing in one posts noteChanged, the other follows"
 TWIN=$(wmctl --json open notes --new --title "Groceries (2)" --info noteID=groceries | field "['session']")
-wmctl send "$OTHER" type --arg "text="$'\n'"apples, pears" >/dev/null  # on a line of its own, after the dropped one
+wmctl send "$OTHER" move-cursor --arg position=1000 >/dev/null
+wmctl send "$OTHER" type --arg "text="$'\n'"apples, pears" >/dev/null  # on a line of its own
 sleep 0.3
 wmctl --json send "$TWIN" note | field "['value']['text']" | sed 's/^/the other window shows: /'
 run wmctl post notes ping --wait
@@ -113,6 +114,13 @@ say "Search finds a window by its content (accents and ß do not matter) and reo
 sleep 1.2
 run wmctl search passport
 run wmctl search "pass*"
+
+say "The library, notes' other kind of window: every note, newest first (type in it to search)"
+LIBRARY=$(wmctl --json open notes | field "['session']")
+wmctl --json send "$LIBRARY" items | python3 -c "import json,sys; [print('  ' + i['title']) for i in json.load(sys.stdin)['value']]"
+echo "opening one from the library brings its editor forward:"
+run wmctl send "$LIBRARY" open --arg noteID=packing
+shot 5-the-library
 
 say "Round trips over the control socket"
 run wmctl ping --count 200

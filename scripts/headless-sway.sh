@@ -4,7 +4,8 @@
 start_headless_sway() {
   local dir=$1 log=$2 as=()
   mkdir -p "$dir/run" "$dir/home"
-  printf 'output HEADLESS-1 resolution 1280x720\nfocus_on_window_activation focus\n' >"$dir/config"
+  # GTK draws each window's header bar itself: no title bars of sway's above them.
+  printf 'output HEADLESS-1 resolution 1280x720\nfocus_on_window_activation focus\ndefault_border none\ndefault_floating_border none\n' >"$dir/config"
   # sway's user must reach its directory through the caller's private one.
   chmod 755 "$(dirname "$dir")" "$dir"
   chmod 644 "$dir/config"

@@ -65,13 +65,16 @@ final class NotesAppDelegate: AppDelegate {
         }
     }
 
-    /// A new note may ask for another of the app's configurations through its activity.
+    /// A new note may ask for another of the app's configurations through its activity; an
+    /// open that carries no activity at all (`wmctl open notes`) is the library.
     func configurationName(forConnecting session: SceneSessionInfo, options: ConnectionOptions) -> String? {
-        options.userActivities.first?.userInfo["configuration"]?.stringValue
+        guard let first = options.userActivities.first else { return "Library" }
+        return first.userInfo["configuration"]?.stringValue
+            ?? (first.activityType == NoteLibraryDelegate.activityType ? "Library" : nil)
     }
 
     func makeSceneDelegate(for session: SceneSessionInfo) -> any SceneDelegate {
-        NoteSceneDelegate(app: self)
+        session.configuration == "Library" ? NoteLibraryDelegate(app: self) : NoteSceneDelegate(app: self)
     }
 
     /// Added at runtime (not in the manifest): every process of the app adds the same.
@@ -168,6 +171,41 @@ struct NoteStore {
             }
             data.append(contentsOf: chunk[..<count])
         }
+    }
+
+    /// A note as the library lists it.
+    struct Listed: Equatable {
+        var id: String
+        var text: String
+        var modified: Date
+        /// Its first line that has words, else "New Note".
+        var title: String {
+            text.split(separator: "\n").first { !$0.allSatisfy(\.isWhitespace) }.map { String($0.prefix(80)) } ?? "New Note"
+        }
+    }
+
+    /// Every note kept, the most recently changed first.
+    func list() -> [Listed] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.compactMap { name -> Listed? in
+            guard name.hasSuffix(".json"), let id = Self.unhex(String(name.dropLast(5))), let saved = load(note: id) else { return nil }
+            var info = stat()
+            let modified = stat(directory + "/" + name, &info) == 0
+                ? Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9) : .distantPast
+            return Listed(id: id, text: saved.text, modified: modified)
+        }.sorted { ($0.modified, $0.id) > ($1.modified, $1.id) }
+    }
+
+    /// A note id back from its file name; nil for a name that is no id's.
+    static func unhex(_ name: String) -> String? {
+        let digits = Array(name.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        for at in stride(from: 0, to: digits.count, by: 2) {
+            guard let byte = UInt8(String(decoding: digits[at..<at + 2], as: UTF8.self), radix: 16) else { return nil }
+            bytes.append(byte)
+        }
+        return String(validating: bytes, as: UTF8.self)
     }
 
     /// Closing a note's last window deletes what the app kept of it: a discard leaves no text behind.

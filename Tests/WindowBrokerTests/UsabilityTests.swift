@@ -272,7 +272,7 @@ final class UsabilityTests: BrokerTestCase {
         XCTAssertEqual(try complete("wmctl open no"), ["notes", "notes-single"])
         XCTAssertEqual(try complete("wmctl sess"), ["sessions"])
         // What each argument takes, from the broker where it is live (issue 22, section 4).
-        XCTAssertEqual(try complete("wmctl open notes --activity no"), ["notes.edit"])
+        XCTAssertEqual(try complete("wmctl open notes --activity no"), ["notes.edit", "notes.library"])
         XCTAssertEqual(try complete("wmctl sessions --app notes-"), ["notes-single"])
         XCTAssertEqual(try complete("wmctl watch --app notes-s"), ["notes-single"])
         XCTAssertEqual(try complete("wmctl watch --session \(session.prefix(3))"), [session])

@@ -605,3 +605,55 @@ final class SnapshotTests: WindowTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: harness.root + "/none.png"))
     }
 }
+
+/// The reference app's two configurations, as iPad Notes has them: the library scene (`wmctl
+/// open notes` with no activity) lists every note, newest first, with a search field; clicking
+/// a note opens its editor scene (or brings forward the one that shows it) beside the library.
+final class LibraryTests: WindowTestCase {
+    /// Room for the library and two editors side by side.
+    override func prepare(_ harness: BrokerHarness) throws {
+        harness.extraArguments += ["--max-foreground", "3"]
+    }
+
+    private func items(_ library: String) throws -> [[String: Any]] {
+        try harness.json("send", library, "items")["value"] as? [[String: Any]] ?? []
+    }
+
+    func testTheLibraryListsTheNotesAndOpensTheOneClickedInItsEditor() throws {
+        let groceries = try harness.openNote("groceries", title: "Groceries")
+        try harness.type(groceries, "Groceries\nmilk")
+        let ideas = try harness.openNote("ideas", title: "Ideas")
+        try harness.type(ideas, "Ideas\nmore of them")
+        for editor in [groceries, ideas] { _ = try harness.json("background", editor) }
+
+        let library = try XCTUnwrap(try harness.json("open", "notes")["session"] as? String)
+        XCTAssertEqual(try harness.session(library)["configuration"] as? String, "Library")
+        try harness.eventually("the library lists both, the newest first") {
+            try items(library).map { $0["noteID"] as? String } == ["ideas", "groceries"]
+        }
+        XCTAssertEqual(try items(library).map { $0["title"] as? String }, ["Ideas", "Groceries"])
+
+        // Click a row: its editor comes forward beside the library, as the key scene.
+        func click(_ row: Int) throws {
+            let libraryWindow = try XCTUnwrap(try window(of: library))
+            let frame = try XCTUnwrap(try items(library)[row]["frame"] as? [Int])
+            try sway.pointer("click", "\(libraryWindow.x + frame[0] + frame[2] / 2)", "\(libraryWindow.y + frame[1] + frame[3] / 2)")
+        }
+        try harness.eventually("the library's window is laid out") { try window(of: library) != nil && (items(library).first?["frame"] as? [Int])?[3] ?? 0 > 0 }
+        try click(0)
+        try harness.eventually("the clicked note's editor is on screen") { try window(of: ideas) != nil && harness.state(ideas) == "foregroundActive" }
+        XCTAssertEqual(try harness.session(ideas)["requestedBy"] as? String, library, "the library asked for it")
+        try click(1)
+        try harness.eventually("a second editor beside it, the newest the key scene") {
+            try window(of: groceries) != nil && harness.session(groceries)["key"] as? Bool == true
+        }
+        for session in [library, ideas, groceries] { XCTAssertEqual(try harness.state(session), "foregroundActive", session) }
+        XCTAssertEqual(try harness.jsonList("sessions").count, 3, "editors were brought forward, none made anew")
+
+        // The search field, typed into: only the notes that have the words.
+        let pid = try XCTUnwrap(harness.session(library)["pid"] as? Int)
+        try sway.swaymsg("[pid=\(pid)] focus")
+        try sway.wtype("milk")
+        try harness.eventually("the search narrows the list") { try items(library).map { $0["noteID"] as? String } == ["groceries"] }
+    }
+}
