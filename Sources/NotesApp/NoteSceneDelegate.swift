@@ -83,6 +83,8 @@ final class NoteSceneDelegate: SceneDelegate {
         searchable = activity.isEligibleForSearch || activity.userInfo["text"] == nil
         text = activity.userInfo["text"]?.stringValue ?? text
         revision = activity.userInfo["revision"]?.integerValue ?? 0
+        pinned = activity.userInfo["pinned"]?.boolValue ?? false
+        bookmarks = Int(activity.userInfo["bookmarks"]?.integerValue ?? 0)
     }
 
     /// Takes the model's text when it is newer than this window's: never the other way round.
@@ -146,7 +148,9 @@ final class NoteSceneDelegate: SceneDelegate {
             activityType: Self.activityType,
             title: scene.title,
             targetContentIdentifier: noteID,
-            userInfo: ["noteID": .string(noteID), "text": .string(text), "revision": .integer(revision)],
+            // Every fact the window shows comes back with it: pinned, and the bookmarks added.
+            userInfo: ["noteID": .string(noteID), "text": .string(text), "revision": .integer(revision),
+                       "pinned": .bool(pinned), "bookmarks": .integer(Int64(bookmarks))],
             // The note's tags and its first words: what the system's search finds it by.
             keywords: tags + text.split(whereSeparator: { $0.isWhitespace }).prefix(8).map(String.init),
             isEligibleForSearch: searchable,
@@ -210,9 +214,11 @@ final class NoteSceneDelegate: SceneDelegate {
             return await toggleToolbar(scene)
         case "notes.pin":
             pinned.toggle()
+            publish(scene)
             return .performed(.bool(pinned))
         case "notes.addBookmark":
             bookmarks += 1
+            publish(scene)
             return .performed(.integer(Int64(bookmarks)))
         case "notes.openRecent":
             return .performed(.integer(Int64(bookmarks)))
@@ -378,6 +384,7 @@ final class NoteSceneDelegate: SceneDelegate {
             "revision": .integer(revision),
             "tags": .list(tags.map { .string($0) }),
             "pinned": .bool(pinned),
+            "bookmarks": .integer(Int64(bookmarks)),
             "toolbarHidden": .bool(toolbarHidden),
             "scrollOffset": scene.storage["scrollOffset"] ?? .null,
         ].merging(editorValue) { $1 })

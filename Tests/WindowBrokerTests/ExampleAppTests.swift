@@ -52,7 +52,7 @@ final class ExampleAppTests: BrokerTestCase {
         XCTAssertEqual(typed["noteID"] as? String, "plain")
         XCTAssertNil(typed["callbacks"], "no test state in an app's answer: \(typed)")
         XCTAssertNil(typed["pid"])
-        XCTAssertEqual(Set(typed.keys), ["noteID", "text", "cursor", "revision", "tags", "pinned", "toolbarHidden", "scrollOffset"])
+        XCTAssertEqual(Set(typed.keys), ["noteID", "text", "cursor", "revision", "tags", "pinned", "bookmarks", "toolbarHidden", "scrollOffset"])
         XCTAssertEqual((try harness.json("send", session, "note")["value"] as? [String: Any])?["text"] as? String, "milk, eggs")
 
         // The probe's actions are neither declared nor performed.

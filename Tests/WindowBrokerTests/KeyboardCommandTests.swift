@@ -37,6 +37,20 @@ final class KeyboardCommandTests: BrokerTestCase {
         XCTAssertEqual(try harness.jsonList("apps").first { $0["id"] as? String == "notes" }?["commandErrors"] as? [String], [])
     }
 
+    /// What a command changed is the window's state like its text: pinned and the bookmarks
+    /// added come back after a reclaim.
+    func testWhatACommandChangedComesBackAfterAReclaim() throws {
+        let session = try note("facts", text: "a note worth pinning")
+        XCTAssertEqual(try harness.json("menu", "invoke", "notes.pin", "--session", session)["result"] as? String, "performed")
+        for _ in 0..<2 { _ = try harness.json("menu", "invoke", "notes.addBookmark", "--session", session) }
+        _ = try harness.json("background", session)
+        _ = try harness.json("reclaim", session)
+        _ = try harness.json("activate", session)
+        let value = try XCTUnwrap(try harness.json("send", session, "note")["value"] as? [String: Any])
+        XCTAssertEqual(value["pinned"] as? Bool, true)
+        XCTAssertEqual(value["bookmarks"] as? Int, 2)
+    }
+
     func testAShortcutGoesToTheActiveScenesResponderChainThenTheSystem() throws {
         let session = try note("chain", text: "hello")
         var reply = try key("ctrl+u")
