@@ -138,9 +138,6 @@ package final class SceneRuntime {
     private var commandKeyHold: CommandKeyHold?
     /// The picture taken as the window went to the background: the switcher's card.
     private var lastSnapshot: WindowSnapshot?
-    /// The shortcuts of the app's main menu, asked for when the window is shown: pressed in
-    /// the window, they go to the broker before any widget sees them.
-    private var menuShortcuts: Set<String> = []
     /// Shortcuts pressed in the window, performed in order by `handleShortcuts`.
     private let shortcuts = MainActorQueue<KeyShortcut>()
 
@@ -221,8 +218,12 @@ package final class SceneRuntime {
             }
             self.mainThreadLoop = mainThreadLoop
             // A prewarmed process joins its pool ready: GTK initialised with its display (at
-            // start), and the runtime's first use of what every open runs (`PrewarmExercise`).
-            if sessionID.isEmpty { PrewarmExercise.run() }
+            // start) and a window like a scene's laid out once (`GtkWarmUp`), and the runtime's
+            // first use of what every open runs (`PrewarmExercise`).
+            if sessionID.isEmpty {
+                GtkWarmUp.run()
+                PrewarmExercise.run()
+            }
             // The Welcome is taken in the answer's callback: a task waiting for it would be
             // resumed through the global executor, starting Dispatch's pool for that alone.
             let hello = connection.issue(
@@ -558,13 +559,9 @@ package final class SceneRuntime {
             scene.isProminent = transition.prominent
             delegate.didBecomeActive(scene)
             scene.state = .foregroundActive
-            window?.setDimmed(false)
         case .willResignActive:
             delegate.willResignActive(scene)
             scene.state = .foregroundInactive
-            // On screen but inactive: dimmed behind a prominent scene of its app (a scene on
-            // its way to the background is hidden next, undimmed for its picture).
-            if window?.isVisible == true { window?.setDimmed(true) }
         case .didEnterBackground:
             scene.isProminent = false
             delegate.didEnterBackground(scene)
@@ -595,6 +592,7 @@ package final class SceneRuntime {
             try Self.checkFollowers(connect.then)
             let configuration = connectScene(connect)
             for transition in connect.then { try runTransition(transition) }
+            if let scene { updateDimming(scene) }
             return .connected(.with { $0.configuration = configuration })
         case .restoreInteractionState(let restore):
             let (scene, delegate) = try requireScene()
@@ -607,6 +605,7 @@ package final class SceneRuntime {
             try Self.checkFollowers(transition.then)
             try runTransition(transition)
             for next in transition.then { try runTransition(next) }
+            if let scene { updateDimming(scene) }
             return .ack(.init())
         case .restorationActivityRequest:
             let (scene, delegate) = try requireScene()
@@ -805,10 +804,8 @@ package final class SceneRuntime {
             _ = try await Self.controlRequest(request, over: connection, timeout: .seconds(15))
         }
         commandKeyHold = hold
-        made.onKey = { [weak self] name, modifiers in
-            hold.keyPressed()
-            return self?.keyPressed(name, modifiers: modifiers) ?? false
-        }
+        made.onKey = { hold.keyPressed() }
+        made.onShortcut = { [weak self] name in self?.shortcutPressed(name) ?? false }
         made.onModifiers = { held in hold.modifiersChanged(held) }
         made.onExported = { [weak self] handle in
             self?.enqueue(.message(.windowExported(.with { $0.handle = handle })))
@@ -845,8 +842,9 @@ package final class SceneRuntime {
     /// switcher, then the window is unmapped.
     private func hideWindow(_ scene: Scene) {
         guard let window, window.isVisible else { return }
+        // A dimmed window's picture was taken as it was dimmed (the switcher shows it undimmed).
+        if !window.isDimmed, let snapshot = window.snapshot() { lastSnapshot = snapshot }
         window.setDimmed(false)
-        if let snapshot = window.snapshot() { lastSnapshot = snapshot }
         commandKeyHold?.windowClosed()
         window.hide()
         scene.windowSize = nil
@@ -859,8 +857,20 @@ package final class SceneRuntime {
     /// The picture for the restoration activity: the window as it is when it is on screen,
     /// else as it was when it went to the background. Headless: none (there is no switcher).
     private func currentSnapshot() -> WindowSnapshot? {
-        if let window, window.isVisible, let live = window.snapshot() { lastSnapshot = live }
+        if let window, window.isVisible, !window.isDimmed, let live = window.snapshot() { lastSnapshot = live }
         return lastSnapshot
+    }
+
+    /// After a command's transitions: a window on screen whose scene is inactive (behind a
+    /// prominent scene of its app) is dimmed and takes no input; its picture is taken first.
+    /// Decided on the state the command leaves, so that one passing through on its way to the
+    /// background (willResignActive, then didEnterBackground) is never dimmed: a style change
+    /// leaves GTK nothing to draw until its next layout, and the picture is taken right then.
+    private func updateDimming(_ scene: Scene) {
+        guard let window, window.isVisible, !window.showsPlaceholder else { return }
+        let dimmed = scene.state == .foregroundInactive
+        if dimmed, !window.isDimmed, let snapshot = window.snapshot() { lastSnapshot = snapshot }
+        window.setDimmed(dimmed)
     }
 
     /// The compositor moved the keyboard: the broker's key scene follows it.
@@ -879,7 +889,7 @@ package final class SceneRuntime {
             do {
                 let reply = try await Self.controlRequest(request, over: connection, timeout: .seconds(15))
                 guard case .commands(let commands) = reply else { return }
-                self?.menuShortcuts = Set(commands.commands.map(\.shortcut).filter { !$0.isEmpty })
+                self?.window?.setShortcuts(Array(Set(commands.commands.map(\.shortcut).filter { !$0.isEmpty })).sorted())
             } catch {
                 var standardError = StandardError()
                 print("scene worker: the main menu's shortcuts are unknown, keys go to the window: \((error as? BrokerError)?.message ?? "\(error)")", to: &standardError)
@@ -887,14 +897,12 @@ package final class SceneRuntime {
         }
     }
 
-    /// A key in the window before any widget: a shortcut of the app's main menu is taken (the
-    /// broker performs it through the responder chain, as `wmctl key` would); the text
-    /// widgets' own editing keys (copy, paste, select all, undo) stay theirs, so that they
-    /// reach the Wayland clipboard.
-    private func keyPressed(_ name: String, modifiers: KeyModifiers) -> Bool {
-        let names: [(KeyModifiers, KeyShortcut.Modifier)] = [(.ctrl, .ctrl), (.alt, .alt), (.shift, .shift), (.super, .super)]
-        let held = Set(names.filter { modifiers.contains($0.0) }.map(\.1))
-        guard let shortcut = try? KeyShortcut(modifiers: held, key: name), menuShortcuts.contains(shortcut.description) else { return false }
+    /// A shortcut of the app's main menu pressed in the window, before any widget: the broker
+    /// performs it through the responder chain, as `wmctl key` would. The text widgets' own
+    /// editing keys (copy, paste, select all, undo) stay theirs while one has the focus, so
+    /// that they reach the Wayland clipboard.
+    private func shortcutPressed(_ name: String) -> Bool {
+        guard let shortcut = try? KeyShortcut(parsing: name) else { return false }
         if Self.textEditingShortcuts.contains(shortcut.description), let window,
            wb_widget_edits_text(gtk_window_get_focus(window.window)) != 0 {
             return false

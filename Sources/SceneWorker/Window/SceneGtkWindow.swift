@@ -50,6 +50,18 @@ struct KeyModifiers: OptionSet, Sendable, Hashable {
     }
 }
 
+/// What one shortcut of the window calls back: the window (not kept alive by it) and the
+/// shortcut's name.
+private final class ShortcutTarget {
+    weak var window: SceneGtkWindow?
+    let name: String
+
+    init(window: SceneGtkWindow, name: String) {
+        self.window = window
+        self.name = name
+    }
+}
+
 /// A picture of the scene's window as GTK renders its widget tree, PNG, and the same picture
 /// fitted into a switcher card's box.
 struct WindowSnapshot: Sendable, Equatable {
@@ -76,9 +88,11 @@ final class SceneGtkWindow {
     var onActiveChanged: ((Bool) -> Void)?
     /// The compositor gave the window a new size.
     var onSizeChanged: ((WindowSize) -> Void)?
-    /// A key went down in the window, before any widget saw it: its name at the base level (the
-    /// xkb name, lower case) and the modifiers held. Return true to keep it from the widgets.
-    var onKey: ((String, KeyModifiers) -> Bool)?
+    /// A key (not a modifier) went down in the window, before any widget saw it.
+    var onKey: (() -> Void)?
+    /// One of the shortcuts given to `setShortcuts` was pressed (its canonical name, e.g.
+    /// `ctrl+shift+n`). Return false to let the widgets have the key after all.
+    var onShortcut: ((String) -> Bool)?
     /// The modifiers held changed while the window has the keyboard.
     var onModifiers: ((KeyModifiers) -> Void)?
     /// The compositor gave the mapped window a handle other clients may name it by (empty:
@@ -90,6 +104,7 @@ final class SceneGtkWindow {
     private var surfaceHandlers: (surface: OpaquePointer, ids: [gulong])?
     private(set) var isActivated = false
     private var keyboardHandler: (device: OpaquePointer, id: gulong)?
+    private var shortcutController: OpaquePointer?
 
     init(title: String, defaultSize: WindowSize = WindowSize(width: 640, height: 480)) {
         window = UnsafeMutableRawPointer(gtk_window_new()).assumingMemoryBound(to: GtkWindow.self)
@@ -167,24 +182,75 @@ final class SceneGtkWindow {
         surfaceHandlers = nil
     }
 
-    /// Keys in the capture phase: shortcuts of the app's main menu go to the broker before a
-    /// widget can take them; the rest go on to the focused widget.
+    /// Keys in the capture phase, for the command key hold: a key pressed while it is held
+    /// makes the hold a shortcut, not a request for the overlay.
     private func addKeyController(_ context: UnsafeMutableRawPointer) {
         let controller = gtk_event_controller_key_new()
         gtk_event_controller_set_propagation_phase(controller, GTK_PHASE_CAPTURE)
         typealias Key = @convention(c) (UnsafeMutableRawPointer?, guint, guint, GdkModifierType, UnsafeMutableRawPointer?) -> gboolean
-        let pressed: Key = { controller, keyval, keycode, state, context in
+        let pressed: Key = { _, keyval, _, _, context in
             MainActor.assumeIsolated {
-                guard let window = SceneGtkWindow.from(context) else { return 0 }
                 // A modifier's own press is no key (the held ones come from the keyboard device).
-                if KeyModifiers(modifierKey: keyval) != nil { return 0 }
-                let name = window.baseName(keyval: keyval, keycode: keycode, controller: controller)
-                return window.onKey?(name, KeyModifiers(gdk: state)) == true ? 1 : 0
+                if KeyModifiers(modifierKey: keyval) == nil { SceneGtkWindow.from(context)?.onKey?() }
             }
+            return 0
         }
         _ = wb_signal_connect(UnsafeMutableRawPointer(controller), "key-pressed", unsafeBitCast(pressed, to: UnsafeRawPointer.self), context)
         gtk_widget_add_controller(widget, controller)
         watchModifiers(context)
+    }
+
+    /// The shortcuts of the app's main menu as GTK shortcut triggers on the window, in the
+    /// capture phase (before any widget): GTK matches each in whatever keyboard layout is
+    /// active. Replaces the ones set before.
+    func setShortcuts(_ names: [String]) {
+        if let old = shortcutController { gtk_widget_remove_controller(widget, old) }
+        let controller = gtk_shortcut_controller_new()!
+        gtk_event_controller_set_propagation_phase(controller, GTK_PHASE_CAPTURE)
+        for name in names {
+            guard let (keyval, modifiers) = Self.trigger(name) else { continue }
+            let target = Unmanaged.passRetained(ShortcutTarget(window: self, name: name)).toOpaque()
+            typealias Activated = @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutableRawPointer?) -> gboolean
+            let activated: Activated = { _, _, target in
+                guard let target else { return 0 }
+                return MainActor.assumeIsolated {
+                    let shortcut = Unmanaged<ShortcutTarget>.fromOpaque(target).takeUnretainedValue()
+                    return shortcut.window?.onShortcut?(shortcut.name) == true ? 1 : 0
+                }
+            }
+            typealias Release = @convention(c) (UnsafeMutableRawPointer?) -> Void
+            let release: Release = { target in
+                if let target { Unmanaged<ShortcutTarget>.fromOpaque(target).release() }
+            }
+            let action = gtk_callback_action_new(unsafeBitCast(activated, to: GtkShortcutFunc.self), target, unsafeBitCast(release, to: GDestroyNotify.self))
+            gtk_shortcut_controller_add_shortcut(controller, gtk_shortcut_new(gtk_keyval_trigger_new(keyval, modifiers), action))
+        }
+        gtk_widget_add_controller(widget, controller)
+        shortcutController = controller
+    }
+
+    /// A shortcut as the main menu names it (`ctrl+shift+bracketleft`) as a GTK key trigger:
+    /// the key's keyval (xkb names are GDK's, whose capitals the menu's lower case drops) and
+    /// the modifiers. nil when GDK has no such key.
+    static func trigger(_ name: String) -> (guint, GdkModifierType)? {
+        var parts = name.split(separator: "+").map(String.init)
+        guard let key = parts.popLast() else { return nil }
+        var modifiers: UInt32 = 0
+        for part in parts {
+            switch part {
+            case "ctrl": modifiers |= GDK_CONTROL_MASK.rawValue
+            case "alt": modifiers |= GDK_ALT_MASK.rawValue
+            case "shift": modifiers |= GDK_SHIFT_MASK.rawValue
+            case "super": modifiers |= GDK_SUPER_MASK.rawValue
+            default: return nil
+            }
+        }
+        let void = guint(GDK_KEY_VoidSymbol)
+        for spelling in [key, key.prefix(1).uppercased() + key.dropFirst(), key.uppercased()] {
+            let keyval = gdk_keyval_from_name(spelling)
+            if keyval != void, keyval != 0 { return (keyval, GdkModifierType(rawValue: modifiers)) }
+        }
+        return nil
     }
 
     /// The modifiers held, as the compositor reports them to the seat's keyboard: a modifier
@@ -199,21 +265,6 @@ final class SceneGtkWindow {
             }
         }
         keyboardHandler = (keyboard, wb_signal_connect(UnsafeMutableRawPointer(keyboard), "notify::modifier-state", unsafeBitCast(changed, to: UnsafeRawPointer.self), context))
-    }
-
-    /// The key's name at its base level in the current layout (`t` for shift+t, `1` for `!`),
-    /// as the shortcuts of the main menu name keys.
-    private func baseName(keyval: guint, keycode: guint, controller: UnsafeMutableRawPointer?) -> String {
-        var base = gdk_keyval_to_lower(keyval)
-        if let event = gtk_event_controller_get_current_event(OpaquePointer(controller)) {
-            var translated: guint = 0
-            if gdk_display_translate_key(gtk_widget_get_display(widget), keycode, GdkModifierType(rawValue: 0),
-                                         Int32(gdk_key_event_get_layout(event)), &translated, nil, nil, nil) != 0 {
-                base = translated
-            }
-        }
-        guard let name = gdk_keyval_name(base) else { return "" }
-        return String(cString: name).lowercased()
     }
 
     func setTitle(_ title: String) {
@@ -279,6 +330,7 @@ final class SceneGtkWindow {
     // MARK: Presented prominently
 
     private var exported = false
+    private(set) var isDimmed = false
     private var doneButton: UnsafeMutablePointer<GtkWidget>?
 
     /// The window's toplevel on a Wayland display (nil before it is realized, or elsewhere).
@@ -331,6 +383,8 @@ final class SceneGtkWindow {
 
     /// Behind a prominent scene of its app: drawn dimmed, and no key, click or text reaches it.
     func setDimmed(_ dimmed: Bool) {
+        guard dimmed != isDimmed else { return }
+        isDimmed = dimmed
         for part in [gtk_window_get_titlebar(window), gtk_window_get_child(window)] {
             guard let part else { continue }
             gtk_widget_set_opacity(part, dimmed ? 0.45 : 1)
