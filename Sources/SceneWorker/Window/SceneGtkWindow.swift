@@ -8,9 +8,12 @@ import Foundation
 
 /// A size in surface pixels (scale 1).
 public struct WindowSize: Sendable, Equatable, CustomStringConvertible {
+    /// Pixels across.
     public var width: Int
+    /// Pixels down.
     public var height: Int
 
+    /// A size of `width` x `height` pixels.
     public init(width: Int, height: Int) {
         self.width = width
         self.height = height
