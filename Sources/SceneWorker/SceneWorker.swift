@@ -132,14 +132,13 @@ package final class SceneRuntime {
     private var pendingSceneUpdate: Windowbroker_V1_SceneUpdate?
     /// Storage writes not sent yet, merged the same way.
     private var pendingStorage: PendingStorage?
-    /// The scene's GTK window, made before willConnect when the process has a display.
-    private var window: SceneGtkWindow?
-    /// The command overlay while the command key is held over the window.
-    private var commandKeyHold: CommandKeyHold?
-    /// The picture taken as the window went to the background: the switcher's card.
-    private var lastSnapshot: WindowSnapshot?
-    /// Shortcuts pressed in the window, performed in order by `handleShortcuts`.
-    private let shortcuts = MainActorQueue<KeyShortcut>()
+    /// The scene's GTK window and everything about it (with a display).
+    private lazy var windows = SceneWindowHost(outlet: .init(
+        send: { [weak self] message in self?.enqueue(.message(message)) },
+        request: { [weak self] request in
+            try await Self.controlRequest(request, over: self?.connection, timeout: .seconds(15))
+        },
+        performShortcut: { [weak self] shortcut in await self?.performShortcut(shortcut) }))
 
     enum Outgoing: Sendable {
         /// The merged scene update or storage change, taken when its turn comes.
@@ -247,7 +246,7 @@ package final class SceneRuntime {
             // The connection ends when the broker closes it or after didDisconnect; leaving
             // executeThenClose closes the channel after the last reply has been written.
             await self.waitForEnd()
-            self.shortcuts.finish()
+            self.windows.finish()
             if let error = self.handshakeError { throw error }
         }
     }
@@ -256,7 +255,7 @@ package final class SceneRuntime {
     /// session is known, so that binding it to one is a single command).
     private func welcomed() {
         finishLaunchingIfNeeded()
-        Task { await self.handleShortcuts() }
+        Task { await self.windows.performShortcuts() }
     }
 
     /// The connection is over: didDisconnect was answered, or the broker closed it.
@@ -549,12 +548,7 @@ package final class SceneRuntime {
             scene.isProminent = transition.prominent
             delegate.willEnterForeground(scene)
             scene.state = .foregroundInactive
-            if let window {
-                // A sheet over the window it was asked from, with a Done button.
-                if !transition.parentWindowHandle.isEmpty { window.setParent(exportedAs: transition.parentWindowHandle) }
-                window.showDoneButton(transition.prominent)
-            }
-            showWindow(scene)
+            windows.enterForeground(transition)
         case .didBecomeActive:
             scene.isProminent = transition.prominent
             delegate.didBecomeActive(scene)
@@ -566,7 +560,7 @@ package final class SceneRuntime {
             scene.isProminent = false
             delegate.didEnterBackground(scene)
             scene.state = .background
-            hideWindow(scene)
+            windows.hide()
         case .unspecified, .UNRECOGNIZED:
             throw BrokerError(.invalidRequest, "unknown lifecycle transition")
         }
@@ -592,7 +586,7 @@ package final class SceneRuntime {
             try Self.checkFollowers(connect.then)
             let configuration = connectScene(connect)
             for transition in connect.then { try runTransition(transition) }
-            if let scene { updateDimming(scene) }
+            windows.updateDimming()
             return .connected(.with { $0.configuration = configuration })
         case .restoreInteractionState(let restore):
             let (scene, delegate) = try requireScene()
@@ -605,12 +599,12 @@ package final class SceneRuntime {
             try Self.checkFollowers(transition.then)
             try runTransition(transition)
             for next in transition.then { try runTransition(next) }
-            if let scene { updateDimming(scene) }
+            windows.updateDimming()
             return .ack(.init())
         case .restorationActivityRequest:
             let (scene, delegate) = try requireScene()
             let activity = delegate.stateRestorationActivity(for: scene)
-            let snapshot = currentSnapshot()
+            let snapshot = windows.snapshot()
             return .restorationActivity(.with {
                 if let activity { $0.activity = activity.wire }
                 if let snapshot {
@@ -676,12 +670,10 @@ package final class SceneRuntime {
             })
         case .disconnect(let disconnect):
             if let scene, let delegate {
-                hideWindow(scene)
+                windows.hide()
                 scene.finishUpdates()
                 delegate.didDisconnect(scene)
-                window?.destroy()
-                window = nil
-                scene.window = nil
+                windows.destroy()
                 if disconnect.discarded { app.didDiscardSceneSessions([scene.session.id]) }
             }
             finished = true
@@ -695,11 +687,8 @@ package final class SceneRuntime {
             return .ack(.init())
         case .keyStatus(let status):
             let (scene, delegate) = try requireScene()
-            if let window {
-                // With a window the compositor says which scene has the keyboard (`configured`):
-                // the window asks it for the focus, with the requester's token when there is one.
-                if status.isKey, !scene.isKey, window.isVisible { window.activate(token: status.activationToken) }
-            } else if status.isKey != scene.isKey {
+            // With a window the compositor says which scene has the keyboard; headless, the broker.
+            if !windows.keyStatus(isKey: status.isKey, token: status.activationToken), status.isKey != scene.isKey {
                 scene.isKey = status.isKey
                 if status.isKey { delegate.didBecomeKey(scene) } else { delegate.didResignKey(scene) }
             }
@@ -771,158 +760,15 @@ package final class SceneRuntime {
         }
         self.scene = scene
         self.delegate = delegate
-        makeWindow(scene)
+        windows.make(for: scene) { [weak self] in self?.delegate }
         delegate.willConnect(to: scene, options: options)
-        // Restored on its way to the front: the picture it left is on screen while it restores.
-        if !connect.placeholderPng.isEmpty, let window, window.showPlaceholder(png: connect.placeholderPng) { window.show() }
+        windows.showPlaceholder(connect.placeholderPng)
         return session.configuration
     }
 
-    // MARK: - The window
-
-    /// With a display the scene has a GTK window from before willConnect (the app fills
-    /// `scene.window`): app id = the app's, title = the scene's. Headless there is none.
-    private func makeWindow(_ scene: Scene) {
-        guard window == nil, GtkMainLoop.isRunning else { return }
-        let made = SceneGtkWindow(title: scene.title)
-        made.onCloseRequest = { [weak self] in
-            // Closing a window disconnects its scene (state saved first, session kept): the
-            // broker decides and drives it; the window goes with the didEnterBackground.
-            self?.enqueue(.message(.closeRequested(.init())))
-        }
-        made.onActiveChanged = { [weak self, weak scene] active in
-            guard let self, let scene else { return }
-            self.activeChanged(scene, active: active)
-        }
-        made.onSizeChanged = { [weak self, weak scene] size in
-            guard let scene, let delegate = self?.delegate, scene.windowSize != size else { return }
-            scene.windowSize = size
-            delegate.sizeDidChange(scene, to: size)
-        }
-        let connection = self.connection
-        let hold = CommandKeyHold(environment: ProcessInfo.processInfo.environment, delay: .milliseconds(500)) { request in
-            _ = try await Self.controlRequest(request, over: connection, timeout: .seconds(15))
-        }
-        commandKeyHold = hold
-        made.onKey = { hold.keyPressed() }
-        made.onShortcut = { [weak self] name in self?.shortcutPressed(name) ?? false }
-        made.onModifiers = { held in hold.modifiersChanged(held) }
-        made.onExported = { [weak self] handle in
-            self?.enqueue(.message(.windowExported(.with { $0.handle = handle })))
-        }
-        made.onDone = { [weak scene] in
-            // Done: the prominent scene asks for its own dismissal (the broker answers after
-            // it has been told to disconnect, so nothing waits for the answer).
-            guard let scene else { return }
-            let id = scene.session.id
-            Task { try? await scene.requestDestruction(session: id) }
-        }
-        window = made
-        scene.window = made.window
-        scene.windowTitleChanged = { [weak made] title in made?.setTitle(title) }
-    }
-
-    /// The scene comes to the foreground: its window is mapped, and the main menu's shortcuts
-    /// are asked for (they may have changed while it was away).
-    private func showWindow(_ scene: Scene) {
-        guard let window else { return }
-        if window.showsPlaceholder {
-            // Restored: the live widgets replace the picture, and the keyboard counts from now.
-            window.removePlaceholder()
-            if window.isActivated != scene.isKey { activeChanged(scene, active: window.isActivated) }
-        } else if window.isVisible {
-            return
-        } else {
-            window.show()
-        }
-        loadMenuShortcuts(scene)
-    }
-
-    /// The scene goes to the background (or disconnects): the window's picture is kept for the
-    /// switcher, then the window is unmapped.
-    private func hideWindow(_ scene: Scene) {
-        guard let window, window.isVisible else { return }
-        // A dimmed window's picture was taken as it was dimmed (the switcher shows it undimmed).
-        if !window.isDimmed, let snapshot = window.snapshot() { lastSnapshot = snapshot }
-        window.setDimmed(false)
-        commandKeyHold?.windowClosed()
-        window.hide()
-        scene.windowSize = nil
-        if scene.isKey, let delegate {
-            scene.isKey = false
-            delegate.didResignKey(scene)
-        }
-    }
-
-    /// The picture for the restoration activity: the window as it is when it is on screen,
-    /// else as it was when it went to the background. Headless: none (there is no switcher).
-    private func currentSnapshot() -> WindowSnapshot? {
-        if let window, window.isVisible, !window.isDimmed, let live = window.snapshot() { lastSnapshot = live }
-        return lastSnapshot
-    }
-
-    /// After a command's transitions: a window on screen whose scene is inactive (behind a
-    /// prominent scene of its app) is dimmed and takes no input; its picture is taken first.
-    /// Decided on the state the command leaves, so that one passing through on its way to the
-    /// background (willResignActive, then didEnterBackground) is never dimmed: a style change
-    /// leaves GTK nothing to draw until its next layout, and the picture is taken right then.
-    private func updateDimming(_ scene: Scene) {
-        guard let window, window.isVisible, !window.showsPlaceholder else { return }
-        let dimmed = scene.state == .foregroundInactive
-        if dimmed, !window.isDimmed, let snapshot = window.snapshot() { lastSnapshot = snapshot }
-        window.setDimmed(dimmed)
-    }
-
-    /// The compositor moved the keyboard: the broker's key scene follows it.
-    private func activeChanged(_ scene: Scene, active: Bool) {
-        guard let delegate, active != scene.isKey, window?.isVisible == true || !active, window?.showsPlaceholder != true else { return }
-        scene.isKey = active
-        if active { delegate.didBecomeKey(scene) } else { delegate.didResignKey(scene) }
-        enqueue(.message(.keyboardFocus(.with { $0.focused = active })))
-    }
-
-    private func loadMenuShortcuts(_ scene: Scene) {
-        let connection = self.connection
-        // The app's menu, not the session's: no round trip back here to validate each command.
-        let request = ControlRequest.commands(.with { $0.appID = scene.session.appID.rawValue })
-        Task { [weak self] in
-            do {
-                let reply = try await Self.controlRequest(request, over: connection, timeout: .seconds(15))
-                guard case .commands(let commands) = reply else { return }
-                self?.window?.setShortcuts(Array(Set(commands.commands.map(\.shortcut).filter { !$0.isEmpty })).sorted())
-            } catch {
-                var standardError = StandardError()
-                print("scene worker: the main menu's shortcuts are unknown, keys go to the window: \((error as? BrokerError)?.message ?? "\(error)")", to: &standardError)
-            }
-        }
-    }
-
-    /// A shortcut of the app's main menu pressed in the window, before any widget: the broker
-    /// performs it through the responder chain, as `wmctl key` would. The text widgets' own
-    /// editing keys (copy, paste, select all, undo) stay theirs while one has the focus, so
-    /// that they reach the Wayland clipboard.
-    private func shortcutPressed(_ name: String) -> Bool {
-        guard let shortcut = try? KeyShortcut(parsing: name) else { return false }
-        if Self.textEditingShortcuts.contains(shortcut.description), let window,
-           wb_widget_edits_text(gtk_window_get_focus(window.window)) != 0 {
-            return false
-        }
-        shortcuts.yield(shortcut)
-        return true
-    }
-
-    /// The system's Edit commands that a focused text widget performs itself.
-    private static let textEditingShortcuts: Set<String> = ["ctrl+c", "ctrl+v", "ctrl+x", "ctrl+a", "ctrl+z", "ctrl+shift+z"]
-
-    /// Shortcuts from the window, one at a time in the order pressed: each waits for the
-    /// command it performs before the next.
-    private func handleShortcuts() async {
-        while let shortcut = await shortcuts.next() {
-            _ = await performShortcut(shortcut)
-        }
-    }
-
-    /// Whether a command of the app has this shortcut (performed or declined by someone).
+    /// A shortcut from the window, for the broker to perform (`wmctl key`): whether a command
+    /// of the app has it (performed or declined by someone).
+    @discardableResult
     private func performShortcut(_ shortcut: KeyShortcut) async -> Bool {
         guard let connection else { return false }
         do {

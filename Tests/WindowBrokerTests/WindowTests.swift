@@ -99,7 +99,8 @@ final class WindowTests: WindowTestCase {
         let note = try harness.openNote("pixels", title: "Pixels")
         try harness.type(note, "the quick brown fox")
         _ = try harness.json("send", note, "move-cursor", "--arg", "position=4")
-        try harness.eventually("the window is drawn") { try window(of: note) != nil }
+        // Focused first: GTK draws the text cursor only in the window the compositor activated.
+        try harness.eventually("the window is drawn, with the keyboard") { try window(of: note)?.focused == true }
         let before = try sway.settledScreenshot(harness, "two screenshots agree (the frame is settled)")
         try harness.type(note, "X")
         try harness.eventually("typing changes the window") { try sway.screenshot() != before }
@@ -502,7 +503,9 @@ final class SnapshotTests: WindowTestCase {
         let note = try harness.openNote("pictured", title: "Pictured")
         try harness.type(note, "a picture of me")
         _ = try harness.json("send", note, "move-cursor", "--arg", "position=3")
-        let screenshot = try sway.settledScreenshot(harness, "the window is drawn and settled") { try sway.windows().count == 1 }
+        let screenshot = try sway.settledScreenshot(harness, "the window is drawn and settled") {
+            try sway.windows().count == 1 && window(of: note)?.focused == true
+        }
         let shotPath = harness.root + "/screenshot.png"
         try screenshot.write(to: URL(fileURLWithPath: shotPath))
         XCTAssertEqual(try harness.session(note)["hasSnapshot"] as? Bool, false)
