@@ -18,12 +18,16 @@ class WindowTestCase: XCTestCase {
     }
 
     /// GTK draws the same picture for the same state: the cairo renderer (no GPU here), and a
-    /// text cursor that does not blink (a screenshot taken mid-blink would differ).
+    /// text cursor that does not blink (a screenshot taken mid-blink would differ). On Wayland
+    /// GTK takes its settings from GSettings (org.gnome.desktop.interface), over settings.ini:
+    /// the scenes get GLib's keyfile backend with the test's own file.
     static func makeGtkDeterministic(_ harness: BrokerHarness) throws {
-        let settings = harness.root + "/config/gtk-4.0"
+        let settings = harness.root + "/config/glib-2.0/settings"
         try FileManager.default.createDirectory(atPath: settings, withIntermediateDirectories: true)
-        try "[Settings]\ngtk-cursor-blink=false\ngtk-enable-animations=false\n".write(toFile: settings + "/settings.ini", atomically: true, encoding: .utf8)
+        try "[org/gnome/desktop/interface]\ncursor-blink=false\nenable-animations=false\n"
+            .write(toFile: settings + "/keyfile", atomically: true, encoding: .utf8)
         harness.brokerEnvironment["XDG_CONFIG_HOME"] = harness.root + "/config"
+        harness.brokerEnvironment["GSETTINGS_BACKEND"] = "keyfile"
         harness.brokerEnvironment["GSK_RENDERER"] = "cairo"
     }
 
