@@ -341,6 +341,13 @@ extension SessionDriver {
         options: ConnectionOptions, then followers: [Windowbroker_V1_LifecycleTransition], timeout: Duration, doing: String,
         in broker: isolated Broker
     ) async throws {
+        // The picture a restored scene shows until it is restored, read off the broker's
+        // executor, before anything is claimed; one the store cannot read leaves the window blank.
+        var placeholder: Data?
+        if options.restoration != nil, options.toTheFront, snapshot != nil {
+            let (snapshots, id) = (broker.snapshots, id)
+            placeholder = try? await OffLoop.run { try snapshots.load(id) }
+        }
         guard let app = broker.apps.manifests[appID], let worker else { return }
         // Claimed before anything suspends: another scene of the app connecting meanwhile
         // finds none. They go back if this connection fails.
@@ -348,9 +355,6 @@ extension SessionDriver {
         // The defaults snapshot and the scene's place in the app's updates, taken together.
         let (defaults, sequence) = broker.sync.openOutlet(id, app: app.id, connection: worker.connection, in: broker)
         let session = self.session
-        // A picture the store cannot read is no reason not to connect: the window waits blank.
-        let placeholder = options.restoration != nil && options.toTheFront && snapshot != nil
-            ? try? broker.snapshots.load(id) : nil
         let command = Windowbroker_V1_WorkerCommand.OneOf_Kind.connect(.with {
             $0.session = broker.status(session).wire(includeRestoration: false)
             $0.newSession = session.launchCount == 1
