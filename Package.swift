@@ -97,7 +97,7 @@ let package = Package(
         ),
         // What the programs link instead: the API of the drawing library, loaded on first use.
         .target(name: "CSceneWindowLoader", linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]),
-        .target(name: "SystemUISurface", dependencies: ["CSceneWindowLoader"]),
+        .target(name: "SystemUISurface", dependencies: ["CSceneWindowLoader", "IPCWire"]),
         // GTK 4: every scene's window (apps call its C API directly; CGtk adds the few GLib
         // macros Swift cannot import).
         .systemLibrary(

@@ -3,20 +3,7 @@
 /// pango), which loads on first use. Only `windowbroker-ui` links it: scenes draw with GTK, and
 /// the broker never links a display.
 import CSceneWindowLoader
-import Glibc
-
-/// A size in surface pixels (scale 1).
-public struct WindowSize: Sendable, Equatable, CustomStringConvertible {
-    public var width: Int
-    public var height: Int
-
-    public init(width: Int, height: Int) {
-        self.width = width
-        self.height = height
-    }
-
-    public var description: String { "\(width)x\(height)" }
-}
+import IPCWire
 
 /// A point on a surface, in surface pixels from its top left corner.
 public struct Point: Sendable, Equatable, CustomStringConvertible {
@@ -80,12 +67,6 @@ public enum DrawingLibrary {
     /// on a thread of their own when the process has a display, so that they load while the
     /// process starts; without a display they are never loaded.
     public static func preloadIfDisplayed() {
-        if displayAvailable { wb_drawing_preload() }
-    }
-
-    /// Whether this process was given a display (`WAYLAND_DISPLAY`).
-    public static var displayAvailable: Bool {
-        guard let display = getenv("WAYLAND_DISPLAY") else { return false }
-        return display.pointee != 0
+        if ProcessFacts.hasDisplay { wb_drawing_preload() }
     }
 }

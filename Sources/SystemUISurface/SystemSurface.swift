@@ -1,4 +1,5 @@
 import CSceneWindowLoader
+import IPCWire
 import Dispatch
 import Glibc
 #if canImport(FoundationEssentials)

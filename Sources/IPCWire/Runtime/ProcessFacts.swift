@@ -11,6 +11,13 @@ package enum ProcessFacts {
         getenv(name).map { String(cString: $0) }
     }
 
+    /// Whether this process was given a Wayland display (`WAYLAND_DISPLAY` set and not empty):
+    /// a scene opens its window there, the system UI its surfaces.
+    package static var hasDisplay: Bool {
+        guard let display = getenv("WAYLAND_DISPLAY") else { return false }
+        return display.pointee != 0
+    }
+
     /// The executable's file name, as `ps` shows it.
     package static var name: String {
         guard let path = CommandLine.arguments.first, !path.isEmpty else { return "" }

@@ -1,6 +1,7 @@
 import CGtk
 import CLinuxShim
 import Glibc
+import IPCWire
 
 /// With a display, the process's main thread is GTK's: it runs GLib's main loop, and the main
 /// actor's jobs run on it too (GLib watches Dispatch's main-queue eventfd and drains the queue
@@ -8,13 +9,6 @@ import Glibc
 /// then has an event loop thread of its own. Headless, `MainThreadLoop` runs instead and GTK is
 /// never initialised.
 enum GtkMainLoop {
-    /// Whether this process was given a Wayland display to open windows on. Asked at launch and
-    /// for every window: one variable, not a dictionary of the whole environment.
-    nonisolated static var displayAvailable: Bool {
-        guard let display = getenv("WAYLAND_DISPLAY") else { return false }
-        return display.pointee != 0
-    }
-
     /// Set once GTK is initialised on the main thread: windows can be made.
     @MainActor static private(set) var isRunning = false
 
@@ -23,15 +17,12 @@ enum GtkMainLoop {
     /// having started nothing, when the caller is not the main thread or GTK has no display.
     @MainActor
     static func runIfDisplayed(_ body: @escaping @MainActor () async -> Void) {
-        guard displayAvailable, wb_is_main_thread() != 0 else { return }
+        guard ProcessFacts.hasDisplay, wb_is_main_thread() != 0 else { return }
         // The app id is the window's on Wayland (GTK takes the program's name when no
         // GApplication gives one): the compositor, the switcher and the tests match windows by it.
-        if let app = getenv("WINDOWBROKER_APP"), app.pointee != 0 { g_set_prgname(app) }
-        // Portals and the settings service live on a session bus a scene may not have; GTK
-        // falls back to its own defaults without one, quietly.
-        if getenv("DBUS_SESSION_BUS_ADDRESS") == nil { setenv("GTK_USE_PORTAL", "0", 0) }
+        if let app = ProcessFacts.environment("WINDOWBROKER_APP"), !app.isEmpty { g_set_prgname(app) }
         guard gtk_init_check() != 0 else {
-            PlainOutput.write("scene worker: GTK could not open the display \(String(cString: getenv("WAYLAND_DISPLAY"))); running without windows\n", to: STDERR_FILENO)
+            PlainOutput.write("scene worker: GTK could not open the display \(ProcessFacts.environment("WAYLAND_DISPLAY") ?? ""); running without windows\n", to: STDERR_FILENO)
             return
         }
         let mainQueue = wb_main_queue_eventfd()

@@ -5,22 +5,7 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
-
-/// A size in surface pixels (scale 1).
-public struct WindowSize: Sendable, Equatable, CustomStringConvertible {
-    /// Pixels across.
-    public var width: Int
-    /// Pixels down.
-    public var height: Int
-
-    /// A size of `width` x `height` pixels.
-    public init(width: Int, height: Int) {
-        self.width = width
-        self.height = height
-    }
-
-    public var description: String { "\(width)x\(height)" }
-}
+import IPCWire
 
 /// The modifiers held with a key, as the command key hold and the shortcuts name them.
 struct KeyModifiers: OptionSet, Sendable, Hashable {
