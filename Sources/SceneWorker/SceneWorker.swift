@@ -766,18 +766,12 @@ package final class SceneRuntime {
         return session.configuration
     }
 
-    /// A shortcut from the window, for the broker to perform (`wmctl key`): whether a command
-    /// of the app has it (performed or declined by someone).
-    @discardableResult
-    private func performShortcut(_ shortcut: KeyShortcut) async -> Bool {
-        guard let connection else { return false }
-        do {
-            let reply = try await connection.request(
-                .workerMessage(.with { $0.keyInput = .with { $0.shortcut = shortcut.description } }), timeout: .seconds(30), what: "the broker")
-            guard case .workerMessage(let message) = reply.body, case .commandResult(let result) = message.kind else { return false }
-            return !result.handledBy.isEmpty
-        } catch {
-            return false
-        }
+    /// A shortcut from the window, for the broker to perform (`wmctl key`); it answers once
+    /// the command is done, so the next shortcut waits for it. A shortcut no command has is
+    /// answered too, and nothing more happens.
+    private func performShortcut(_ shortcut: KeyShortcut) async {
+        guard let connection else { return }
+        _ = try? await connection.request(
+            .workerMessage(.with { $0.keyInput = .with { $0.shortcut = shortcut.description } }), timeout: .seconds(30), what: "the broker")
     }
 }

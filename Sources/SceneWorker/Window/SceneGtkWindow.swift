@@ -53,7 +53,6 @@ private final class ShortcutTarget {
 /// A picture of the scene's window as GTK renders its widget tree, PNG, and the same picture
 /// fitted into a switcher card's box.
 struct WindowSnapshot: Sendable, Equatable {
-    var size: WindowSize
     var png: Data
     var thumbnailPNG: Data?
 
@@ -269,14 +268,14 @@ final class SceneGtkWindow {
     /// Asks the compositor to give the mapped window the keyboard (xdg-activation): with the
     /// token of whoever asked for the scene, else one the window requests in its own name.
     func activate(token: String?) {
-        guard let surface = gtk_native_get_surface(OpaquePointer(window)),
-              let display = gdk_surface_get_display(surface), wb_display_is_wayland(display) != 0 else { return }
+        guard let surface = waylandToplevel, let display = gdk_surface_get_display(surface) else { return }
         let appID = g_get_prgname().map { String(cString: $0) } ?? ""
         _ = wb_activate_surface(gdk_wayland_display_get_wl_display(display), gdk_wayland_surface_get_wl_surface(surface), appID, token)
     }
 
     func hide() {
         isActivated = false
+        size = WindowSize(width: 0, height: 0)  // shown again, it is told its size again
         if exported, let toplevel = waylandToplevel {
             gdk_wayland_toplevel_unexport_handle(toplevel)
             exported = false
@@ -312,7 +311,7 @@ final class SceneGtkWindow {
         guard let png = render(scale: 1) else { return nil }
         let box = WindowSnapshot.thumbnailBox
         let fit = min(Double(box.width) / Double(width), Double(box.height) / Double(height), 1)
-        return WindowSnapshot(size: WindowSize(width: Int(width), height: Int(height)), png: png, thumbnailPNG: render(scale: fit))
+        return WindowSnapshot(png: png, thumbnailPNG: render(scale: fit))
     }
 
     // MARK: Presented prominently
@@ -382,7 +381,7 @@ final class SceneGtkWindow {
 
     /// The picture in place of the window's widgets while a restored scene restores, and what
     /// it stands in for.
-    private var placeholder: (picture: UnsafeMutablePointer<GtkWidget>, titlebar: UnsafeMutablePointer<GtkWidget>?, content: UnsafeMutablePointer<GtkWidget>?)?
+    private var placeholder: (titlebar: UnsafeMutablePointer<GtkWidget>?, content: UnsafeMutablePointer<GtkWidget>?)?
     var showsPlaceholder: Bool { placeholder != nil }
 
     /// Shows `png`, the picture the scene left when it went to the background (header bar and
@@ -407,7 +406,7 @@ final class SceneGtkWindow {
         gtk_window_set_titlebar(window, picture)
         gtk_widget_remove_css_class(picture, "titlebar")  // drawn as it is, not as a header bar
         if let content { gtk_widget_set_visible(content, 0) }
-        placeholder = (picture, titlebar, content)
+        placeholder = (titlebar, content)
         return true
     }
 

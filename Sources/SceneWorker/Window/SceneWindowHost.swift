@@ -52,8 +52,8 @@ final class SceneWindowHost {
             send(.closeRequested(.init()))
         }
         made.onActiveChanged = { [weak self] active in self?.activeChanged(active) }
-        made.onSizeChanged = { [weak self] size in
-            guard let self, let scene = self.scene, let delegate = self.delegate(), scene.windowSize != size else { return }
+        made.onSizeChanged = { [weak self] size in  // only when it changed
+            guard let self, let scene = self.scene, let delegate = self.delegate() else { return }
             scene.windowSize = size
             delegate.sizeDidChange(scene, to: size)
         }
