@@ -64,8 +64,9 @@ final class NoteEditor {
         return String(cString: bytes)
     }
 
-    /// The cursor as a character offset into `text` (GTK counts Unicode scalars; the note, characters).
-    var cursor: Int {
+    /// The cursor as a character offset into `text`, the buffer's text (GTK counts Unicode
+    /// scalars; the note, characters).
+    private func cursor(in text: String) -> Int {
         var iter = GtkTextIter()
         gtk_text_buffer_get_iter_at_mark(buffer, &iter, gtk_text_buffer_get_insert(buffer))
         return characters(in: text, scalars: Int(gtk_text_iter_get_offset(&iter)))
@@ -129,7 +130,7 @@ final class NoteEditor {
         applying = true
         defer { applying = false }
         if text != newText { gtk_text_buffer_set_text(buffer, newText, -1) }
-        if cursor != newCursor {
+        if cursor(in: newText) != newCursor {
             var iter = GtkTextIter()
             gtk_text_buffer_get_iter_at_offset(buffer, &iter, Int32(scalars(in: newText, characters: newCursor)))
             gtk_text_buffer_place_cursor(buffer, &iter)
@@ -138,12 +139,12 @@ final class NoteEditor {
 
     private func bufferChanged() {
         guard !applying else { return }
-        onEdit?(text, cursor)
+        let text = self.text
+        onEdit?(text, cursor(in: text))
     }
 
     private func cursorMoved() {
         guard !applying else { return }
-        onCursorMoved?(cursor)
+        onCursorMoved?(cursor(in: text))
     }
-
 }

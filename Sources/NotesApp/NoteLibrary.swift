@@ -17,7 +17,12 @@ final class NoteLibraryDelegate: SceneDelegate {
     private unowned let app: NotesAppDelegate
     /// What the search field holds: notes whose text contains it (ignoring case) are listed.
     var query = ""
-    /// The notes listed, in the order shown.
+    /// Every note, newest first: read from the app's files when the library comes to the
+    /// front, kept current from the notes' `noteChanged` updates meanwhile.
+    private var notes: [NoteStore.Listed] = []
+    /// Whether `notes` is to be read again at the next foreground (it was away).
+    private var listingStale = false
+    /// The notes listed (those the query finds), in the order shown.
     private(set) var items: [NoteStore.Listed] = []
     private var view: LibraryView?
 
@@ -33,7 +38,7 @@ final class NoteLibraryDelegate: SceneDelegate {
             view.onQuery = { [weak self, weak scene] text in
                 guard let self, let scene else { return }
                 self.query = text
-                self.reload(scene)
+                self.show(scene)
             }
             view.onOpen = { [weak self, weak scene] index in
                 guard let self, let scene, self.items.indices.contains(index) else { return }
@@ -42,13 +47,14 @@ final class NoteLibraryDelegate: SceneDelegate {
             }
             self.view = view
         }
-        reload(scene)
+        notes = app.notes.list()
+        show(scene)
     }
 
-    /// Lists the notes again (a note changed somewhere, the query changed).
-    private func reload(_ scene: Scene) {
+    /// Shows the notes the query finds.
+    private func show(_ scene: Scene) {
         let needle = query.lowercased()
-        items = app.notes.list().filter { needle.isEmpty || $0.text.lowercased().contains(needle) }
+        items = notes.filter { needle.isEmpty || $0.text.lowercased().contains(needle) }
         view?.show(items.map(\.title))
         scene.userActivity = UserActivity(activityType: Self.activityType, title: "Notes", userInfo: ["query": .string(query)])
     }
@@ -62,12 +68,25 @@ final class NoteLibraryDelegate: SceneDelegate {
         return try await scene.requestActivation(activity: activity)
     }
 
+    /// A note changed in some window: it is the newest now, with the text the update carries
+    /// (no file is read for it).
     func didReceive(_ scene: Scene, update: UpdateEvent) {
-        if update.name == "noteChanged" { reload(scene) }
+        guard update.name == "noteChanged", let id = update.payload["noteID"]?.stringValue,
+              let text = update.payload["text"]?.stringValue else { return }
+        notes.removeAll { $0.id == id }
+        notes.insert(NoteStore.Listed(id: id, text: text, modified: Date()), at: 0)
+        show(scene)
+    }
+
+    func didEnterBackground(_ scene: Scene) {
+        listingStale = true  // its updates stop coming once it is reclaimed
     }
 
     func willEnterForeground(_ scene: Scene) {
-        reload(scene)  // notes written while it was away
+        guard listingStale else { return }
+        listingStale = false
+        notes = app.notes.list()  // notes written, or deleted, while it was away
+        show(scene)
     }
 
     func perform(_ scene: Scene, action: SceneAction) async -> ActionOutcome {
@@ -87,7 +106,7 @@ final class NoteLibraryDelegate: SceneDelegate {
         case "search":
             query = action["text"]?.stringValue ?? ""
             view?.setQuery(query)
-            reload(scene)
+            show(scene)
             return .performed(.integer(Int64(items.count)))
         case "open":
             guard let note = action["noteID"]?.stringValue, !note.isEmpty else { return .declined("open needs noteID=...") }

@@ -656,6 +656,11 @@ final class LibraryTests: WindowTestCase {
         }
         for session in [library, ideas, groceries] { XCTAssertEqual(try harness.state(session), "foregroundActive", session) }
         XCTAssertEqual(try harness.jsonList("sessions").count, 3, "editors were brought forward, none made anew")
+        // Typed into elsewhere, a note is the newest: the library follows the note's update.
+        try harness.type(groceries, ", bread")
+        try harness.eventually("the note typed into is listed first") {
+            try items(library).map { $0["noteID"] as? String } == ["groceries", "ideas"]
+        }
 
         // The search field, typed into: only the notes that have the words.
         let pid = try XCTUnwrap(harness.session(library)["pid"] as? Int)
