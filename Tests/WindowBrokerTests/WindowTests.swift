@@ -46,14 +46,34 @@ class WindowTestCase: XCTestCase {
         sway?.stop()
     }
 
+    /// What scripts/png-pixels.py prints for `arguments`.
+    func pngPixels(_ arguments: [String]) throws -> String {
+        let script = BrokerHarness.repository.appendingPathComponent("scripts/png-pixels.py").path
+        let run = try runToCompletion("/usr/bin/python3", [script] + arguments)
+        guard run.code == 0 else { throw HarnessError("png-pixels \(arguments.joined(separator: " ")): \(run.output)") }
+        return run.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// The colours of a PNG file at those points, as rrggbb.
+    func colours(ofFile path: String, at points: [(Int, Int)]) throws -> [String] {
+        try pngPixels([path, "--at"] + points.flatMap { [String($0.0), String($0.1)] }).split(separator: " ").map(String.init)
+    }
+
     /// The colours of a screenshot at those points, as rrggbb.
     func colours(_ screenshot: Data, at points: [(Int, Int)]) throws -> [String] {
         let path = harness.root + "/colours-\(UUID().uuidString.prefix(6)).png"
         try screenshot.write(to: URL(fileURLWithPath: path))
-        let script = BrokerHarness.repository.appendingPathComponent("scripts/png-pixels.py").path
-        let run = try runToCompletion("/usr/bin/python3", [script, path, "--at"] + points.flatMap { [String($0.0), String($0.1)] })
-        guard run.code == 0 else { throw HarnessError("png-pixels: \(run.output)") }
-        return run.output.split(separator: " ").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        return try colours(ofFile: path, at: points)
+    }
+
+    /// A window's own picture (with alpha) against a screenshot at the output's origin:
+    /// opaque pixels whose colour differs, pixels not opaque (its rounded corners), and of the
+    /// differing ones those within 8 pixels of a corner (`png-pixels.py --over`).
+    func picture(_ path: String, over screenshot: String) throws -> (differ: Int, translucent: Int, inCorners: Int, said: String) {
+        let said = try pngPixels([path, "--over", screenshot, "0", "0"])
+        let counts = said.split(separator: " ").compactMap { Int($0) }
+        guard counts.count == 3 else { throw HarnessError("png-pixels --over said: \(said)") }
+        return (counts[0], counts[1], counts[2], said)
     }
 
     /// The window of a session's scene, found by the worker's pid.
@@ -184,11 +204,9 @@ final class WindowTests: WindowTestCase {
         XCTAssertNotEqual(try harness.state(note), "foregroundActive", "still restoring")
         try harness.eventually("it shows the picture the scene left", timeout: 2.5) {
             try sway.screenshot().write(to: URL(fileURLWithPath: shotPath))
-            let compared = try runToCompletion("/usr/bin/python3", [BrokerHarness.repository.appendingPathComponent("scripts/png-pixels.py").path,
-                                                                     snapPath, "--over", shotPath, "0", "0"]).output
             // Pixel for pixel but at the corners, which the window rounds off the picture again.
-            let counts = compared.split(separator: " ").compactMap { Int($0) }
-            return counts.count == 3 && counts[0] == counts[2]
+            let compared = try picture(snapPath, over: shotPath)
+            return compared.differ == compared.inCorners
         }
         XCTAssertTrue(activate.isRunning, "shown before the restore was complete")
         XCTAssertEqual(activate.wait().code, 0)
@@ -497,10 +515,7 @@ final class SnapshotTests: WindowTestCase {
     override var swayConfiguration: [String] { ["output HEADLESS-1 resolution 640x480"] }
 
     private func pixels(_ path: String) throws -> String {
-        let script = BrokerHarness.repository.appendingPathComponent("scripts/png-pixels.py").path
-        let run = try runToCompletion("/usr/bin/python3", [script, path])
-        guard run.code == 0 else { throw HarnessError("png-pixels \(path): \(run.output)") }
-        return run.output.trimmingCharacters(in: .whitespacesAndNewlines)
+        try pngPixels([path])
     }
 
     func testASnapshotEqualsAScreenshotOfTheWindowAndGoesWithItsSession() throws {
@@ -522,11 +537,9 @@ final class SnapshotTests: WindowTestCase {
         XCTAssertTrue(written.stderr.contains("640x480"), written.stderr)
         // GTK's own rendering of the window's widgets, pixel for pixel what the compositor
         // showed, but for the rounded corners the compositor blends with the desktop.
-        let compared = try runToCompletion("/usr/bin/python3", [BrokerHarness.repository.appendingPathComponent("scripts/png-pixels.py").path,
-                                                                 snapPath, "--over", shotPath, "0", "0"]).output
-        let counts = compared.split(separator: " ").compactMap { Int($0) }
-        XCTAssertEqual(counts.first, 0, "the snapshot is what the window showed: \(compared)")
-        XCTAssertLessThan(counts.count == 3 ? counts[1] : .max, 100, "only the corners are not opaque: \(compared)")
+        let compared = try picture(snapPath, over: shotPath)
+        XCTAssertEqual(compared.differ, 0, "the snapshot is what the window showed: \(compared.said)")
+        XCTAssertLessThan(compared.translucent, 100, "only the corners are not opaque: \(compared.said)")
 
         // Kept across a reclaim (no process, no window: the picture is what the switcher has).
         _ = try harness.json("reclaim", note)
@@ -562,9 +575,7 @@ final class SnapshotTests: WindowTestCase {
         // The same layout scaled by 205/640: flat places (the heading band, the page) have the
         // picture's colours where the scale puts them, and the line of text is in it.
         func colours(_ path: String, _ points: [Int]) throws -> [String] {
-            let script = BrokerHarness.repository.appendingPathComponent("scripts/png-pixels.py").path
-            let run = try runToCompletion("/usr/bin/python3", [script, path, "--at"] + points.map(String.init))
-            return run.output.split(separator: " ").map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) }
+            try self.colours(ofFile: path, at: stride(from: 0, to: points.count - 1, by: 2).map { (points[$0], points[$0 + 1]) })
         }
         // (Within a step of rounding: the header bar is a gradient, sampled where the scale puts it.)
         func near(_ a: String, _ b: String) -> Bool {
