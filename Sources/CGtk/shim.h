@@ -1,5 +1,5 @@
 // GTK 4 for scene apps and the SDK: the C API as it is, plus the few GLib macros Swift cannot
-// import (signal connection, type casts), as functions. Nothing here wraps GTK any further.
+// import (signal connection, type checks), as functions. Nothing here wraps GTK any further.
 #ifndef WB_CGTK_SHIM_H
 #define WB_CGTK_SHIM_H
 
@@ -13,9 +13,6 @@
 static inline gulong wb_signal_connect(gpointer instance, const char *signal, const void *handler, gpointer data) {
     return g_signal_connect_data(instance, signal, (GCallback)handler, data, NULL, (GConnectFlags)0);
 }
-
-/// G_OBJECT(), GTK_WIDGET(), GTK_WINDOW() ...: a GObject instance seen as another of its types.
-static inline void *wb_cast(void *instance) { return instance; }
 
 /// Whether the default display is a Wayland one (GDK_IS_WAYLAND_DISPLAY).
 static inline int wb_display_is_wayland(GdkDisplay *display) {

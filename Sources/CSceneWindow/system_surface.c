@@ -112,7 +112,7 @@ ss_surface *ss_open(const char *name_space, int32_t keyboard, ss_callbacks callb
     struct ss_surface *s = calloc(1, sizeof *s);
     s->display = display;
     s->callbacks = callbacks;
-    sw_input_init(&s->input, (struct sw_input_callbacks){ callbacks.context, callbacks.key, NULL, callbacks.pointer });
+    sw_input_init(&s->input, (struct sw_input_callbacks){ callbacks.context, callbacks.key, callbacks.pointer });
     s->registry = wl_display_get_registry(display);
     wl_registry_add_listener(s->registry, &registry_listener, s);
     wl_display_roundtrip(display);

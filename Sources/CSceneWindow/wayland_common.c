@@ -76,12 +76,6 @@ int sw_keys_describe(const struct sw_keys *keys, uint32_t key, char name[64], ch
 
 // ---------------------------------------------------------------- the seat
 
-static void report_modifiers(struct sw_input *input, uint32_t held) {
-    if (held == input->held) return;
-    input->held = held;
-    if (input->callbacks.modifiers) input->callbacks.modifiers(input->callbacks.context, held);
-}
-
 static void keyboard_keymap(void *data, struct wl_keyboard *keyboard, uint32_t format, int32_t fd, uint32_t size) {
     struct sw_input *input = data;
     sw_keys_keymap(&input->keys, format, fd, size);
@@ -89,10 +83,7 @@ static void keyboard_keymap(void *data, struct wl_keyboard *keyboard, uint32_t f
 
 static void keyboard_enter(void *data, struct wl_keyboard *keyboard, uint32_t serial, struct wl_surface *surface, struct wl_array *keys) {}
 
-static void keyboard_leave(void *data, struct wl_keyboard *keyboard, uint32_t serial, struct wl_surface *surface) {
-    // Keys held when the focus left are no longer the surface's.
-    report_modifiers(data, 0);
-}
+static void keyboard_leave(void *data, struct wl_keyboard *keyboard, uint32_t serial, struct wl_surface *surface) {}
 
 static void keyboard_key(void *data, struct wl_keyboard *keyboard, uint32_t serial, uint32_t time, uint32_t key, uint32_t state) {
     struct sw_input *input = data;
@@ -105,7 +96,6 @@ static void keyboard_key(void *data, struct wl_keyboard *keyboard, uint32_t seri
 static void keyboard_modifiers(void *data, struct wl_keyboard *keyboard, uint32_t serial, uint32_t depressed, uint32_t latched, uint32_t locked, uint32_t group) {
     struct sw_input *input = data;
     sw_keys_modifiers(&input->keys, depressed, latched, locked, group);
-    report_modifiers(input, sw_keys_held(&input->keys));
 }
 
 static void keyboard_repeat_info(void *data, struct wl_keyboard *keyboard, int32_t rate, int32_t delay) {}
@@ -120,10 +110,7 @@ static void pointer_enter(void *data, struct wl_pointer *pointer, uint32_t seria
     input->pointer_y = wl_fixed_to_double(y);
 }
 
-static void pointer_leave(void *data, struct wl_pointer *pointer, uint32_t serial, struct wl_surface *surface) {
-    struct sw_input *input = data;
-    input->pressed_serial = 0;
-}
+static void pointer_leave(void *data, struct wl_pointer *pointer, uint32_t serial, struct wl_surface *surface) {}
 
 static void pointer_motion(void *data, struct wl_pointer *pointer, uint32_t time, wl_fixed_t x, wl_fixed_t y) {
     struct sw_input *input = data;
@@ -135,7 +122,6 @@ static void pointer_motion(void *data, struct wl_pointer *pointer, uint32_t time
 static void pointer_button(void *data, struct wl_pointer *pointer, uint32_t serial, uint32_t time, uint32_t button, uint32_t state) {
     struct sw_input *input = data;
     int down = state == WL_POINTER_BUTTON_STATE_PRESSED;
-    input->pressed_serial = down ? serial : 0;
     if (input->callbacks.pointer) {
         input->callbacks.pointer(input->callbacks.context, down ? SW_POINTER_DOWN : SW_POINTER_UP, input->pointer_x, input->pointer_y, button);
     }
@@ -161,7 +147,6 @@ static void seat_capabilities(void *data, struct wl_seat *seat, uint32_t capabil
     } else if (!has_pointer && input->pointer) {
         wl_pointer_destroy(input->pointer);
         input->pointer = NULL;
-        input->pressed_serial = 0;
     }
     int has_keyboard = (capabilities & WL_SEAT_CAPABILITY_KEYBOARD) != 0;
     if (has_keyboard && !input->keyboard) {
@@ -241,12 +226,9 @@ static void kept_free(struct sw_kept_buffer *kept) {
     memset(kept, 0, sizeof *kept);
 }
 
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23
-#endif
-
-struct sw_kept_buffer *sw_kept_buffer(struct sw_kept_buffer *buffers, int count, struct wl_shm *shm, int32_t width, int32_t height,
-                                      int populate) {
+/// One of `count` kept buffers that is free and width x height, marked busy: made (or made
+/// again at that size) when none is. NULL when every one is busy or one cannot be made.
+static struct sw_kept_buffer *kept_buffer(struct sw_kept_buffer *buffers, int count, struct wl_shm *shm, int32_t width, int32_t height) {
     struct sw_kept_buffer *spare = NULL;
     for (int i = 0; i < count; i++) {
         struct sw_kept_buffer *kept = &buffers[i];
@@ -264,10 +246,6 @@ struct sw_kept_buffer *sw_kept_buffer(struct sw_kept_buffer *buffers, int count,
     size_t size;
     struct wl_buffer *buffer = make_shm_buffer(shm, width, height, &pixels, &size);
     if (!buffer) return NULL;
-    if (populate && madvise(pixels, size, MADV_POPULATE_WRITE) != 0) {
-        // A kernel before 5.14: the pages are written once instead.
-        for (size_t offset = 0; offset < size; offset += 4096) ((volatile char *)pixels)[offset] = 0;
-    }
     *spare = (struct sw_kept_buffer){ buffer, pixels, size, width, height, 1 };
     wl_buffer_add_listener(buffer, &kept_listener, spare);
     return spare;
@@ -279,7 +257,7 @@ void sw_kept_buffers_free(struct sw_kept_buffer *buffers, int count) {
 
 int sw_frame_buffer_begin(struct sw_kept_buffer *buffers, int count, struct wl_shm *shm, int32_t width, int32_t height,
                           struct sw_frame_buffer *frame) {
-    struct sw_kept_buffer *kept = sw_kept_buffer(buffers, count, shm, width, height, 0);
+    struct sw_kept_buffer *kept = kept_buffer(buffers, count, shm, width, height);
     if (kept) {
         *frame = (struct sw_frame_buffer){ kept->buffer, kept->pixels, kept->size, 1 };
         return 1;
@@ -297,7 +275,7 @@ void sw_frame_buffer_end(struct sw_frame_buffer *frame) {
 
 // The first layout of a process loads fontconfig's configuration and the fonts: 10-20 ms here,
 // against 1-3 ms for later frames. A scene with a display does it on the thread that loaded
-// this library, while its main thread says Hello and connects (drawing_library.h); the font
+// this library, while the system UI's process starts (drawing_library.h); the font
 // map it warmed is then handed to the first thread that lays out text (Pango's default font
 // map is per thread, and a font map must not be used by two threads at once).
 static pthread_once_t fonts_once = PTHREAD_ONCE_INIT;
@@ -320,9 +298,8 @@ static void warm_fonts(void) {
     cairo_t *cr = cairo_create(surface);
     PangoContext *context = pango_font_map_create_context(map);
     pango_cairo_update_context(cr, context);
-    // The faces the windows and the system UI draw with, for Latin text: the fallback faces
-    // of other scripts would double the time (CJK: 10-11 against 6.3-7.8 ms here), and a cold
-    // scene's first frame waits for this (sw_warm_up adds them where there is time).
+    // The faces the system UI draws with, for Latin text: the fallback faces of other scripts
+    // would double the time (CJK: 10-11 against 6.3-7.8 ms here).
     static const char *const fonts[] = {"Sans 13", "Sans Bold 13"};
     for (size_t i = 0; i < sizeof fonts / sizeof fonts[0]; i++) {
         PangoLayout *layout = pango_layout_new(context);

@@ -33,8 +33,6 @@ struct sw_input_callbacks {
     void *context;
     /// A key went down: its name at the base level, the SW_MOD_* bits held, what it types.
     void (*key)(void *context, const char *name, uint32_t modifiers, const char *text);
-    /// The SW_MOD_* bits held changed (0 when the surface loses the keyboard).
-    void (*modifiers)(void *context, uint32_t modifiers);
     /// SW_POINTER_DOWN, UP or MOVED at (x, y) in surface pixels; the evdev button (0 for a move).
     void (*pointer)(void *context, int32_t kind, double x, double y, uint32_t button);
 };
@@ -46,9 +44,7 @@ struct sw_input {
     struct wl_keyboard *keyboard;
     struct wl_pointer *pointer;
     struct sw_keys keys;
-    uint32_t held;  // the modifiers last reported
     double pointer_x, pointer_y;
-    uint32_t pressed_serial;  // the press of a button still down (0: none), a drag's serial
     struct sw_input_callbacks callbacks;
 };
 
@@ -57,7 +53,7 @@ void sw_input_init(struct sw_input *input, struct sw_input_callbacks callbacks);
 void sw_input_bind(struct sw_input *input, struct wl_registry *registry, uint32_t name, uint32_t version);
 void sw_input_free(struct sw_input *input);
 
-/// A wl_shm buffer a window keeps from frame to frame, mapped for as long as it is kept. A
+/// A wl_shm buffer a surface keeps from frame to frame, mapped for as long as it is kept. A
 /// new buffer's pages are allocated as a frame first writes them, about 4 µs a page here:
 /// 2-4 ms of painting a 640x480 frame and 3.5-9 ms of a 1276x693 one went to that, against
 /// 0.7 ms to paint the larger one into pages already there.
@@ -68,12 +64,6 @@ struct sw_kept_buffer {
     int32_t width, height;
     int busy;  // attached to the surface and not released by the compositor yet
 };
-
-/// One of `count` kept buffers that is free and width x height, marked busy: made (or made
-/// again at that size) when none is; with `populate`, its pages are allocated at once. NULL
-/// when every one is busy or one cannot be made.
-struct sw_kept_buffer *sw_kept_buffer(struct sw_kept_buffer *buffers, int count, struct wl_shm *shm, int32_t width, int32_t height,
-                                      int populate);
 
 /// The ARGB pixels one frame is drawn into, and the buffer that shows them.
 struct sw_frame_buffer {

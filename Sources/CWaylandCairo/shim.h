@@ -1,5 +1,5 @@
-// The system libraries a scene's window uses: libwayland-client, xkbcommon (keys), cairo and pango.
-// Only CSceneWindow uses them; Swift code sees scene_window.h instead.
+// The system libraries the system UI's surfaces use: libwayland-client, xkbcommon (keys), cairo
+// and pango. Only CSceneWindow uses them; Swift code sees system_surface.h instead.
 #include <wayland-client.h>
 #include <pango/pangocairo.h>
 #include <xkbcommon/xkbcommon.h>
