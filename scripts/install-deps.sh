@@ -8,12 +8,13 @@
 # libgtk-4-dev: every scene's window (GTK 4). libwayland-dev, libxkbcommon-dev, libpango1.0-dev,
 # libcairo2-dev: the system UI's surfaces. sway, grim, wtype, wl-clipboard and fonts: the window
 # tests run a headless sway, take screenshots and read its clipboard (CJK and emoji need their fonts).
+# weston: the same tests on a compositor without title bars or a layer shell, nested in that sway.
 # dbus-daemon and dbus-bin: the D-Bus tests run a private bus and call it with dbus-send
 # (busctl comes with systemd).
 # With `bench`: also what the benchmark's baselines need (a C compiler).
 set -euo pipefail
 packages=(libsqlite3-dev pkg-config libsystemd-dev systemd python3-protobuf protobuf-compiler sqlite3
-  libgtk-4-dev libwayland-dev libxkbcommon-dev libpango1.0-dev libcairo2-dev sway grim wtype wl-clipboard fonts-wqy-microhei fonts-noto-color-emoji
+  libgtk-4-dev libwayland-dev libxkbcommon-dev libpango1.0-dev libcairo2-dev sway grim wtype wl-clipboard weston fonts-wqy-microhei fonts-noto-color-emoji
   dbus-daemon dbus-bin)
 [ "${1:-}" = bench ] && packages+=(gcc libc6-dev)
 needed=()

@@ -5,6 +5,8 @@ the same line. 8-bit, non-interlaced PNGs of colour type 2 (RGB) or 6 (RGBA) onl
 
     png-pixels.py FILE.png [x y width height]   # optionally a crop
     png-pixels.py FILE.png --at x y [x y ...]   # the colours at those points, as rrggbb
+    png-pixels.py FILE.png --bounds rrggbb [x y width height]
+        # "x y width height" of the pixels of that colour (within the crop), or "none"
     png-pixels.py PICTURE.png --over SCREEN.png x y
         # PICTURE (a window's own, with alpha) against SCREEN at (x, y): "N differ, M translucent,
         # C in corners" counts the opaque pixels whose colour differs, the ones not opaque (a
@@ -79,6 +81,18 @@ if len(sys.argv) > 2 and sys.argv[2] == "--over":
 if len(sys.argv) > 2 and sys.argv[2] == "--at":
     points = [int(v) for v in sys.argv[3:]]
     print(" ".join(rows[py][px * channels:px * channels + 3].hex() for px, py in zip(points[0::2], points[1::2])))
+    sys.exit(0)
+if len(sys.argv) > 3 and sys.argv[2] == "--bounds":
+    colour = bytes.fromhex(sys.argv[3])
+    x, y, w, h = (int(v) for v in sys.argv[4:8]) if len(sys.argv) >= 8 else (0, 0, width, height)
+    xs, ys = [], []
+    for py in range(y, min(y + h, height)):
+        row = rows[py]
+        found = [px for px in range(x, min(x + w, width)) if row[px * channels:px * channels + 3] == colour]
+        if found:
+            xs += (found[0], found[-1])
+            ys.append(py)
+    print(f"{min(xs)} {min(ys)} {max(xs) - min(xs) + 1} {max(ys) - min(ys) + 1}" if xs else "none")
     sys.exit(0)
 x, y, w, h = (int(v) for v in sys.argv[2:6]) if len(sys.argv) >= 6 else (0, 0, width, height)
 digest = hashlib.sha256()

@@ -1,9 +1,12 @@
-// The system UI's layer surfaces (see include/system_surface.h). C because the Wayland
-// protocol's requests are variadic and its listeners are structs of C function pointers.
+// The system UI's surfaces (see include/system_surface.h): a layer surface over everything where
+// the compositor has wlroots' layer shell, else a full-screen xdg toplevel (weston, GNOME). C
+// because the Wayland protocol's requests are variadic and its listeners are structs of C
+// function pointers.
 #define _GNU_SOURCE
 #include "system_surface.h"
 #include "wayland_common.h"
 #include "wlr-layer-shell-unstable-v1-client-protocol.h"
+#include "xdg-shell-client-protocol.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -27,6 +30,11 @@ struct ss_surface {
     struct zwlr_layer_shell_v1 *layer_shell;
     struct wl_surface *surface;
     struct zwlr_layer_surface_v1 *layer_surface;
+    // The fallback where there is no layer shell.
+    struct xdg_wm_base *wm_base;
+    struct xdg_surface *xdg_surface;
+    struct xdg_toplevel *toplevel;
+    int32_t toplevel_width, toplevel_height;
     struct wl_callback *frame_callback;
     struct sw_input input;
     ss_callbacks callbacks;
@@ -63,6 +71,8 @@ static void registry_global(void *data, struct wl_registry *registry, uint32_t n
         s->shm = wl_registry_bind(registry, name, &wl_shm_interface, 1);
     } else if (strcmp(interface, zwlr_layer_shell_v1_interface.name) == 0) {
         s->layer_shell = wl_registry_bind(registry, name, &zwlr_layer_shell_v1_interface, 1);
+    } else if (strcmp(interface, xdg_wm_base_interface.name) == 0) {
+        s->wm_base = wl_registry_bind(registry, name, &xdg_wm_base_interface, 1);
     } else if (strcmp(interface, wl_seat_interface.name) == 0) {
         sw_input_bind(&s->input, registry, name, version);
     }
@@ -74,10 +84,9 @@ static const struct wl_registry_listener registry_listener = { registry_global, 
 
 // ---------------------------------------------------------------- the layer surface
 
-static void layer_configure(void *data, struct zwlr_layer_surface_v1 *layer, uint32_t serial, uint32_t width, uint32_t height) {
-    struct ss_surface *s = data;
-    zwlr_layer_surface_v1_ack_configure(layer, serial);
-    int32_t w = width > 0 ? (int32_t)width : 1280, h = height > 0 ? (int32_t)height : 720;
+// Both shells end here: a size, then a frame drawn at it.
+static void configured(struct ss_surface *s, int32_t width, int32_t height) {
+    int32_t w = width > 0 ? width : 1280, h = height > 0 ? height : 720;
     // sway configures again after commits at the same size: nothing to redraw then (a redraw
     // would commit and be configured once more).
     if (s->configured && s->frames > 0 && w == s->width && h == s->height) return;
@@ -87,12 +96,43 @@ static void layer_configure(void *data, struct zwlr_layer_surface_v1 *layer, uin
     if (s->callbacks.configure) s->callbacks.configure(s->callbacks.context, s->width, s->height);
 }
 
+static void layer_configure(void *data, struct zwlr_layer_surface_v1 *layer, uint32_t serial, uint32_t width, uint32_t height) {
+    zwlr_layer_surface_v1_ack_configure(layer, serial);
+    configured(data, (int32_t)width, (int32_t)height);
+}
+
 static void layer_closed(void *data, struct zwlr_layer_surface_v1 *layer) {
     struct ss_surface *s = data;
     if (s->callbacks.closed) s->callbacks.closed(s->callbacks.context);
 }
 
 static const struct zwlr_layer_surface_v1_listener layer_listener = { layer_configure, layer_closed };
+
+static void wm_base_ping(void *data, struct xdg_wm_base *wm_base, uint32_t serial) { xdg_wm_base_pong(wm_base, serial); }
+
+static const struct xdg_wm_base_listener wm_base_listener = { wm_base_ping };
+
+// A toplevel's size comes first, then the surface's configure that makes it current.
+static void toplevel_configure(void *data, struct xdg_toplevel *toplevel, int32_t width, int32_t height, struct wl_array *states) {
+    struct ss_surface *s = data;
+    s->toplevel_width = width;
+    s->toplevel_height = height;
+}
+
+static void toplevel_close(void *data, struct xdg_toplevel *toplevel) {
+    struct ss_surface *s = data;
+    if (s->callbacks.closed) s->callbacks.closed(s->callbacks.context);
+}
+
+static const struct xdg_toplevel_listener toplevel_listener = { toplevel_configure, toplevel_close };
+
+static void xdg_surface_configure(void *data, struct xdg_surface *xdg_surface, uint32_t serial) {
+    struct ss_surface *s = data;
+    xdg_surface_ack_configure(xdg_surface, serial);
+    configured(s, s->toplevel_width, s->toplevel_height);
+}
+
+static const struct xdg_surface_listener xdg_surface_listener = { xdg_surface_configure };
 
 static void frame_done(void *data, struct wl_callback *callback, uint32_t time) {
     struct ss_surface *s = data;
@@ -116,21 +156,34 @@ ss_surface *ss_open(const char *name_space, int32_t keyboard, ss_callbacks callb
     s->registry = wl_display_get_registry(display);
     wl_registry_add_listener(s->registry, &registry_listener, s);
     wl_display_roundtrip(display);
-    if (!s->compositor || !s->shm || !s->layer_shell) {
+    if (!s->compositor || !s->shm || (!s->layer_shell && !s->wm_base)) {
         if (error) snprintf(error, error_size, "the compositor offers no %s", !s->compositor ? "wl_compositor" : !s->shm ? "wl_shm"
-                            : "zwlr_layer_shell_v1 (wlroots' layer shell, which sway, Hyprland, river, labwc and KDE have)");
+                            : "zwlr_layer_shell_v1 or xdg_wm_base (a shell to show a surface in)");
         ss_close(s);
         return NULL;
     }
     s->surface = wl_compositor_create_surface(s->compositor);
-    s->layer_surface = zwlr_layer_shell_v1_get_layer_surface(s->layer_shell, s->surface, NULL, ZWLR_LAYER_SHELL_V1_LAYER_OVERLAY, name_space);
-    zwlr_layer_surface_v1_add_listener(s->layer_surface, &layer_listener, s);
-    zwlr_layer_surface_v1_set_anchor(s->layer_surface, ZWLR_LAYER_SURFACE_V1_ANCHOR_TOP | ZWLR_LAYER_SURFACE_V1_ANCHOR_BOTTOM
-                                     | ZWLR_LAYER_SURFACE_V1_ANCHOR_LEFT | ZWLR_LAYER_SURFACE_V1_ANCHOR_RIGHT);
-    zwlr_layer_surface_v1_set_size(s->layer_surface, 0, 0);
-    // Over panels too: the switcher covers the whole output.
-    zwlr_layer_surface_v1_set_exclusive_zone(s->layer_surface, -1);
-    zwlr_layer_surface_v1_set_keyboard_interactivity(s->layer_surface, keyboard ? 1 : 0);
+    if (s->layer_shell) {
+        s->layer_surface = zwlr_layer_shell_v1_get_layer_surface(s->layer_shell, s->surface, NULL, ZWLR_LAYER_SHELL_V1_LAYER_OVERLAY, name_space);
+        zwlr_layer_surface_v1_add_listener(s->layer_surface, &layer_listener, s);
+        zwlr_layer_surface_v1_set_anchor(s->layer_surface, ZWLR_LAYER_SURFACE_V1_ANCHOR_TOP | ZWLR_LAYER_SURFACE_V1_ANCHOR_BOTTOM
+                                         | ZWLR_LAYER_SURFACE_V1_ANCHOR_LEFT | ZWLR_LAYER_SURFACE_V1_ANCHOR_RIGHT);
+        zwlr_layer_surface_v1_set_size(s->layer_surface, 0, 0);
+        // Over panels too: the switcher covers the whole output.
+        zwlr_layer_surface_v1_set_exclusive_zone(s->layer_surface, -1);
+        zwlr_layer_surface_v1_set_keyboard_interactivity(s->layer_surface, keyboard ? 1 : 0);
+    } else {
+        // No layer shell (weston, GNOME): an ordinary window, full screen, which the
+        // compositor gives the keyboard as it gives any new window.
+        xdg_wm_base_add_listener(s->wm_base, &wm_base_listener, s);
+        s->xdg_surface = xdg_wm_base_get_xdg_surface(s->wm_base, s->surface);
+        xdg_surface_add_listener(s->xdg_surface, &xdg_surface_listener, s);
+        s->toplevel = xdg_surface_get_toplevel(s->xdg_surface);
+        xdg_toplevel_add_listener(s->toplevel, &toplevel_listener, s);
+        xdg_toplevel_set_app_id(s->toplevel, name_space);
+        xdg_toplevel_set_title(s->toplevel, name_space);
+        xdg_toplevel_set_fullscreen(s->toplevel, NULL);
+    }
     wl_surface_commit(s->surface);
     wl_display_flush(display);
     return s;
@@ -149,6 +202,9 @@ void ss_close(ss_surface *s) {
     sw_input_free(&s->input);
     sw_kept_buffers_free(s->buffers, 2);
     if (s->layer_surface) zwlr_layer_surface_v1_destroy(s->layer_surface);
+    if (s->toplevel) xdg_toplevel_destroy(s->toplevel);
+    if (s->xdg_surface) xdg_surface_destroy(s->xdg_surface);
+    if (s->wm_base) xdg_wm_base_destroy(s->wm_base);
     if (s->surface) wl_surface_destroy(s->surface);
     if (s->layer_shell) zwlr_layer_shell_v1_destroy(s->layer_shell);
     if (s->shm) wl_shm_destroy(s->shm);

@@ -8,8 +8,8 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// A surface of the system UI above every window (wlroots' layer shell): the switcher and the
-/// command overlay draw into one. Every call and callback happens on the main queue.
+/// A surface of the system UI above every window (wlroots' layer shell, else a full-screen
+/// window): the switcher and the command overlay draw into one. Every call and callback happens on the main queue.
 @MainActor
 public final class SystemSurface {
     public enum OpenError: Error, CustomStringConvertible {
@@ -87,8 +87,9 @@ public final class SystemSurface {
     private var dispatching = false
     private var closeRequested = false
 
-    /// Asks for a layer surface under `namespace`; with `keyboard`, it takes the keyboard while
-    /// shown. Throws `OpenError` without a compositor or its layer shell.
+    /// Asks for a layer surface under `namespace` (a full-screen window without the layer shell);
+    /// with `keyboard`, it takes the keyboard while shown. Throws `OpenError` without a
+    /// compositor or a shell.
     public init(namespace: String, keyboard: Bool) throws {
         let context = Unmanaged.passUnretained(self).toOpaque()
         var callbacks = ss_callbacks()

@@ -6,29 +6,7 @@ import XCTest
 /// pointer choose, open and close sessions through it; the command overlay lists the key
 /// scene's commands and performs the one clicked.
 final class SystemUITests: WindowTestCase {
-    /// The switcher's colours (system_surface.h), for reading its pixels.
-    private let background = "1c1e23", card = "3a3d45", selection = "4f9cf9"
-
-    private struct Item {
-        var id: String
-        var x, y, width, height: Int
-        var centre: (String, String) { (String(x + width / 2), String(y + height / 2)) }
-    }
-
-    /// `wmctl --json ARGS` for switcher or overlay: the items on screen, in order.
-    private func show(_ arguments: String...) throws -> (pid: Int, items: [Item]) {
-        let reply = try harness.json(arguments)
-        let items = try (reply["items"] as? [[String: Any]] ?? []).map { item in
-            let frame = try XCTUnwrap(item["frame"] as? [String: Int], "\(item) has no frame")
-            return Item(id: item["id"] as? String ?? "", x: frame["x"] ?? 0, y: frame["y"] ?? 0, width: frame["width"] ?? 0, height: frame["height"] ?? 0)
-        }
-        return (reply["pid"] as? Int ?? 0, items)
-    }
-
-    /// Whether a system UI surface is still shown (asking to hide one says, and hides it).
-    private func systemUIShown() throws -> Bool {
-        try harness.json("switcher", "--hide")["hidden"] as? Bool ?? false
-    }
+    private let (background, card, selection) = SwitcherColours.all
 
     func testTheSwitcherShowsACardPerSessionAndReturnBringsAReclaimedOneBack() throws {
         let packing = try harness.openNote("packing", title: "Packing")
@@ -41,7 +19,7 @@ final class SystemUITests: WindowTestCase {
         try harness.eventually("two windows") { try sway.windows().count == 2 }
         let before = try sway.screenshot()
 
-        let (pid, items) = try show("switcher")
+        let (pid, items) = try showSystemUI("switcher")
         XCTAssertGreaterThan(pid, 0)
         // Most recent first; the key scene (letter) first of all.
         XCTAssertEqual(items.map(\.id), [letter, shopping, packing])
@@ -74,7 +52,7 @@ final class SystemUITests: WindowTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: snapshot), "a background scene leaves a picture")
         let kept = try harness.openNote("kept", title: "Kept")
 
-        let (_, items) = try show("switcher")
+        let (_, items) = try showSystemUI("switcher")
         XCTAssertEqual(items.map(\.id), [kept, draft])
         try sway.wtype("-k", "Delete")
         try harness.eventually("the session is gone") { !(try harness.jsonList("sessions").contains { $0["id"] as? String == draft }) }
@@ -89,7 +67,7 @@ final class SystemUITests: WindowTestCase {
     func testDraggingACardUpClosesItsSession() throws {
         let gone = try harness.openNote("swiped", title: "Swiped")
         let stays = try harness.openNote("stays", title: "Stays")
-        let (_, items) = try show("switcher")
+        let (_, items) = try showSystemUI("switcher")
         XCTAssertEqual(items.map(\.id), [stays, gone])
         let (x, y) = items[1].centre
         try sway.pointer("drag", x, y, x, String(Int(y)! - 160))
@@ -101,7 +79,7 @@ final class SystemUITests: WindowTestCase {
     func testShowAllWindowsOfAnAppOpensANewWindowFromItsCard() throws {
         let first = try harness.openNote("first", title: "First")
         _ = try harness.openNote("other", title: "Other app's", app: "notes-single")
-        let (_, items) = try show("switcher", "--app", "notes")
+        let (_, items) = try showSystemUI("switcher", "--app", "notes")
         XCTAssertEqual(items.map(\.id), [first, "new-window"], "one app's sessions and the new-window card")
         let (x, y) = items[1].centre
         try sway.pointer("click", x, y)
@@ -125,7 +103,7 @@ final class SystemUITests: WindowTestCase {
         let note = try harness.openNote("overlaid", title: "Overlaid")
         try harness.eventually("the window") { try window(of: note) != nil }
         let before = try sway.screenshot()
-        let (_, items) = try show("overlay")
+        let (_, items) = try showSystemUI("overlay")
         let listed = Set(try harness.jsonList("commands", "--overlay").compactMap { $0["id"] as? String })
         XCTAssertEqual(Set(items.map(\.id)), listed, "the overlay shows what `commands --overlay` lists")
         XCTAssertTrue(listed.contains("file.newWindow"))
@@ -214,18 +192,18 @@ final class SystemUIStandbyTests: WindowTestCase {
         try harness.eventually("a switcher process waits") { ready = waiting(); return ready.count == 1 }
         // Longer than an idle control connection is kept: it connects once asked.
         Thread.sleep(forTimeInterval: 1.5)
-        let (pid, items) = try show("switcher")
+        let (pid, items) = try showSystemUI("switcher")
         XCTAssertEqual(Int32(pid), ready[0], "the process that waited shows the switcher")
-        XCTAssertEqual(items, [note])
+        XCTAssertEqual(items.map(\.id), [note])
         // (The one showing the switcher was started as `standby` too, and keeps that name.)
         var next: [Int32] = []
         try harness.eventually("the next one waits") { next = waiting().filter { $0 != ready[0] }; return next.count == 1 }
 
         kill(next[0], SIGKILL)
-        let (own, ownItems) = try show("switcher")
+        let (own, ownItems) = try showSystemUI("switcher")
         XCTAssertGreaterThan(own, 0)
         XCTAssertNotEqual(Int32(own), next[0], "a process that died shows nothing")
-        XCTAssertEqual(ownItems, [note])
+        XCTAssertEqual(ownItems.map(\.id), [note])
         var last: [Int32] = []
         try harness.eventually("another one waits") {
             last = waiting().filter { ![ready[0], next[0], Int32(own)].contains($0) }

@@ -5,13 +5,17 @@ import XCTest
 /// adds lines to sway's config (window rules, the output's size).
 class WindowTestCase: XCTestCase {
     var sway: SwayHarness!
+    /// The compositor the scenes are on when `onWeston`: a weston nested in the sway.
+    var weston: WestonHarness?
     var harness: BrokerHarness!
     var swayConfiguration: [String] { [] }
+    var onWeston: Bool { false }
 
     override func setUpWithError() throws {
         sway = try SwayHarness(configuration: swayConfiguration)
+        if onWeston { weston = try WestonHarness(in: sway) }
         harness = try BrokerHarness()
-        harness.brokerEnvironment["WAYLAND_DISPLAY"] = sway.waylandDisplay
+        harness.brokerEnvironment["WAYLAND_DISPLAY"] = weston?.waylandDisplay ?? sway.waylandDisplay
         try Self.makeGtkDeterministic(harness)
         try prepare(harness)
         try harness.start()
@@ -43,6 +47,7 @@ class WindowTestCase: XCTestCase {
 
     override func tearDown() {
         harness?.tearDown()
+        weston?.stop()
         sway?.stop()
     }
 
@@ -74,6 +79,34 @@ class WindowTestCase: XCTestCase {
         let counts = said.split(separator: " ").compactMap { Int($0) }
         guard counts.count == 3 else { throw HarnessError("png-pixels --over said: \(said)") }
         return (counts[0], counts[1], counts[2], said)
+    }
+
+    /// The switcher's colours (system_surface.h), for reading its pixels.
+    enum SwitcherColours {
+        static let background = "1c1e23", card = "3a3d45", selection = "4f9cf9"
+        static var all: (String, String, String) { (background, card, selection) }
+    }
+
+    /// An item of the system UI on screen (a switcher card, an overlay row), in its surface.
+    struct SystemUIItem {
+        var id: String
+        var x, y, width, height: Int
+        var centre: (String, String) { (String(x + width / 2), String(y + height / 2)) }
+    }
+
+    /// `wmctl --json ARGS` for switcher or overlay: the items on screen, in order.
+    func showSystemUI(_ arguments: String...) throws -> (pid: Int, items: [SystemUIItem]) {
+        let reply = try harness.json(arguments)
+        let items = try (reply["items"] as? [[String: Any]] ?? []).map { item in
+            let frame = try XCTUnwrap(item["frame"] as? [String: Int], "\(item) has no frame")
+            return SystemUIItem(id: item["id"] as? String ?? "", x: frame["x"] ?? 0, y: frame["y"] ?? 0, width: frame["width"] ?? 0, height: frame["height"] ?? 0)
+        }
+        return (reply["pid"] as? Int ?? 0, items)
+    }
+
+    /// Whether a system UI surface is still shown (asking to hide one says, and hides it).
+    func systemUIShown() throws -> Bool {
+        try harness.json("switcher", "--hide")["hidden"] as? Bool ?? false
     }
 
     /// The window of a session's scene, found by the worker's pid.

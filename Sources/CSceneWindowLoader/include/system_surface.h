@@ -1,5 +1,6 @@
-// A surface of the system UI (the switcher, the command overlay) on a Wayland compositor with
-// wlroots' layer shell: above the windows, over the whole output, drawn with cairo and pango
+// A surface of the system UI (the switcher, the command overlay) on a Wayland compositor: with
+// wlroots' layer shell above the windows, else a full-screen window; over the whole output,
+// drawn with cairo and pango
 // into wl_shm buffers. One connection per surface; every call on one thread; events are read
 // when `ss_fd` is readable, by `ss_dispatch`.
 #ifndef SYSTEM_SURFACE_H
@@ -43,8 +44,10 @@ typedef struct {
 
 /// Connects to the compositor (`WAYLAND_DISPLAY`) and asks for a layer surface over the whole
 /// output on the overlay layer, under `name_space` ("windowbroker-switcher"). `keyboard` 1:
-/// it takes the keyboard while shown (exclusive); 0: keys stay with the focused window. NULL
-/// (with a reason in `error`) without a compositor or when it lacks the layer shell.
+/// it takes the keyboard while shown (exclusive); 0: keys stay with the focused window. Without
+/// the layer shell, a full-screen xdg toplevel with `name_space` as its app id and title, which
+/// has the keyboard as any new window does. NULL (with a reason in `error`) without a
+/// compositor or a shell.
 ss_surface *ss_open(const char *name_space, int32_t keyboard, ss_callbacks callbacks, char *error, int error_size);
 
 int ss_fd(ss_surface *surface);

@@ -330,6 +330,8 @@ final class SceneGtkWindow {
     /// Exports the mapped window (xdg-foreign), so that a prominent scene can be its child.
     private func export() {
         guard !exported, let toplevel = waylandToplevel else { return }
+        // weston has no xdg-foreign: asking would only make GDK warn.
+        guard gdk_wayland_display_query_registry(gdk_surface_get_display(toplevel), "zxdg_exporter_v2") != 0 else { return }
         typealias Exported = @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Void
         let done: Exported = { _, handle, context in
             MainActor.assumeIsolated {
