@@ -226,9 +226,8 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
         memory.thresholds.coolDown = pressureCooldown.duration
         memory.thresholds.memAvailableFloor = try Self.bytes(memAvailableFloor, option: "--mem-available-floor")
         let broker = try await Broker(configuration: configuration, memory: memory, logger: logger)
-        let service = BrokerService(broker: broker, listener: listener, logger: logger)
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup)],
+            services: await BrokerServices.make(broker: broker, listener: listener, logger: logger),
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         do {

@@ -65,6 +65,9 @@ extension Broker {
         return report
     }
 
+    /// Whether requests that change state are admitted (not once a stop has begun).
+    package var admitsChanges: Bool { phase.isRunning }
+
     /// Scenes done stopping during a graceful stop, of how many.
     package var stopProgress: (done: Int, of: Int) { phase.stopProgress }
 

@@ -1,6 +1,7 @@
 import Foundation
 import IPCWire
 import Logging
+import ServiceLifecycle
 
 /// Where the memory inputs come from and how often they are read.
 public struct MemoryConfiguration: Sendable {
@@ -25,7 +26,7 @@ public struct MemoryConfiguration: Sendable {
 /// readings to the broker, which owns the level and decides. A PSI trigger (when the kernel
 /// allows it) or a launch (0.1 s after it, `PressureResponder.launched`) wakes it before the
 /// next interval.
-public struct MemoryMonitor: Sendable {
+public struct MemoryMonitor: Service {
     let broker: Broker
     let configuration: MemoryConfiguration
     let logger: Logger
@@ -36,7 +37,12 @@ public struct MemoryMonitor: Sendable {
         self.logger = logger
     }
 
-    public func run() async {
+    /// Watches until the group stops.
+    public func run() async throws {
+        await cancelWhenGracefulShutdown { await monitor() }
+    }
+
+    func monitor() async {
         // Each wake-up says which workers it wants read; a wake-up that replaced another in the
         // buffer cannot hide an interval's reading: one is taken whenever the last is due.
         let (wakeups, wake) = AsyncStream.makeStream(of: SampleScope.self, bufferingPolicy: .bufferingNewest(1))

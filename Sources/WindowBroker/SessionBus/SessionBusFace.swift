@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import IPCWire
 import Logging
+import ServiceLifecycle
 import Synchronization
 
 /// The broker as desktop shells, panels and docks see it: `org.windowbroker.Broker1` on the
@@ -286,5 +287,15 @@ private struct BusMessage: @unchecked Sendable {
 
     func release() {
         sd_bus_message_unref(pointer)
+    }
+}
+
+/// The session bus face as a service: connected (or trying to connect) until the group stops.
+struct SessionBusService: Service {
+    let face: SessionBusFace
+
+    func run() async throws {
+        let face = face
+        await cancelWhenGracefulShutdown { await face.run(address: nil) }
     }
 }
