@@ -331,17 +331,18 @@ cc -O2 -o "$DIR/bin/first_window" bench/first_window.c Sources/CSceneWindow/xdg-
 # shellcheck disable=SC2046  # pkg-config's flags are words
 cc -O2 -DWITH_TEXT -o "$DIR/bin/first_window_text" bench/first_window.c Sources/CSceneWindow/xdg-shell-protocol.c -I Sources/CSceneWindow \
   $(pkg-config --cflags --libs wayland-client pangocairo)
+# first_frame.py against the broker started last (its socket is $SOCK).
+first_frames() { /usr/bin/python3 bench/first_frame.py "$SWAYSOCK" "$SOCK" "$DIR/bin/first_window" "$DIR/bin/first_window_text" "$DIR/bin/first_gtk_window" "$N"; }
 start_broker "$DIR/frames"
-FRAMES=("$SWAYSOCK" "$SOCK" "$DIR/bin/first_window" "$DIR/bin/first_window_text" "$DIR/bin/first_gtk_window" "$N")
-read -r FRAME_COLD FRAME_WARM FRAME_LIMIT FRAME_TEXT_LIMIT FRAME_GTK_LIMIT SCENE_PRIVATE GTK_PRIVATE <<<"$(/usr/bin/python3 bench/first_frame.py "${FRAMES[@]}")"
+read -r FRAME_COLD FRAME_WARM FRAME_LIMIT FRAME_TEXT_LIMIT FRAME_GTK_LIMIT SCENE_PRIVATE GTK_PRIVATE <<<"$(first_frames)"
 kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 # Installed: notes forked from its zygote, which loaded the drawing library and the fonts
 # before it forked; and the same, spawned.
 BROKER_BIN=$SBIN start_broker "$DIR/frames-installed"
-read -r FRAME_COLD_STATIC FRAME_WARM_STATIC _ _ _ SCENE_PRIVATE_STATIC _ <<<"$(/usr/bin/python3 bench/first_frame.py "${FRAMES[@]}")"
+read -r FRAME_COLD_STATIC FRAME_WARM_STATIC _ _ _ SCENE_PRIVATE_STATIC _ <<<"$(first_frames)"
 kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 NO_ZYGOTE=1 BROKER_BIN=$SBIN start_broker "$DIR/frames-spawned"
-read -r FRAME_COLD_SPAWNED_STATIC _ _ _ _ _ _ <<<"$(/usr/bin/python3 bench/first_frame.py "${FRAMES[@]}")"
+read -r FRAME_COLD_SPAWNED_STATIC _ _ _ _ _ _ <<<"$(first_frames)"
 kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 
 # ---------------------------------------------------------------- the switcher and snapshots
