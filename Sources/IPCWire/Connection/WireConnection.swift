@@ -45,14 +45,6 @@ package final class WireConnection: Sendable {
         if channel.eventLoop.inEventLoop { body() } else { channel.eventLoop.execute(body) }
     }
 
-    /// An envelope that answers request `id` (0: one that answers nothing, an event).
-    private static func envelope(_ body: Envelope.OneOf_Body, replyTo id: UInt64) -> Envelope {
-        var envelope = Envelope()
-        envelope.replyTo = id
-        envelope.body = body
-        return envelope
-    }
-
     /// Hands every request and event to `body` on the event loop, as it is decoded, instead of
     /// to `readLoop`'s stream (which still reports how the connection ended). For a peer whose
     /// own code runs on the loop's thread (the SDK on the process's main thread), where going
@@ -151,7 +143,7 @@ package final class WireConnection: Sendable {
     /// state of the connection, so replies go straight to the channel without an actor hop,
     /// and it returns once the frame is written (or refused).
     nonisolated(nonsending) package func send(_ body: Envelope.OneOf_Body, replyTo: UInt64 = 0) async throws {
-        let envelope = Self.envelope(body, replyTo: replyTo)
+        let envelope = Envelope.reply(body, to: replyTo)
         // Through the pipeline with a promise, not the async writer (whose write returns once
         // queued): a frame the codec refuses (too large) must fail here, so it can be answered.
         do { try await channel.writeAndFlush(envelope: envelope).value() } catch { throw Self.mapWriteError(error) }
@@ -163,13 +155,8 @@ package final class WireConnection: Sendable {
         do {
             try await send(body, replyTo: request.id)
         } catch let error as BrokerError where error.code == .payloadTooLarge {
-            try? await send(Self.refusal(tooLarge: error), replyTo: request.id)
+            try? await send(.refusal(tooLarge: error), replyTo: request.id)
         } catch {}
-    }
-
-    /// What answers a request whose reply the codec refused as too large.
-    private static func refusal(tooLarge error: BrokerError) -> Envelope.OneOf_Body {
-        .error(BrokerError(.payloadTooLarge, "the reply would exceed the frame limit: \(error.message)").wire)
     }
 
     /// Answers `request` without waiting for the write, for a caller on another executor (the
@@ -177,51 +164,13 @@ package final class WireConnection: Sendable {
     /// is done. Writes from one thread keep their order. A reply too large for a frame is
     /// answered with that error instead, as `reply(to:with:)` does.
     package func replyInBackground(to request: Envelope, with body: Envelope.OneOf_Body) {
-        Self.writeReply(body, to: request.id, on: channel)
-    }
-
-    /// Writes the answer to request `id`; one the codec refuses as too large is answered with
-    /// that error instead. `written` runs once what went out is written (or failed).
-    private static func writeReply(
-        _ body: Envelope.OneOf_Body, to id: UInt64, on channel: any Channel, written: (@Sendable () -> Void)? = nil
-    ) {
-        channel.writeAndFlush(envelope: envelope(body, replyTo: id)).whenComplete { result in
-            guard case .failure(let error as BrokerError) = result, error.code == .payloadTooLarge else {
-                written?()
-                return
-            }
-            channel.writeAndFlush(envelope: envelope(refusal(tooLarge: error), replyTo: id)).whenComplete { _ in written?() }
-        }
+        channel.writeReply(body, to: request.id)
     }
 
     /// `replyInBackground` with an answer encoded once for every request it answers (a scene's
     /// acknowledgement of an update): small by construction, so never refused as too large.
     package func replyInBackground(to request: Envelope, with prepared: PreparedBody) {
         channel.writeAndFlush(envelope: prepared.envelope(replyTo: request.id), promise: nil)
-    }
-
-    /// Answers `request`, closing the connection when the answer is not written within
-    /// `timeout`: a peer that sends requests and never reads their answers is dropped instead
-    /// of holding a reply, and the memory it takes, for ever. Returns false when it was closed.
-    package func reply(to request: Envelope, with body: Envelope.OneOf_Body, within timeout: Duration) async -> Bool {
-        await withCheckedContinuation { done in
-            reply(toID: request.id, with: body, within: timeout) { open in done.resume(returning: open) }
-        }
-    }
-
-    /// `reply(to:with:within:)` without waiting: `written` runs on the event loop once the
-    /// answer is written (or the connection closed), with whether the connection is still open.
-    package func reply(toID id: UInt64, with body: Envelope.OneOf_Body, within timeout: Duration, written: @escaping @Sendable (Bool) -> Void) {
-        let channel = self.channel
-        onLoop {
-            let closer = channel.eventLoop.scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
-                channel.close(promise: nil)
-            }
-            Self.writeReply(body, to: id, on: channel) {
-                closer.cancel()
-                written(channel.isActive)
-            }
-        }
     }
 
     /// Answers a request with an `Error` frame.

@@ -3,9 +3,9 @@ import IPCWire
 import Logging
 import NIOCore
 
-/// Serves one control connection: the Hello handshake, then one request at
-/// a time, each answered exactly once with a reply or a typed error. `watch` streams lifecycle
-/// events on the same connection until it closes.
+/// Answers one control connection's requests (`ControlConnectionHandler` reads them and
+/// writes the answers), and the control requests scenes send over their own connections: each
+/// with a reply or a typed error.
 struct ControlRequestHandler: Sendable {
     let broker: Broker
     let logger: Logger
@@ -18,85 +18,21 @@ struct ControlRequestHandler: Sendable {
     /// The frames the peer may send; a watcher only listens, and may send small ones only.
     var frameLimit: InboundFrameLimit? = nil
 
-    /// Serves the connection until it closes. The handshake's deadline is the pipeline's
-    /// (`ControlFastPath`): a peer that says no Hello in time is closed there, which ends this.
-    func serve(connection: WireConnection, inbound: NIOAsyncChannelInboundStream<Envelope>, handshake: ControlHandshake) async {
-        var watcher: (id: UUID, task: Task<Void, Never>)?
-        defer {
-            if let watcher {
-                watcher.task.cancel()
-                Task { await broker.unsubscribe(watcher.id) }
-            }
+    /// A control connection's `watch`: the events it asked for, from now on, once the filter's
+    /// apps and sessions are known and there is room for one more watcher.
+    func startWatching(_ watch: Windowbroker_V1_WatchRequest) async throws(BrokerError) -> (UUID, AsyncStream<EventRecord>) {
+        if let requester { try Self.checkSceneMay(.watch(watch), requester: requester) }
+        if let connections, !(await connections.startWatching(connectionID)) {
+            throw BrokerError(.resourceExhausted, "\(connections.watcherLimit) watchers are connected; stop one first")
         }
-        do {
-            for try await envelope in inbound {
-                if !handshake.isDone {
-                    guard case .hello(let hello) = envelope.body else {
-                        await connection.reply(to: envelope, error: BrokerError(.handshakeRequired, "the first message must be Hello"))
-                        return
-                    }
-                    if let problem = Self.check(hello) {
-                        await connection.reply(to: envelope, error: problem)
-                        return
-                    }
-                    // Before the Welcome leaves: the deadline must not close a greeted peer.
-                    handshake.complete()
-                    await connection.reply(to: envelope, with: .welcome(.current(brokerPID: getpid())))
-                    continue
-                }
-                guard case .controlRequest(let request) = envelope.body, let kind = request.kind else {
-                    await connection.reply(to: envelope, error: BrokerError(.invalidRequest, "expected a control request"))
-                    continue
-                }
-                if case .watch = kind, let requester {
-                    do { try Self.checkSceneMay(kind, requester: requester) } catch {
-                        await connection.reply(to: envelope, error: error)
-                        continue
-                    }
-                }
-                if case .watch(let watch) = kind, watcher == nil {
-                    if let connections, !(await connections.startWatching(connectionID)) {
-                        await connection.reply(to: envelope, error: BrokerError(.resourceExhausted, "\(connections.watcherLimit) watchers are connected; stop one first"))
-                        continue
-                    }
-                    let filter: EventFilter
-                    do {
-                        for app in watch.appIds { try await broker.checkKnownApp(AppID(app)) }
-                        var resolved = watch
-                        resolved.sessionIds = []
-                        for text in watch.sessionIds {
-                            resolved.sessionIds.append(try await broker.resolveSession(text).description)
-                        }
-                        filter = try EventFilter(resolved)
-                    } catch {
-                        await connection.reply(to: envelope, error: error)
-                        continue
-                    }
-                    let (id, events) = await broker.subscribe(filter)
-                    if let frameLimit {
-                        let watcherFrames = broker.configuration.watcherFrameBytes
-                        connection.execute { frameLimit.bytes = watcherFrames }
-                    }
-                    await connection.reply(to: envelope, with: .controlReply(.with { $0.watchStarted = .init() }))
-                    watcher = (id, Task {
-                        for await event in events {
-                            do { try await connection.send(.lifecycleEvent(event.wire)) } catch { break }
-                        }
-                    })
-                    continue
-                }
-                let answer = await answerAsConnection(kind)
-                guard await connection.reply(to: envelope, with: answer, within: broker.configuration.replyWriteTimeout) else {
-                    closedUnread()
-                    return
-                }
-            }
-        } catch let error as BrokerError {
-            logger.notice("closing a misbehaving control connection", metadata: ["error": "\(error.message)"])
-            try? await connection.send(.error(error.wire))
-        } catch {
-            logger.debug("control connection ended", metadata: ["error": "\(error)"])
+        for app in watch.appIds { try await broker.checkKnownApp(AppID(app)) }
+        var resolved = watch
+        resolved.sessionIds = []
+        for text in watch.sessionIds {
+            resolved.sessionIds.append(try await broker.resolveSession(text).description)
         }
+        let filter = try EventFilter(resolved)
+        return await broker.subscribe(filter)
     }
 
     /// Says why the connection was closed: its peer did not read an answer within
@@ -512,7 +448,7 @@ struct ControlRequestHandler: Sendable {
         case .watch:
             throw BrokerError(.invalidRequest, "this connection is already watching")
         case .ping(let ping):
-            // Normally answered by ControlFastPath on the event loop; kept for completeness.
+            // A control connection answers it itself (`ControlConnectionHandler`); a scene's comes here.
             return .ping(.with { $0.payload = ping.payload })
         case .pressure:
             return .pressure(await broker.pressureReport().wire)

@@ -5,6 +5,7 @@ import IPCWire
 import Logging
 import NIOCore
 import NIOPosix
+import Synchronization
 
 /// The control socket wmctl talks to: `<runtime-dir>/control.sock` in a 0700 directory.
 /// Peers of another uid are refused (SO_PEERCRED). Each connection must start with Hello;
@@ -32,21 +33,19 @@ public struct ControlServer: Sendable {
             idleTimeout: configuration.controlIdleTimeout)
     }
 
+    /// A connection accepted, not yet read (it is read once there is room for it).
     struct Accepted: Sendable {
-        var channel: WireChannel
-        var peer: wb_ucred?
-        /// The frames this connection may send (lowered once it watches).
-        var frameLimit: InboundFrameLimit
-        var handshake: ControlHandshake
-        var fastPath: NIOLoopBound<ControlFastPath>
+        var channel: any Channel
+        var id: ControlConnections.ID
     }
 
     /// Binds the socket path (after checking no other broker serves it), or adopts the socket
     /// systemd passed, and serves until cancelled. `onListening` runs once connections are accepted.
     public func run(onListening: @Sendable () async -> Void = {}) async throws {
         let maxFrame = broker.configuration.maxFrameBytes
-        let handshakeTimeout = broker.configuration.handshakeTimeout
         let budget = PartialFrameBudget(limit: broker.configuration.maxPartialFrameBytes)
+        let (broker, logger, connections) = (broker, logger, connections)
+        let numbers = ConnectionNumbers()
         let initializer: @Sendable (Channel) -> EventLoopFuture<Accepted> = { channel in
             let credentials: EventLoopFuture<wb_ucred?>
             if let provider = channel as? SocketOptionProvider {
@@ -57,14 +56,13 @@ public struct ControlServer: Sendable {
                 credentials = channel.eventLoop.makeSucceededFuture(nil)
             }
             return credentials.flatMapThrowing { peer in
-                let handshake = ControlHandshake()
                 let frameLimit = InboundFrameLimit(bytes: maxFrame)
+                let id = numbers.next()
+                try channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
                 try channel.pipeline.syncOperations.addWireFraming(maxFrameBytes: maxFrame, limit: frameLimit, budget: budget)
-                let fastPath = ControlFastPath(handshake: handshake, timeout: handshakeTimeout)
-                try channel.pipeline.syncOperations.addHandler(fastPath)
-                return Accepted(
-                    channel: try WireChannel(wrappingChannelSynchronously: channel), peer: peer, frameLimit: frameLimit, handshake: handshake,
-                    fastPath: NIOLoopBound(fastPath, eventLoop: channel.eventLoop))
+                try channel.pipeline.syncOperations.addHandler(ControlConnectionHandler(
+                    broker: broker, logger: logger, connections: connections, id: id, peer: peer, frameLimit: frameLimit))
+                return Accepted(channel: channel, id: id)
             }
         }
         // Connections stay on the loop that accepted them: handing each to another loop cost
@@ -96,15 +94,13 @@ public struct ControlServer: Sendable {
                 let connections = self.connections
                 group.addTask { await connections.sweep() }
                 defer { group.cancelAll() }
-                var accepted: ControlConnections.ID = 0
                 for try await connection in inbound {
-                    accepted += 1
-                    let id = accepted
-                    guard await connections.admit(id, channel: connection.channel.channel) else {
-                        connection.channel.channel.close(promise: nil)
+                    let channel = connection.channel
+                    guard await connections.admit(connection.id, channel: channel) else {
+                        channel.close(promise: nil)
                         break
                     }
-                    group.addTask { await self.serve(connection, id: id) }
+                    channel.eventLoop.execute { channel.setReading(true) }
                 }
             }
         }
@@ -123,26 +119,10 @@ public struct ControlServer: Sendable {
             throw BrokerError(.requestDenied, "another broker is already serving \(socketPath)")
         }
     }
+}
 
-    private func serve(_ accepted: Accepted, id: ControlConnections.ID) async {
-        var handler = ControlRequestHandler(broker: broker, logger: logger, connections: connections, connectionID: id)
-        handler.frameLimit = accepted.frameLimit
-        if let peer = accepted.peer { handler.requester = await broker.scene(speakingFor: peer.pid) }
-        let speaker = handler
-        defer { Task { [connections] in await connections.leave(id) } }
-        try? await accepted.channel.executeThenClose { inbound, outbound in
-            let connection = WireConnection(accepted.channel, outbound: outbound)
-            if let peer = accepted.peer, peer.uid != getuid() {
-                logger.warning("refused a control peer of another user", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
-                try? await connection.send(.error(BrokerError(.permissionDenied, "this broker serves uid \(getuid()) only").wire))
-                return
-            }
-            // On the loop before the Welcome is written there (at once when this runs on that
-            // loop, else queued ahead of the Welcome's write): the requests that follow it are
-            // taken on the loop.
-            let fastPath = accepted.fastPath
-            connection.execute { fastPath.value.attach(speaker, connection: connection) }
-            await speaker.serve(connection: connection, inbound: inbound, handshake: accepted.handshake)
-        }
-    }
+/// Numbers connections in the order they are accepted (a UUID cost three system calls each).
+private final class ConnectionNumbers: Sendable {
+    private let last = Atomic<ControlConnections.ID>(0)
+    func next() -> ControlConnections.ID { last.add(1, ordering: .relaxed).newValue }
 }
