@@ -710,6 +710,50 @@ final class StartLimitTests: XCTestCase {
     }
 }
 
+/// Launch admission: the slot is taken with the check, launches under way count against the
+/// limit until they finish, and each refusal says why in words a user can act on.
+final class LaunchAdmissionTests: XCTestCase {
+    private let t0 = ContinuousClock.now
+
+    private func refusal(_ body: () throws -> Void) -> BrokerError? {
+        do { try body(); return nil } catch { return error as? BrokerError }
+    }
+
+    func testLaunchesUnderWayCountAgainstTheLimitUntilTheyFinish() {
+        var launches = LaunchAdmission(startLimit: StartLimit(burst: 3, interval: .seconds(10)), maxLiveWorkers: 3)
+        XCTAssertNil(refusal { try launches.admit("a", live: 1, stopping: false, now: t0) })
+        XCTAssertNil(refusal { try launches.admit("b", live: 1, stopping: false, now: t0) })
+        XCTAssertEqual(launches.inFlight, 2)
+        let full = refusal { try launches.admit("a", live: 1, stopping: false, now: t0) }
+        XCTAssertEqual(full?.code, .resourceExhausted)
+        XCTAssertTrue(full?.message.contains("limit 3") ?? false, full?.message ?? "")
+        XCTAssertEqual(launches.inFlight, 2, "a refused launch takes no slot")
+        launches.finished()
+        XCTAssertNil(refusal { try launches.admit("a", live: 1, stopping: false, now: t0) }, "a finished launch gives its slot back")
+    }
+
+    func testAnIdleProcessNeverTakesTheLastRoom() {
+        var launches = LaunchAdmission(startLimit: StartLimit(burst: 3, interval: .seconds(10)), maxLiveWorkers: 4)
+        XCTAssertTrue(launches.hasRoomForIdle(live: 1, idle: 1))
+        XCTAssertNil(refusal { try launches.admit("a", live: 1, stopping: false, now: t0) })
+        XCTAssertFalse(launches.hasRoomForIdle(live: 1, idle: 2), "live, under way and idle together stay under the limit")
+    }
+
+    func testACrashLoopAndAStopRefuseWithWhyAndWhen() {
+        var launches = LaunchAdmission(startLimit: StartLimit(burst: 2, interval: .seconds(10)), maxLiveWorkers: 8)
+        launches.recordFailure("a", now: t0)
+        launches.recordFailure("a", now: t0 + .seconds(1))
+        let looping = refusal { try launches.check("a", live: 0, stopping: false, now: t0 + .seconds(1)) }
+        XCTAssertEqual(looping?.code, .crashLoop)
+        XCTAssertEqual(looping?.message, "app 'a' failed to start or crashed 2 times within 10 s; new scenes are refused for another 10 s")
+        XCTAssertNil(refusal { try launches.check("b", live: 0, stopping: false, now: t0 + .seconds(1)) }, "per app")
+        launches.recordSuccess("a")
+        XCTAssertNotNil(launches.retryAfter("a", now: t0 + .seconds(2)), "a connected scene ends the streak, not the wait")
+        XCTAssertNil(launches.retryAfter("a", now: t0 + .seconds(12)))
+        XCTAssertEqual(refusal { try launches.check("b", live: 0, stopping: true, now: t0) }?.code, .requestDenied)
+    }
+}
+
 final class UpdateQueueTests: XCTestCase {
     private func drain(_ queue: inout UpdateQueue<String>) -> [String] {
         var out: [String] = []

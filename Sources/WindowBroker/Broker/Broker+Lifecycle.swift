@@ -93,7 +93,7 @@ extension Broker {
         } else {
             logger.warning("scene process ended unexpectedly", metadata: ["session": "\(id)", "pid": "\(worker.pid)", "reason": "\(reason)"])
             // A crash after it started; one before its Hello was counted as a failed launch.
-            if saidHello { startLimit.recordFailure(appID, now: configuration.clock.now) }
+            if saidHello { launches.recordFailure(appID, now: configuration.clock.now) }
             emit(id, app: appID, .crashed(reason, pid: worker.pid))
         }
         await persist(id)

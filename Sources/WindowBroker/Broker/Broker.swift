@@ -54,8 +54,6 @@ public actor Broker {
     var drivers: [SessionID: SessionDriver] = [:]
     /// The session each live scene process shows, found by the process (its frames and its end).
     var workers: [ObjectIdentifier: SessionID] = [:]
-    /// Spawns under way: counted against the worker limit before they are in `workers`.
-    var launchesInFlight = 0
     var focus: FocusCoordinator
     /// The workspace as last recorded in the store, the next one to write, and whether a write is under way.
     var workspace: (recorded: SessionStore.Workspace?, pending: SessionStore.Workspace?, writing: Bool) = (nil, nil, false)
@@ -65,7 +63,8 @@ public actor Broker {
     /// The memory level and the response to it (`Memory/PressureResponder.swift`).
     let memory: PressureResponder
     let pools = PrewarmPools()
-    var startLimit: StartLimit
+    /// Which launches may start (crash loops, the limit on live processes) and those under way.
+    var launches: LaunchAdmission
     /// Update events, shared defaults and the scenes' update queues (`Sync/`).
     let sync = SceneSync()
     /// Where the broker is in its own life (running, draining, stopped) and the requests in flight.
@@ -87,7 +86,9 @@ public actor Broker {
         self.logger = logger
         self.eventLog = EventLogLines(logger: logger)
         self.focus = FocusCoordinator(maxForeground: configuration.maxForegroundScenes)
-        self.startLimit = StartLimit(burst: configuration.startLimitBurst, interval: configuration.startLimitInterval)
+        self.launches = LaunchAdmission(
+            startLimit: StartLimit(burst: configuration.startLimitBurst, interval: configuration.startLimitInterval),
+            maxLiveWorkers: configuration.maxLiveWorkers)
         self.store = try SessionStore(directory: configuration.stateDirectory, logger: logger)
         // The directory as the store resolved it: pictures go where the store is, always.
         self.snapshots = SnapshotStore(stateDirectory: store.directory)

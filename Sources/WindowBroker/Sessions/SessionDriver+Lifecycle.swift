@@ -86,7 +86,7 @@ extension SessionDriver {
                 session.state = worker == nil ? .unattached : state
                 if step == .connect {
                     session.hasConnected = true
-                    broker.startLimit.recordSuccess(appID)
+                    broker.launches.recordSuccess(appID)
                 }
                 if step == .didBecomeActive { session.lastActiveAt = Date() }
                 broker.emit(id, app: appID, event(for: step, committed: committed))
@@ -245,15 +245,10 @@ extension SessionDriver {
         }
         let early = earlyStart
         earlyStart = nil
-        if early == nil {
-            try checkLaunchAllowed(app, in: broker)
-            // The slot is taken in the same step as the check: a launch that suspends (taking a
-            // prewarmed worker, spawning) cannot let another one past the limit meanwhile.
-            broker.launchesInFlight += 1
-        }
+        if early == nil { try admitLaunch(app, in: broker) }
         session.state = .launching
         if early == nil, let prewarmed = broker.pools.take(app.id, in: broker) {
-            broker.launchesInFlight -= 1
+            broker.launches.finished()
             broker.bind(prewarmed, to: self)
             broker.workerOutput.bind(pid: prewarmed.pid, session: id)
             session.launchCount += 1
@@ -261,7 +256,7 @@ extension SessionDriver {
         }
         let handle: WorkerHandle
         do {
-            defer { broker.launchesInFlight -= 1 }
+            defer { broker.launches.finished() }
             if let early {
                 handle = try await early.value
             } else {
@@ -269,7 +264,7 @@ extension SessionDriver {
             }
         } catch {
             session.state = .unattached
-            broker.startLimit.recordFailure(app.id, now: broker.configuration.clock.now)
+            broker.launches.recordFailure(app.id, now: broker.configuration.clock.now)
             throw error
         }
         broker.bind(handle, to: self)
@@ -280,34 +275,24 @@ extension SessionDriver {
         do {
             try await handle.waitForHello(timeout: configuration.launchTimeout)
         } catch let error as BrokerError where error.code == .timedOut {
-            broker.startLimit.recordFailure(app.id, now: broker.configuration.clock.now)
+            broker.launches.recordFailure(app.id, now: broker.configuration.clock.now)
             throw error
         } catch {
-            broker.startLimit.recordFailure(app.id, now: broker.configuration.clock.now)
+            broker.launches.recordFailure(app.id, now: broker.configuration.clock.now)
             await broker.terminate(id, reason: .timedOut)
             throw BrokerError(.workerFailed, "the scene process \(app.executable) did not start: \((error as? BrokerError)?.message ?? "\(error)")")
         }
     }
 
-    /// What stops a process from being started for the session now: the app's crash loop, the
-    /// broker stopping, the limit on live processes.
-    private func checkLaunchAllowed(_ app: AppManifest, in broker: isolated Broker) throws(BrokerError) {
-        if let wait = broker.startLimit.retryAfter(app.id, now: broker.configuration.clock.now) {
-            let seconds = wait.seconds
-            throw BrokerError(
-                .crashLoop,
-                "app '\(app.id)' failed to start or crashed \(broker.startLimit.burst) times within \(broker.startLimit.interval.formattedSeconds); new scenes are refused for another \(Int(seconds.rounded(.up))) s",
-                retryAfterSeconds: seconds)
-        }
-        if let refusal = Self.refusalWhileStopping(in: broker) { throw refusal }
-        guard broker.workers.count + broker.launchesInFlight < broker.configuration.maxLiveWorkers else {
-            throw BrokerError(.resourceExhausted, "\(broker.workers.count) scene processes are running (limit \(broker.configuration.maxLiveWorkers)); close or reclaim one first")
-        }
+    /// Takes a launch slot for the session's process, or says why none may start now (the
+    /// app's crash loop, the broker stopping, the limit on live processes).
+    private func admitLaunch(_ app: AppManifest, in broker: isolated Broker) throws(BrokerError) {
+        try broker.launches.admit(app.id, live: broker.workers.count, stopping: !broker.phase.isRunning, now: broker.configuration.clock.now)
     }
 
     /// Why no process is started while the broker stops; nil while it runs.
     private static func refusalWhileStopping(in broker: isolated Broker) -> BrokerError? {
-        broker.phase.isRunning ? nil : BrokerError(.requestDenied, "the broker is stopping; no scene is started now")
+        broker.phase.isRunning ? nil : LaunchAdmission.stopping
     }
 
     /// Starts the new session's process while its record is being committed, so that a cold
@@ -319,8 +304,7 @@ extension SessionDriver {
     func startEarly(in broker: isolated Broker) {
         guard earlyStart == nil, worker == nil, let app = broker.apps.manifests[appID],
               broker.pools.readyCount(appID) == 0,
-              (try? checkLaunchAllowed(app, in: broker)) != nil else { return }
-        broker.launchesInFlight += 1
+              (try? admitLaunch(app, in: broker)) != nil else { return }
         let (launcher, id) = (broker.launcher, id)
         earlyStart = Task { try await launcher.launch(app: app, sessionID: id) }
     }
@@ -331,7 +315,7 @@ extension SessionDriver {
     func abandonEarlyStart(in broker: isolated Broker) async {
         guard let early = earlyStart else { return }
         earlyStart = nil
-        defer { broker.launchesInFlight -= 1 }
+        defer { broker.launches.finished() }
         try? await early.value.kill()
     }
 

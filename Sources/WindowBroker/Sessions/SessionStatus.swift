@@ -54,6 +54,6 @@ extension Broker {
             pss: pid != nil ? memory.pss[session.id] ?? 0 : 0,
             isKey: driver?.toldKey == true,
             hasSnapshot: driver?.snapshot != nil,
-            crashLoopRetryAfter: startLimit.retryAfter(session.appID, now: configuration.clock.now))
+            crashLoopRetryAfter: launches.retryAfter(session.appID, now: configuration.clock.now))
     }
 }

@@ -38,14 +38,14 @@ final class PrewarmPools {
         for app in broker.apps.manifests.values.sorted(by: { $0.id < $1.id }) where app.prewarm > 0 {
             // An app in a crash loop is not refilled either: refills count against its start
             // limit like launches, and the pool tries again once the wait is over.
-            if let wait = broker.startLimit.retryAfter(app.id, now: broker.configuration.clock.now) {
+            if let wait = broker.launches.retryAfter(app.id, now: broker.configuration.clock.now) {
                 scheduleRefill(after: wait, in: broker)
                 continue
             }
             let missing = app.prewarm - readyCount(app.id) - (warming[app.id] ?? 0)
             for _ in 0..<max(0, missing) {
                 // Idle processes never take the room scenes need.
-                guard broker.workers.count + broker.launchesInFlight + count < broker.configuration.maxLiveWorkers else { return }
+                guard broker.launches.hasRoomForIdle(live: broker.workers.count, idle: count) else { return }
                 warming[app.id, default: 0] += 1
                 Task { await self.warm(app, in: broker) }
             }
@@ -102,8 +102,8 @@ final class PrewarmPools {
     /// A refill that failed counts against the app's start limit; the pool is topped up again
     /// (in a moment, or when the crash loop's wait is over), never in a tight loop.
     private func failed(_ app: AppManifest, _ error: any Error, _ what: String, in broker: isolated Broker) {
-        broker.startLimit.recordFailure(app.id, now: broker.configuration.clock.now)
-        if let wait = broker.startLimit.retryAfter(app.id, now: broker.configuration.clock.now) {
+        broker.launches.recordFailure(app.id, now: broker.configuration.clock.now)
+        if let wait = broker.launches.retryAfter(app.id, now: broker.configuration.clock.now) {
             broker.logger.warning("\(what); the app is in a crash loop, its pool waits", metadata: [
                 "app": "\(app.id)", "error": "\(error)", "retryAfter": "\(wait.formattedSeconds)",
             ])
