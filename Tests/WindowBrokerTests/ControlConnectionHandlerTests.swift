@@ -83,7 +83,7 @@ final class ControlConnectionHandlerTests: XCTestCase {
         guard case .error(let error) = told.first?.body else { return XCTFail("expected an error, got \(told)") }
         XCTAssertEqual(error.code, .handshakeRequired)
         XCTAssertTrue(error.message.contains("no Hello within 2 s"), error.message)
-        try await silent.closeFuture.get()
+        try await InProcessBroker.withDeadline(.seconds(10)) { try await silent.closeFuture.get() }
     }
 
     func testAGreetedPeerOutlivesTheDeadline() async throws {
@@ -103,7 +103,7 @@ final class ControlConnectionHandlerTests: XCTestCase {
         guard case .error(let error) = told.first?.body else { return XCTFail("expected an error, got \(told)") }
         XCTAssertEqual(error.code, .handshakeRequired)
         XCTAssertEqual(told.first?.replyTo, 7)
-        try await channel.closeFuture.get()
+        try await InProcessBroker.withDeadline(.seconds(10)) { try await channel.closeFuture.get() }
     }
 
     /// Requests written at once are answered once each, in order, whether answered on the loop
@@ -141,8 +141,7 @@ final class ControlConnectionHandlerTests: XCTestCase {
     func testAPeerThatDoesNotReadItsAnswerIsClosedAtTheReplyDeadline() async throws {
         let unread = HeldWrites()
         let channel = try await connection({ $0.replyWriteTimeout = .seconds(3) }, before: unread)
-        try await channel.writeInbound(Self.hello())
-        await channel.testingEventLoop.run()
+        try await greet(channel)
         unread.holding = true
         try await channel.writeInbound(Self.request(2, .status(.init())))
         for _ in 0..<200 where unread.held == 0 {
@@ -153,7 +152,7 @@ final class ControlConnectionHandlerTests: XCTestCase {
         await channel.testingEventLoop.advanceTime(by: .seconds(2))
         XCTAssertTrue(channel.isActive, "before the deadline")
         await channel.testingEventLoop.advanceTime(by: .seconds(1))
-        try await channel.closeFuture.get()
+        try await InProcessBroker.withDeadline(.seconds(10)) { try await channel.closeFuture.get() }
     }
 
     /// A reply the codec refuses (too large for a frame) is answered with that error instead:
