@@ -27,9 +27,9 @@ final class ControlConnectionHandlerTests: XCTestCase {
         let broker = running.broker
         let channel = try await NIOAsyncTestingChannel { channel in
             if let writes { try channel.pipeline.syncOperations.addHandler(writes) }
-            try channel.pipeline.syncOperations.addHandler(ControlConnectionHandler(
-                broker: broker, logger: Logger(label: "test"), connections: connections, id: 1, peer: nil,
-                frameLimit: InboundFrameLimit(bytes: 1 << 20)))
+            var answerer = ControlRequestHandler(broker: broker, logger: Logger(label: "test"), connections: connections, connectionID: 1)
+            answerer.frameLimit = InboundFrameLimit(bytes: 1 << 20)
+            try channel.pipeline.syncOperations.addHandler(ControlConnectionHandler(answerer: answerer, peer: nil))
         }
         try await channel.connect(to: SocketAddress(unixDomainSocketPath: "/control.sock"))
         return channel

@@ -52,7 +52,7 @@ class WindowTestCase: XCTestCase {
     }
 
     /// What scripts/png-pixels.py prints for `arguments`.
-    func pngPixels(_ arguments: [String]) throws -> String {
+    static func pngPixels(_ arguments: [String]) throws -> String {
         let script = BrokerHarness.repository.appendingPathComponent("scripts/png-pixels.py").path
         let run = try runToCompletion("/usr/bin/python3", [script] + arguments)
         guard run.code == 0 else { throw HarnessError("png-pixels \(arguments.joined(separator: " ")): \(run.output)") }
@@ -61,7 +61,7 @@ class WindowTestCase: XCTestCase {
 
     /// The colours of a PNG file at those points, as rrggbb.
     func colours(ofFile path: String, at points: [(Int, Int)]) throws -> [String] {
-        try pngPixels([path, "--at"] + points.flatMap { [String($0.0), String($0.1)] }).split(separator: " ").map(String.init)
+        try Self.pngPixels([path, "--at"] + points.flatMap { [String($0.0), String($0.1)] }).split(separator: " ").map(String.init)
     }
 
     /// The colours of a screenshot at those points, as rrggbb.
@@ -75,7 +75,7 @@ class WindowTestCase: XCTestCase {
     /// opaque pixels whose colour differs, pixels not opaque (its rounded corners), and of the
     /// differing ones those within 8 pixels of a corner (`png-pixels.py --over`).
     func picture(_ path: String, over screenshot: String) throws -> (differ: Int, translucent: Int, inCorners: Int, said: String) {
-        let said = try pngPixels([path, "--over", screenshot, "0", "0"])
+        let said = try Self.pngPixels([path, "--over", screenshot, "0", "0"])
         let counts = said.split(separator: " ").compactMap { Int($0) }
         guard counts.count == 3 else { throw HarnessError("png-pixels --over said: \(said)") }
         return (counts[0], counts[1], counts[2], said)
@@ -548,7 +548,7 @@ final class SnapshotTests: WindowTestCase {
     override var swayConfiguration: [String] { ["output HEADLESS-1 resolution 640x480"] }
 
     private func pixels(_ path: String) throws -> String {
-        try pngPixels([path])
+        try Self.pngPixels([path])
     }
 
     func testASnapshotEqualsAScreenshotOfTheWindowAndGoesWithItsSession() throws {

@@ -52,9 +52,9 @@ struct SceneShutdownService: Service {
     let logger: Logger
 
     func run() async throws {
-        // Cancelled rather than stopped (another service failed): save all the same.
+        // Cancelled rather than stopped (another service failed): save all the same. STOPPING=1
+        // went out when the group began to stop (`StatusService`, the first told).
         try? await gracefulShutdown()
-        notifier.stopping()
         logger.info("shutting down: saving every connected scene")
         let report = await broker.shutdown()
         guard report.unsaved.isEmpty else {

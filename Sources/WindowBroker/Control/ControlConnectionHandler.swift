@@ -17,16 +17,11 @@ final class ControlConnectionHandler: ChannelInboundHandler {
     /// Past this many frames waiting, the connection is read no further until they are taken.
     static let waitingLimit = 16
 
-    private let broker: Broker
-    private let logger: Logger
-    private let connections: ControlConnections
-    private let id: ControlConnections.ID
+    /// Answers the requests; it learns the scene the peer speaks as when the Hello is accepted.
+    private var answerer: ControlRequestHandler
+    private var greeted = false
     private let peer: wb_ucred?
-    private let frameLimit: InboundFrameLimit
-    private let handshakeTimeout: Duration
     private var deadline: Scheduled<Void>?
-    /// Answers the requests once the Hello is accepted (it knows the scene the peer speaks as).
-    private var answerer: ControlRequestHandler?
     /// A frame is being handled (the Hello accepted, a request answered): what is read
     /// meanwhile waits, in order.
     private var busy = false
@@ -40,15 +35,12 @@ final class ControlConnectionHandler: ChannelInboundHandler {
         case error(any Error)
     }
 
-    init(broker: Broker, logger: Logger, connections: ControlConnections, id: ControlConnections.ID, peer: wb_ucred?, frameLimit: InboundFrameLimit) {
-        self.broker = broker
-        self.logger = logger
-        self.connections = connections
-        self.id = id
+    init(answerer: ControlRequestHandler, peer: wb_ucred?) {
+        self.answerer = answerer
         self.peer = peer
-        self.frameLimit = frameLimit
-        handshakeTimeout = broker.configuration.handshakeTimeout
     }
+
+    private var logger: Logger { answerer.logger }
 
     func handlerAdded(context: ChannelHandlerContext) {
         if context.channel.isActive { begin(context: context) }
@@ -67,9 +59,9 @@ final class ControlConnectionHandler: ChannelInboundHandler {
             logger.warning("refused a control peer of another user", metadata: ["uid": "\(peer.uid)", "pid": "\(peer.pid)"])
             return close(context, saying: BrokerError(.permissionDenied, "this broker serves uid \(getuid()) only"))
         }
-        let timeout = handshakeTimeout
+        let timeout = answerer.broker.configuration.handshakeTimeout
         deadline = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(timeout.nanoseconds)) { [self] in
-            guard answerer == nil else { return }
+            guard !greeted else { return }
             close(context, saying: BrokerError(.handshakeRequired, "no Hello within \(timeout.formattedSeconds)"))
         }
     }
@@ -82,10 +74,8 @@ final class ControlConnectionHandler: ChannelInboundHandler {
         waiting.removeAll()
         if let watcher {
             watcher.task.cancel()
-            Task { [broker] in await broker.unsubscribe(watcher.id) }
+            Task { [broker = answerer.broker] in await broker.unsubscribe(watcher.id) }
         }
-        let (connections, id) = (connections, id)
-        Task { await connections.leave(id) }
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -109,7 +99,7 @@ final class ControlConnectionHandler: ChannelInboundHandler {
 
     /// A frame read in its turn.
     private func take(_ envelope: Envelope, context: ChannelHandlerContext) {
-        guard let answerer else { return greet(envelope, context: context) }
+        guard greeted else { return greet(envelope, context: context) }
         guard case .controlRequest(let request) = envelope.body, let kind = request.kind else {
             return write(.error(BrokerError(.invalidRequest, "expected a control request").wire), to: envelope.id, context: context)
         }
@@ -117,9 +107,9 @@ final class ControlConnectionHandler: ChannelInboundHandler {
         case .ping(let ping):
             write(.controlReply(.with { $0.ping = .with { $0.payload = ping.payload } }), to: envelope.id, context: context)
         case .watch(let watch) where watcher == nil:
-            startWatching(watch, request: envelope.id, answerer: answerer, context: context)
+            startWatching(watch, request: envelope.id, context: context)
         default:
-            answer(kind, request: envelope.id, answerer: answerer, context: context)
+            answer(kind, request: envelope.id, context: context)
         }
     }
 
@@ -131,26 +121,30 @@ final class ControlConnectionHandler: ChannelInboundHandler {
         if let problem = ControlRequestHandler.check(hello) { return close(context, saying: problem, replyTo: envelope.id) }
         deadline?.cancel()
         busy = true
-        let (broker, logger, connections, id, frameLimit) = (broker, logger, connections, id, frameLimit)
-        let (pid, helloID) = (peer?.pid, envelope.id)
-        let (lane, bound, loop) = (NIOLoopBound(self, eventLoop: context.eventLoop), NIOLoopBound(context, eventLoop: context.eventLoop), context.eventLoop)
+        let (broker, pid, helloID, loop) = (answerer.broker, peer?.pid, envelope.id, context.eventLoop)
+        let (lane, bound) = bindings(context)
         Task {
-            var answerer = ControlRequestHandler(broker: broker, logger: logger, connections: connections, connectionID: id)
-            answerer.frameLimit = frameLimit
-            if let pid { answerer.requester = await broker.scene(speakingFor: pid) }
+            let requester = if let pid { await broker.scene(speakingFor: pid) } else { SessionID?.none }
             loop.execute {
-                guard !lane.value.removed else { return }
-                lane.value.answerer = answerer
-                lane.value.write(.welcome(.current(brokerPID: getpid())), to: helloID, context: bound.value)
-                lane.value.done(context: bound.value)
+                let handler = lane.value
+                guard !handler.removed else { return }
+                handler.answerer.requester = requester
+                handler.greeted = true
+                handler.write(.welcome(.current(brokerPID: getpid())), to: helloID, context: bound.value)
+                handler.done(context: bound.value)
             }
         }
     }
 
-    private func answer(_ kind: ControlRequest, request id: UInt64, answerer: ControlRequestHandler, context: ChannelHandlerContext) {
+    /// The handler and its context, for a task's result to come back to on the loop.
+    private func bindings(_ context: ChannelHandlerContext) -> (NIOLoopBound<ControlConnectionHandler>, NIOLoopBound<ChannelHandlerContext>) {
+        (NIOLoopBound(self, eventLoop: context.eventLoop), NIOLoopBound(context, eventLoop: context.eventLoop))
+    }
+
+    private func answer(_ kind: ControlRequest, request id: UInt64, context: ChannelHandlerContext) {
         busy = true
-        let (lane, bound) = (NIOLoopBound(self, eventLoop: context.eventLoop), NIOLoopBound(context, eventLoop: context.eventLoop))
-        let channel = context.channel
+        let (lane, bound) = bindings(context)
+        let (answerer, channel) = (answerer, context.channel)
         Task {
             let answer = await answerer.answerAsConnection(kind)
             // What waited meanwhile is taken once the reply is written, not before: a peer that
@@ -162,10 +156,10 @@ final class ControlConnectionHandler: ChannelInboundHandler {
         }
     }
 
-    private func startWatching(_ watch: Windowbroker_V1_WatchRequest, request id: UInt64, answerer: ControlRequestHandler, context: ChannelHandlerContext) {
+    private func startWatching(_ watch: Windowbroker_V1_WatchRequest, request id: UInt64, context: ChannelHandlerContext) {
         busy = true
-        let (lane, bound) = (NIOLoopBound(self, eventLoop: context.eventLoop), NIOLoopBound(context, eventLoop: context.eventLoop))
-        let (broker, channel, frameLimit) = (broker, context.channel, frameLimit)
+        let (lane, bound) = bindings(context)
+        let (answerer, broker, channel) = (answerer, answerer.broker, context.channel)
         Task {
             let started: Result<(UUID, AsyncStream<EventRecord>), BrokerError>
             do throws(BrokerError) { started = .success(try await answerer.startWatching(watch)) } catch { started = .failure(error) }
@@ -179,15 +173,13 @@ final class ControlConnectionHandler: ChannelInboundHandler {
                 case .failure(let error):
                     handler.write(.error(error.wire), to: id, context: bound.value)
                 case .success(let (subscription, events)):
-                    frameLimit.bytes = broker.configuration.watcherFrameBytes
+                    answerer.frameLimit?.bytes = broker.configuration.watcherFrameBytes
                     handler.write(.controlReply(.with { $0.watchStarted = .init() }), to: id, context: bound.value)
                     // Each event once the last is written: a watcher that reads slowly holds
                     // the broker's buffer of its events, not a queue of writes.
                     handler.watcher = (subscription, Task {
                         for await event in events {
-                            var envelope = Envelope()
-                            envelope.body = .lifecycleEvent(event.wire)
-                            do { try await channel.writeAndFlush(envelope: envelope).value() } catch { break }
+                            do { try await channel.writeAndFlush(envelope: .reply(.lifecycleEvent(event.wire), to: 0)).value() } catch { break }
                         }
                     })
                 }
@@ -224,19 +216,13 @@ final class ControlConnectionHandler: ChannelInboundHandler {
     }
 
     private func write(_ body: Envelope.OneOf_Body, to id: UInt64, context: ChannelHandlerContext) {
-        var envelope = Envelope()
-        envelope.replyTo = id
-        envelope.body = body
-        context.writeAndFlush(wrapOutboundOut(envelope), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.reply(body, to: id)), promise: nil)
     }
 
     /// Says why, then closes (nothing more is read meanwhile).
     private func close(_ context: ChannelHandlerContext, saying why: BrokerError, replyTo id: UInt64 = 0) {
         waiting.removeAll()
         busy = true
-        var envelope = Envelope()
-        envelope.replyTo = id
-        envelope.body = .error(why.wire)
-        context.writeAndFlush(wrapOutboundOut(envelope)).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(.reply(.error(why.wire), to: id))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
     }
 }

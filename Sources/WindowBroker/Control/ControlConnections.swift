@@ -20,10 +20,6 @@ actor ControlConnections {
     }
 
     private var entries: [ID: Entry] = [:]
-    /// Connections that closed before they were admitted (each leaves from its own pipeline),
-    /// and the last admitted (they are admitted in the order they are numbered).
-    private var closedEarly: Set<ID> = []
-    private var lastAdmitted: ID = 0
     /// The accept loop, waiting for room.
     private var waitingForRoom: CheckedContinuation<Void, Never>?
     let limit: Int
@@ -58,8 +54,7 @@ actor ControlConnections {
                 Task { await self.stopWaiting() }
             }
         }
-        lastAdmitted = max(lastAdmitted, id)
-        if closedEarly.remove(id) == nil { entries[id] = Entry(channel: channel, lastActive: .now) }
+        entries[id] = Entry(channel: channel, lastActive: .now)
         return true
     }
 
@@ -69,7 +64,7 @@ actor ControlConnections {
     }
 
     func leave(_ id: ID) {
-        if entries.removeValue(forKey: id) == nil, id > lastAdmitted { closedEarly.insert(id) }
+        entries[id] = nil
         roomMayHaveCome()
     }
 

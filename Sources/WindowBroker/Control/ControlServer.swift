@@ -60,8 +60,9 @@ public struct ControlServer: Sendable {
                 let id = numbers.next()
                 try channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
                 try channel.pipeline.syncOperations.addWireFraming(maxFrameBytes: maxFrame, limit: frameLimit, budget: budget)
-                try channel.pipeline.syncOperations.addHandler(ControlConnectionHandler(
-                    broker: broker, logger: logger, connections: connections, id: id, peer: peer, frameLimit: frameLimit))
+                var answerer = ControlRequestHandler(broker: broker, logger: logger, connections: connections, connectionID: id)
+                answerer.frameLimit = frameLimit
+                try channel.pipeline.syncOperations.addHandler(ControlConnectionHandler(answerer: answerer, peer: peer))
                 return Accepted(channel: channel, id: id)
             }
         }
@@ -91,7 +92,6 @@ public struct ControlServer: Sendable {
         try await server.executeThenClose { inbound in
             await onListening()
             try await withThrowingDiscardingTaskGroup { group in
-                let connections = self.connections
                 group.addTask { await connections.sweep() }
                 defer { group.cancelAll() }
                 for try await connection in inbound {
@@ -100,6 +100,9 @@ public struct ControlServer: Sendable {
                         channel.close(promise: nil)
                         break
                     }
+                    // At once when it closed before it was admitted.
+                    let id = connection.id
+                    channel.closeFuture.whenComplete { _ in Task { await connections.leave(id) } }
                     channel.eventLoop.execute { channel.setReading(true) }
                 }
             }

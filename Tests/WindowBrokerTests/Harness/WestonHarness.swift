@@ -76,9 +76,8 @@ final class WestonHarness {
         let path = root + "/bounds-\(UUID().uuidString.prefix(6)).png"
         try screenshot.write(to: URL(fileURLWithPath: path))
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let script = BrokerHarness.repository.appendingPathComponent("scripts/png-pixels.py").path
         let box = crop.map { [$0.0, $0.1, $0.2, $0.3].map(String.init) } ?? []
-        let said = try runToCompletion("/usr/bin/python3", [script, path, "--bounds", colour] + box).output
+        let said = try WindowTestCase.pngPixels([path, "--bounds", colour] + box)
         let numbers = said.split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
         return numbers.count == 4 ? (numbers[0], numbers[1], numbers[2], numbers[3]) : nil
     }
