@@ -113,7 +113,9 @@ public actor FakeWorker {
     public nonisolated let sessionID: SessionID?
     private let launcher: FakeWorkers
     private var channel: (any Channel)?
-    private var handle: WorkerHandle?
+    /// The broker's supervisor of this worker, not kept alive from here: a test sees when the
+    /// broker let go of it (`supervisorReleased`).
+    private weak var handle: WorkerHandle?
     private var ended = false
     /// The commands received, one element per command as it came over the socket: its name
     /// (`FakeCommand.name`), then those of the transitions it carries, in the order a scene
@@ -196,6 +198,10 @@ public actor FakeWorker {
     }
 
     public var hasEnded: Bool { ended }
+
+    /// Nothing holds the broker's supervisor of this worker any more (it ended and the broker
+    /// forgot it): what a launch leaves behind once its process is gone.
+    public var supervisorReleased: Bool { handle == nil }
 
     static func defaultReply(to kind: WorkerCommandKind) -> WorkerMessageKind {
         switch kind {
