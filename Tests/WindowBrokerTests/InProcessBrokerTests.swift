@@ -536,29 +536,6 @@ final class InProcessBrokerTests: XCTestCase {
         XCTAssertEqual(launched.count, 2, "one process before the reclaim, one after: never two at once")
     }
 
-    /// A launch leaves nothing behind once its process is gone: every earlier process's
-    /// supervisor (its connection, channel, pipeline and tasks) is released, so the broker's
-    /// memory follows what is live, not how often a session was relaunched.
-    func testARelaunchedSessionLeavesNoEarlierProcessBehind() async throws {
-        let running = try await start()
-        let broker = running.broker
-        let opened = try await openScene("alpha", on: broker)
-        for _ in 0..<10 {
-            _ = try await broker.background(opened.sessionID)
-            _ = try await broker.reclaim(opened.sessionID)
-            _ = try await broker.activate(opened.sessionID)
-        }
-        let workers = await running.workers.workers
-        XCTAssertEqual(workers.count, 11)
-        try await eventually("every reclaimed process's supervisor is released") {
-            for worker in workers.dropLast() where !(await worker.supervisorReleased) { return false }
-            return true
-        }
-        let current = try XCTUnwrap(workers.last)
-        let currentReleased = await current.supervisorReleased
-        XCTAssertFalse(currentReleased, "the running scene's supervisor is held by its session")
-    }
-
     func testTheSameMenuFromEveryLaunchNeverUsesUpTheAppsChanges() async throws {
         let running = try await start()
         let insert = Windowbroker_V1_MenuOperation.with {

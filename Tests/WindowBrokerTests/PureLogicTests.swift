@@ -928,6 +928,23 @@ final class SerialQueuesTests: XCTestCase {
 }
 
 /// Issue 19, hazard 6: blocking work leaves the event loops (which are the broker's executor).
+final class RecentDiscardsTests: XCTestCase {
+    /// Only the newest discards are kept: the oldest goes when one more comes at capacity, and a
+    /// session discarded twice counts once.
+    func testTheNewestDiscardsAreKeptAndTheOldestGoesFirst() {
+        var discards = RecentDiscards()
+        let ids = (0...RecentDiscards.capacity).map { _ in SessionID() }
+        for id in ids { discards.insert(id) }
+        discards.insert(ids[5])
+        XCTAssertEqual(discards.count, RecentDiscards.capacity)
+        XCTAssertFalse(discards.contains(ids[0]), "the oldest went")
+        XCTAssertTrue(discards.contains(ids[1]))
+        XCTAssertTrue(discards.contains(ids[RecentDiscards.capacity]))
+        XCTAssertEqual(discards.first(withPrefix: String(ids[7].description.prefix(36))), ids[7])
+        XCTAssertNil(discards.first(withPrefix: ids[0].description))
+    }
+}
+
 final class OffLoopTests: XCTestCase {
     func testBlockingWorkRunsOnThePoolNotOnAnEventLoop() async throws {
         let loop = MultiThreadedEventLoopGroup.singleton.next()

@@ -57,8 +57,8 @@ public actor Broker {
     var focus: FocusCoordinator
     /// The workspace as last recorded in the store, the next one to write, and whether a write is under way.
     var workspace: (recorded: SessionStore.Workspace?, pending: SessionStore.Workspace?, writing: Bool) = (nil, nil, false)
-    /// Sessions discarded during this run, so a late request gets "discarded" rather than "unknown".
-    var discarded: Set<SessionID> = []
+    /// Sessions discarded lately, so a late request gets "discarded" rather than "unknown".
+    var discarded = RecentDiscards()
     var events = EventHub()
     /// The memory level and the response to it (`Memory/PressureResponder.swift`).
     let memory: PressureResponder
@@ -323,7 +323,7 @@ public actor Broker {
         switch matches.count {
         case 1: return matches[0].id
         case 0:
-            if let gone = discarded.first(where: { $0.description.hasPrefix(typed) }) { return gone }
+            if let gone = discarded.first(withPrefix: typed) { return gone }
             throw BrokerError(.unknownSession, "no session starts with '\(text)'; `wmctl sessions` lists them")
         default:
             let listed = matches.prefix(10).map { "\($0.id) (\($0.title.isEmpty ? $0.appID.rawValue : $0.title))" }

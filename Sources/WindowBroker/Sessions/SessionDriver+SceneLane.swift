@@ -82,7 +82,11 @@ extension SessionDriver {
             return
         }
         let id = self.id
-        reportCommitting = Task { await broker.commitReport(change, of: id, envelope, on: connection, refusing: what, reindex: reindex) }
+        reportCommitting = Task {
+            await broker.commitReport(change, of: id, envelope, on: connection, refusing: what, reindex: reindex)
+            // A finished task kept here would keep its stack for as long as the session lives.
+            self.reportCommitting = nil
+        }
     }
 
     func refuse(_ envelope: Envelope, on connection: WireConnection, in broker: isolated Broker, _ what: String, _ error: any Error) async {

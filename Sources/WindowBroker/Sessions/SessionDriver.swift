@@ -32,7 +32,7 @@ final class SessionDriver {
     /// excess is being refused (logged once per burst).
     var requestsInFlight = 0
     var refusingRequests = false
-    /// The scene's report being committed (the lane's next report waits for it).
+    /// The scene's report being committed (the lane's next report waits for it); nil once done.
     var reportCommitting: Task<Void, Never>?
     /// A read of its saved activities from the store, started ahead of the step that needs
     /// them (`readSavedActivitiesAhead`).
