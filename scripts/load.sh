@@ -4,7 +4,10 @@
 # 500): errors, latency p50/p99, requests per second, the broker's RSS before and after. Then
 # the same with 1,000 clients at once (more than the 128 request connections: the excess waits
 # in the listen backlog until one leaves, and nobody gets an error), and with 1,000 watchers
-# connected to a broker started under a soft limit of 1,024 descriptors.
+# connected to a broker started under a soft limit of 1,024 descriptors. Last, on a fresh
+# broker, the growth soaks: LOAD_RELAUNCHES relaunches of one session (background, reclaim,
+# activate; default 1,000) and LOAD_OPENS open+close cycles (default 500), each printing the
+# broker's RSS at its start and its end (what a launch leaves behind adds up here).
 # Measures; asserts that nothing failed in the first two runs (exit 1 when a request did).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +20,7 @@ cleanup() { [ -n "$BROKER" ] && kill "$BROKER" 2>/dev/null; wait 2>/dev/null || 
 trap cleanup EXIT
 mkdir -p "$DIR/apps" && cp apps/notes.json "$DIR/apps/"
 start() {
-  ( ulimit -Sn "${LOAD_NOFILE:-$(ulimit -Sn)}"; exec env XDG_RUNTIME_DIR=$DIR/run NOTES_DATA_DIR=$DIR/notes XDG_CONFIG_HOME=$DIR/config \
+  ( ulimit -Sn "${LOAD_NOFILE:-$(ulimit -Sn)}"; exec env -u WAYLAND_DISPLAY -u DISPLAY XDG_RUNTIME_DIR=$DIR/run NOTES_DATA_DIR=$DIR/notes XDG_CONFIG_HOME=$DIR/config \
     "$BIN/windowbrokerd" --apps-dir "$DIR/apps" --state-dir "$DIR/state" --runtime-dir "$DIR/run" --log-level error 2>"$DIR/broker.log" ) &
   BROKER=$!
   for _ in $(seq 100); do "$BIN/wmctl" --socket "$DIR/run/control.sock" status >/dev/null 2>&1 && break; sleep 0.1; done
@@ -42,3 +45,22 @@ kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 LOAD_NOFILE=1024 start
 (ulimit -Sn 4096; "$BIN/wb-load" --socket "$DIR/run/control.sock" --clients 20 --requests 50 --watchers 1000) || true
 echo "broker still serving: $("$BIN/wmctl" --socket "$DIR/run/control.sock" status)"
+echo "--- growth: relaunches of one session, then opens and closes of new ones (RSS in KiB)"
+kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
+start
+W() { "$BIN/wmctl" --socket "$DIR/run/control.sock" "$@"; }
+rss() { awk '/^VmRSS/ {print $2}' "/proc/$BROKER/status"; }
+SOAKED=$(W open notes --info noteID=soak --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["session"])')
+RELAUNCHES=${LOAD_RELAUNCHES:-1000}
+BEFORE=$(rss)
+for i in $(seq "$RELAUNCHES"); do
+  W background "$SOAKED" >/dev/null && W reclaim "$SOAKED" >/dev/null && W activate "$SOAKED" >/dev/null
+  [ "$i" = $((RELAUNCHES / 2)) ] && HALFWAY=$(rss)
+done
+echo "relaunches: $RELAUNCHES, RSS $BEFORE at the start, ${HALFWAY:-?} halfway, $(rss) at the end"
+BEFORE=$(rss)
+for i in $(seq "${LOAD_OPENS:-500}"); do
+  OPENED=$(W open notes --info "noteID=cycle$i" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["session"])')
+  W close "$OPENED" >/dev/null
+done
+echo "open+close cycles: ${LOAD_OPENS:-500}, RSS $BEFORE at the start, $(rss) at the end"

@@ -98,6 +98,7 @@ extension Broker {
         }
         await persist(id)
         releaseSavedActivitiesLater(id)
+        memory.heap.soon()
     }
 
     /// The newest picture of a session's window; with `thumbnail`, the thumbnail kept with it

@@ -26,6 +26,8 @@ final class PressureResponder {
     var launchReadingDue = false
     /// How long after a launch its reading comes.
     static let readingAfterLaunch: Duration = .milliseconds(100)
+    /// The broker's own heap, trimmed after processes end.
+    let heap = HeapTrim()
 
     init(configuration: MemoryConfiguration) {
         self.configuration = configuration
