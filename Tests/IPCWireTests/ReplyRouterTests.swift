@@ -113,25 +113,6 @@ final class ReplyRouterTests: XCTestCase {
         XCTAssertEqual(late.code, .timedOut)
     }
 
-    /// The owner's delivery is let go of when the connection ends: it holds the owner, which
-    /// holds the router through its connection, and kept it would keep both alive for good.
-    func testTheDeliveryIsReleasedWhenTheConnectionEnds() throws {
-        final class Owner: Sendable {}
-        weak var weakOwner: Owner?
-        let router = ReplyRouter()
-        do {
-            let owner = Owner()
-            weakOwner = owner
-            router.delivery = { _ in _ = owner }
-        }
-        let channel = EmbeddedChannel(handler: router)
-        try channel.writeInbound(Envelope.with { $0.id = 7; $0.controlRequest = .init() })
-        XCTAssertNotNil(weakOwner, "delivered to while the connection is open")
-        _ = try channel.finish()
-        XCTAssertNil(router.delivery)
-        XCTAssertNil(weakOwner, "nothing keeps the owner once the connection ended")
-    }
-
 }
 
 /// What a request heard, set on the embedded loop (this test's own thread).

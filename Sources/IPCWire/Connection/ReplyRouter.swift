@@ -167,9 +167,6 @@ final class ReplyRouter: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         failAll(BrokerError(.connectionClosed, "the peer closed the connection"))
         context.fireChannelInactive()
-        // Nothing is read after this. The delivery holds its owner, which holds this router
-        // through its connection: kept, it would keep every closed connection's owner alive.
-        delivery = nil
     }
 }
 

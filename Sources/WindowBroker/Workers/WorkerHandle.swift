@@ -118,6 +118,9 @@ public actor WorkerHandle {
                     // Everything read was handed over on the loop before the channel closed.
                     try? await channel.channel.closeFuture.value()
                     await handle.connectionEnded()
+                    // The connection keeps its router, and the router this inbox: let go of the
+                    // supervisor, or every ended process's would stay alive with it.
+                    handle.connection.execute { inbox.detach() }
                 }
             }
         }
@@ -147,6 +150,11 @@ public actor WorkerHandle {
                 await before?.value
                 await handle.receivedHello(said, in: envelope)
             }
+        }
+
+        func detach() {
+            handle = nil
+            hello = nil
         }
 
         func attach(_ handle: WorkerHandle) {
