@@ -6,8 +6,8 @@
 # in the listen backlog until one leaves, and nobody gets an error), and with 1,000 watchers
 # connected to a broker started under a soft limit of 1,024 descriptors. Last, on a fresh
 # broker, the growth soaks: LOAD_RELAUNCHES relaunches of one session (background, reclaim,
-# activate; default 1,000) and LOAD_OPENS open+close cycles (default 500), each printing the
-# broker's RSS at its start and its end (what a launch leaves behind adds up here).
+# activate; default 1,000) and LOAD_OPENS open+close cycles (default 500), printing the
+# broker's RSS at the start, halfway (relaunches) and the end (what a launch leaves behind adds up here).
 # Measures; asserts that nothing failed in the first two runs (exit 1 when a request did).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,17 +50,18 @@ kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 start
 W() { "$BIN/wmctl" --socket "$DIR/run/control.sock" "$@"; }
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$BROKER/status"; }
-SOAKED=$(W open notes --info noteID=soak --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["session"])')
+# Opens a notes scene for the note named $1 and prints its session id.
+open_note() { W open notes --info "noteID=$1" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["session"])'; }
+SOAKED=$(open_note soak)
 RELAUNCHES=${LOAD_RELAUNCHES:-1000}
 BEFORE=$(rss)
 for i in $(seq "$RELAUNCHES"); do
-  W background "$SOAKED" >/dev/null && W reclaim "$SOAKED" >/dev/null && W activate "$SOAKED" >/dev/null
-  [ "$i" = $((RELAUNCHES / 2)) ] && HALFWAY=$(rss)
+  W background "$SOAKED" >/dev/null; W reclaim "$SOAKED" >/dev/null; W activate "$SOAKED" >/dev/null
+  if [ "$i" = $((RELAUNCHES / 2)) ]; then HALFWAY=$(rss); fi
 done
 echo "relaunches: $RELAUNCHES, RSS $BEFORE at the start, ${HALFWAY:-?} halfway, $(rss) at the end"
 BEFORE=$(rss)
 for i in $(seq "${LOAD_OPENS:-500}"); do
-  OPENED=$(W open notes --info "noteID=cycle$i" --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["session"])')
-  W close "$OPENED" >/dev/null
+  W close "$(open_note "cycle$i")" >/dev/null
 done
 echo "open+close cycles: ${LOAD_OPENS:-500}, RSS $BEFORE at the start, $(rss) at the end"

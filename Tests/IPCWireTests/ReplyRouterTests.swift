@@ -112,7 +112,6 @@ final class ReplyRouterTests: XCTestCase {
         guard case .failure(let late)? = small.result else { return XCTFail("until its deadline") }
         XCTAssertEqual(late.code, .timedOut)
     }
-
 }
 
 /// What a request heard, set on the embedded loop (this test's own thread).

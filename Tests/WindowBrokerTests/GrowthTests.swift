@@ -20,16 +20,12 @@ final class GrowthTests: XCTestCase {
         return running
     }
 
-    private func open(on broker: Broker) async throws -> SessionID {
-        try await broker.open(ActivationRequest(appID: "alpha", sessionID: nil, activity: nil, forceNew: true)).sessionID
-    }
-
     /// Every earlier process's supervisor (its connection, channel, pipeline and tasks) is
     /// released once it is gone; the running one's is held by its session.
     func testARelaunchedSessionLeavesNoEarlierProcessBehind() async throws {
         let running = try await start()
         let broker = running.broker
-        let id = try await open(on: broker)
+        let id = try await openScene("alpha", on: broker).sessionID
         for _ in 0..<10 {
             _ = try await broker.background(id)
             _ = try await broker.reclaim(id)
@@ -51,7 +47,7 @@ final class GrowthTests: XCTestCase {
     func testACommittedReportLeavesNoTaskBehind() async throws {
         let running = try await start()
         let broker = running.broker
-        let id = try await open(on: broker)
+        let id = try await openScene("alpha", on: broker).sessionID
         let worker = try await XCTUnwrapAsync(await running.workers.workers.last)
         await worker.send(.sceneUpdate(.with { $0.title = "Reported" }), id: 77)
         try await eventually("the report is committed and its task let go of") {
@@ -67,12 +63,4 @@ extension Broker {
     fileprivate func reportCommitting(_ id: SessionID) -> Bool {
         drivers[id]?.reportCommitting != nil
     }
-}
-
-private func eventually(_ what: String, _ condition: () async throws -> Bool) async throws {
-    for _ in 0..<500 {
-        if try await condition() { return }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-    XCTFail("timed out waiting until \(what)")
 }

@@ -569,13 +569,13 @@ final class InProcessBrokerTests: XCTestCase {
     }
 }
 
-private func openScene(_ app: AppID, on broker: Broker) async throws -> SessionOutcome {
+func openScene(_ app: AppID, on broker: Broker) async throws -> SessionOutcome {
     try await broker.open(ActivationRequest(appID: app, sessionID: nil, activity: nil, forceNew: true))
 }
 
 /// Waits for something the broker does in its own time (a key change is told in the scene's
 /// turn, after the request that decided it has been answered).
-private func eventually(_ what: String, _ condition: () async throws -> Bool) async throws {
+func eventually(_ what: String, _ condition: () async throws -> Bool) async throws {
     for _ in 0..<500 {
         if try await condition() { return }
         try await Task.sleep(for: .milliseconds(10))
