@@ -348,12 +348,6 @@ public actor Broker {
         workers[ObjectIdentifier(worker)].flatMap { drivers[$0] }
     }
 
-    /// The process now shows the session: its frames and its end are the session's.
-    func bind(_ worker: WorkerHandle, to driver: SessionDriver) {
-        driver.worker = worker
-        workers[ObjectIdentifier(worker)] = driver.id
-    }
-
     /// The session's process is gone (or going): nothing it sends is the session's any more.
     func unbind(_ driver: SessionDriver) {
         guard let worker = driver.worker else { return }

@@ -3,8 +3,8 @@ import IPCWire
 
 /// How a driver moves its session: the pure `SessionLifecycle` reducer decides each step, and
 /// the driver performs it against its own scene process. Every method runs in the session's
-/// turn (`Broker.onSession`), on the broker's executor (`broker` is isolated): the broker's
-/// services (store, focus, events, apps) are used, never another session's state.
+/// turn (`Broker.onSession`), isolated to its host (`SessionHost`): what the host offers
+/// (store, focus, events, apps, launch slots) is used, never another session's state.
 extension SessionDriver {
     /// What the broker hands a scene when it connects.
     struct ConnectionOptions: Sendable {
@@ -30,7 +30,7 @@ extension SessionDriver {
     @discardableResult
     func drive(
         to target: LifecycleTarget, options: ConnectionOptions = .init(), reason: DisconnectReason? = nil,
-        requireSave: Bool = false, reportSaveFailure: Bool = false, succeeded: () async -> Void = {}, in broker: isolated Broker
+        requireSave: Bool = false, reportSaveFailure: Bool = false, succeeded: () async -> Void = {}, in host: isolated some SessionHost
     ) async throws -> [String] {
         var options = options
         // A session without a process reads its activities back while its process starts: the
@@ -38,9 +38,9 @@ extension SessionDriver {
         // first step after the launch waits for the read. Ending such a session needs none.
         var readingAhead = false
         if session.saved != nil || worker != nil {
-            options.restoration = try await savedActivities(in: broker).activityToRestore?.activity
+            options.restoration = try await savedActivities(in: host).activityToRestore?.activity
         } else if target != .reclaimed, target != .discarded {
-            readSavedActivitiesAhead(in: broker)
+            readSavedActivitiesAhead(in: host)
             readingAhead = true
         }
         var machine = SessionLifecycle(state: session.state, hasRestoration: session.restores, requireSave: requireSave)
@@ -57,45 +57,45 @@ extension SessionDriver {
                 if step != .launch, readingAhead {
                     readingAhead = false
                     do {
-                        options.restoration = try await savedActivities(in: broker).activityToRestore?.activity
+                        options.restoration = try await savedActivities(in: host).activityToRestore?.activity
                     } catch {
                         effects += machine.handle(.stepFailed(attempt: attempt, error as? BrokerError
-                            ?? SessionStore.brokerError(error, doing: "read the session's saved activities", path: broker.store.path)))
+                            ?? SessionStore.brokerError(error, doing: "read the session's saved activities", path: host.store.path)))
                         continue
                     }
                 }
-                if step == .didBecomeActive, !broker.focus.stillWants(.init(id, .foregroundActive)) {
+                if step == .didBecomeActive, !host.focus.stillWants(.init(id, .foregroundActive)) {
                     effects += machine.handle(.superseded(attempt: attempt))
                     continue
                 }
-                machine.carry(stepsToCarry(after: step, remaining: machine.remaining, in: broker))
+                machine.carry(stepsToCarry(after: step, remaining: machine.remaining, in: host))
                 options.toTheFront = machine.remaining.contains(.willEnterForeground)
                 let carried = machine.inFlight?.carried ?? []
                 let event = await perform(step, attempt: attempt, carrying: carried, options: options, reason: reason ?? .reclaimed,
-                                          discarding: target == .discarded, in: broker)
+                                          discarding: target == .discarded, in: host)
                 if case .restorationCommitted = event { committed = true }
                 if step == .restoreInteractionState {
                     if case .stepSucceeded = event { session.restorationFailures = 0 } else { session.restorationFailures += 1 }
                 }
                 effects += machine.handle(event)
             case .kill(let why):
-                await broker.terminate(id, reason: why)
+                await host.terminate(id, reason: why)
             case .reap:
-                await broker.reap(id)
+                await host.reap(id)
             case .emit(let step, let state):
                 session.state = worker == nil ? .unattached : state
                 if step == .connect {
                     session.hasConnected = true
-                    broker.launches.recordSuccess(appID)
+                    host.launchSucceeded(appID)
                 }
                 if step == .didBecomeActive { session.lastActiveAt = Date() }
-                broker.emit(id, app: appID, event(for: step, committed: committed))
+                host.emit(id, app: appID, event(for: step, committed: committed))
             case .persist:
                 if !toldSucceeded, case .finish(.success) = effects.first {
                     toldSucceeded = true
                     await succeeded()
                 }
-                await broker.persist(id)
+                await host.persist(id)
             case .finish(let result):
                 if machine.state == .unattached { session.state = .unattached }
                 let notes = try result.get()
@@ -122,12 +122,12 @@ extension SessionDriver {
     /// come right after willConnect or after another transition, which the scene runs in one
     /// turn. didBecomeActive goes along only while focus still wants the scene active; otherwise
     /// it is left to its own turn, where `superseded` can still stop it.
-    private func stepsToCarry(after step: LifecycleStep, remaining: [LifecycleStep], in broker: isolated Broker) -> [LifecycleStep] {
+    private func stepsToCarry(after step: LifecycleStep, remaining: [LifecycleStep], in host: isolated some SessionHost) -> [LifecycleStep] {
         guard step == .connect || Self.isTransition(step) else { return [] }
         var carried: [LifecycleStep] = []
         for next in remaining {
             guard Self.isTransition(next) else { break }
-            if next == .didBecomeActive, !broker.focus.stillWants(.init(id, .foregroundActive)) { break }
+            if next == .didBecomeActive, !host.focus.stillWants(.init(id, .foregroundActive)) { break }
             carried.append(next)
         }
         return carried
@@ -135,10 +135,10 @@ extension SessionDriver {
 
     /// The window a prominent scene is presented over: its requester's while that is on
     /// screen, else the key scene's before it came up.
-    private func parentWindowHandle(in broker: isolated Broker) -> String? {
-        let visible = broker.focus.visible
-        let over = session.requestedBy.flatMap { visible.contains($0) ? $0 : nil } ?? broker.focus.returnTo
-        return over.flatMap { broker.drivers[$0]?.windowHandle }
+    private func parentWindowHandle(in host: isolated some SessionHost) -> String? {
+        let visible = host.focus.visible
+        let over = session.requestedBy.flatMap { visible.contains($0) ? $0 : nil } ?? host.focus.returnTo
+        return over.flatMap { host.windowHandle(of: $0) }
     }
 
     private static func isTransition(_ step: LifecycleStep) -> Bool {
@@ -152,14 +152,14 @@ extension SessionDriver {
     /// decide. Carried steps add their own deadline to the command's.
     private func perform(
         _ step: LifecycleStep, attempt: UInt64, carrying carried: [LifecycleStep], options: ConnectionOptions,
-        reason: DisconnectReason, discarding: Bool, in broker: isolated Broker
+        reason: DisconnectReason, discarding: Bool, in host: isolated some SessionHost
     ) async -> SessionLifecycle.Event {
-        let configuration = broker.configuration
+        let configuration = host.configuration
         let timeout = (step == .restoreInteractionState ? configuration.restorationTimeout
             : step == .launch ? configuration.launchTimeout : configuration.workerTimeout) + configuration.workerTimeout * carried.count
         let doing = ([step] + carried).map(\.callbackName).joined(separator: ", ")
-        let prominent = broker.focus.prominent == id
-        let parent = prominent ? parentWindowHandle(in: broker) : nil
+        let prominent = host.focus.prominent == id
+        let parent = prominent ? parentWindowHandle(in: host) : nil
         let followers = carried.map { next in
             Windowbroker_V1_LifecycleTransition.with {
                 $0.transition = Self.transition(next)
@@ -170,23 +170,23 @@ extension SessionDriver {
         do {
             switch step {
             case .launch:
-                try await launch(in: broker)
+                try await launch(in: host)
             case .connect:
-                try await connect(options: options, then: followers, timeout: timeout, doing: doing, in: broker)
+                try await connect(options: options, then: followers, timeout: timeout, doing: doing, in: host)
             case .restoreInteractionState:
                 guard let restoration = options.restoration else { break }
-                _ = try await request(.restoreInteractionState(.with { $0.activity = restoration.wire }), timeout: timeout, doing: doing, in: broker)
+                _ = try await request(.restoreInteractionState(.with { $0.activity = restoration.wire }), timeout: timeout, doing: doing, in: host)
             case .willEnterForeground, .didBecomeActive, .willResignActive, .didEnterBackground:
                 _ = try await request(.transition(.with {
                     $0.transition = Self.transition(step)
                     $0.prominent = prominent
                     if step == .willEnterForeground, let parent { $0.parentWindowHandle = parent }
                     $0.then = followers
-                }), timeout: timeout, doing: doing, in: broker)
+                }), timeout: timeout, doing: doing, in: host)
             case .saveRestorationActivity:
-                return try await saveRestorationActivity(attempt: attempt, in: broker)
+                return try await saveRestorationActivity(attempt: attempt, in: host)
             case .disconnect:
-                await disconnect(reason: reason, discarded: discarding, in: broker)
+                await disconnect(reason: reason, discarded: discarding, in: host)
             }
             return .stepSucceeded(attempt: attempt)
         } catch let error as BrokerError where error.code == .timedOut {
@@ -210,7 +210,7 @@ extension SessionDriver {
     /// Sends a command to the scene and waits for its answer; what a missed deadline or a
     /// closed connection means is the caller's to decide (the reducer, or `Broker.command`).
     func request(
-        _ command: Windowbroker_V1_WorkerCommand.OneOf_Kind, timeout: Duration, doing: String, in broker: isolated Broker
+        _ command: Windowbroker_V1_WorkerCommand.OneOf_Kind, timeout: Duration, doing: String, in host: isolated some SessionHost
     ) async throws -> Windowbroker_V1_WorkerMessage.OneOf_Kind? {
         guard let worker else {
             throw BrokerError(.connectionClosed, "the scene has no process")
@@ -232,67 +232,65 @@ extension SessionDriver {
     /// A process for the session: the one started while its record was committed
     /// (`startEarly`), else a prewarmed one of its app when there is one, else a new one, which
     /// must say Hello before the launch deadline.
-    private func launch(in broker: isolated Broker) async throws {
-        guard let app = broker.apps.manifests[appID] else {
-            await abandonEarlyStart(in: broker)
+    private func launch(in host: isolated some SessionHost) async throws {
+        guard let app = host.manifest(appID) else {
+            await abandonEarlyStart(in: host)
             throw BrokerError(.unknownApp, "app '\(appID)' is not installed any more (no manifest); the session is kept")
         }
-        let configuration = broker.configuration
+        let configuration = host.configuration
         // A process started early passed the other checks when it started, and holds its slot.
-        if earlyStart != nil, let refusal = Self.refusalWhileStopping(in: broker) {
-            await abandonEarlyStart(in: broker)
+        if earlyStart != nil, let refusal = Self.refusalWhileStopping(in: host) {
+            await abandonEarlyStart(in: host)
             throw refusal
         }
         let early = earlyStart
         earlyStart = nil
-        if early == nil { try admitLaunch(app, in: broker) }
+        if early == nil { try admitLaunch(app, in: host) }
         session.state = .launching
-        if early == nil, let prewarmed = broker.pools.take(app.id, in: broker) {
-            broker.launches.finished()
-            broker.bind(prewarmed, to: self)
-            broker.workerOutput.bind(pid: prewarmed.pid, session: id)
+        if early == nil, let prewarmed = host.takePrewarmed(app.id) {
+            host.launchSettled()
+            host.bind(prewarmed, to: self, prewarmed: true)
             session.launchCount += 1
             return
         }
         let handle: WorkerHandle
         do {
-            defer { broker.launches.finished() }
+            defer { host.launchSettled() }
             if let early {
                 handle = try await early.value
             } else {
-                handle = try await broker.launcher.launch(app: app, sessionID: id)
+                handle = try await host.launcher.launch(app: app, sessionID: id)
             }
         } catch {
             session.state = .unattached
-            broker.launches.recordFailure(app.id, now: broker.configuration.clock.now)
+            host.launchFailed(app.id)
             throw error
         }
-        broker.bind(handle, to: self)
-        broker.supervise(handle)
+        host.bind(handle, to: self, prewarmed: false)
         session.launchCount += 1
         // A new process changes what workers use: read soon rather than at the next tick.
-        defer { broker.memory.launched(in: broker) }
+        defer { host.workerLaunched() }
         do {
             try await handle.waitForHello(timeout: configuration.launchTimeout)
         } catch let error as BrokerError where error.code == .timedOut {
-            broker.launches.recordFailure(app.id, now: broker.configuration.clock.now)
+            host.launchFailed(app.id)
             throw error
         } catch {
-            broker.launches.recordFailure(app.id, now: broker.configuration.clock.now)
-            await broker.terminate(id, reason: .timedOut)
+            host.launchFailed(app.id)
+            await host.terminate(id, reason: .timedOut)
             throw BrokerError(.workerFailed, "the scene process \(app.executable) did not start: \((error as? BrokerError)?.message ?? "\(error)")")
         }
     }
 
     /// Takes a launch slot for the session's process, or says why none may start now (the
     /// app's crash loop, the broker stopping, the limit on live processes).
-    private func admitLaunch(_ app: AppManifest, in broker: isolated Broker) throws(BrokerError) {
-        try broker.launches.admit(app.id, live: broker.workers.count, stopping: !broker.phase.isRunning, now: broker.configuration.clock.now)
+    private func admitLaunch(_ app: AppManifest, in host: isolated some SessionHost) throws(BrokerError) {
+        try host.admitLaunch(app.id)
     }
 
     /// Why no process is started while the broker stops; nil while it runs.
-    private static func refusalWhileStopping(in broker: isolated Broker) -> BrokerError? {
-        broker.phase.isRunning ? nil : LaunchAdmission.stopping
+    private static func refusalWhileStopping(in host: isolated some SessionHost) -> BrokerError? {
+        host.isRunning ? nil : LaunchAdmission.stopping
     }
 
     /// Starts the new session's process while its record is being committed, so that a cold
@@ -301,21 +299,21 @@ extension SessionDriver {
     /// comes; the open answers once the record is committed and on disk. Not for an
     /// app with a prewarmed process ready (binding one is the launch) or one that may not
     /// launch now (the launch step says why, in its turn).
-    func startEarly(in broker: isolated Broker) {
-        guard earlyStart == nil, worker == nil, let app = broker.apps.manifests[appID],
-              broker.pools.readyCount(appID) == 0,
-              (try? admitLaunch(app, in: broker)) != nil else { return }
-        let (launcher, id) = (broker.launcher, id)
+    func startEarly(in host: isolated some SessionHost) {
+        guard earlyStart == nil, worker == nil, let app = host.manifest(appID),
+              host.prewarmedCount(appID) == 0,
+              (try? admitLaunch(app, in: host)) != nil else { return }
+        let (launcher, id) = (host.launcher, id)
         earlyStart = Task { try await launcher.launch(app: app, sessionID: id) }
     }
 
     /// A process started early that no launch step took (the insert failed, the open ended
     /// before its launch): stopped, and its slot given back. Nothing supervises it, so there is
     /// no end to report; its launcher reaps it.
-    func abandonEarlyStart(in broker: isolated Broker) async {
+    func abandonEarlyStart(in host: isolated some SessionHost) async {
         guard let early = earlyStart else { return }
         earlyStart = nil
-        defer { broker.launches.finished() }
+        defer { host.launchSettled() }
         try? await early.value.kill()
     }
 
@@ -323,24 +321,24 @@ extension SessionDriver {
     /// that follow it (`then`).
     private func connect(
         options: ConnectionOptions, then followers: [Windowbroker_V1_LifecycleTransition], timeout: Duration, doing: String,
-        in broker: isolated Broker
+        in host: isolated some SessionHost
     ) async throws {
         // The picture a restored scene shows until it is restored, read off the broker's
         // executor, before anything is claimed; one the store cannot read leaves the window blank.
         var placeholder: Data?
         if options.restoration != nil, options.toTheFront, snapshot != nil {
-            let (snapshots, id) = (broker.snapshots, id)
+            let (snapshots, id) = (host.snapshots, id)
             placeholder = try? await OffLoop.run { try snapshots.load(id) }
         }
-        guard let app = broker.apps.manifests[appID], let worker else { return }
+        guard let app = host.manifest(appID), let worker else { return }
         // Claimed before anything suspends: another scene of the app connecting meanwhile
         // finds none. They go back if this connection fails.
-        let discards = broker.apps.claimPendingDiscards(of: appID)
+        let discards = host.claimPendingDiscards(of: appID)
         // The defaults snapshot and the scene's place in the app's updates, taken together.
-        let (defaults, sequence) = broker.sync.openOutlet(id, app: app.id, connection: worker.connection, in: broker)
+        let (defaults, sequence) = host.openOutlet(id, app: app.id, connection: worker.connection)
         let session = self.session
         let command = Windowbroker_V1_WorkerCommand.OneOf_Kind.connect(.with {
-            $0.session = broker.status(session).wire(includeRestoration: false)
+            $0.session = host.status(session).wire(includeRestoration: false)
             $0.newSession = session.launchCount == 1
             $0.delegateName = app.configuration(named: session.configuration)?.delegate ?? ""
             $0.discardedSessionIds = discards.map { $0.description }
@@ -355,16 +353,16 @@ extension SessionDriver {
         })
         let reply: Windowbroker_V1_WorkerMessage.OneOf_Kind?
         do {
-            reply = try await request(command, timeout: timeout, doing: doing, in: broker)
+            reply = try await request(command, timeout: timeout, doing: doing, in: host)
         } catch {
-            broker.sync.closeOutlet(id)
-            broker.apps.returnPendingDiscards(discards, of: appID)
+            host.closeOutlet(id)
+            host.returnPendingDiscards(discards, of: appID)
             throw error
         }
-        broker.sync.outletReady(id, in: broker)
+        host.outletReady(id)
         if !discards.isEmpty {
-            try? await broker.store.removePendingDiscards(discards, appID: appID)
-            broker.emit(id, app: appID, .discardsDelivered(discards))
+            try? await host.store.removePendingDiscards(discards, appID: appID)
+            host.emit(id, app: appID, .discardsDelivered(discards))
         }
         // The configuration is chosen once, when the session is new; a reconnecting scene
         // keeps its session's configuration and role.
@@ -374,83 +372,83 @@ extension SessionDriver {
                 self.session.configuration = chosen.name
                 self.session.role = chosen.role
             } else {
-                broker.logger.warning("scene chose an undeclared configuration; keeping the default",
+                host.logger.warning("scene chose an undeclared configuration; keeping the default",
                                       metadata: ["session": "\(id)", "configuration": "\(connected.configuration)"])
             }
         }
     }
 
     /// Asks for a fresh restoration activity and commits it.
-    private func saveRestorationActivity(attempt: UInt64, in broker: isolated Broker) async throws -> SessionLifecycle.Event {
-        let reply = try await request(.restorationActivityRequest(.init()), timeout: broker.configuration.workerTimeout,
-                                      doing: LifecycleStep.saveRestorationActivity.callbackName, in: broker)
+    private func saveRestorationActivity(attempt: UInt64, in host: isolated some SessionHost) async throws -> SessionLifecycle.Event {
+        let reply = try await request(.restorationActivityRequest(.init()), timeout: host.configuration.workerTimeout,
+                                      doing: LifecycleStep.saveRestorationActivity.callbackName, in: host)
         guard case .restorationActivity(let answer) = reply, answer.hasActivity else {
             return .stepSucceeded(attempt: attempt)  // nothing to restore
         }
         do {
-            let activity = try UserActivity(wire: answer.activity, maxBytes: broker.configuration.maxActivityBytes)
-            if let app = broker.apps.manifests[appID], !app.declares(activityType: activity.activityType) {
+            let activity = try UserActivity(wire: answer.activity, maxBytes: host.configuration.maxActivityBytes)
+            if let app = host.manifest(appID), !app.declares(activityType: activity.activityType) {
                 throw BrokerError(.undeclaredActivityType, "app '\(app.id)' does not declare activity type '\(activity.activityType)'")
             }
             let now = Date()
-            try await broker.store.saveRestoration(activity, for: id, at: now)
+            try await host.store.saveRestoration(activity, for: id, at: now)
             session.saved?.restoration = activity
             session.saved?.restorationSavedAt = now
-            if !answer.snapshotPng.isEmpty { await keepSnapshot(answer.snapshotPng, thumbnail: answer.thumbnailPng, in: broker) }
+            if !answer.snapshotPng.isEmpty { await keepSnapshot(answer.snapshotPng, thumbnail: answer.thumbnailPng, in: host) }
             return .restorationCommitted(attempt: attempt)
         } catch let error as BrokerError {
             return .restorationNotSaved(attempt: attempt, BrokerError(error.code, "the scene's restoration activity was refused: \(error.message)"))
         } catch {
-            return .restorationNotSaved(attempt: attempt, SessionStore.brokerError(error, doing: "commit the restoration activity", path: broker.store.path))
+            return .restorationNotSaved(attempt: attempt, SessionStore.brokerError(error, doing: "commit the restoration activity", path: host.store.path))
         }
     }
 
     /// didDisconnect (and didDiscardSceneSessions when discarded), then the process exits;
     /// SIGKILL after the exit deadline.
-    func disconnect(reason: DisconnectReason, discarded: Bool, in broker: isolated Broker) async {
+    func disconnect(reason: DisconnectReason, discarded: Bool, in host: isolated some SessionHost) async {
         guard let worker else { return }
-        broker.sync.closeOutlet(id)
+        host.closeOutlet(id)
         await worker.markIntendedEnd(reason)
         do {
             _ = try await request(.disconnect(.with {
                 $0.reason = reason.description
                 $0.discarded = discarded
-            }), timeout: broker.configuration.workerTimeout, doing: LifecycleStep.disconnect.callbackName, in: broker)
+            }), timeout: host.configuration.workerTimeout, doing: LifecycleStep.disconnect.callbackName, in: host)
         } catch {
-            broker.logger.warning("scene did not acknowledge didDisconnect", metadata: ["session": "\(id)", "error": "\(error)"])
+            host.logger.warning("scene did not acknowledge didDisconnect", metadata: ["session": "\(id)", "error": "\(error)"])
         }
-        if await worker.waitForExit(timeout: broker.configuration.exitTimeout) == nil {
-            broker.logger.warning("scene did not exit after didDisconnect; killing it", metadata: ["session": "\(id)", "pid": "\(worker.pid)"])
+        if await worker.waitForExit(timeout: host.configuration.exitTimeout) == nil {
+            host.logger.warning("scene did not exit after didDisconnect; killing it", metadata: ["session": "\(id)", "pid": "\(worker.pid)"])
         }
-        await broker.terminate(id, reason: reason)
+        await host.terminate(id, reason: reason)
     }
 
     /// Saves the scene's state and takes its process away; the session stays. What a graceful
     /// stop and a user closing the window both do.
-    func saveAndDisconnect(reason: DisconnectReason, reportSaveFailure: Bool = false, in broker: isolated Broker) async throws {
+    func saveAndDisconnect(reason: DisconnectReason, reportSaveFailure: Bool = false, in host: isolated some SessionHost) async throws {
         if session.state.isForeground {
-            try await drive(to: .background, reportSaveFailure: reportSaveFailure, in: broker)
+            try await drive(to: .background, reportSaveFailure: reportSaveFailure, in: host)
         }
         if session.state == .background {
-            try await drive(to: .reclaimed, reason: reason, reportSaveFailure: reportSaveFailure, in: broker)
+            try await drive(to: .reclaimed, reason: reason, reportSaveFailure: reportSaveFailure, in: host)
         }
     }
 
     /// Asks a connected scene for a picture of its window as it is now (the switcher shows the
     /// scenes on screen as they look, not as they last went to the background). Its
     /// restoration activity comes along and is not stored here: saving is the lifecycle's.
-    func refreshSnapshot(in broker: isolated Broker) async {
+    func refreshSnapshot(in host: isolated some SessionHost) async {
         guard worker != nil, session.state.isConnected else { return }
         guard case .restorationActivity(let answer)? = try? await request(
-            .restorationActivityRequest(.init()), timeout: broker.configuration.workerTimeout, doing: "taking a snapshot", in: broker),
+            .restorationActivityRequest(.init()), timeout: host.configuration.workerTimeout, doing: "taking a snapshot", in: host),
             !answer.snapshotPng.isEmpty else { return }
-        await keepSnapshot(answer.snapshotPng, thumbnail: answer.thumbnailPng, in: broker)
+        await keepSnapshot(answer.snapshotPng, thumbnail: answer.thumbnailPng, in: host)
     }
 
     /// Keeps the picture a scene sent with its restoration activity (in the session's turn, so
     /// a discard cannot come between). A picture that is refused or cannot be written costs the
     /// switcher its picture, never the save.
-    private func keepSnapshot(_ png: Data, thumbnail: Data, in broker: isolated Broker) async {
+    private func keepSnapshot(_ png: Data, thumbnail: Data, in host: isolated some SessionHost) async {
         do {
             var info = try SnapshotStore.validated(png)
             // A thumbnail that is refused costs only itself: the switcher scales a card-sized
@@ -458,7 +456,7 @@ extension SessionDriver {
             do {
                 if !thumbnail.isEmpty { info.thumbnail = try SnapshotStore.validatedThumbnail(thumbnail) }
             } catch {
-                broker.logger.warning("a scene's snapshot thumbnail was not kept", metadata: [
+                host.logger.warning("a scene's snapshot thumbnail was not kept", metadata: [
                     "SESSION_ID": "\(id)", "error": "\(error.message)",
                 ])
             }
@@ -466,12 +464,12 @@ extension SessionDriver {
             let kept = info.thumbnail == nil ? nil : thumbnail
             info.digest = SnapshotStore.digest(png, thumbnail: kept)
             if snapshot?.digest == info.digest { return }
-            let snapshots = broker.snapshots
+            let snapshots = host.snapshots
             let id = self.id
             try await OffLoop.run { try snapshots.save(png, thumbnail: kept, for: id) }
             snapshot = info
         } catch {
-            broker.logger.warning("a scene's snapshot was not kept", metadata: [
+            host.logger.warning("a scene's snapshot was not kept", metadata: [
                 "SESSION_ID": "\(id)", "error": "\((error as? BrokerError)?.message ?? "\(error)")",
             ])
         }

@@ -7,12 +7,12 @@ import IPCWire
 extension SessionDriver {
     /// The session's saved activities, read back from the store when the session let go of
     /// them. A stored value that no longer decodes is set aside and reported, as at the start.
-    func savedActivities(in broker: isolated Broker) async throws -> SavedActivities {
+    func savedActivities(in host: isolated some SessionHost) async throws -> SavedActivities {
         if let saved = session.saved { return saved }
-        let read = savedActivitiesRead ?? readSavedActivitiesAhead(in: broker)
+        let read = savedActivitiesRead ?? readSavedActivitiesAhead(in: host)
         defer { savedActivitiesRead = nil }
         let (loaded, damage) = try await read.value
-        broker.noteDamage(damage)
+        host.noteDamage(damage)
         // Nothing else sets them in the meantime (this is the session's turn, and a session
         // without its activities has no process to report any).
         if session.saved == nil { session.saved = loaded }
@@ -22,9 +22,9 @@ extension SessionDriver {
     /// Starts reading the saved activities back, for a step that will need them
     /// (`savedActivities`): on a reader's queue, beside what the step does first.
     @discardableResult
-    func readSavedActivitiesAhead(in broker: isolated Broker) -> Task<(saved: SavedActivities, damage: [String]), any Error> {
+    func readSavedActivitiesAhead(in host: isolated some SessionHost) -> Task<(saved: SavedActivities, damage: [String]), any Error> {
         if let read = savedActivitiesRead { return read }
-        let (store, id) = (broker.store, id)
+        let (store, id) = (host.store, id)
         let read = Task { try await store.savedActivities(of: id) }
         savedActivitiesRead = read
         return read
@@ -32,7 +32,7 @@ extension SessionDriver {
 
     /// Lets go of the saved activities once the session has no process, after its last report
     /// committed: the store has everything they held.
-    func releaseSavedActivities(in broker: isolated Broker) async {
+    func releaseSavedActivities(in host: isolated some SessionHost) async {
         await reportCommitting?.value
         guard worker == nil, earlyStart == nil else { return }
         session.releaseSaved()

@@ -7,23 +7,23 @@ import IPCWire
 /// acknowledged; what needs an operation (a closed window, a key, a request for scenes) takes
 /// its place in the mailbox or is answered in a task of its own. Every request gets an answer.
 extension SessionDriver {
-    func received(_ envelope: Envelope, on connection: WireConnection, in broker: isolated Broker) async {
+    func received(_ envelope: Envelope, on connection: WireConnection, in host: isolated some SessionHost) async {
         switch envelope.body {
         case .workerMessage(let message):
             switch message.kind {
             case .sceneUpdate(let update)?:
-                await stageThenAcknowledge(envelope, on: connection, in: broker, refusing: "a scene update", reindex: true) {
-                    try self.stage(update, in: broker)
+                await stageThenAcknowledge(envelope, on: connection, in: host, refusing: "a scene update", reindex: true) {
+                    try self.stage(update, in: host)
                 }
             case .storage(let update)?:
-                await stageThenAcknowledge(envelope, on: connection, in: broker, refusing: "a scene's storage change", reindex: false) {
-                    try self.stageStorage(update, in: broker)
+                await stageThenAcknowledge(envelope, on: connection, in: host, refusing: "a scene's storage change", reindex: false) {
+                    try self.stageStorage(update, in: host)
                 }
             case .restorationExtended?:
-                broker.emit(id, app: appID, .restorationExtended)
+                host.emit(id, app: appID, .restorationExtended)
                 await Self.acknowledge(envelope, on: connection)
             case .keyboardFocus(let change)?:
-                broker.keyboardFocus(id, focused: change.focused)
+                host.keyboardFocus(id, focused: change.focused)
                 await Self.acknowledge(envelope, on: connection)
             case .windowExported(let exported)?:
                 windowHandle = exported.handle.isEmpty ? nil : exported.handle
@@ -33,10 +33,10 @@ extension SessionDriver {
                 // Its own task: the disconnect waits for this scene's answers, which come
                 // through this very lane.
                 let id = self.id
-                Task { await broker.windowClosed(id) }
+                Task { await host.windowClosed(id) }
             case .keyInput(let input)?:
                 let id = self.id
-                startRequest(envelope, on: connection, in: broker) { await broker.keyInput(input, from: id) }
+                startRequest(envelope, on: connection, in: host) { await host.keyInput(input, from: id) }
             default:
                 // Every request is answered: the scene may be waiting for it before it replies.
                 if envelope.id != 0 {
@@ -46,8 +46,8 @@ extension SessionDriver {
         case .controlRequest(let request):
             // A scene asking for scenes (requestSceneSessionActivation and friends).
             let id = self.id
-            startRequest(envelope, on: connection, in: broker) {
-                await ControlRequestHandler(broker: broker, logger: broker.logger).answer(request, from: id)
+            startRequest(envelope, on: connection, in: host) {
+                await host.answer(request, from: id)
             }
         default:
             if envelope.id != 0 {
@@ -66,7 +66,7 @@ extension SessionDriver {
     /// commits at a time per scene: the next waits for it, so a scene that floods the broker
     /// with reports still meets its mailbox's limit.
     private func stageThenAcknowledge(
-        _ envelope: Envelope, on connection: WireConnection, in broker: isolated Broker, refusing what: String, reindex: Bool,
+        _ envelope: Envelope, on connection: WireConnection, in host: isolated some SessionHost, refusing what: String, reindex: Bool,
         _ stage: () throws -> StagedChange?
     ) async {
         await reportCommitting?.value
@@ -74,7 +74,7 @@ extension SessionDriver {
         do {
             change = try stage()
         } catch {
-            await refuse(envelope, on: connection, in: broker, what, error)
+            await refuse(envelope, on: connection, in: host, what, error)
             return
         }
         guard let change else {
@@ -83,14 +83,14 @@ extension SessionDriver {
         }
         let id = self.id
         reportCommitting = Task {
-            await broker.commitReport(change, of: id, envelope, on: connection, refusing: what, reindex: reindex)
+            await host.commitReport(change, of: id, envelope, on: connection, refusing: what, reindex: reindex)
             // A finished task kept here would keep its stack for as long as the session lives.
             self.reportCommitting = nil
         }
     }
 
-    func refuse(_ envelope: Envelope, on connection: WireConnection, in broker: isolated Broker, _ what: String, _ error: any Error) async {
-        broker.logger.warning("refused \(what)", metadata: ["session": "\(id)", "error": "\(error)"])
+    func refuse(_ envelope: Envelope, on connection: WireConnection, in host: isolated some SessionHost, _ what: String, _ error: any Error) async {
+        host.logger.warning("refused \(what)", metadata: ["session": "\(id)", "error": "\(error)"])
         if envelope.id != 0 {
             await connection.reply(to: envelope, error: error as? BrokerError ?? BrokerError(.internalError, "\(error)"))
         }
@@ -103,16 +103,16 @@ extension SessionDriver {
     /// Answers a scene's request in a task of its own: the answer may need this scene's
     /// lifecycle to move on first. At most `maxSceneRequestsInFlight` at once: the SDK keeps
     /// one in flight, so only a misbehaving scene meets the limit, and it gets an answer, not
-    /// a growing broker.
+    /// a growing host.
     private func startRequest(
-        _ envelope: Envelope, on connection: WireConnection, in broker: isolated Broker,
+        _ envelope: Envelope, on connection: WireConnection, in host: isolated some SessionHost,
         _ answer: @escaping @Sendable () async -> Envelope.OneOf_Body
     ) {
-        let limit = broker.configuration.maxSceneRequestsInFlight
+        let limit = host.configuration.maxSceneRequestsInFlight
         guard requestsInFlight < limit else {
             if !refusingRequests {
                 refusingRequests = true
-                broker.logger.warning("a scene sends requests without waiting for answers; refusing the excess with resourceExhausted", metadata: [
+                host.logger.warning("a scene sends requests without waiting for answers; refusing the excess with resourceExhausted", metadata: [
                     "SESSION_ID": "\(id)", "inFlight": "\(requestsInFlight)",
                 ])
             }
@@ -126,11 +126,11 @@ extension SessionDriver {
         requestsInFlight += 1
         Task {
             await connection.reply(to: envelope, with: await answer())
-            self.requestFinished(in: broker)
+            self.requestFinished(in: host)
         }
     }
 
-    private func requestFinished(in broker: isolated Broker) {
+    private func requestFinished(in host: isolated some SessionHost) {
         requestsInFlight -= 1
         if requestsInFlight == 0 { refusingRequests = false }
     }

@@ -10,18 +10,18 @@ extension SessionDriver {
     /// they are on disk, so a crash of the scene or of the broker never loses what was
     /// acknowledged. An activity of a type its app never declared is refused and the last one
     /// stays; a write that fails is refused and what was committed before stays.
-    func apply(_ update: Windowbroker_V1_SceneUpdate, in broker: isolated Broker) async throws {
-        guard let change = try stage(update, in: broker) else { return }
-        try await commit(change, in: broker)
+    func apply(_ update: Windowbroker_V1_SceneUpdate, in host: isolated some SessionHost) async throws {
+        guard let change = try stage(update, in: host) else { return }
+        try await commit(change, in: host)
     }
 
     /// `apply`'s first half: the report checked and taken into the session in memory (served at
     /// once); nil when it changes nothing. Its commit is still to come (`commit`).
-    func stage(_ update: Windowbroker_V1_SceneUpdate, in broker: isolated Broker) throws -> StagedChange? {
+    func stage(_ update: Windowbroker_V1_SceneUpdate, in host: isolated some SessionHost) throws -> StagedChange? {
         var activity: UserActivity?
         if update.hasUserActivity {
-            let reported = try UserActivity(wire: update.userActivity, maxBytes: broker.configuration.maxActivityBytes)
-            if let app = broker.apps.manifests[appID], !app.declares(activityType: reported.activityType) {
+            let reported = try UserActivity(wire: update.userActivity, maxBytes: host.configuration.maxActivityBytes)
+            if let app = host.manifest(appID), !app.declares(activityType: reported.activityType) {
                 throw BrokerError(.undeclaredActivityType, "app '\(app.id)' does not declare activity type '\(reported.activityType)'; the scene's last activity is kept")
             }
             if reported != session.saved?.currentActivity || session.saved?.currentSavedAt == nil { activity = reported }
@@ -38,14 +38,14 @@ extension SessionDriver {
     /// The scene's storage writes, checked and taken into the session in memory, refused as a
     /// whole when a key or the total is too large; nil when they change nothing. Their commit
     /// is still to come (`commit`): the acknowledgement the scene waits for means "on disk".
-    func stageStorage(_ update: Windowbroker_V1_SceneStorageUpdate, in broker: isolated Broker) throws -> StagedChange? {
+    func stageStorage(_ update: Windowbroker_V1_SceneStorageUpdate, in host: isolated some SessionHost) throws -> StagedChange? {
         var storage = session.storage
         for key in update.removed { storage[key] = nil }
         for entry in update.set.entries {
             try SyncLimits.checkKey(entry.key, what: "the storage key")
             storage[entry.key] = try PlistValue(wire: entry.value, path: "storage.\(entry.key)")
         }
-        try SyncLimits.checkSize(storage, maxBytes: broker.configuration.maxSceneStorageBytes, what: "the scene's storage")
+        try SyncLimits.checkSize(storage, maxBytes: host.configuration.maxSceneStorageBytes, what: "the scene's storage")
         var changed = session
         changed.storage = storage
         return stage(changed)
@@ -72,16 +72,16 @@ extension SessionDriver {
     /// Commits a staged change in the store's next group commit (changes staged later commit in
     /// a later or the same one). On failure the fields the change touched go back to what is
     /// on disk, and the error says why.
-    func commit(_ change: StagedChange, in broker: isolated Broker) async throws {
+    func commit(_ change: StagedChange, in host: isolated some SessionHost) async throws {
         do {
-            try await broker.store.commitSceneState(change.changed, attached: worker != nil, current: change.activity, at: change.at)
+            try await host.store.commitSceneState(change.changed, attached: worker != nil, current: change.activity, at: change.at)
         } catch {
             // Only what this change wrote goes back: a later change may have landed meanwhile.
             if let activity = change.activity, session.saved?.currentActivity == activity {
                 session.saved?.currentActivity = change.before.saved?.currentActivity
             }
             if session.storage == change.changed.storage { session.storage = change.before.storage }
-            throw SessionStore.brokerError(error, doing: "save the scene's change", path: broker.store.path)
+            throw SessionStore.brokerError(error, doing: "save the scene's change", path: host.store.path)
         }
         if let activity = change.activity, session.saved?.currentActivity == activity { session.saved?.currentSavedAt = change.at }
     }
@@ -92,15 +92,15 @@ extension SessionDriver {
     /// write is queued, not awaited: nothing the scene or the lifecycle does next waits for the
     /// index (writing it took longer than the commit), and the index's one writer keeps the
     /// entries in the order they were queued.
-    func reindex(in broker: isolated Broker) {
+    func reindex(in host: isolated some SessionHost) {
         // Without its activities in memory the session has not changed since they left.
-        guard let searchIndex = broker.searchIndex, let saved = session.saved else { return }
+        guard let searchIndex = host.searchIndex, let saved = session.saved else { return }
         let activity = saved.searchable
         if let previous = indexed, previous.value == activity { return }
         indexed = Boxed(activity)
         let id = self.id
-        searchIndex.index(activity, session: id, app: appID) { [weak broker] error in
-            Task { await broker?.indexWriteFailed(id, activity: activity, error) }
+        searchIndex.index(activity, session: id, app: appID) { [weak host] error in
+            Task { await host?.indexWriteFailed(id, activity: activity, error) }
         }
     }
 }

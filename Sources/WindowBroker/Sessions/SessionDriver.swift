@@ -10,8 +10,9 @@ import IPCWire
 /// pure reducer (`SessionLifecycle`), run by `drive` in that turn. Operations on different
 /// sessions run side by side, so a scene that hangs costs only its own session.
 ///
-/// A driver lives in the broker's isolation (it is not `Sendable`): the broker holds one per
-/// session and reaches a session's state only through it.
+/// A driver lives in its host's isolation (it is not `Sendable`): the broker holds one per
+/// session and reaches a session's state only through it, and the driver reaches nothing of
+/// the broker's but what `SessionHost` offers.
 final class SessionDriver {
     let id: SessionID
     var session: SceneSession
