@@ -9,68 +9,20 @@ text_baseline_p50 gtk_baseline_p50" in ms, then "scene_private_kib gtk_private_k
 
     first_frame.py SWAYSOCK CONTROL_SOCKET FIRST_WINDOW_BINARY FIRST_WINDOW_TEXT_BINARY FIRST_GTK_WINDOW_BINARY N
 """
-import json
 import os
-import socket
-import struct
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "Examples", "python"))
 import wbwire  # noqa: E402
 from wbwire import pb  # noqa: E402
+from benchlib import NewWindows, p50, smaps_rollup  # noqa: E402
 
 sway_socket, control_socket, first_window, first_window_text, first_gtk_window, n = sys.argv[1:6] + [int(sys.argv[6])]
-MAGIC = b"i3-ipc"
-new_windows = []  # (monotonic time, app_id)
-seen = threading.Condition()
-
-
-def listen():
-    ipc = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    ipc.connect(sway_socket)
-    payload = json.dumps(["window"]).encode()
-    ipc.sendall(MAGIC + struct.pack("<II", len(payload), 2) + payload)  # SUBSCRIBE
-
-    def exactly(count):
-        data = b""
-        while len(data) < count:
-            chunk = ipc.recv(count - len(data))
-            if not chunk:
-                raise SystemExit
-            data += chunk
-        return data
-
-    while True:
-        length, kind = struct.unpack("<II", exactly(14)[6:])
-        body = json.loads(exactly(length))
-        if kind == 0x80000003 and body.get("change") == "new":
-            with seen:
-                new_windows.append((time.monotonic(), body["container"].get("app_id")))
-                seen.notify_all()
-
-
-threading.Thread(target=listen, daemon=True).start()
-time.sleep(0.3)
-
-
-def wait_for_window(app_id, after):
-    with seen:
-        while True:
-            for at, app in new_windows:
-                if app == app_id and at >= after:
-                    new_windows.remove((at, app))
-                    return at
-            if not seen.wait(timeout=10):
-                raise SystemExit(f"no window of {app_id} appeared")
-
-
-def p50(values):
-    values = sorted(values)
-    return values[len(values) // 2]
+windows = NewWindows(sway_socket)
+wait_for_window = windows.wait
 
 
 connection = wbwire.Connection.control(control_socket, "first-frame-bench")
@@ -117,11 +69,7 @@ gtk_limit = [spawn_client(first_gtk_window, "first-gtk-window") for _ in range(n
 
 
 def private_kib(pid):
-    fields = {}
-    for line in open(f"/proc/{pid}/smaps_rollup"):
-        parts = line.split()
-        if len(parts) >= 2 and parts[0].endswith(":"):
-            fields[parts[0][:-1]] = int(parts[1])
+    fields = smaps_rollup(pid)
     return fields.get("Private_Clean", 0) + fields.get("Private_Dirty", 0)
 
 

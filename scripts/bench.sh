@@ -28,6 +28,11 @@
 #                                                     the same window (bench/first_gtk_window.c), and
 #                                                     that against a bare C client (wl_shm; with pango text)
 #   scene memory        an idle editor's private pages  vs the same GTK 4 program's
+#   reactivation        a reclaimed editor activated again: request -> the placeholder's first
+#                       frame (its picture)           vs a cold open's first frame, same rounds;
+#                       the PSS of everything the broker runs given back by a reclaim
+#                                                     vs the scene's PSS before it (goal 90 %)
+#                                                     and vs its private pages
 #   switcher            wmctl switcher to its first frame on screen, 50 sessions with pictures,
 #                       10 shows a second apart
 #                                                     vs open -> first frame, cold
@@ -89,6 +94,7 @@ FIG=$DIR/figures.tsv   # name, value, unit, baseline name, baseline value
 : > "$FIG"
 fig() { printf '%s\t%s\t%s\t%s\t%s\n' "$@" >> "$FIG"; }
 json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+kib_as_mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 ms() { awk -v us="$1" -v format="${2:-%.1f}" 'BEGIN { printf format, us / 1000 }'; }  # $2: the format (default one decimal)
 
 # ---------------------------------------------------------------- baselines, built here
@@ -345,6 +351,25 @@ NO_ZYGOTE=1 BROKER_BIN=$SBIN start_broker "$DIR/frames-spawned"
 read -r FRAME_COLD_SPAWNED_STATIC _ _ _ _ _ _ <<<"$(first_frames)"
 kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 
+# ---------------------------------------------------------------- reclaim and reactivate, on the headless sway
+# A notes editor opened, sent to the background (its picture kept), reclaimed and activated
+# again: the reactivated window's first frame is the placeholder (that picture), set beside a
+# cold open's first frame in the same rounds; around the reclaim, the PSS of everything the
+# broker runs, so what the reclaim gave back is set beside the scene's own PSS.
+reactivations() { /usr/bin/python3 bench/reactivate_frame.py "$SWAYSOCK" "$SOCK" "$BROKER" "$N"; }
+start_broker "$DIR/reactivate"
+read -r REACT_COLD REACT_FRAME REACT_SCENE_PSS REACT_SCENE_PRIVATE REACT_FREED <<<"$(reactivations)"
+kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
+BROKER_BIN=$SBIN start_broker "$DIR/reactivate-installed"
+read -r REACT_COLD_STATIC REACT_FRAME_STATIC REACT_SCENE_PSS_STATIC REACT_SCENE_PRIVATE_STATIC REACT_FREED_STATIC <<<"$(reactivations)"
+kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
+fig "reactivate a reclaimed scene -> placeholder p50" "$REACT_FRAME" "ms" "open -> first frame p50, cold (same rounds)" "$REACT_COLD"
+fig "installed: the same, forked" "$REACT_FRAME_STATIC" "ms" "open -> first frame p50, cold (same rounds)" "$REACT_COLD_STATIC"
+fig "reclaim with a display: PSS given back" "$(kib_as_mib "$REACT_FREED")" "MiB" "the scene's PSS before it" "$(kib_as_mib "$REACT_SCENE_PSS")"
+fig "  the same" "$(kib_as_mib "$REACT_FREED")" "MiB" "the scene's private pages before it" "$(kib_as_mib "$REACT_SCENE_PRIVATE")"
+fig "installed: the same, forked" "$(kib_as_mib "$REACT_FREED_STATIC")" "MiB" "the scene's PSS before it" "$(kib_as_mib "$REACT_SCENE_PSS_STATIC")"
+fig "  the same" "$(kib_as_mib "$REACT_FREED_STATIC")" "MiB" "the scene's private pages before it" "$(kib_as_mib "$REACT_SCENE_PRIVATE_STATIC")"
+
 # ---------------------------------------------------------------- the switcher and snapshots
 # 50 sessions, each typed into and sent to the background (its picture kept); the switcher is
 # asked for 10 times, a second apart (each replaces the last), and answers at its first frame
@@ -395,8 +420,8 @@ fig "minimal GTK 4 program, spawn -> first frame" "$FRAME_GTK_LIMIT" "ms" "minim
 fig "  the same" "$FRAME_GTK_LIMIT" "ms" "C client drawing text (pango), spawn -> frame" "$FRAME_TEXT_LIMIT"
 # Memory: an idle notes editor's private pages (Private_Clean + Private_Dirty) a second after its
 # first frame, beside the GTK program's (goal 1.2x).
-fig "idle editor scene, private memory" "$(awk -v k="$SCENE_PRIVATE" 'BEGIN { printf "%.1f", k / 1024 }')" "MiB" "minimal GTK 4 program, private, MiB" "$(awk -v k="$GTK_PRIVATE" 'BEGIN { printf "%.1f", k / 1024 }')"
-fig "installed: idle editor scene, private memory" "$(awk -v k="$SCENE_PRIVATE_STATIC" 'BEGIN { printf "%.1f", k / 1024 }')" "MiB" "minimal GTK 4 program, private, MiB" "$(awk -v k="$GTK_PRIVATE" 'BEGIN { printf "%.1f", k / 1024 }')"
+fig "idle editor scene, private memory" "$(kib_as_mib "$SCENE_PRIVATE")" "MiB" "minimal GTK 4 program, private, MiB" "$(kib_as_mib "$GTK_PRIVATE")"
+fig "installed: idle editor scene, private memory" "$(kib_as_mib "$SCENE_PRIVATE_STATIC")" "MiB" "minimal GTK 4 program, private, MiB" "$(kib_as_mib "$GTK_PRIVATE")"
 
 # ---------------------------------------------------------------- reclaim: save + stop vs kill only
 reclaim_run() {  # $1 = scenes, $2 = save|skip; prints the broker-side time of the whole reclaim in ms
