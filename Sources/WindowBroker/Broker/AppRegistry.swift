@@ -13,6 +13,8 @@ struct AppRegistry {
 
     /// The installed apps (`Broker.reloadManifests`).
     var manifests: [AppID: AppManifest] = [:]
+    /// The manifests the last (re)load skipped, with why.
+    private(set) var skipped: [ManifestProblem] = []
     var runtimeMenus: [AppID: RuntimeMenu] = [:]
     /// Discards not delivered yet, per app, oldest first.
     private var pendingDiscards: [AppID: [SessionID]] = [:]
@@ -39,6 +41,7 @@ struct AppRegistry {
             }
         }
         manifests = loaded
+        skipped = problems.filter { !$0.isWarning }
         return problems
     }
 

@@ -188,7 +188,7 @@ extension Broker {
         }
         drivers[id]?.session.presentation = decision.presentation
         drivers[id]?.session.requestedBy = requestedBy
-        defer { pools.refillAfterAnswer(in: self) }  // after the launch, if it took a prewarmed worker
+        defer { processes.pools.refillAfterAnswer(in: self) }  // after the launch, if it took a prewarmed worker
         // The other scenes' changes wait in their turns until this scene is active, or its
         // drive ended.
         let active = Latch()
@@ -363,7 +363,7 @@ extension Broker {
             }
             // Exactly once: the scene's own process was told above; otherwise one running
             // process of the app (most recently active first) is, else the next launch is.
-            let others = workers.values.compactMap { drivers[$0]?.session }
+            let others = processes.shown.values.compactMap { drivers[$0]?.session }
                 .filter { $0.id != id && $0.appID == session.appID && $0.state.isConnected }
                 .sorted { $0.lastActiveAt > $1.lastActiveAt }
             for other in others where !delivered {

@@ -77,7 +77,7 @@ extension Broker {
         let intended = await worker.intendedEnd != nil
         let saidHello = await worker.saidHello
         guard let driver = sessionShown(by: worker) else {
-            pools.remove(worker)
+            processes.pools.remove(worker)
             return
         }
         let id = driver.id
@@ -93,7 +93,7 @@ extension Broker {
         } else {
             logger.warning("scene process ended unexpectedly", metadata: ["session": "\(id)", "pid": "\(worker.pid)", "reason": "\(reason)"])
             // A crash after it started; one before its Hello was counted as a failed launch.
-            if saidHello { launches.recordFailure(appID, now: configuration.clock.now) }
+            if saidHello { processes.admission.recordFailure(appID, now: configuration.clock.now) }
             emit(id, app: appID, .crashed(reason, pid: worker.pid))
         }
         await persist(id)

@@ -15,20 +15,20 @@ extension Broker: SessionHost {
     var isRunning: Bool { phase.isRunning }
 
     func admitLaunch(_ app: AppID) throws(BrokerError) {
-        try launches.admit(app, live: workers.count, stopping: !phase.isRunning, now: configuration.clock.now)
+        try processes.admit(app, stopping: !phase.isRunning, now: configuration.clock.now)
     }
 
-    func launchSettled() { launches.finished() }
+    func launchSettled() { processes.admission.finished() }
 
-    func launchSucceeded(_ app: AppID) { launches.recordSuccess(app) }
+    func launchSucceeded(_ app: AppID) { processes.admission.recordSuccess(app) }
 
-    func launchFailed(_ app: AppID) { launches.recordFailure(app, now: configuration.clock.now) }
+    func launchFailed(_ app: AppID) { processes.admission.recordFailure(app, now: configuration.clock.now) }
 
-    func takePrewarmed(_ app: AppID) -> WorkerHandle? { pools.take(app, in: self) }
+    func takePrewarmed(_ app: AppID) -> WorkerHandle? { processes.pools.take(app, in: self) }
 
     func bind(_ worker: WorkerHandle, to driver: SessionDriver, prewarmed: Bool) {
         driver.worker = worker
-        workers[ObjectIdentifier(worker)] = driver.id
+        processes.shown[ObjectIdentifier(worker)] = driver.id
         if prewarmed {
             workerOutput.bind(pid: worker.pid, session: driver.id)
         } else {

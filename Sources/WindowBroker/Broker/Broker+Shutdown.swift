@@ -16,7 +16,7 @@ extension Broker {
     /// they are answered, or after 10 s (a third of the stop's time when that is shorter).
     public func drain() async {
         guard phase.isRunning else { return }
-        pools.closed = true
+        processes.pools.closed = true
         await phase.drain(timeout: min(.seconds(10), configuration.stopTimeout / 3), in: self)
     }
 
@@ -37,9 +37,9 @@ extension Broker {
     public func shutdown() async -> ShutdownReport {
         phase.beginStopping(in: self)
         let deadline = phase.stopDeadline ?? configuration.clock.now
-        pools.closed = true
-        await pools.drain(reason: .brokerStopped, in: self)
-        let scenes = Array(workers.values)
+        processes.pools.closed = true
+        await processes.pools.drain(reason: .brokerStopped, in: self)
+        let scenes = Array(processes.shown.values)
         phase.stopProgress = (0, scenes.count)
         var failures = await allAtOnce(scenes, within: deadline - configuration.clock.now, on: configuration.clock) { id in
             await self.stopForShutdown(id)
@@ -56,7 +56,7 @@ extension Broker {
         await searchIndex?.closeCleanly()
         phase.stopped()
         events.finishAll()
-        eventLog.flush()
+        events.log.flush()
         var report = ShutdownReport()
         for (id, failure) in failures.sorted(by: { $0.key < $1.key }) {
             guard let failure else { continue }

@@ -6,9 +6,10 @@
 /// process, its mailbox, its scene's frames), which moves it only through the pure lifecycle
 /// reducer (`Sessions/SessionLifecycle`) and persists through `Sessions/SessionStore`. What is
 /// not one session's has an owner of its own: `AppRegistry` (manifests, runtime menus,
-/// pending discards), `PrewarmPools`, `SceneSync` (updates and shared defaults),
+/// pending discards), `SceneProcesses` (the live processes and whom they show, launch
+/// admission, the prewarm pools), `SceneSync` (updates and shared defaults),
 /// `PressureResponder` (the memory level and its response), `BrokerPhase` (running,
-/// draining, stopped), the `EventHub`. Only focus is decided across sessions
+/// draining, stopped), the `EventHub` (subscribers and the events' log lines). Only focus is decided across sessions
 /// (`Activation/FocusCoordinator`, pure), so a scene that hangs costs only its own session.
 import CLinuxShim
 import Foundation
@@ -36,35 +37,27 @@ public actor Broker {
     public let workerOutput: WorkerOutput
     /// Searchable activities; nil when the index cannot be opened at all (search is then refused).
     let searchIndex: SearchIndex?
-    private let searchWarnings: [String]
-    /// Stored values that could not be read, kept aside: at start (`SessionStore.loadAll`) or
-    /// when a session's activities were read back (`noteDamage`).
-    private var damageWarnings: [String] = []
+    /// What an operator must know about, as each owner reported it (`status`, `warnings`).
+    private var warningsSeen = OperatorWarnings()
     let launcher: any WorkerLauncher
     /// The switcher and the command overlay (a process of their own on the compositor).
     let systemUI: SystemUIHost
     let logger: Logger
-    /// The events' log lines, written once the step that emitted them is done.
-    let eventLog: EventLogLines
-    let startedAt = Date()
 
     /// Per app: manifests, runtime menus, pending discards (`AppRegistry`).
     var apps = AppRegistry()
     /// One driver per session (`Sessions/SessionDriver`): the session, its process, its mailbox.
     var drivers: [SessionID: SessionDriver] = [:]
-    /// The session each live scene process shows, found by the process (its frames and its end).
-    var workers: [ObjectIdentifier: SessionID] = [:]
     var focus: FocusCoordinator
     /// The workspace as last recorded in the store, the next one to write, and whether a write is under way.
     var workspace: (recorded: SessionStore.Workspace?, pending: SessionStore.Workspace?, writing: Bool) = (nil, nil, false)
     /// Sessions discarded lately, so a late request gets "discarded" rather than "unknown".
     var discarded = RecentDiscards()
-    var events = EventHub()
+    var events: EventHub
     /// The memory level and the response to it (`Memory/PressureResponder.swift`).
     let memory: PressureResponder
-    let pools = PrewarmPools()
-    /// Which launches may start (crash loops, the limit on live processes) and those under way.
-    var launches: LaunchAdmission
+    /// The live processes and the session each shows, launch admission, the prewarm pools.
+    var processes: SceneProcesses
     /// Update events, shared defaults and the scenes' update queues (`Sync/`).
     let sync = SceneSync()
     /// Where the broker is in its own life (running, draining, stopped) and the requests in flight.
@@ -84,11 +77,11 @@ public actor Broker {
         self.memoryConfiguration = memory
         self.memory = PressureResponder(configuration: memory)
         self.logger = logger
-        self.eventLog = EventLogLines(logger: logger)
+        self.events = EventHub(log: EventLogLines(logger: logger))
         self.focus = FocusCoordinator(maxForeground: configuration.maxForegroundScenes)
-        self.launches = LaunchAdmission(
+        self.processes = SceneProcesses(admission: LaunchAdmission(
             startLimit: StartLimit(burst: configuration.startLimitBurst, interval: configuration.startLimitInterval),
-            maxLiveWorkers: configuration.maxLiveWorkers)
+            maxLiveWorkers: configuration.maxLiveWorkers))
         self.store = try SessionStore(directory: configuration.stateDirectory, logger: logger)
         // The directory as the store resolved it: pictures go where the store is, always.
         self.snapshots = SnapshotStore(stateDirectory: store.directory)
@@ -120,7 +113,7 @@ public actor Broker {
         for (id, info) in snapshots.reconcile(with: Set(drivers.keys)) { drivers[id]?.snapshot = info }
         apps = AppRegistry(pendingDiscards: try await store.pendingDiscards())
         let store = self.store
-        (searchIndex, searchWarnings) = await SearchIndex.open(
+        (searchIndex, warningsSeen.search) = await SearchIndex.open(
             directory: store.directory, rebuild: configuration.rebuildSearchIndex, sessions: loaded.sessions, entries: { try await store.searchEntries() }, logger: logger)
         noteDamage(loaded.damage)
         do {
@@ -158,7 +151,7 @@ public actor Broker {
         // Idle processes started from a manifest that changed (its executable, its arguments)
         // are not bound to anyone: the pool refills from the new one, the zygote starts again.
         for (id, old) in before.sorted(by: { $0.key < $1.key }) where apps.manifests[id] != old {
-            await pools.drain(id, reason: .appChanged, in: self)
+            await processes.pools.drain(id, reason: .appChanged, in: self)
         }
         for problem in problems {
             if problem.isWarning {
@@ -172,13 +165,12 @@ public actor Broker {
                 logger.warning("app menu: element not inserted", metadata: ["app": "\(app.id)", "problem": "\(error)"])
             }
         }
-        brokenManifests = problems.filter { !$0.isWarning }
         if apps.manifests.isEmpty {
             let searched = loader.directories.joined(separator: ", ")
             logger.warning("no apps are installed: no manifest was found in \(searched.isEmpty ? "no directory" : searched); give one with --apps-dir")
         }
         reapplyRuntimeMenus()
-        pools.refill(in: self)
+        processes.pools.refill(in: self)
         // The zygotes start now, not at their app's first open, which would otherwise wait for
         // one to load (and, with a display, to read the fonts) before its fork.
         let zygoteApps = apps.manifests.values.filter(\.zygote).sorted { $0.id < $1.id }
@@ -234,15 +226,15 @@ public actor Broker {
     // MARK: - Queries
 
     public func status() -> BrokerStatus {
-        BrokerStatus(uptime: Date().timeIntervalSince(startedAt), sessions: drivers.count, workers: workers.count,
+        BrokerStatus(uptime: Date().timeIntervalSince(phase.startedAt), sessions: drivers.count, workers: processes.live,
                      updatesPosted: sync.postedCount, updatesDropped: sync.droppedNotices)
     }
 
     /// "Ready: 3 sessions, 1 worker".
     public var statusLine: String {
         func count(_ n: Int, _ noun: String) -> String { "\(n) \(noun)\(n == 1 ? "" : "s")" }
-        let line = "Ready: \(count(drivers.count, "session")), \(count(workers.count, "worker")), pressure \(memory.level)"
-        let warnings = store.warnings + damageWarnings
+        let line = "Ready: \(count(drivers.count, "session")), \(count(processes.live, "worker")), pressure \(memory.level)"
+        let warnings = store.warnings + warningsSeen.damage
         return warnings.isEmpty ? line : line + "; WARNING: \(warnings.joined(separator: "; "))"
     }
 
@@ -252,7 +244,7 @@ public actor Broker {
         for warning in damage {
             logger.warning("session store: damaged value kept aside", metadata: ["warning": "\(warning)"])
         }
-        damageWarnings += damage
+        warningsSeen.damage += damage
     }
 
     /// What an operator must know about (a damaged store moved aside at start, damaged values
@@ -265,18 +257,16 @@ public actor Broker {
         if !brokenManifests.isEmpty {
             manifests.append("\(brokenManifests.count) app manifest\(brokenManifests.count == 1 ? " was" : "s were") skipped; `wmctl apps` says why")
         }
-        return store.warnings + damageWarnings + searchWarnings + manifests + (busProblem.map { ["no D-Bus face: \($0)"] } ?? [])
+        return store.warnings + warningsSeen.damage + warningsSeen.search + manifests + (warningsSeen.bus.map { ["no D-Bus face: \($0)"] } ?? [])
     }
 
     /// Why the D-Bus face refuses the session bus it found (nil: no such reason now).
     func noteBusProblem(_ problem: String?) {
-        busProblem = problem
+        warningsSeen.bus = problem
     }
 
-    private var busProblem: String?
-
     /// Manifests skipped at the last (re)load, with why.
-    public private(set) var brokenManifests: [ManifestProblem] = []
+    public var brokenManifests: [ManifestProblem] { apps.skipped }
 
     /// An app filter names an app: installed, or one that still has sessions (its manifest
     /// went away). Anything else is a typo that would silently match nothing.
@@ -345,13 +335,13 @@ public actor Broker {
 
     /// The session a live process shows; nil for a prewarmed one not bound yet (or one gone).
     func sessionShown(by worker: WorkerHandle) -> SessionDriver? {
-        workers[ObjectIdentifier(worker)].flatMap { drivers[$0] }
+        processes.shown[ObjectIdentifier(worker)].flatMap { drivers[$0] }
     }
 
     /// The session's process is gone (or going): nothing it sends is the session's any more.
     func unbind(_ driver: SessionDriver) {
         guard let worker = driver.worker else { return }
-        workers[ObjectIdentifier(worker)] = nil
+        processes.shown[ObjectIdentifier(worker)] = nil
         driver.worker = nil
         driver.windowHandle = nil
     }
@@ -380,7 +370,7 @@ public actor Broker {
         // The steps an operator follows a scene by (open, spawn, background, restore, reclaim,
         // close, crash) at info, once each; every other event at debug.
         let name = event.name
-        eventLog.log(
+        events.log.log(
             Self.operatorEvents.contains(name) ? .info : .debug, "\(name) \(event.detail)",
             metadata: ["SESSION_ID": "\(sessionID?.description ?? "")", "APP_ID": "\(app)", "EVENT": "\(name)"])
         events.publish(record)

@@ -11,6 +11,8 @@ final class BrokerPhase {
     }
 
     private(set) var phase = Phase.running
+    /// When the broker started (its uptime).
+    let startedAt = Date()
     /// Control requests (from wmctl and scenes) being answered now.
     private(set) var inFlight = 0
     private var drained: [CheckedContinuation<Void, Never>] = []

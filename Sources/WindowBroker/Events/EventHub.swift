@@ -58,6 +58,12 @@ struct EventHub {
     }
 
     private var subscribers: [UUID: (filter: EventFilter, sink: Sink)] = [:]
+    /// The events' log lines, written once the step that emitted them is done.
+    let log: EventLogLines
+
+    init(log: EventLogLines) {
+        self.log = log
+    }
 
     mutating func subscribe(_ filter: EventFilter) -> (UUID, AsyncStream<EventRecord>) {
         let (stream, sink) = AsyncStream.makeStream(of: EventRecord.self, bufferingPolicy: .bufferingNewest(1024))

@@ -86,7 +86,7 @@ final class PressureResponder {
         // Hysteresis holds the reported level; actions follow what the inputs call for now, so a
         // level held at critical after the budget is met reclaims nothing more.
         guard now > .normal else {
-            if level == .normal { broker.pools.refill(in: broker) }
+            if level == .normal { broker.processes.pools.refill(in: broker) }
             return
         }
         let due = level > before || lastAction.map { broker.configuration.clock.now - $0 >= configuration.minimumActionInterval } ?? true
@@ -109,7 +109,7 @@ final class PressureResponder {
         lastAction = broker.configuration.clock.now
         var outcome = PressureOutcome(level: level)
         // Idle prewarmed processes go before any scene is disturbed.
-        await broker.pools.drain(reason: .memoryPressure, in: broker)
+        await broker.processes.pools.drain(reason: .memoryPressure, in: broker)
         let background = broker.allSessions
             .filter { $0.state == .background && broker.drivers[$0.id]?.worker != nil }
             .sorted { $0.lastActiveAt < $1.lastActiveAt }

@@ -54,6 +54,6 @@ extension Broker {
             pss: pid != nil ? memory.pss[session.id] ?? 0 : 0,
             isKey: driver?.toldKey == true,
             hasSnapshot: driver?.snapshot != nil,
-            crashLoopRetryAfter: launches.retryAfter(session.appID, now: configuration.clock.now))
+            crashLoopRetryAfter: processes.admission.retryAfter(session.appID, now: configuration.clock.now))
     }
 }

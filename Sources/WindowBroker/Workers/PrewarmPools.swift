@@ -38,14 +38,14 @@ final class PrewarmPools {
         for app in broker.apps.manifests.values.sorted(by: { $0.id < $1.id }) where app.prewarm > 0 {
             // An app in a crash loop is not refilled either: refills count against its start
             // limit like launches, and the pool tries again once the wait is over.
-            if let wait = broker.launches.retryAfter(app.id, now: broker.configuration.clock.now) {
+            if let wait = broker.processes.admission.retryAfter(app.id, now: broker.configuration.clock.now) {
                 scheduleRefill(after: wait, in: broker)
                 continue
             }
             let missing = app.prewarm - readyCount(app.id) - (warming[app.id] ?? 0)
             for _ in 0..<max(0, missing) {
                 // Idle processes never take the room scenes need.
-                guard broker.launches.hasRoomForIdle(live: broker.workers.count, idle: count) else { return }
+                guard broker.processes.admission.hasRoomForIdle(live: broker.processes.live, idle: count) else { return }
                 warming[app.id, default: 0] += 1
                 Task { await self.warm(app, in: broker) }
             }
@@ -102,8 +102,8 @@ final class PrewarmPools {
     /// A refill that failed counts against the app's start limit; the pool is topped up again
     /// (in a moment, or when the crash loop's wait is over), never in a tight loop.
     private func failed(_ app: AppManifest, _ error: any Error, _ what: String, in broker: isolated Broker) {
-        broker.launches.recordFailure(app.id, now: broker.configuration.clock.now)
-        if let wait = broker.launches.retryAfter(app.id, now: broker.configuration.clock.now) {
+        broker.processes.admission.recordFailure(app.id, now: broker.configuration.clock.now)
+        if let wait = broker.processes.admission.retryAfter(app.id, now: broker.configuration.clock.now) {
             broker.logger.warning("\(what); the app is in a crash loop, its pool waits", metadata: [
                 "app": "\(app.id)", "error": "\(error)", "retryAfter": "\(wait.formattedSeconds)",
             ])
@@ -166,13 +166,13 @@ final class PrewarmPools {
 extension Broker {
     /// Prewarmed workers of the app waiting to be bound (tests and `status`).
     public func prewarmedCount(_ appID: AppID) -> Int {
-        pools.readyCount(appID)
+        processes.pools.readyCount(appID)
     }
 
     /// Ready prewarmed workers per app, for every app that asks for some.
     public func prewarmedCounts() -> [AppID: Int] {
         var counts: [AppID: Int] = [:]
-        for app in apps.manifests.values where app.prewarm > 0 { counts[app.id] = pools.readyCount(app.id) }
+        for app in apps.manifests.values where app.prewarm > 0 { counts[app.id] = processes.pools.readyCount(app.id) }
         return counts
     }
 }
