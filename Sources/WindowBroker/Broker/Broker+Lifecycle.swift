@@ -23,11 +23,11 @@ extension Broker {
     /// Sends a command outside a lifecycle plan (actions, continue, warnings). On a missed
     /// deadline the worker is killed; on a dead connection the exit path records why.
     func command(_ id: SessionID, _ command: Windowbroker_V1_WorkerCommand.OneOf_Kind, timeout: Duration, doing: String) async throws -> Windowbroker_V1_WorkerMessage.OneOf_Kind? {
-        guard let driver = drivers[id], driver.worker != nil else {
+        guard let worker = drivers[id]?.worker else {
             throw BrokerError(.sessionNotConnected, "session \(id) has no running process")
         }
         do {
-            return try await driver.request(command, timeout: timeout, doing: doing, in: self)
+            return try await worker.command(command, timeout: timeout, doing: doing)
         } catch let error as BrokerError where error.code == .timedOut {
             await terminate(id, reason: .timedOut)
             throw BrokerError(.timedOut, "the scene did not finish \(doing) within \(timeout.formattedSeconds); its process was stopped and its saved state is kept")

@@ -161,11 +161,7 @@ extension SessionDriver {
         let prominent = host.focus.prominent == id
         let parent = prominent ? parentWindowHandle(in: host) : nil
         let followers = carried.map { next in
-            Windowbroker_V1_LifecycleTransition.with {
-                $0.transition = Self.transition(next)
-                $0.prominent = prominent
-                if next == .willEnterForeground, let parent { $0.parentWindowHandle = parent }
-            }
+            SceneCommand.Transition(step: next, prominent: prominent, parentWindowHandle: next == .willEnterForeground ? parent : nil)
         }
         do {
             switch step {
@@ -175,14 +171,11 @@ extension SessionDriver {
                 try await connect(options: options, then: followers, timeout: timeout, doing: doing, in: host)
             case .restoreInteractionState:
                 guard let restoration = options.restoration else { break }
-                _ = try await request(.restoreInteractionState(.with { $0.activity = restoration.wire }), timeout: timeout, doing: doing, in: host)
+                _ = try await request(.restoreInteractionState(restoration), timeout: timeout, doing: doing, in: host)
             case .willEnterForeground, .didBecomeActive, .willResignActive, .didEnterBackground:
-                _ = try await request(.transition(.with {
-                    $0.transition = Self.transition(step)
-                    $0.prominent = prominent
-                    if step == .willEnterForeground, let parent { $0.parentWindowHandle = parent }
-                    $0.then = followers
-                }), timeout: timeout, doing: doing, in: host)
+                _ = try await request(.transition(.init(
+                    step: step, prominent: prominent, parentWindowHandle: step == .willEnterForeground ? parent : nil, then: followers
+                )), timeout: timeout, doing: doing, in: host)
             case .saveRestorationActivity:
                 return try await saveRestorationActivity(attempt: attempt, in: host)
             case .disconnect:
@@ -198,35 +191,15 @@ extension SessionDriver {
         }
     }
 
-    private static func transition(_ step: LifecycleStep) -> Windowbroker_V1_Transition {
-        switch step {
-        case .willEnterForeground: .willEnterForeground
-        case .didBecomeActive: .didBecomeActive
-        case .willResignActive: .willResignActive
-        default: .didEnterBackground
-        }
-    }
-
-    /// Sends a command to the scene and waits for its answer; what a missed deadline or a
-    /// closed connection means is the caller's to decide (the reducer, or `Broker.command`).
+    /// Sends a lifecycle command to the scene and waits for its answer; what a missed deadline
+    /// or a closed connection means is the caller's to decide (the reducer).
     func request(
-        _ command: Windowbroker_V1_WorkerCommand.OneOf_Kind, timeout: Duration, doing: String, in host: isolated some SessionHost
+        _ command: SceneCommand, timeout: Duration, doing: String, in host: isolated some SessionHost
     ) async throws -> Windowbroker_V1_WorkerMessage.OneOf_Kind? {
         guard let worker else {
             throw BrokerError(.connectionClosed, "the scene has no process")
         }
-        let answer = try await worker.connection.answer(
-            to: .workerCommand(.with { $0.kind = command }), timeout: timeout, what: "the scene (\(doing))")
-        // What the scene wrote before its answer (a title, an activity set in the callback) is
-        // taken in before the answer is acted on, and commits ahead of what the answer writes:
-        // the scene does not wait for those reports' acknowledgements before it answers
-        // (docs/PROTOCOL.md).
-        await worker.waitForFrames(answer.framesBefore)
-        let reply = answer.envelope
-        guard case .workerMessage(let message) = reply.body else {
-            throw BrokerError(.workerFailed, "the scene answered \(doing) with an unexpected frame")
-        }
-        return message.kind
+        return try await worker.command(command.wire, timeout: timeout, doing: doing)
     }
 
     /// A process for the session: the one started while its record was committed
@@ -320,7 +293,7 @@ extension SessionDriver {
     /// willConnect: everything the scene needs to start, in one command, with the transitions
     /// that follow it (`then`).
     private func connect(
-        options: ConnectionOptions, then followers: [Windowbroker_V1_LifecycleTransition], timeout: Duration, doing: String,
+        options: ConnectionOptions, then followers: [SceneCommand.Transition], timeout: Duration, doing: String,
         in host: isolated some SessionHost
     ) async throws {
         // The picture a restored scene shows until it is restored, read off the broker's
@@ -337,20 +310,11 @@ extension SessionDriver {
         // The defaults snapshot and the scene's place in the app's updates, taken together.
         let (defaults, sequence) = host.openOutlet(id, app: app.id, connection: worker.connection)
         let session = self.session
-        let command = Windowbroker_V1_WorkerCommand.OneOf_Kind.connect(.with {
-            $0.session = host.status(session).wire(includeRestoration: false)
-            $0.newSession = session.launchCount == 1
-            $0.delegateName = app.configuration(named: session.configuration)?.delegate ?? ""
-            $0.discardedSessionIds = discards.map { $0.description }
-            $0.userActivities = options.activities.map(\.wire)
-            if let restoration = options.restoration { $0.restorationActivity = restoration.wire }
-            $0.availableConfigurations = app.configurations.map(\.name)
-            $0.defaults = PlistValue.wire(dictionary: defaults)
-            $0.storage = PlistValue.wire(dictionary: session.storage)
-            $0.updateSequence = sequence
-            $0.then = followers
-            if let placeholder { $0.placeholderPng = placeholder }
-        })
+        let command = SceneCommand.connect(.init(
+            session: host.status(session), isNew: session.launchCount == 1,
+            delegateName: app.configuration(named: session.configuration)?.delegate ?? "", discardedSessions: discards,
+            activities: options.activities, restoration: options.restoration, availableConfigurations: app.configurations.map(\.name),
+            defaults: defaults, storage: session.storage, updateSequence: sequence, then: followers, placeholderPNG: placeholder))
         let reply: Windowbroker_V1_WorkerMessage.OneOf_Kind?
         do {
             reply = try await request(command, timeout: timeout, doing: doing, in: host)
@@ -380,7 +344,7 @@ extension SessionDriver {
 
     /// Asks for a fresh restoration activity and commits it.
     private func saveRestorationActivity(attempt: UInt64, in host: isolated some SessionHost) async throws -> SessionLifecycle.Event {
-        let reply = try await request(.restorationActivityRequest(.init()), timeout: host.configuration.workerTimeout,
+        let reply = try await request(.restorationActivity, timeout: host.configuration.workerTimeout,
                                       doing: LifecycleStep.saveRestorationActivity.callbackName, in: host)
         guard case .restorationActivity(let answer) = reply, answer.hasActivity else {
             return .stepSucceeded(attempt: attempt)  // nothing to restore
@@ -410,10 +374,7 @@ extension SessionDriver {
         host.closeOutlet(id)
         await worker.markIntendedEnd(reason)
         do {
-            _ = try await request(.disconnect(.with {
-                $0.reason = reason.description
-                $0.discarded = discarded
-            }), timeout: host.configuration.workerTimeout, doing: LifecycleStep.disconnect.callbackName, in: host)
+            _ = try await request(.disconnect(reason: reason, discarded: discarded), timeout: host.configuration.workerTimeout, doing: LifecycleStep.disconnect.callbackName, in: host)
         } catch {
             host.logger.warning("scene did not acknowledge didDisconnect", metadata: ["session": "\(id)", "error": "\(error)"])
         }
@@ -440,7 +401,7 @@ extension SessionDriver {
     func refreshSnapshot(in host: isolated some SessionHost) async {
         guard worker != nil, session.state.isConnected else { return }
         guard case .restorationActivity(let answer)? = try? await request(
-            .restorationActivityRequest(.init()), timeout: host.configuration.workerTimeout, doing: "taking a snapshot", in: host),
+            .restorationActivity, timeout: host.configuration.workerTimeout, doing: "taking a snapshot", in: host),
             !answer.snapshotPng.isEmpty else { return }
         await keepSnapshot(answer.snapshotPng, thumbnail: answer.thumbnailPng, in: host)
     }

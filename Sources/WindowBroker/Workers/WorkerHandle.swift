@@ -210,6 +210,24 @@ public actor WorkerHandle {
         framesHandled.advance()
     }
 
+    /// Sends a command to the scene and returns its answer, once what the scene wrote before
+    /// that answer has been handled: a report written before its answer (a title, an activity
+    /// set in the callback) is taken in, and commits, ahead of what the answer leads to; the
+    /// scene does not wait for those reports' acknowledgements before it answers
+    /// (docs/PROTOCOL.md). A missed deadline and a closed connection are the caller's to decide.
+    /// Runs on the caller's executor: the command is written on the thread that decided it.
+    nonisolated(nonsending) func command(
+        _ command: Windowbroker_V1_WorkerCommand.OneOf_Kind, timeout: Duration, doing: String
+    ) async throws -> Windowbroker_V1_WorkerMessage.OneOf_Kind? {
+        let answer = try await connection.answer(
+            to: .workerCommand(.with { $0.kind = command }), timeout: timeout, what: "the scene (\(doing))")
+        await waitForFrames(answer.framesBefore)
+        guard case .workerMessage(let message) = answer.envelope.body else {
+            throw BrokerError(.workerFailed, "the scene answered \(doing) with an unexpected frame")
+        }
+        return message.kind
+    }
+
     /// Returns once the broker is done with the first `count` frames read from the worker (a
     /// reply's `WireAnswer.framesBefore`): a scene's report written before its answer to a
     /// command is taken in (and its commit queued) before the command's caller goes on,
