@@ -151,7 +151,7 @@ let package = Package(
         .executableTarget(
             name: "windowbroker-ui",
             dependencies: [
-                "IPCWire", "SystemUISurface",
+                "CLinuxShim", "IPCWire", "SystemUISurface",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),

@@ -4,6 +4,7 @@
 /// the broker over the control socket like any client, and tells the broker that its first
 /// frame is on screen (or why there is none) on the descriptor `WINDOWBROKER_UI_FD` names.
 import ArgumentParser
+import CLinuxShim
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -21,6 +22,17 @@ struct SystemUI: AsyncParsableCommand {
         abstract: "The switcher and the command overlay of windowbroker (started by the broker).",
         discussion: "Run by windowbrokerd, not by hand: `wmctl switcher` and `wmctl overlay` ask the broker for them.",
         subcommands: [SwitcherCommand.self, OverlayCommand.self, StandbyCommand.self])
+}
+
+/// The process dies with the broker that started it: cards and commands of a broker that is
+/// gone would act on nothing. Started by hand (no broker named), it lives on its own.
+enum BrokerLifeline {
+    static func bind() {
+        guard let broker = ProcessInfo.processInfo.environment["WINDOWBROKER_PID"].flatMap(pid_t.init) else { return }
+        _ = wb_set_parent_death_signal(SIGTERM)
+        // Gone already (this process was reparented before it asked): nothing to show.
+        if getppid() != broker { exit(0) }
+    }
 }
 
 /// A surface the process can show, on a connection it already has.
@@ -79,6 +91,7 @@ struct StandbyCommand: AsyncParsableCommand {
     @OptionGroup var connection: ConnectionOptions
 
     func run() async throws {
+        BrokerLifeline.bind()
         DrawingLibrary.preloadIfDisplayed()
         // The broker closed its end without naming a surface: nothing to show.
         guard let line = await Readiness.awaitRequest() else { return }
@@ -93,6 +106,7 @@ struct StandbyCommand: AsyncParsableCommand {
 /// Connects, runs a surface to its end, and makes sure the broker hears how it went.
 enum SystemUIRun {
     static func run(socketPath: String, _ body: @escaping @Sendable @MainActor (BrokerClient) async throws -> Void) async throws {
+        BrokerLifeline.bind()
         // The drawing library and its fonts load on a thread of their own while this process
         // connects and asks for what it shows (the first frame waited for both); a standby
         // process started that already.

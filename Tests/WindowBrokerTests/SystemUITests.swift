@@ -118,6 +118,44 @@ final class SystemUITests: WindowTestCase {
         try harness.eventually("the overlay is gone") { !(try systemUIShown()) }
     }
 
+    /// The system UI processes the running broker started (the surface shown and the one kept
+    /// ready): its children named windowbroker-ui.
+    private func systemUIProcesses() -> Set<Int32> {
+        Set(processTable().filter { entry in
+            entry.parent == harness.brokerPID && entry.state != "Z"
+                && (try? String(contentsOfFile: "/proc/\(entry.pid)/comm", encoding: .utf8))?.hasPrefix("windowbroker-ui") == true
+        }.map(\.pid))
+    }
+
+    /// Whether a process still runs (a zombie waiting to be reaped has ended).
+    private func runs(_ pid: Int32) -> Bool {
+        processStat(pid).map { $0.state != "Z" } ?? false
+    }
+
+    /// A switcher on screen ends with its broker: when it stops, and when it is killed.
+    func testTheSystemUIEndsWithTheBroker() throws {
+        _ = try harness.openNote("carded", title: "Carded")
+        var (shown, _) = try showSystemUI("switcher")
+        var started: Set<Int32> = []
+        try harness.eventually("a process is kept ready beside the one shown") {
+            started = systemUIProcesses()
+            return started.count == 2
+        }
+        XCTAssertTrue(started.contains(Int32(shown)))
+        XCTAssertEqual(harness.stop(signal: SIGTERM), 0)
+        try harness.eventually("the stopped broker's system UI is gone") { !started.contains(where: runs) }
+
+        try harness.start()
+        (shown, _) = try showSystemUI("switcher")
+        try harness.eventually("shown and kept ready again") {
+            started = systemUIProcesses()
+            return started.count == 2
+        }
+        XCTAssertTrue(started.contains(Int32(shown)))
+        _ = harness.stop(signal: SIGKILL)
+        try harness.eventually("the killed broker's system UI died with it") { !started.contains(where: runs) }
+    }
+
     /// Holding the command key alone over a scene shows the overlay; releasing it hides it.
     /// Ctrl is the command key here: wtype's keyboard has a keymap of its own that binds no
     /// real modifier to Super, so GTK (which reads the modifiers through the keymap) never sees

@@ -3,8 +3,9 @@ import XCTest
 
 /// Scenes on weston (nested in the test's sway, see WestonHarness): a compositor that draws no
 /// title bars and has no layer shell. A scene's window brings its own (GTK's header bar), whose
-/// close button closes the window and keeps the session; the switcher falls back to a
-/// full-screen window of its own, and a click on a card opens that session.
+/// close button closes the window and keeps the session; the switcher and the command overlay
+/// fall back to a full-screen window of their own, where a click on a card opens that session
+/// and a click on a command performs it.
 final class WestonTests: WindowTestCase {
     override var onWeston: Bool { true }
 
@@ -72,5 +73,26 @@ final class WestonTests: WindowTestCase {
         try harness.eventually("the clicked session is active again") { try harness.state(away) == "foregroundActive" }
         XCTAssertEqual(try harness.noteState(away).text, "reclaimed text")
         try harness.eventually("the switcher is gone") { !(try systemUIShown()) }
+    }
+
+    func testTheCommandOverlayIsAFullScreenWindowWhereThereIsNoLayerShell() throws {
+        let weston = try XCTUnwrap(weston)
+        let note = try harness.openNote("commanded", title: "Commanded")
+        _ = try textArea()
+        let (_, items) = try showSystemUI("overlay")
+        let listed = Set(try harness.jsonList("commands", "--overlay").compactMap { $0["id"] as? String })
+        XCTAssertEqual(Set(items.map(\.id)), listed, "the overlay shows what `commands --overlay` lists")
+        // Its panel is in the middle of weston's output, over the dimmed window.
+        let middle = (weston.origin.x + weston.size.width / 2, weston.origin.y + weston.size.height / 2)
+        let shot = try sway.settledScreenshot(harness, "the overlay on screen")
+        XCTAssertEqual(try colours(shot, at: [middle]), ["f4f4f2"], "the overlay's panel at \(middle)")
+
+        // A click on a command performs it for the scene the overlay was shown over.
+        let newWindow = try XCTUnwrap(items.first { $0.id == "file.newWindow" })
+        try sway.pointer("click", String(weston.origin.x + newWindow.x + newWindow.width / 2),
+                         String(weston.origin.y + newWindow.y + newWindow.height / 2))
+        try harness.eventually("New Window was performed") { try harness.jsonList("sessions").count == 2 }
+        try harness.eventually("the overlay is gone") { !(try systemUIShown()) }
+        XCTAssertEqual(try harness.state(note), "foregroundActive")
     }
 }

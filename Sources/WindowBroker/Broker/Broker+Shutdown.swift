@@ -38,6 +38,8 @@ extension Broker {
         phase.beginStopping(in: self)
         let deadline = phase.stopDeadline ?? configuration.clock.now
         processes.pools.closed = true
+        // The switcher and the overlay show a broker that is going away: they end first.
+        await systemUI.stop()
         await processes.pools.drain(reason: .brokerStopped, in: self)
         let scenes = Array(processes.shown.values)
         phase.stopProgress = (0, scenes.count)

@@ -52,6 +52,8 @@ actor SystemUIHost {
     /// The process waiting for the next surface, and the broker's end of its socket.
     private var spare: (pid: pid_t, channel: Int32)?
     private var preparingSpare = false
+    /// Set for good once the broker stops: nothing more is shown or kept ready.
+    private var stopped = false
     /// How long after a surface (or the broker's start) the next spare starts: not beside the
     /// surface's first frame, whose CPU it would take.
     private let spareDelay: Duration = .milliseconds(500)
@@ -72,6 +74,7 @@ actor SystemUIHost {
     var shown: Surface? { current?.surface }
 
     func show(_ surface: Surface) async throws -> Shown {
+        guard !stopped else { throw BrokerError(.requestDenied, "the broker is stopping; \(surface.name) is not shown now") }
         guard hasDisplay else {
             throw BrokerError(.invalidState, "\(surface.name) needs a display, and the broker was started without one (WAYLAND_DISPLAY); with systemd: `systemctl --user import-environment WAYLAND_DISPLAY`, then restart windowbroker")
         }
@@ -117,7 +120,8 @@ actor SystemUIHost {
     /// Starts `windowbroker-ui ARGUMENTS` with a socket as fd 3; our end of it is returned.
     private func spawn(_ executable: String, _ arguments: [String]) async throws -> (pid: pid_t, channel: Int32) {
         let (channel, theirs) = try ChildProcess.socketPair(for: "the system UI")
-        let env = childEnvironment.setting(SystemUIReport.descriptorVariable, "3")
+        // It dies with the broker (PR_SET_PDEATHSIG), and stops at once if it was already gone.
+        let env = childEnvironment.setting(SystemUIReport.descriptorVariable, "3").setting("WINDOWBROKER_PID", String(getpid()))
         let spawned = try await ChildProcess.spawn([executable] + arguments, environment: env, fd3: theirs)
         close(theirs)
         switch spawned {
@@ -134,7 +138,7 @@ actor SystemUIHost {
 
     /// Starts the next spare after `spareDelay`, when there is a display and none is ready.
     func prepareSpareSoon() {
-        guard spare == nil, !preparingSpare, hasDisplay, executable != nil else { return }
+        guard spare == nil, !preparingSpare, !stopped, hasDisplay, executable != nil else { return }
         preparingSpare = true
         let delay = spareDelay
         Task {
@@ -145,11 +149,22 @@ actor SystemUIHost {
 
     private func prepareSpare() async {
         defer { preparingSpare = false }
-        guard spare == nil, let executable else { return }
+        guard spare == nil, !stopped, let executable else { return }
         do {
             spare = try await spawn(executable, ["standby"])
         } catch {
             // The next surface starts its own process and says why, if it cannot either.
+        }
+    }
+
+    /// The broker stops: the surface shown ends, and so does the process kept ready.
+    func stop() {
+        stopped = true
+        hide()
+        if let waiting = spare {
+            kill(waiting.pid, SIGTERM)
+            close(waiting.channel)
+            spare = nil
         }
     }
 
