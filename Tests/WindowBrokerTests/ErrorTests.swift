@@ -35,6 +35,23 @@ final class ErrorTests: BrokerTestCase {
         XCTAssertEqual(try harness.noteState(session).text, "precious")
     }
 
+    /// An app that fails at its start says why where the user is: its exit and its last words.
+    func testAnAppThatFailsAtItsStartSaysWhyInTheError() throws {
+        try harness.install(app: "broken", manifest: [
+            "name": "Fails at start", "executable": "/bin/sh",
+            "arguments": ["-c", "echo 'reading the settings'; echo 'cannot find my config' >&2; exit 3"],
+            "activityTypes": ["notes.edit"],
+        ])
+        let refused = try harness.refusal("open", "broken", "--activity", "notes.edit")
+        XCTAssertEqual(refused.code, "workerFailed")
+        XCTAssertTrue(refused.message.contains("it exited with status 3"), refused.message)
+        XCTAssertTrue(refused.message.contains("\"cannot find my config\""), refused.message)
+        XCTAssertTrue(refused.message.contains("wmctl logs"), refused.message)
+        // The log gives the same reason: an exit, not a missed deadline.
+        try harness.eventually("the log says how the process ended") { harness.brokerLog.contains("crashed(exit 3)") }
+        XCTAssertFalse(harness.brokerLog.contains("reason=timedOut"), harness.brokerLog)
+    }
+
     func testUsageErrorsExitTwoAndUnreachableBrokerExitsThree() throws {
         XCTAssertEqual(harness.wmctl("open").code, 2)
         XCTAssertEqual(harness.wmctl("defaults", "notes", "frobnicate", "key").code, 2)

@@ -38,6 +38,16 @@ extension Broker: SessionHost {
 
     func workerLaunched() { memory.launched(in: self) }
 
+    func lastOutput(of pid: Int32, session: SessionID) async -> [String] {
+        // What a process printed before it ended may still be in its pipes for a moment.
+        var waited = 0
+        while workerOutput.isFollowing(pid: pid), waited < 20 {
+            try? await WireRuntime.sleep(for: .milliseconds(10))
+            waited += 1
+        }
+        return workerOutput.lines(of: session, last: 20).filter { $0.pid == pid }.suffix(3).map(\.text)
+    }
+
     func openOutlet(_ id: SessionID, app: AppID, connection: WireConnection) -> (defaults: [String: PlistValue], sequence: UInt64) {
         sync.openOutlet(id, app: app, connection: connection, in: self)
     }

@@ -250,8 +250,13 @@ extension SessionDriver {
             throw error
         } catch {
             host.launchFailed(app.id)
+            // A process that ended before its Hello says how: its exit, and what it printed last.
+            let exit = await handle.waitForExit(timeout: .milliseconds(500))
+            let printed = await host.lastOutput(of: handle.pid, session: id)
             await host.terminate(id, reason: .timedOut)
-            throw BrokerError(.workerFailed, "the scene process \(app.executable) did not start: \((error as? BrokerError)?.message ?? "\(error)")")
+            var why = exit.map(\.description) ?? (error as? BrokerError)?.message ?? "\(error)"
+            if !printed.isEmpty { why += "; it printed: " + printed.map { "\"\($0)\"" }.joined(separator: ", ") }
+            throw BrokerError(.workerFailed, "the scene process \(app.executable) did not start: \(why) (`wmctl logs \(id)` shows all it printed)")
         }
     }
 

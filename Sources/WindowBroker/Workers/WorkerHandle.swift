@@ -7,9 +7,17 @@ import NIOPosix
 import Synchronization
 
 /// How a worker process ended, as the kernel reported it.
-public enum WorkerExit: Sendable, Equatable {
+public enum WorkerExit: Sendable, Equatable, CustomStringConvertible {
     case exited(code: Int32)
     case signaled(Int32)
+
+    /// "it exited with status 3", "it was killed by signal 11 (Segmentation fault)".
+    public var description: String {
+        switch self {
+        case .exited(let code): "it exited with status \(code)"
+        case .signaled(let signal): "it was killed by signal \(signal) (\(strsignal(signal).map { String(cString: $0) } ?? "unknown"))"
+        }
+    }
 }
 
 /// What a worker's supervisor reports to the broker, in the order it happened.

@@ -96,6 +96,11 @@ public final class WorkerOutput: Sendable {
         }
     }
 
+    /// Whether a process's output is still being read (its pipes have not ended).
+    func isFollowing(pid: Int32) -> Bool {
+        state.withLock { $0.sessionOfPID[pid] != nil }
+    }
+
     /// A prewarmed worker was bound to a session: its lines are that session's from now on.
     func bind(pid: Int32, session: SessionID) {
         state.withLock { $0.sessionOfPID[pid]?.session = session }
