@@ -569,6 +569,7 @@ final class ManifestLoaderTests: XCTestCase {
         write("bad-type.json", #"{"id": "typed", "executable": "/bin/true", "supportsMultipleScenes": "yes"}"#)
         write("missing-id.json", #"{"executable": "/bin/true"}"#)
         write("broken.json", "{ not json")
+        write("broken-later.json", "{\n  \"id\": \"later\",\n  \"name\": oops\n}")
         write("ignored.txt", "not a manifest")
         let (apps, problems) = ManifestLoader(directories: [directory], helperDirectory: nil, searchPath: []).load()
         XCTAssertEqual(Array(apps.keys), ["good"])
@@ -576,7 +577,9 @@ final class ManifestLoaderTests: XCTestCase {
         XCTAssertEqual(byFile["no-exe.json"]?.field, "executable")
         XCTAssertEqual(byFile["bad-type.json"]?.field, "supportsMultipleScenes")
         XCTAssertEqual(byFile["missing-id.json"]?.field, "id")
-        XCTAssertEqual(byFile["broken.json"]?.reason, "is not valid JSON")
+        // Where the parser stopped, as an editor counts (lines and columns from 1).
+        XCTAssertTrue(byFile["broken.json"]?.reason.hasPrefix("is not valid JSON: line 1, column 3: ") == true, "\(String(describing: byFile["broken.json"]))")
+        XCTAssertTrue(byFile["broken-later.json"]?.reason.hasPrefix("is not valid JSON: line 3, column 11: ") == true, "\(String(describing: byFile["broken-later.json"]))")
         XCTAssertNil(byFile["ignored.txt"])
     }
 
@@ -607,10 +610,15 @@ final class ManifestLoaderTests: XCTestCase {
     }
 
     func testUnknownKeysAreWarningsAndTheAppStillLoads() {
-        write("typo.json", #"{"id": "typo", "executable": "/bin/true", "prefersToActivat": ["x"], "configurations": [{"name": "Main", "role": "windowApplication", "delegate": "D", "canActivat": ["*"]}]}"#)
+        write("typo.json", #"{"id": "typo", "executable": "/bin/true", "supportsMultipleScene": true, "colour": "red", "configurations": [{"name": "Main", "role": "windowApplication", "delegate": "D", "canActivat": ["*"]}]}"#)
         let (apps, problems) = ManifestLoader(directories: [directory], helperDirectory: nil, searchPath: []).load()
         XCTAssertNotNil(apps["typo"])
-        XCTAssertEqual(problems.map(\.field), ["prefersToActivat", "configurations[0].canActivat"])
+        XCTAssertEqual(problems.map(\.field), ["colour", "supportsMultipleScene", "configurations[0].canActivat"])
+        XCTAssertEqual(problems.map(\.reason), [
+            "is not a manifest key; ignored",
+            "is not a manifest key; ignored (did you mean 'supportsMultipleScenes'?)",
+            "is not a configuration key; ignored (did you mean 'canActivate'?)",
+        ])
         XCTAssertTrue(problems.allSatisfy(\.isWarning))
         XCTAssertTrue(problems.allSatisfy { $0.file.hasSuffix("typo.json") })
     }

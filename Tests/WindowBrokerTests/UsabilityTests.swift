@@ -370,6 +370,17 @@ final class UsabilityTests: BrokerTestCase {
 /// What a newcomer tripped on (issue 22, "things that fail or go missing without a word"):
 /// every one of these now says what went wrong, with a non-zero exit.
 final class SilentFailureTests: BrokerTestCase {
+    /// A misspelt key leaves the app loaded and is said where the operator looks, with the key meant.
+    func testAMisspeltManifestKeyIsAWarningInStatus() throws {
+        try harness.install(app: "typo", manifest: [
+            "name": "Typo", "executable": "/bin/true", "supportsMultipleScene": true, "activityTypes": ["notes.edit"],
+        ])
+        let warnings = try harness.json("status")["warnings"] as? [String] ?? []
+        XCTAssertTrue(warnings.contains {
+            $0.contains("typo.json") && $0.contains("'supportsMultipleScene'") && $0.contains("did you mean 'supportsMultipleScenes'?")
+        }, "\(warnings)")
+    }
+
     func testNoAppsAndSkippedManifestsAreSaidInStatusAndApps() throws {
         try "{ \"id\": \"half\", \"name\": ".write(toFile: harness.appsDirectory + "/half.json", atomically: true, encoding: .utf8)
         kill(harness.brokerPID, SIGHUP)

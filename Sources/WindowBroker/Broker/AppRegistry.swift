@@ -15,6 +15,8 @@ struct AppRegistry {
     var manifests: [AppID: AppManifest] = [:]
     /// The manifests the last (re)load skipped, with why.
     private(set) var skipped: [ManifestProblem] = []
+    /// What the last (re)load loaded but warned about (an unknown key, a shadowed file).
+    private(set) var warned: [ManifestProblem] = []
     var runtimeMenus: [AppID: RuntimeMenu] = [:]
     /// Discards not delivered yet, per app, oldest first.
     private var pendingDiscards: [AppID: [SessionID]] = [:]
@@ -42,6 +44,7 @@ struct AppRegistry {
         }
         manifests = loaded
         skipped = problems.filter { !$0.isWarning }
+        warned = problems.filter(\.isWarning)
         return problems
     }
 

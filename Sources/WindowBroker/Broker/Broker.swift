@@ -257,6 +257,7 @@ public actor Broker {
         if !brokenManifests.isEmpty {
             manifests.append("\(brokenManifests.count) app manifest\(brokenManifests.count == 1 ? " was" : "s were") skipped; `wmctl apps` says why")
         }
+        manifests += apps.warned.map { "app manifest \($0)" }
         return store.warnings + warningsSeen.damage + warningsSeen.search + manifests + (warningsSeen.bus.map { ["no D-Bus face: \($0)"] } ?? [])
     }
 

@@ -152,7 +152,7 @@ public struct ManifestLoader: Sendable {
         } catch DecodingError.valueNotFound(let type, let context) {
             throw ManifestProblem(file: file, field: Self.path(context.codingPath), reason: "expected \(type), found null")
         } catch {
-            throw ManifestProblem(file: file, field: "-", reason: "is not valid JSON")
+            throw ManifestProblem(file: file, field: "-", reason: "is not valid JSON" + (Self.syntaxError(in: data).map { ": \($0)" } ?? ""))
         }
         func require<T>(_ value: T?, _ field: String) throws -> T {
             guard let value else { throw ManifestProblem(file: file, field: field, reason: "is required") }
@@ -309,15 +309,60 @@ public struct ManifestLoader: Sendable {
     private func unknownKeys(file: String, data: Data) -> [ManifestProblem] {
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return [] }
         var warnings = object.keys.filter { !Self.knownKeys.contains($0) }.sorted().map {
-            ManifestProblem(file: file, field: $0, reason: "is not a manifest key; ignored", isWarning: true)
+            ManifestProblem(file: file, field: $0, reason: "is not a manifest key; ignored" + Self.didYouMean($0, among: Self.knownKeys), isWarning: true)
         }
         for (i, configuration) in ((object["configurations"] as? [Any]) ?? []).enumerated() {
             guard let configuration = configuration as? [String: Any] else { continue }
             warnings += configuration.keys.filter { !Self.knownConfigurationKeys.contains($0) }.sorted().map {
-                ManifestProblem(file: file, field: "configurations[\(i)].\($0)", reason: "is not a configuration key; ignored", isWarning: true)
+                ManifestProblem(file: file, field: "configurations[\(i)].\($0)",
+                                reason: "is not a configuration key; ignored" + Self.didYouMean($0, among: Self.knownConfigurationKeys), isWarning: true)
             }
         }
         return warnings
+    }
+
+    /// " (did you mean 'supportsMultipleScenes'?)" for a key a few edits away from a known one.
+    static func didYouMean(_ key: String, among known: Set<String>) -> String {
+        let typed = Array(key.lowercased())
+        let closest = known.map { ($0, editDistance(typed, Array($0.lowercased()))) }.min { ($0.1, $0.0) < ($1.1, $1.0) }
+        guard let (name, distance) = closest, distance <= max(2, typed.count / 4) else { return "" }
+        return " (did you mean '\(name)'?)"
+    }
+
+    /// Levenshtein distance: the insertions, deletions and substitutions from `a` to `b`.
+    static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
+        var previous = Array(0...b.count)
+        for (i, x) in a.enumerated() {
+            var current = [i + 1]
+            for (j, y) in b.enumerated() {
+                current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1)))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+
+    /// Where the JSON parser stopped, as a line and a column ("line 3, column 11: invalid value").
+    static func syntaxError(in data: Data) -> String? {
+        do {
+            _ = try JSONSerialization.jsonObject(with: data)
+            return nil
+        } catch {
+            let text = ((error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String) ?? ""
+            // Foundation says where as a byte offset ("... around character 25.").
+            guard let range = text.range(of: #"around (line \d+, column \d+|character \d+)"#, options: .regularExpression) else {
+                return text.isEmpty ? nil : text
+            }
+            let what = text[..<range.lowerBound].trimmingCharacters(in: .whitespaces).lowercased()
+            let place = String(text[range].dropFirst("around ".count))
+            guard place.hasPrefix("character"), let offset = Int(place.dropFirst("character ".count)) else {
+                return "\(place): \(what)"
+            }
+            let before = data.prefix(max(0, min(offset, data.count)))
+            let line = before.reduce(1) { $1 == 0x0A ? $0 + 1 : $0 }
+            let column = before.count - (before.lastIndex(of: 0x0A).map { $0 - before.startIndex + 1 } ?? 0) + 1
+            return "line \(line), column \(column): \(what)"
+        }
     }
 
     private static func path(_ keys: [CodingKey]) -> String {
