@@ -171,15 +171,17 @@ start_broker() {  # $1 = dir; remaining: extra flags. Sets BROKER and SOCK.
   local dir=$1; shift
   mkdir -p "$dir/apps"
   # NO_ZYGOTE=1: the notes apps without their zygote (every worker spawned).
-  NO_ZYGOTE=${NO_ZYGOTE:-0} python3 - "$dir/apps" <<'PY'
+  NO_ZYGOTE=${NO_ZYGOTE:-0} NO_POOL=${NO_POOL:-0} python3 - "$dir/apps" <<'PY'
 import json, os, sys
 def notes():
     m = json.load(open("apps/notes.json"))
     if os.environ["NO_ZYGOTE"] == "1": m.pop("zygote", None)
     return m
 json.dump(notes(), open(sys.argv[1] + "/notes.json", "w"))
-m = notes(); m["id"] = "warm"; m["prewarm"] = 1
-json.dump(m, open(sys.argv[1] + "/warm.json", "w"))
+# NO_POOL=1: no app with a prewarmed process (one idle GTK process shares the scenes' pages).
+if os.environ.get("NO_POOL") != "1":
+    m = notes(); m["id"] = "warm"; m["prewarm"] = 1
+    json.dump(m, open(sys.argv[1] + "/warm.json", "w"))
 # notes run by the tests' probe, for what only the probe does (allocate).
 probe = json.load(open("Sources/scene-probe/actions.json"))
 m = json.load(open("apps/notes.json")); m["id"] = "probe"; m["executable"] = probe["executable"]; m["actions"] += probe["actions"]
@@ -355,12 +357,13 @@ kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 # A notes editor opened, sent to the background (its picture kept), reclaimed and activated
 # again: the reactivated window's first frame is the placeholder (that picture), set beside a
 # cold open's first frame in the same rounds; around the reclaim, the PSS of everything the
-# broker runs, so what the reclaim gave back is set beside the scene's own PSS.
+# broker runs, so what the reclaim gave back is set beside the scene's own PSS. No prewarm pool:
+# its idle process would keep the scene's shared pages mapped and count them as not given back.
 reactivations() { /usr/bin/python3 bench/reactivate_frame.py "$SWAYSOCK" "$SOCK" "$BROKER" "$N"; }
-start_broker "$DIR/reactivate"
+NO_POOL=1 start_broker "$DIR/reactivate"
 read -r REACT_COLD REACT_FRAME REACT_SCENE_PSS REACT_SCENE_PRIVATE REACT_FREED <<<"$(reactivations)"
 kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
-BROKER_BIN=$SBIN start_broker "$DIR/reactivate-installed"
+NO_POOL=1 BROKER_BIN=$SBIN start_broker "$DIR/reactivate-installed"
 read -r REACT_COLD_STATIC REACT_FRAME_STATIC REACT_SCENE_PSS_STATIC REACT_SCENE_PRIVATE_STATIC REACT_FREED_STATIC <<<"$(reactivations)"
 kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
 fig "reactivate a reclaimed scene -> placeholder p50" "$REACT_FRAME" "ms" "open -> first frame p50, cold (same rounds)" "$REACT_COLD"
