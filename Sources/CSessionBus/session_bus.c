@@ -63,6 +63,7 @@ static const sd_bus_vtable session_vtable[] = {
     SD_BUS_VTABLE_START(0),
     SD_BUS_METHOD("Activate", "", "", on_method, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_METHOD("Background", "", "", on_method, SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_METHOD("Reclaim", "", "", on_method, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_METHOD("Close", "", "", on_method, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_PROPERTY("Id", "s", on_property, 0, SD_BUS_VTABLE_PROPERTY_CONST),
     SD_BUS_PROPERTY("AppId", "s", on_property, 0, SD_BUS_VTABLE_PROPERTY_CONST),

@@ -16,7 +16,7 @@ struct Status: AsyncParsableCommand {
             guard case .status(let status) = try await client.request(.status(.init())) else { throw BrokerError.unexpectedReply }
             global.emit(Output.status(status)) {
                 let prewarmed = status.prewarmed.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-                return "windowbroker \(status.version), pid \(status.pid), up \(Output.duration(status.uptimeSeconds)): \(status.sessions) sessions, \(status.workers) running, "
+                return "windowbroker \(status.version), pid \(status.pid), up \(Output.duration(status.uptimeSeconds)): \(Output.count(status.sessions, "session")), \(status.workers) running, "
                     + "pressure \(Output.pressureName(status.pressureLevel)), \(status.reclaimedCount) reclaimed"
                     + (prewarmed.isEmpty ? "" : ", prewarmed: \(prewarmed)")
                     + (status.zygotes.isEmpty ? "" : ", zygotes: " + status.zygotes.sorted { $0.key < $1.key }.map { "\($0.key) (pid \($0.value))" }.joined(separator: ", "))

@@ -159,7 +159,7 @@ struct Sessions: AsyncParsableCommand {
                     ["ID", "APP", "STATE", "PID", "PSS", "SAVED", "ACTIVE", "TITLE"],
                     sessions.map {
                         [noTrunc ? $0.id : String($0.id.prefix(8)), $0.appID, Output.stateName($0.state) + ($0.key ? " (key)" : ""), $0.pid == 0 ? "-" : "\($0.pid)",
-                         $0.pid == 0 ? "-" : Output.size($0.pssBytes), ($0.restorationSaved ? "yes" : "no") + ($0.snapshotKept ? "+pic" : ""), Output.ago($0.lastActiveAt), $0.title]
+                         Output.pss($0), ($0.restorationSaved ? "yes" : "no") + ($0.snapshotKept ? "+pic" : ""), Output.ago($0.lastActiveAt), $0.title]
                     }, flexible: noTrunc ? nil : 7)
             }
         }

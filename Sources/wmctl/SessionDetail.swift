@@ -22,7 +22,7 @@ enum SessionDetail {
         field("id", info.id)
         field("app", "\(info.appID) (configuration \(info.configuration.isEmpty ? "-" : info.configuration))")
         var state = Output.stateName(info.state) + (info.key ? " (the key scene: keyboard focus)" : "")
-        if info.pid != 0 { state += ", pid \(info.pid), PSS \(Output.size(info.pssBytes))" }
+        if info.pid != 0 { state += ", pid \(info.pid), PSS " + (info.pssBytes == 0 ? "not read yet" : Output.size(info.pssBytes)) }
         field("state", state)
         field("created", "\(localTime(info.createdAt)) (\(Output.ago(info.createdAt, now: now)))")
         field("last active", "\(localTime(info.lastActiveAt)) (\(Output.ago(info.lastActiveAt, now: now)))")

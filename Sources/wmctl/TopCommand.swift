@@ -85,14 +85,14 @@ struct Top: AsyncParsableCommand {
         let order: [Windowbroker_V1_SceneState] = [.foregroundActive, .foregroundInactive, .launching, .background, .unattached]
         sessions.sort { (order.firstIndex(of: $0.state) ?? 9, -$0.lastActiveAt) < (order.firstIndex(of: $1.state) ?? 9, -$1.lastActiveAt) }
         let header = "windowbroker \(status.version)  pid \(status.pid)  up \(Output.duration(status.uptimeSeconds))  "
-            + "\(status.sessions) sessions, \(status.workers) running, \(status.reclaimedCount) reclaimed"
+            + "\(Output.count(status.sessions, "session")), \(status.workers) running, \(status.reclaimedCount) reclaimed"
         let psi = String(printf: "psi some %.1f%% full %.1f%%", pressure.someAvg10, pressure.fullAvg10)
         let budget: String = pressure.budget == 0 ? "" : " of " + Output.size(pressure.budget)
         let reasons: String = pressure.reasons.isEmpty ? "" : "  (" + pressure.reasons.joined(separator: "; ") + ")"
         let memory = "pressure " + Output.pressureName(pressure.level) + "  " + psi + "  workers " + Output.size(pressure.workersPss) + budget + reasons
         var lines = [header, memory, ""]
         let rows = sessions.prefix(40).map {
-            [String($0.id.prefix(8)), Output.stateName($0.state), $0.appID, $0.pid == 0 ? "-" : Output.size($0.pssBytes),
+            [String($0.id.prefix(8)), Output.stateName($0.state), $0.appID, Output.pss($0),
              Output.ago($0.lastActiveAt), $0.title]
         }
         lines.append(Output.table(["ID", "STATE", "APP", "PSS", "ACTIVE", "TITLE"], rows, flexible: 5, maxWidth: width))

@@ -349,6 +349,17 @@ enum Output {
         }
     }
 
+    /// A session's memory for people: `-` without a process, `…` before its first reading
+    /// (the broker reads a new process's PSS soon after it starts, not at once).
+    static func pss(_ info: Windowbroker_V1_SessionInfo) -> String {
+        info.pid == 0 ? "-" : info.pssBytes == 0 ? "…" : size(info.pssBytes)
+    }
+
+    /// A count with its noun: `1 session`, `3 sessions`.
+    static func count(_ n: some BinaryInteger, _ noun: String) -> String {
+        "\(n) \(noun)\(n == 1 ? "" : "s")"
+    }
+
     /// A span as people say it: `42s`, `1min 14s`, `3h 2min`, `2d 5h`.
     static func duration(_ seconds: Double) -> String {
         let total = Int(max(0, seconds).rounded())

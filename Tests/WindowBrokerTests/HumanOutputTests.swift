@@ -28,6 +28,10 @@ final class HumanOutputTests: BrokerTestCase {
         _ = try harness.json("send", packing, "move-cursor", "--arg", "position=3")
         _ = try harness.json("send", packing, "store", "--arg", "key=scrollOffset", "--arg", "value=240")
 
+        // Sizes are placeholders, but a PSS not read yet prints as `…`: wait for the readings.
+        try harness.eventually("the broker read both scenes' memory") {
+            try harness.jsonList("sessions").allSatisfy { ($0["pss"] as? Int ?? 0) > 0 }
+        }
         try record("status")
         try record("apps", table: true)
         try record("background", packing)

@@ -72,6 +72,10 @@ final class SessionBusTests: XCTestCase {
         }
         try harness.eventually("the Event signal") { monitor.output.contains("Member=Event") && monitor.output.contains("didEnterBackground") }
         XCTAssertEqual(property(path, "State"), "s \"background\"")
+        // Reclaim saves it and takes its process; the session stays, with its object.
+        XCTAssertEqual(call(path, "org.windowbroker.Session1", "Reclaim").code, 0)
+        XCTAssertEqual(try harness.state(session), "unattached")
+        XCTAssertEqual(property(path, "Pid"), "u 0")
 
         // Activate brings it back; Close discards it: the session and its object are gone.
         XCTAssertEqual(call(path, "org.windowbroker.Session1", "Activate").code, 0)

@@ -370,6 +370,12 @@ final class UsabilityTests: BrokerTestCase {
 /// What a newcomer tripped on (issue 22, "things that fail or go missing without a word"):
 /// every one of these now says what went wrong, with a non-zero exit.
 final class SilentFailureTests: BrokerTestCase {
+    func testStatusCountsOneSessionInTheSingular() throws {
+        _ = try harness.openNote("single")
+        let status = harness.wmctl("status")
+        XCTAssertTrue(status.stdout.contains(": 1 session, 1 running, "), status.stdout)
+    }
+
     /// A misspelt key leaves the app loaded and is said where the operator looks, with the key meant.
     func testAMisspeltManifestKeyIsAWarningInStatus() throws {
         try harness.install(app: "typo", manifest: [

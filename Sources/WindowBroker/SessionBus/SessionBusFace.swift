@@ -234,11 +234,12 @@ final class SessionBusFace: Sendable {
             let r = wb_bus_read_string(call, &app)
             guard r >= 0, let app else { return r < 0 ? r : -EINVAL }
             request = .open(.with { $0.appID = String(cString: app) })
-        case (_, "Activate"), (_, "Background"), (_, "Close"):
+        case (_, "Activate"), (_, "Background"), (_, "Reclaim"), (_, "Close"):
             guard let id = Self.sessionID(ofPath: path) else { return -ENOENT }
             switch member {
             case "Activate": request = .activate(.with { $0.sessionID = id })
             case "Background": request = .background(.with { $0.sessionID = id })
+            case "Reclaim": request = .reclaim(.with { $0.sessionID = id })
             default: request = .close(.with { $0.sessionID = id })
             }
         default:
