@@ -2,7 +2,7 @@
 SWIFT ?= $(shell command -v swift || echo /opt/swift/usr/bin/swift)
 BIN = $(shell $(SWIFT) build --show-bin-path)
 
-.PHONY: deps build test demo bench fuzz load proto docs clean install uninstall
+.PHONY: deps build test demo bench fuzz load proto docs clean install uninstall deb
 
 deps:
 	@bash scripts/install-deps.sh
@@ -50,6 +50,12 @@ clean:
 # It builds what is not built yet and installs no system package (make deps does that).
 install:
 	SWIFT=$(SWIFT) bash scripts/install.sh install
+
+# A Debian package of the /usr install (units in /usr/lib/systemd/user), checked by lintian:
+# sudo apt install ./windowbroker_*.deb. See scripts/deb.sh.
+deb:
+	@bash scripts/install-deps.sh deb
+	SWIFT=$(SWIFT) bash scripts/deb.sh
 
 uninstall:
 	bash scripts/install.sh uninstall

@@ -12,11 +12,13 @@
 # dbus-daemon and dbus-bin: the D-Bus tests run a private bus and call it with dbus-send
 # (busctl comes with systemd).
 # With `bench`: also what the benchmark's baselines need (a C compiler).
+# With `deb`: what builds and checks the Debian package (dpkg-dev, fakeroot, lintian).
 set -euo pipefail
 packages=(libsqlite3-dev pkg-config libsystemd-dev systemd python3-protobuf protobuf-compiler sqlite3
   libgtk-4-dev libwayland-dev libxkbcommon-dev libpango1.0-dev libcairo2-dev sway grim wtype wl-clipboard weston fonts-wqy-microhei fonts-noto-color-emoji
   dbus-daemon dbus-bin)
 [ "${1:-}" = bench ] && packages+=(gcc libc6-dev)
+[ "${1:-}" = deb ] && packages+=(dpkg-dev fakeroot lintian)
 needed=()
 for pkg in "${packages[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || needed+=("$pkg")

@@ -109,7 +109,8 @@ write_units
 # Man pages and completions come from the programs' own argument parsers.
 bash scripts/manpages.sh "$OUT" "$DESTDIR$MANDIR/man1"
 gzip -9nf "$DESTDIR$MANDIR/man1/wmctl.1" "$DESTDIR$MANDIR/man1/windowbrokerd.1"  # as Debian ships them
-"$OUT/wmctl" --generate-completion-script bash > "$DESTDIR$DATADIR/bash-completion/completions/wmctl"
+# bash sources its completions: no interpreter line (Debian's policy for them).
+"$OUT/wmctl" --generate-completion-script bash | sed '1{/^#!/d}' > "$DESTDIR$DATADIR/bash-completion/completions/wmctl"
 "$OUT/wmctl" --generate-completion-script zsh > "$DESTDIR$DATADIR/zsh/site-functions/_wmctl"
 "$OUT/wmctl" --generate-completion-script fish > "$DESTDIR$DATADIR/fish/vendor_completions.d/wmctl.fish"
 
