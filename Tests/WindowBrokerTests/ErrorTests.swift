@@ -46,7 +46,8 @@ final class ErrorTests: BrokerTestCase {
         XCTAssertEqual(refused.code, "workerFailed")
         XCTAssertTrue(refused.message.contains("it exited with status 3"), refused.message)
         XCTAssertTrue(refused.message.contains("\"cannot find my config\""), refused.message)
-        XCTAssertTrue(refused.message.contains("wmctl logs"), refused.message)
+        XCTAssertTrue(refused.message.contains("no session was kept"), refused.message)
+        XCTAssertFalse(refused.message.contains("wmctl logs"), "a session that is not kept has no log to point to: \(refused.message)")
         // The log gives the same reason: an exit, not a missed deadline.
         try harness.eventually("the log says how the process ended") { harness.brokerLog.contains("crashed(exit 3)") }
         XCTAssertFalse(harness.brokerLog.contains("reason=timedOut"), harness.brokerLog)

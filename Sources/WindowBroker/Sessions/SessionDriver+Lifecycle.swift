@@ -256,7 +256,9 @@ extension SessionDriver {
             await host.terminate(id, reason: .timedOut)
             var why = exit.map(\.description) ?? (error as? BrokerError)?.message ?? "\(error)"
             if !printed.isEmpty { why += "; it printed: " + printed.map { "\"\($0)\"" }.joined(separator: ", ") }
-            throw BrokerError(.workerFailed, "the scene process \(app.executable) did not start: \(why) (`wmctl logs \(id)` shows all it printed)")
+            // A session that ran before is kept, and its log with it; a new one is not kept.
+            if session.hasConnected { why += " (`wmctl logs \(id)` shows all it printed)" }
+            throw BrokerError(.workerFailed, "the scene process \(app.executable) did not start: \(why)")
         }
     }
 
