@@ -9,7 +9,10 @@ version=1.39.0
 src=.build-protoc/swift-protobuf-$version
 if [ ! -x "$src/.build/release/protoc-gen-swift" ]; then
   rm -rf "$src"; mkdir -p .build-protoc
-  git clone -q --depth 1 --branch "$version" https://github.com/apple/swift-protobuf.git "$src"
+  # The machine's package mirror when it has one, else the project itself.
+  origin=https://github.com/apple/swift-protobuf.git
+  [ -d /opt/swift-packages/apple/swift-protobuf.git ] && origin=file:///opt/swift-packages/apple/swift-protobuf.git
+  git clone -q --depth 1 --branch "$version" "$origin" "$src"
   swift build -c release --package-path "$src" --product protoc-gen-swift
 fi
 mkdir -p Sources/IPCWire/Generated

@@ -47,11 +47,16 @@ struct Apps: AsyncParsableCommand {
                     [$0.id, $0.name, $0.supportsMultipleScenes ? "yes" : "no", $0.activityTypes.joined(separator: ",")]
                 })) + reply.apps.filter { !$0.zygote.isEmpty }.map { "\n\($0.id): zygote \($0.zygote)" }.joined()
                     + reply.broken.map { "\nskipped \($0.file): field '\($0.field)': \($0.reason)" }.joined()
+                    + reply.warnings.map { "\nwarning \($0.file): field '\($0.field)': \($0.reason)" }.joined()
             }
-            // With --json the skipped ones go to stderr: the list keeps its shape (apps.schema.json).
+            // With --json the skipped ones and the warnings go to stderr: the list keeps its
+            // shape (apps.schema.json).
             if global.json {
                 for broken in reply.broken {
                     Output.error("wmctl: skipped \(broken.file): field '\(broken.field)': \(broken.reason)\n")
+                }
+                for warning in reply.warnings {
+                    Output.error("wmctl: warning \(warning.file): field '\(warning.field)': \(warning.reason)\n")
                 }
             }
         }
@@ -123,20 +128,30 @@ struct Watch: AsyncParsableCommand {
 }
 
 struct Logs: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "logs", abstract: "The last lines a scene's processes printed (stdout and stderr), with times and pids; -f follows.")
+    static let configuration = CommandConfiguration(
+        commandName: "logs",
+        abstract: "The last lines a scene's processes printed (stdout and stderr), with times and pids; -f follows.",
+        discussion: "With --app instead of a session: what the app's last process that failed to start printed (its session may not have been kept).")
     @OptionGroup var global: GlobalOptions
-    @Argument(help: "The session id (or a unique prefix).", completion: LiveCompletion.sessions) var session: String
+    @Argument(help: "The session id (or a unique prefix).", completion: LiveCompletion.sessions) var session: String?
+    @Option(help: "An app instead of a session: its last failed launch.", completion: LiveCompletion.apps) var app: String?
     @Option(name: [.customShort("n"), .short, .long], help: "How many lines (at most 500 are kept per session); -n as tail and journalctl spell it.") var lines = 50
     @Flag(name: [.customShort("f"), .long], help: "Keep printing new lines as they come (ctrl-c stops), as tail -f; with --json one object per line.")
     var follow = false
 
+    func validate() throws {
+        guard (session == nil) != (app == nil) else { throw ValidationError("give a session, or --app APP for the app's last failed launch") }
+        guard app == nil || !follow else { throw ValidationError("--follow follows a session, not an app's last failed launch") }
+    }
+
     func run() async throws {
         let global = self.global
-        let (session, count, follow) = (self.session, self.lines, self.follow)
+        let (session, app, count, follow) = (self.session ?? "", self.app ?? "", self.lines, self.follow)
         try await global.withBroker { client in
             func fetch(_ count: Int) async throws -> [Windowbroker_V1_LogLine] {
                 guard case .logs(let reply) = try await client.request(.logs(.with {
                     $0.sessionID = session
+                    $0.appID = app
                     $0.lines = UInt32(max(1, count))
                 })) else { throw BrokerError.unexpectedReply }
                 return reply.lines
@@ -153,7 +168,9 @@ struct Logs: AsyncParsableCommand {
                 global.emit(.list(shown.map(object))) { "" }
                 return
             }
-            if shown.isEmpty, !follow { Output.line("(no output from this session's scene processes)") }
+            if shown.isEmpty, !follow {
+                Output.line(app.isEmpty ? "(no output from this session's scene processes)" : "(no process of \(app) failed to start since the broker started, or it printed nothing)")
+            }
             for line in shown { global.json ? Output.printJSON(object(line)) : Output.line(human(line)) }
             guard follow else { return }
             // Follows by asking again: what came after the last line shown is new.

@@ -48,6 +48,13 @@ final class ErrorTests: BrokerTestCase {
         XCTAssertTrue(refused.message.contains("\"cannot find my config\""), refused.message)
         XCTAssertTrue(refused.message.contains("no session was kept"), refused.message)
         XCTAssertFalse(refused.message.contains("wmctl logs"), "a session that is not kept has no log to point to: \(refused.message)")
+        // What it printed is kept for the app, though its session was not.
+        let logs = harness.wmctl("logs", "--app", "broken")
+        XCTAssertEqual(logs.code, 0, logs.stderr)
+        XCTAssertTrue(logs.stdout.contains("reading the settings") && logs.stdout.contains("stderr]  cannot find my config"), logs.stdout)
+        XCTAssertTrue(harness.wmctl("logs", "--app", "notes").stdout.contains("no process of notes failed to start"))
+        XCTAssertEqual(harness.wmctl("logs").code, 2, "a session or an app")
+        XCTAssertEqual(try harness.refusal("logs", "--app", "nosuch").code, "unknownApp")
         // The log gives the same reason: an exit, not a missed deadline.
         try harness.eventually("the log says how the process ended") { harness.brokerLog.contains("crashed(exit 3)") }
         XCTAssertFalse(harness.brokerLog.contains("reason=timedOut"), harness.brokerLog)

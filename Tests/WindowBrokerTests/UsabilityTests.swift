@@ -385,6 +385,12 @@ final class SilentFailureTests: BrokerTestCase {
         XCTAssertTrue(warnings.contains {
             $0.contains("typo.json") && $0.contains("'supportsMultipleScene'") && $0.contains("did you mean 'supportsMultipleScenes'?")
         }, "\(warnings)")
+        // And where the apps are listed, beside the app it left loaded.
+        let apps = harness.wmctl("apps")
+        XCTAssertTrue(apps.stdout.contains("warning \(harness.appsDirectory)/typo.json: field 'supportsMultipleScene'"), apps.stdout)
+        let json = harness.wmctl("--json", "apps")
+        XCTAssertTrue(try XCTUnwrap(json.json() as? [[String: Any]]).contains { $0["id"] as? String == "typo" })
+        XCTAssertTrue(json.stderr.contains("did you mean 'supportsMultipleScenes'?"), json.stderr)
     }
 
     func testNoAppsAndSkippedManifestsAreSaidInStatusAndApps() throws {

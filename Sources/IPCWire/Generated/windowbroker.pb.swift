@@ -1300,6 +1300,8 @@ package nonisolated struct Windowbroker_V1_MenuInsert: Sendable {
   fileprivate var _element: Windowbroker_V1_MenuNode? = nil
 }
 
+/// app_id instead of session_id: the lines of the app's last process that failed to start (it
+/// ended, or missed its deadline, before it said hello), kept when its session was not.
 package nonisolated struct Windowbroker_V1_LogsRequest: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -1308,6 +1310,8 @@ package nonisolated struct Windowbroker_V1_LogsRequest: Sendable {
   package var sessionID: String = String()
 
   package var lines: UInt32 = 0
+
+  package var appID: String = String()
 
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -2405,6 +2409,7 @@ package nonisolated struct Windowbroker_V1_StatusReply: Sendable {
 }
 
 /// broken: manifests that were skipped, with why (the broker still runs without them).
+/// warnings: what the last (re)load warned about and loaded anyway (an unknown key, a shadowed file).
 package nonisolated struct Windowbroker_V1_AppsReply: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -2413,6 +2418,8 @@ package nonisolated struct Windowbroker_V1_AppsReply: Sendable {
   package var apps: [Windowbroker_V1_AppInfo] = []
 
   package var broken: [Windowbroker_V1_BrokenManifest] = []
+
+  package var warnings: [Windowbroker_V1_BrokenManifest] = []
 
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -5625,7 +5632,7 @@ nonisolated extension Windowbroker_V1_MenuInsert: SwiftProtobuf.Message, SwiftPr
 
 nonisolated extension Windowbroker_V1_LogsRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".LogsRequest"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}lines\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_id\0\u{1}lines\0\u{3}app_id\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -5635,6 +5642,7 @@ nonisolated extension Windowbroker_V1_LogsRequest: SwiftProtobuf.Message, SwiftP
       switch fieldNumber {
       case 1: try { try decoder.decodeSingularStringField(value: &self.sessionID) }()
       case 2: try { try decoder.decodeSingularUInt32Field(value: &self.lines) }()
+      case 3: try { try decoder.decodeSingularStringField(value: &self.appID) }()
       default: break
       }
     }
@@ -5647,12 +5655,16 @@ nonisolated extension Windowbroker_V1_LogsRequest: SwiftProtobuf.Message, SwiftP
     if self.lines != 0 {
       try visitor.visitSingularUInt32Field(value: self.lines, fieldNumber: 2)
     }
+    if !self.appID.isEmpty {
+      try visitor.visitSingularStringField(value: self.appID, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   package static func ==(lhs: Windowbroker_V1_LogsRequest, rhs: Windowbroker_V1_LogsRequest) -> Bool {
     if lhs.sessionID != rhs.sessionID {return false}
     if lhs.lines != rhs.lines {return false}
+    if lhs.appID != rhs.appID {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -7730,7 +7742,7 @@ nonisolated extension Windowbroker_V1_StatusReply: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Windowbroker_V1_AppsReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".AppsReply"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}apps\0\u{1}broken\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}apps\0\u{1}broken\0\u{1}warnings\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -7740,6 +7752,7 @@ nonisolated extension Windowbroker_V1_AppsReply: SwiftProtobuf.Message, SwiftPro
       switch fieldNumber {
       case 1: try { try decoder.decodeRepeatedMessageField(value: &self.apps) }()
       case 2: try { try decoder.decodeRepeatedMessageField(value: &self.broken) }()
+      case 3: try { try decoder.decodeRepeatedMessageField(value: &self.warnings) }()
       default: break
       }
     }
@@ -7752,12 +7765,16 @@ nonisolated extension Windowbroker_V1_AppsReply: SwiftProtobuf.Message, SwiftPro
     if !self.broken.isEmpty {
       try visitor.visitRepeatedMessageField(value: self.broken, fieldNumber: 2)
     }
+    if !self.warnings.isEmpty {
+      try visitor.visitRepeatedMessageField(value: self.warnings, fieldNumber: 3)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   package static func ==(lhs: Windowbroker_V1_AppsReply, rhs: Windowbroker_V1_AppsReply) -> Bool {
     if lhs.apps != rhs.apps {return false}
     if lhs.broken != rhs.broken {return false}
+    if lhs.warnings != rhs.warnings {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -38,13 +38,14 @@ extension Broker: SessionHost {
 
     func workerLaunched() { memory.launched(in: self) }
 
-    func lastOutput(of pid: Int32, session: SessionID) async -> [String] {
+    func failedToStart(_ pid: Int32, session: SessionID) async -> [String] {
         // What a process printed before it ended may still be in its pipes for a moment.
         var waited = 0
         while workerOutput.isFollowing(pid: pid), waited < 20 {
             try? await WireRuntime.sleep(for: .milliseconds(10))
             waited += 1
         }
+        if let app = drivers[session]?.appID { workerOutput.keepFailedLaunch(pid: pid, session: session, app: app) }
         return workerOutput.lines(of: session, last: 20).filter { $0.pid == pid }.suffix(3).map(\.text)
     }
 

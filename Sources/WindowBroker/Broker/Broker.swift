@@ -269,6 +269,9 @@ public actor Broker {
     /// Manifests skipped at the last (re)load, with why.
     public var brokenManifests: [ManifestProblem] { apps.skipped }
 
+    /// What the last (re)load skipped, and what it loaded with a warning.
+    var manifestProblems: (skipped: [ManifestProblem], warned: [ManifestProblem]) { (apps.skipped, apps.warned) }
+
     /// An app filter names an app: installed, or one that still has sessions (its manifest
     /// went away). Anything else is a typo that would silently match nothing.
     func checkKnownApp(_ id: AppID) throws(BrokerError) {

@@ -221,16 +221,18 @@ struct ControlRequestHandler: Sendable {
             })
         case .apps:
             let apps = await broker.appList()
-            let broken = await broker.brokenManifests
+            let (broken, warned) = await broker.manifestProblems
             let zygotes = await broker.launcher.zygotes()
-            return .apps(.with {
-                $0.broken = broken.map { problem in
-                    .with {
-                        $0.file = problem.file
-                        $0.field = problem.field
-                        $0.reason = problem.reason
-                    }
+            func wire(_ problem: ManifestProblem) -> Windowbroker_V1_BrokenManifest {
+                .with {
+                    $0.file = problem.file
+                    $0.field = problem.field
+                    $0.reason = problem.reason
                 }
+            }
+            return .apps(.with {
+                $0.broken = broken.map(wire)
+                $0.warnings = warned.map(wire)
                 $0.apps = apps.map { app in
                     .with {
                         $0.id = app.id.rawValue
@@ -428,6 +430,11 @@ struct ControlRequestHandler: Sendable {
             }
             let app = try await broker.appForSceneRequest("", requester: requester)
             return .menu(Self.menuChanged(app: app, try await broker.changeMenu(app: app, operations: change.operations), omitMenu: change.omitMenu))
+        case .logs(let request) where request.sessionID.isEmpty && !request.appID.isEmpty:
+            let app = AppID(request.appID)
+            try await broker.checkKnownApp(app)
+            let lines = broker.workerOutput.failedLaunch(of: app).suffix(Int(min(max(request.lines, 1), UInt32(WorkerOutput.linesPerSession))))
+            return .logs(.with { $0.lines = lines.map(\.wire) })
         case .logs(let request):
             let id = try await sessionID(request.sessionID)
             _ = try await broker.existingSession(id)
@@ -436,14 +443,7 @@ struct ControlRequestHandler: Sendable {
                                                   maxBytes: broker.configuration.maxFrameBytes / 2)
             return .logs(.with {
                 $0.sessionID = id.description
-                $0.lines = lines.map { line in
-                    .with {
-                        $0.time = line.time.timeIntervalSince1970
-                        $0.pid = line.pid
-                        $0.text = line.text
-                        $0.stream = line.stream.rawValue
-                    }
-                }
+                $0.lines = lines.map(\.wire)
             })
         case .watch:
             throw BrokerError(.invalidRequest, "this connection is already watching")

@@ -35,6 +35,17 @@ extension SessionStatus {
     }
 }
 
+extension WorkerOutput.Line {
+    package var wire: Windowbroker_V1_LogLine {
+        .with {
+            $0.time = time.timeIntervalSince1970
+            $0.pid = pid
+            $0.text = text
+            $0.stream = stream.rawValue
+        }
+    }
+}
+
 extension PressureReport {
     package var wire: Windowbroker_V1_PressureReply {
         .with {

@@ -252,7 +252,7 @@ extension SessionDriver {
             host.launchFailed(app.id)
             // A process that ended before its Hello says how: its exit, and what it printed last.
             let exit = await handle.waitForExit(timeout: .milliseconds(500))
-            let printed = await host.lastOutput(of: handle.pid, session: id)
+            let printed = await host.failedToStart(handle.pid, session: id)
             await host.terminate(id, reason: .timedOut)
             var why = exit.map(\.description) ?? (error as? BrokerError)?.message ?? "\(error)"
             if !printed.isEmpty { why += "; it printed: " + printed.map { "\"\($0)\"" }.joined(separator: ", ") }

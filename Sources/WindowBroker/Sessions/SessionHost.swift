@@ -50,8 +50,9 @@ protocol SessionHost: Actor {
     func terminate(_ id: SessionID, reason: DisconnectReason) async
     /// The process closed its connection: it is stopped if it does not exit by itself.
     func reap(_ id: SessionID) async
-    /// The last lines a process of the session printed (once its output has ended, or soon).
-    func lastOutput(of pid: Int32, session: SessionID) async -> [String]
+    /// A process of the session failed to start: what it printed is kept for its app (`wmctl
+    /// logs --app`), and its last lines are returned (once its output has ended, or soon).
+    func failedToStart(_ pid: Int32, session: SessionID) async -> [String]
 
     // MARK: Records, events, derived data
     /// Writes the session's record as it is now.

@@ -32,6 +32,8 @@ public final class WorkerOutput: Sendable {
         var sessionOfPID: [Int32: (session: SessionID?, app: AppID, readers: Int)] = [:]
         /// A ring per session: the oldest line goes in O(1) when a new one comes.
         var lines: [SessionID: CircularBuffer<Line>] = [:]
+        /// Per app, what its last process that failed to start printed (`wmctl logs --app`).
+        var failedLaunches: [AppID: [Line]] = [:]
     }
 
     private let state = Mutex(State())
@@ -135,6 +137,19 @@ public final class WorkerOutput: Sendable {
             return bytes <= maxBytes
         }
         return Array(fitting.reversed())
+    }
+
+    /// A process of `app` failed to start: what it printed is kept for the app, even when its
+    /// session is not (a new session whose first launch failed).
+    func keepFailedLaunch(pid: Int32, session: SessionID, app: AppID) {
+        state.withLock { state in
+            state.failedLaunches[app] = (state.lines[session].map(Array.init) ?? []).filter { $0.pid == pid }
+        }
+    }
+
+    /// What the app's last process that failed to start printed; empty when none failed.
+    public func failedLaunch(of app: AppID) -> [Line] {
+        state.withLock { $0.failedLaunches[app] ?? [] }
     }
 
     /// A discarded session's lines go with it.
