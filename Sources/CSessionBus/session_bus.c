@@ -53,6 +53,8 @@ static int on_enumerate(sd_bus *bus, const char *prefix, void *userdata, char **
 static const sd_bus_vtable broker_vtable[] = {
     SD_BUS_VTABLE_START(0),
     SD_BUS_METHOD_WITH_ARGS("Open", SD_BUS_ARGS("s", app), SD_BUS_RESULT("o", session), on_method, SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_METHOD_WITH_ARGS("OpenActivity", SD_BUS_ARGS("s", app, "s", activity_type, "s", title, "a{ss}", user_info),
+                            SD_BUS_RESULT("o", session), on_method, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_PROPERTY("Version", "s", on_property, 0, SD_BUS_VTABLE_PROPERTY_CONST),
     SD_BUS_PROPERTY("KeySession", "o", on_property, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
     SD_BUS_SIGNAL_WITH_ARGS("Event", SD_BUS_ARGS("o", session, "s", event, "s", detail), 0),
@@ -121,6 +123,18 @@ int wb_bus_sender_pid(sd_bus_message *message) {
 
 int wb_bus_read_string(sd_bus_message *message, const char **value) {
     return sd_bus_message_read(message, "s", value);
+}
+
+int wb_bus_enter_string_dictionary(sd_bus_message *message) {
+    return sd_bus_message_enter_container(message, 'a', "{ss}");
+}
+
+int wb_bus_read_string_pair(sd_bus_message *message, const char **key, const char **value) {
+    return sd_bus_message_read(message, "{ss}", key, value);
+}
+
+int wb_bus_exit_container(sd_bus_message *message) {
+    return sd_bus_message_exit_container(message);
 }
 
 int wb_bus_reply_empty(sd_bus_message *call) {

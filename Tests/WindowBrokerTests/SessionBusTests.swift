@@ -97,6 +97,24 @@ final class SessionBusTests: XCTestCase {
     /// What happens over the control socket reaches the bus too, a few milliseconds behind, in
     /// one batch after the open (`EventBatches`): the object first, then an `Event` signal for
     /// each of the open's events, in the order `wmctl watch` shows them.
+    /// A launcher opens content, not only an app: the activity reaches the scene, as with wmctl.
+    func testOpenActivityOpensTheNoteItNames() throws {
+        let root = "/org/windowbroker/Broker1"
+        XCTAssertTrue(busctl("introspect", "org.windowbroker.Broker1", root).stdout.contains(".OpenActivity"))
+        let opened = call(root, "org.windowbroker.Broker1", "OpenActivity", "sssa{ss}", "notes", "notes.edit", "From the dock",
+                          "2", "noteID", "dock", "text", "opened over D-Bus")
+        XCTAssertEqual(opened.code, 0, opened.stderr)
+        let path = try XCTUnwrap(opened.stdout.split(separator: "\"").dropFirst().first.map(String.init), opened.stdout)
+        let session = Self.sessionID(ofPath: path)
+        XCTAssertEqual(try harness.state(session), "foregroundActive")
+        XCTAssertEqual(try harness.noteState(session).text, "opened over D-Bus")
+        XCTAssertEqual(property(path, "Title"), "s \"From the dock\"")
+        // An activity type the app never declared is the broker's error, by its code.
+        let undeclared = call(root, "org.windowbroker.Broker1", "OpenActivity", "sssa{ss}", "notes", "mail.compose", "", "0")
+        XCTAssertNotEqual(undeclared.code, 0)
+        XCTAssertTrue(undeclared.stderr.contains("does not declare") || undeclared.stderr.contains("notes.edit"), undeclared.stderr)
+    }
+
     func testChangesMadeOverTheControlSocketReachTheBusEventByEventInOrder() throws {
         let monitor = try harness.start("/usr/bin/busctl", ["--address=\(bus.address)", "monitor", "org.windowbroker.Broker1"])
         defer { monitor.stop() }

@@ -41,6 +41,10 @@ int wb_bus_open(sd_bus **bus, const char *address);
 int wb_bus_export(sd_bus *bus, wb_bus_callbacks *callbacks);
 
 int wb_bus_read_string(sd_bus_message *message, const char **value);
+/// An a{ss} argument: enter it, read its pairs until 0 (the end), exit it.
+int wb_bus_enter_string_dictionary(sd_bus_message *message);
+int wb_bus_read_string_pair(sd_bus_message *message, const char **key, const char **value);
+int wb_bus_exit_container(sd_bus_message *message);
 /// The user the bus daemon runs as (the peer of the connection), or a negative errno.
 int wb_bus_owner_uid(sd_bus *bus, uid_t *uid);
 /// The process id of a call's sender, as the bus reports it; 0 when it cannot be told.

@@ -234,6 +234,36 @@ final class SessionBusFace: Sendable {
             let r = wb_bus_read_string(call, &app)
             guard r >= 0, let app else { return r < 0 ? r : -EINVAL }
             request = .open(.with { $0.appID = String(cString: app) })
+        case (Self.path, "OpenActivity"):
+            // A launcher's or a shell's open of content: the app, an activity type, its title
+            // and string user info, as `wmctl open APP --activity T --title X --info K=V` sends.
+            var strings: [String] = []
+            for _ in 0..<3 {
+                var value: UnsafePointer<CChar>?
+                let r = wb_bus_read_string(call, &value)
+                guard r >= 0, let value else { return r < 0 ? r : -EINVAL }
+                strings.append(String(cString: value))
+            }
+            var info: [String: PlistValue] = [:]
+            var r = wb_bus_enter_string_dictionary(call)
+            guard r >= 0 else { return r }
+            while true {
+                var key: UnsafePointer<CChar>?, value: UnsafePointer<CChar>?
+                r = wb_bus_read_string_pair(call, &key, &value)
+                guard r >= 0 else { return r }
+                guard r > 0, let key, let value else { break }
+                info[String(cString: key)] = .string(String(cString: value))
+            }
+            r = wb_bus_exit_container(call)
+            guard r >= 0 else { return r }
+            request = .open(.with {
+                $0.appID = strings[0]
+                $0.activity = .with {
+                    $0.activityType = strings[1]
+                    $0.title = strings[2]
+                    $0.userInfo = PlistValue.wire(dictionary: info)
+                }
+            })
         case (_, "Activate"), (_, "Background"), (_, "Reclaim"), (_, "Close"):
             guard let id = Self.sessionID(ofPath: path) else { return -ENOENT }
             switch member {
@@ -257,7 +287,7 @@ final class SessionBusFace: Sendable {
             let send: @Sendable () -> Void = {
                 switch body {
                 case .controlReply(let reply):
-                    if case .sessionState(let state) = reply.kind, member == "Open" {
+                    if case .sessionState(let state) = reply.kind, member == "Open" || member == "OpenActivity" {
                         _ = wb_bus_reply_object(message.pointer, Self.path(of: state.sessionID))
                     } else {
                         _ = wb_bus_reply_empty(message.pointer)
