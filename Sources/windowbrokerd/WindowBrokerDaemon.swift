@@ -143,12 +143,16 @@ struct WindowBrokerDaemon: AsyncParsableCommand {
         for (flag, span) in spans where span.duration <= .zero {
             throw ValidationError("\(flag) must be longer than zero (\(span) was given); e.g. 5s or 300ms")
         }
+        guard Logger.Level(rawValue: logLevel) != nil else {
+            throw ValidationError("--log-level takes \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), not '\(logLevel)'")
+        }
+        if let log, !["stderr", "journald"].contains(log) {
+            throw ValidationError("--log takes stderr or journald, not '\(log)'")
+        }
     }
 
     func run() async throws {
-        guard let level = Logger.Level(rawValue: logLevel) else {
-            throw ValidationError("unknown log level '\(logLevel)'")
-        }
+        let level = Logger.Level(rawValue: logLevel) ?? .info  // validate() checked it
         let environment = ProcessInfo.processInfo.environment
         var destination = log ?? (environment["JOURNAL_STREAM"] != nil ? "journald" : "stderr")
         // Entries sent to a journal that is not there are lost without a word: say so, and use stderr.

@@ -16,6 +16,10 @@ do {
     let arguments = try ConfigFile.merged(Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
     let daemon = try WindowBrokerDaemon.parse(arguments)
     try await daemon.run()
+} catch let error as ConfigFileError {
+    // The file's mistake alone: the usage text is about flags, which the person did not type.
+    FileHandle.standardError.write(Data("windowbrokerd: \(error)\n".utf8))
+    exit(78)  // EX_CONFIG, which systemd shows as "CONFIG"
 } catch {
     WindowBrokerDaemon.exit(withError: error)
 }

@@ -223,6 +223,43 @@ final class UsabilityTests: BrokerTestCase {
         XCTAssertTrue(bad.output.contains("bad.conf:2"), bad.output)
     }
 
+    /// A misspelt setting or a bad value in the file says the file, the line and what to write
+    /// instead, with none of the command line's usage text (issue 66.7), and exits with EX_CONFIG,
+    /// which the unit does not restart on.
+    func testAConfigFileMistakeNamesItsLineAndTheSettingMeant() throws {
+        harness.stop(signal: SIGTERM)
+        func run(_ text: String) throws -> (code: Int32, output: String) {
+            try text.write(toFile: harness.root + "/mistake.conf", atomically: true, encoding: .utf8)
+            return try harness.runDaemon(["--config", harness.root + "/mistake.conf", "--state-dir", harness.root + "/other-state"])
+        }
+        let misspelt = try run("# settings\nmax-workers = 4\nmax-foregrund = 3\n")
+        XCTAssertEqual(misspelt.code, 78, misspelt.output)
+        XCTAssertTrue(misspelt.output.contains("mistake.conf:3: 'max-foregrund' is not a setting (did you mean 'max-foreground'?)"), misspelt.output)
+        XCTAssertFalse(misspelt.output.contains("Usage:"), misspelt.output)
+
+        let badNumber = try run("max-workers = many\n")
+        XCTAssertEqual(badNumber.code, 78, badNumber.output)
+        XCTAssertTrue(badNumber.output.contains("mistake.conf:1: max-workers = many: "), badNumber.output)
+        XCTAssertTrue(badNumber.output.contains("'many'"), badNumber.output)
+        XCTAssertFalse(badNumber.output.contains("--max-workers") || badNumber.output.contains("Usage:"), badNumber.output)
+
+        let outOfRange = try run("\nstop-timeout = 0s\n")
+        XCTAssertTrue(outOfRange.output.contains("mistake.conf:2: stop-timeout = 0s: 'stop-timeout' must be longer than zero"), outOfRange.output)
+        let badLevel = try run("log-level = loud\n")
+        XCTAssertTrue(badLevel.output.contains("mistake.conf:1: log-level = loud: 'log-level' takes trace, debug"), badLevel.output)
+
+        let badSwitch = try run("rebuild-index = maybe\n")
+        XCTAssertTrue(badSwitch.output.contains("mistake.conf:1: rebuild-index = maybe: 'rebuild-index' is a switch: true or false"), badSwitch.output)
+
+        // The unit does not restart a broker whose configuration is wrong.
+        let unit = try String(contentsOfFile: BrokerHarness.repository.appendingPathComponent("systemd/windowbroker.service.in").path, encoding: .utf8)
+        XCTAssertTrue(unit.contains("RestartPreventExitStatus=78"))
+        // On the command line the same mistake keeps the parser's words and its usage.
+        let flag = try harness.runDaemon(["--max-foregrund", "3", "--state-dir", harness.root + "/other-state"])
+        XCTAssertNotEqual(flag.code, 0)
+        XCTAssertTrue(flag.output.contains("--max-foregrund"), flag.output)
+    }
+
     /// The shipped example, every setting in it uncommented, is a configuration the broker
     /// runs with (issue 22: it named a flag that does not exist, and the daemon refused to start).
     func testTheExampleConfigurationWithEverySettingUncommentedStarts() throws {

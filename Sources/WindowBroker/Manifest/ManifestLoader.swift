@@ -309,37 +309,16 @@ public struct ManifestLoader: Sendable {
     private func unknownKeys(file: String, data: Data) -> [ManifestProblem] {
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return [] }
         var warnings = object.keys.filter { !Self.knownKeys.contains($0) }.sorted().map {
-            ManifestProblem(file: file, field: $0, reason: "is not a manifest key; ignored" + Self.didYouMean($0, among: Self.knownKeys), isWarning: true)
+            ManifestProblem(file: file, field: $0, reason: "is not a manifest key; ignored" + NameSuggestion.didYouMean($0, among: Self.knownKeys), isWarning: true)
         }
         for (i, configuration) in ((object["configurations"] as? [Any]) ?? []).enumerated() {
             guard let configuration = configuration as? [String: Any] else { continue }
             warnings += configuration.keys.filter { !Self.knownConfigurationKeys.contains($0) }.sorted().map {
                 ManifestProblem(file: file, field: "configurations[\(i)].\($0)",
-                                reason: "is not a configuration key; ignored" + Self.didYouMean($0, among: Self.knownConfigurationKeys), isWarning: true)
+                                reason: "is not a configuration key; ignored" + NameSuggestion.didYouMean($0, among: Self.knownConfigurationKeys), isWarning: true)
             }
         }
         return warnings
-    }
-
-    /// " (did you mean 'supportsMultipleScenes'?)" for a key a few edits away from a known one.
-    static func didYouMean(_ key: String, among known: Set<String>) -> String {
-        let typed = Array(key.lowercased())
-        let closest = known.map { ($0, editDistance(typed, Array($0.lowercased()))) }.min { ($0.1, $0.0) < ($1.1, $1.0) }
-        guard let (name, distance) = closest, distance <= max(2, typed.count / 4) else { return "" }
-        return " (did you mean '\(name)'?)"
-    }
-
-    /// Levenshtein distance: the insertions, deletions and substitutions from `a` to `b`.
-    static func editDistance(_ a: [Character], _ b: [Character]) -> Int {
-        var previous = Array(0...b.count)
-        for (i, x) in a.enumerated() {
-            var current = [i + 1]
-            for (j, y) in b.enumerated() {
-                current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1)))
-            }
-            previous = current
-        }
-        return previous[b.count]
     }
 
     /// Where the JSON parser stopped, as a line and a column ("line 3, column 11: invalid value").
