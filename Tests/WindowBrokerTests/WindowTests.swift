@@ -421,6 +421,52 @@ final class WindowTests: WindowTestCase {
         try harness.eventually("and drawn") { try harness.noteState(warm).sizes.count >= 1 }
     }
 
+    /// The compositor goes away with two notes on screen and one in the background (66.2):
+    /// each scene says its display broke, is saved and disconnected (`compositorLost`, in
+    /// `watch` and `sessions`, not a crash), and the two that were on screen come back, with
+    /// their windows, text and cursor and the same key scene, when a compositor is there again.
+    func testScenesACompositorTookAwayComeBackWhenOneIsThereAgain() throws {
+        let behind = try harness.openNote("behind", title: "Behind")
+        _ = try harness.json("background", behind)
+        let first = try harness.openNote("first", title: "First")
+        let second = try harness.openNote("second", title: "Second")
+        try harness.type(first, "typed before the loss")
+        for note in [first, second] {
+            try harness.eventually("the window is drawn") { try window(of: note) != nil && harness.noteState(note).sizes.count >= 1 }
+        }
+        _ = try harness.json("activate", first)
+        try harness.eventually("first is the key scene") { try harness.session(first)["key"] as? Bool == true }
+        let cursor = try harness.noteState(first).cursor
+        let watch = try harness.startWatch(["--event", "exited", "--event", "crashed"])
+        defer { watch.stop() }
+
+        sway.goAway()
+        defer { if testRun?.hasSucceeded == false { print(harness.brokerLog) } }
+        for note in [first, second, behind] {
+            try harness.eventually("\(note) was saved and disconnected", timeout: 15) {
+                let session = try harness.session(note)
+                return session["state"] as? String == "unattached" && session["lastDisconnect"] as? String == "compositorLost"
+            }
+        }
+        try harness.eventually("watch said why for each") {
+            watch.jsonLines.filter { $0["event"] as? String == "exited" && $0["detail"] as? String == "compositorLost" }.count == 3
+        }
+        XCTAssertFalse(watch.jsonLines.contains { $0["event"] as? String == "crashed" }, "\(watch.jsonLines)")
+        Thread.sleep(forTimeInterval: 1)
+        XCTAssertEqual(try harness.session(first)["state"] as? String, "unattached", "nothing comes back while no compositor answers")
+
+        try sway.comeBack()
+        for note in [first, second] {
+            try harness.eventually("\(note) is on the new compositor", timeout: 20) {
+                try harness.state(note) == "foregroundActive" && window(of: note) != nil
+            }
+        }
+        XCTAssertEqual(try harness.state(behind), "unattached", "a scene that was in the background stays there")
+        XCTAssertEqual(try harness.noteState(first).text, "typed before the loss")
+        XCTAssertEqual(try harness.noteState(first).cursor, cursor)
+        try harness.eventually("the key scene is the one that was") { try harness.session(first)["key"] as? Bool == true }
+    }
+
     /// Opens a note of `warm` on its prewarmed worker; its session.
     private func openPrewarmed() throws -> String {
         let reply = try harness.json(["open", "warm", "--activity", "notes.edit", "--title", "Warm", "--info", "noteID=warm"])

@@ -3859,6 +3859,18 @@ package nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
     set {kind = .windowExported(newValue)}
   }
 
+  /// Unsolicited, from a scene with a window: its connection to the compositor broke (the
+  /// compositor ended or restarted). The process cannot go on without it (GTK ends with its
+  /// display): the broker saves the scene and disconnects it, and puts it back on screen
+  /// when a compositor is there again.
+  package var displayLost: Windowbroker_V1_DisplayLost {
+    get {
+      if case .displayLost(let v)? = kind {return v}
+      return Windowbroker_V1_DisplayLost()
+    }
+    set {kind = .displayLost(newValue)}
+  }
+
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -3886,8 +3898,23 @@ package nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
     /// for other clients to name it by (xdg-foreign v2); a prominent scene it asks for is made
     /// its child. Empty: the window is gone.
     case windowExported(Windowbroker_V1_WindowExported)
+    /// Unsolicited, from a scene with a window: its connection to the compositor broke (the
+    /// compositor ended or restarted). The process cannot go on without it (GTK ends with its
+    /// display): the broker saves the scene and disconnects it, and puts it back on screen
+    /// when a compositor is there again.
+    case displayLost(Windowbroker_V1_DisplayLost)
 
   }
+
+  package init() {}
+}
+
+package nonisolated struct Windowbroker_V1_DisplayLost: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 }
@@ -10417,7 +10444,7 @@ nonisolated extension Windowbroker_V1_MemoryWarning: SwiftProtobuf.Message, Swif
 
 nonisolated extension Windowbroker_V1_WorkerMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".WorkerMessage"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}ack\0\u{1}connected\0\u{3}restoration_activity\0\u{3}action_result\0\u{3}restoration_extended\0\u{3}memory_warning\0\u{4}\u{4}scene_update\0\u{1}storage\0\u{3}command_result\0\u{3}command_states\0\u{3}keyboard_focus\0\u{3}close_requested\0\u{3}key_input\0\u{3}window_exported\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}ack\0\u{1}connected\0\u{3}restoration_activity\0\u{3}action_result\0\u{3}restoration_extended\0\u{3}memory_warning\0\u{4}\u{4}scene_update\0\u{1}storage\0\u{3}command_result\0\u{3}command_states\0\u{3}keyboard_focus\0\u{3}close_requested\0\u{3}key_input\0\u{3}window_exported\0\u{3}display_lost\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -10607,6 +10634,19 @@ nonisolated extension Windowbroker_V1_WorkerMessage: SwiftProtobuf.Message, Swif
           self.kind = .windowExported(v)
         }
       }()
+      case 18: try {
+        var v: Windowbroker_V1_DisplayLost?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .displayLost(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .displayLost(v)
+        }
+      }()
       default: break
       }
     }
@@ -10674,6 +10714,10 @@ nonisolated extension Windowbroker_V1_WorkerMessage: SwiftProtobuf.Message, Swif
       guard case .windowExported(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 17)
     }()
+    case .displayLost?: try {
+      guard case .displayLost(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 18)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -10681,6 +10725,25 @@ nonisolated extension Windowbroker_V1_WorkerMessage: SwiftProtobuf.Message, Swif
 
   package static func ==(lhs: Windowbroker_V1_WorkerMessage, rhs: Windowbroker_V1_WorkerMessage) -> Bool {
     if lhs.kind != rhs.kind {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_DisplayLost: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".DisplayLost"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    // Load everything into unknown fields
+    while try decoder.nextFieldNumber() != nil {}
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Windowbroker_V1_DisplayLost, rhs: Windowbroker_V1_DisplayLost) -> Bool {
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -43,4 +43,53 @@ enum GtkMainLoop {
         g_main_loop_run(loop)
         fatalError("GLib's main loop stopped")
     }
+
+    /// Run once when the compositor hangs up, with the main actor's jobs still running after it.
+    @MainActor private static var displayLost: (@MainActor () -> Void)?
+    /// The compositor hung up. Nothing may wait for it from now on: a call that reads from the
+    /// connection (a roundtrip, a first configure) would wait for ever for GDK's own reader,
+    /// which never runs again.
+    @MainActor private(set) static var displayIsGone = false
+
+    /// GDK ends the process (`_exit(1)`) the moment it reads that the compositor hung up, with
+    /// nothing saved. A watch on the same connection at a higher priority than GDK's sees the
+    /// hang-up first: `onLost` runs, and from then on the main thread runs only the main actor's
+    /// jobs (GDK's source is never dispatched again), so that the broker can save the scene and
+    /// end it. Once per process.
+    @MainActor
+    static func watchDisplayLoss(_ onLost: @escaping @MainActor () -> Void) {
+        guard isRunning, displayLost == nil, let display = gdk_display_get_default(), wb_display_is_wayland(display) != 0 else { return }
+        displayLost = onLost
+        let fd = wl_display_get_fd(gdk_wayland_display_get_wl_display(display))
+        _ = g_unix_fd_add_full(G_PRIORITY_HIGH, fd, GIOCondition(rawValue: G_IO_HUP.rawValue | G_IO_ERR.rawValue), { _, _, _ in
+            MainActor.assumeIsolated { GtkMainLoop.runWithoutDisplay() }
+        }, nil, nil)
+    }
+
+    @MainActor
+    private static func runWithoutDisplay() -> gboolean {  // never returns: the process ends in here
+        PlainOutput.write("scene worker: the compositor went away (WAYLAND_DISPLAY \(ProcessFacts.environment("WAYLAND_DISPLAY") ?? "")); saving the scene for the broker\n", to: STDERR_FILENO)
+        displayIsGone = true
+        displayLost?()
+        // The broker saves the scene and disconnects it, which ends the process; one that
+        // does not within this long (a broker that is stuck) does not keep it.
+        let mainQueue = wb_main_queue_eventfd()
+        var deadline = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &deadline)
+        deadline.tv_sec += 30
+        while true {
+            var now = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &now)
+            let left = Int(deadline.tv_sec - now.tv_sec) * 1000 + Int(deadline.tv_nsec - now.tv_nsec) / 1_000_000
+            guard left > 0 else {
+                PlainOutput.write("scene worker: the broker did not end this scene after its compositor went away\n", to: STDERR_FILENO)
+                _exit(1)
+            }
+            var ready = pollfd(fd: mainQueue, events: Int16(POLLIN), revents: 0)
+            guard poll(&ready, 1, Int32(left)) > 0 else { continue }
+            var count: UInt64 = 0
+            _ = read(mainQueue, &count, MemoryLayout<UInt64>.size)
+            wb_main_queue_drain()
+        }
+    }
 }

@@ -71,6 +71,8 @@ final class SceneWindowHost {
             let id = scene.session.id
             Task { try? await scene.requestDestruction(session: id) }
         }
+        // The compositor went away: the broker saves the scene and puts it back when one is there.
+        GtkMainLoop.watchDisplayLoss { send(.displayLost(.init())) }
         window = made
         scene.window = made.window
         scene.windowTitleChanged = { [weak made] title in made?.setTitle(title) }
@@ -78,14 +80,14 @@ final class SceneWindowHost {
 
     /// Restored on its way to the front: the picture the scene left is on screen while it restores.
     func showPlaceholder(_ png: Data) {
-        guard !png.isEmpty, let window, window.showPlaceholder(png: png) else { return }
+        guard !png.isEmpty, let window, !GtkMainLoop.displayIsGone, window.showPlaceholder(png: png) else { return }
         window.show()
     }
 
     /// willEnterForeground: a prominent scene's window becomes a sheet over the window it was
     /// asked from, with a Done button; then it is mapped.
     func enterForeground(_ transition: Windowbroker_V1_LifecycleTransition) {
-        guard let window else { return }
+        guard let window, !GtkMainLoop.displayIsGone else { return }
         if !transition.parentWindowHandle.isEmpty { window.setParent(exportedAs: transition.parentWindowHandle) }
         window.showDoneButton(transition.prominent)
         show()
@@ -94,7 +96,7 @@ final class SceneWindowHost {
     /// The window is mapped (the live widgets replace a placeholder), and the main menu's
     /// shortcuts are asked for (they may have changed while it was away).
     private func show() {
-        guard let window else { return }
+        guard let window, !GtkMainLoop.displayIsGone else { return }
         if window.showsPlaceholder {
             // Restored: the live widgets replace the picture, and the keyboard counts from now.
             window.removePlaceholder()
@@ -155,7 +157,7 @@ final class SceneWindowHost {
     /// window asks it for the keyboard, with the requester's token when there is one. False
     /// headless (the runtime tells the delegate itself).
     func keyStatus(isKey: Bool, token: String) -> Bool {
-        guard let window else { return false }
+        guard let window, !GtkMainLoop.displayIsGone else { return false }
         if isKey, scene?.isKey == false, window.isVisible { window.activate(token: token) }
         return true
     }

@@ -50,18 +50,23 @@ extension Broker {
             return
         }
         let order = saved.visible.filter { $0 != saved.key } + (saved.key.map { [$0] } ?? [])
+        let restored = await putBack(order, what: "a scene of the workspace")
+        if restored > 0 { logger.info("workspace restored", metadata: ["scenes": "\(restored)"]) }
+    }
+
+    /// Activates each session in `order` that is there and has no process, one after the
+    /// other; one that cannot come back is logged as `what` and skipped. How many came back.
+    func putBack(_ order: [SessionID], what: String) async -> Int {
         var restored = 0
         for id in order where drivers[id] != nil && !hasConnectedScene(id) {
             do {
                 _ = try await activate(id)
                 restored += 1
             } catch {
-                logger.warning("a scene of the workspace could not be put back", metadata: [
-                    "SESSION_ID": "\(id)", "error": "\(error)",
-                ])
+                logger.warning("\(what) could not be put back", metadata: ["SESSION_ID": "\(id)", "error": "\(error)"])
             }
         }
-        if restored > 0 { logger.info("workspace restored", metadata: ["scenes": "\(restored)"]) }
+        return restored
     }
 
     /// Who moved the key scene, as `watch` shows it.

@@ -94,4 +94,54 @@ extension Broker {
         }
         for task in returning { _ = await task.value }
     }
+
+    /// A scene's compositor went away: it cannot run on (GTK ends with its display), so it is
+    /// saved and disconnected now, and, when it was on screen, put back when a compositor
+    /// accepts connections again (`putBackAfterCompositorLoss`).
+    func compositorLost(_ id: SessionID) async {
+        guard hasConnectedScene(id) else { return }
+        if compositorLoss.lost(id, visible: focus.visible, key: focus.key) {
+            logger.warning("the compositor went away; its scenes are saved and put back when it is there again", metadata: [
+                "display": "\(compositorLoss.display.description)",
+            ])
+        }
+        let returning = leaveFocus(id)
+        do {
+            try await onSession(id) { try await saveAndDisconnect(id, reason: .compositorLost) }
+        } catch {
+            logger.warning("a scene whose compositor went away did not disconnect cleanly", metadata: [
+                "SESSION_ID": "\(id)", "error": "\(error)",
+            ])
+        }
+        for task in returning { _ = await task.value }
+        awaitCompositor()
+    }
+
+    /// Watches for a compositor while scenes wait to be put back (checked twice a second: a
+    /// connect to the display's socket, which nothing answers while no compositor runs).
+    func awaitCompositor() {
+        guard compositorLoss.isWaiting, !compositorLoss.watching else { return }
+        compositorLoss.watching = true
+        Task {
+            while self.compositorLoss.isWaiting, self.phase.isRunning {
+                if self.compositorLoss.display.acceptsConnections { await self.putBackAfterCompositorLoss() }
+                guard self.compositorLoss.isWaiting else { break }
+                try? await Task.sleep(for: .milliseconds(500))
+            }
+            self.compositorLoss.watching = false
+        }
+    }
+
+    /// A compositor is there again: the scenes that were on screen when it went away come back,
+    /// the key one last (as the workspace after a restart). One still disconnecting waits for
+    /// the next look.
+    func putBackAfterCompositorLoss() async {
+        guard compositorLoss.display.acceptsConnections else { return }
+        let ready = compositorLoss.order.filter { !hasConnectedScene($0) }
+        for id in ready { compositorLoss.returned(id) }
+        let restored = await putBack(ready, what: "a scene the compositor took away")
+        if restored > 0 {
+            logger.notice("the compositor is back; scenes put back on screen", metadata: ["scenes": "\(restored)"])
+        }
+    }
 }

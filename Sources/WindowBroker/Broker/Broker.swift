@@ -51,6 +51,8 @@ public actor Broker {
     var focus: FocusCoordinator
     /// The workspace as last recorded in the store, the next one to write, and whether a write is under way.
     var workspace: (recorded: SessionStore.Workspace?, pending: SessionStore.Workspace?, writing: Bool) = (nil, nil, false)
+    /// The scenes a compositor that went away took off the screen, until one is there again.
+    var compositorLoss: CompositorLoss
     /// Sessions discarded lately, so a late request gets "discarded" rather than "unknown".
     var discarded = RecentDiscards()
     var events: EventHub
@@ -78,6 +80,7 @@ public actor Broker {
         self.memory = PressureResponder(configuration: memory)
         self.logger = logger
         self.events = EventHub(log: EventLogLines(logger: logger))
+        self.compositorLoss = CompositorLoss(environment: configuration.environment)
         self.focus = FocusCoordinator(maxForeground: configuration.maxForegroundScenes)
         self.processes = SceneProcesses(admission: LaunchAdmission(
             startLimit: StartLimit(burst: configuration.startLimitBurst, interval: configuration.startLimitInterval),

@@ -23,6 +23,9 @@ public enum DisconnectReason: Sendable, Equatable, CustomStringConvertible {
     case closedByUser
     /// An idle prewarmed process started from a manifest that has since changed.
     case appChanged
+    /// The scene's compositor went away (ended or restarted): saved and disconnected, put back
+    /// on screen when a compositor is there again.
+    case compositorLost
 
     public var description: String {
         switch self {
@@ -37,6 +40,7 @@ public enum DisconnectReason: Sendable, Equatable, CustomStringConvertible {
         case .connectionLost: "connectionLost"
         case .closedByUser: "closedByUser"
         case .appChanged: "appChanged"
+        case .compositorLost: "compositorLost"
         }
     }
 
@@ -50,6 +54,7 @@ public enum DisconnectReason: Sendable, Equatable, CustomStringConvertible {
         case "connectionLost": self = .connectionLost
         case "closedByUser": self = .closedByUser
         case "appChanged": self = .appChanged
+        case "compositorLost": self = .compositorLost
         case "exited": self = .exited(code: 0)
         default:
             if stored.hasPrefix("crashed(exit "), let code = Int32(stored.dropFirst(13).dropLast()) {

@@ -34,6 +34,10 @@ extension SessionDriver {
                 // through this very lane.
                 let id = self.id
                 Task { await host.windowClosed(id) }
+            case .displayLost?:
+                await Self.acknowledge(envelope, on: connection)
+                let id = self.id
+                Task { await host.compositorLost(id) }
             case .keyInput(let input)?:
                 let id = self.id
                 startRequest(envelope, on: connection, in: host) { await host.keyInput(input, from: id) }

@@ -75,6 +75,9 @@ protocol SessionHost: Actor {
     func keyboardFocus(_ id: SessionID, focused: Bool)
     /// The user closed the scene's window: it disconnects, the session stays.
     func windowClosed(_ id: SessionID) async
+    /// The scene's connection to the compositor broke: it is saved and disconnected, and put
+    /// back on screen when a compositor is there again if it was on screen.
+    func compositorLost(_ id: SessionID) async
     func keyInput(_ input: Windowbroker_V1_KeyInput, from id: SessionID) async -> Envelope.OneOf_Body
     /// A scene's request for scenes (requestSceneSessionActivation and friends).
     func answer(_ request: Windowbroker_V1_ControlRequest, from id: SessionID) async -> Envelope.OneOf_Body

@@ -68,6 +68,13 @@ final class SwayHarness {
     /// Ends this sway and starts another on the same socket (`waylandDisplay`): its clients'
     /// connections are gone, and new ones reach the new compositor.
     func restart() throws {
+        goAway()
+        try launch()
+    }
+
+    /// Ends this sway (its clients' connections break) and leaves no socket behind: until
+    /// `comeBack`, nothing answers on `waylandDisplay`.
+    func goAway() {
         process.terminateAndWait(grace: 5)
         // A socket or lock a killed sway left behind would move the new one to wayland-2, and
         // its IPC socket would be taken for the new one's.
@@ -75,6 +82,10 @@ final class SwayHarness {
         for name in left where name.hasPrefix("wayland-1") || name.hasPrefix("sway-ipc.") {
             try? FileManager.default.removeItem(atPath: runtimeDirectory + "/" + name)
         }
+    }
+
+    /// A new sway on the same socket, after `goAway`.
+    func comeBack() throws {
         try launch()
     }
 
