@@ -688,7 +688,8 @@ package final class SceneRuntime {
         case .keyStatus(let status):
             let (scene, delegate) = try requireScene()
             // With a window the compositor says which scene has the keyboard; headless, the broker.
-            if !windows.keyStatus(isKey: status.isKey, token: status.activationToken), status.isKey != scene.isKey {
+            if let asked = windows.keyStatus(isKey: status.isKey, token: status.activationToken) { return .keyStatus(asked) }
+            if status.isKey != scene.isKey {
                 scene.isKey = status.isKey
                 if status.isKey { delegate.didBecomeKey(scene) } else { delegate.didResignKey(scene) }
             }

@@ -159,6 +159,25 @@ final class FocusCoordinatorTests: XCTestCase {
         XCTAssertNil(focus.key, "the keyboard went to a window that is no scene")
     }
 
+    /// A compositor that does not grant the broker's activation keeps the keyboard where it
+    /// was: the key scene is that window's, or none when it is no scene's (issue 66.1).
+    func testARefusedKeyStaysWhereTheKeyboardIs() {
+        var focus = FocusCoordinator(maxForeground: 3)
+        let a = SessionID(), b = SessionID(), c = SessionID()
+        _ = focus.bringForward(a, app: "notes")
+        _ = focus.bringForward(b, app: "notes")
+        _ = focus.bringForward(a, app: "notes")
+        focus.keyRefused(a, keptBy: b)
+        XCTAssertEqual(focus.key, b)
+        XCTAssertEqual(focus.visible, [b, a], "a stays on screen")
+        _ = focus.bringForward(a, app: "notes")
+        focus.keyRefused(a, keptBy: c)
+        XCTAssertNil(focus.key, "c is not on screen: the keyboard is on no scene's window")
+        _ = focus.bringForward(b, app: "notes")
+        focus.keyRefused(a, keptBy: c)
+        XCTAssertEqual(focus.key, b, "a refusal that comes after another activation changes nothing")
+    }
+
     func testWhenTheKeySceneLeavesTheMostRecentlyUsedOneIsKey() {
         var focus = FocusCoordinator(maxForeground: 3)
         let a = SessionID(), b = SessionID(), c = SessionID()

@@ -441,7 +441,6 @@ final class WindowTests: WindowTestCase {
         defer { watch.stop() }
 
         sway.goAway()
-        defer { if testRun?.hasSucceeded == false { print(harness.brokerLog) } }
         for note in [first, second, behind] {
             try harness.eventually("\(note) was saved and disconnected", timeout: 15) {
                 let session = try harness.session(note)
@@ -530,6 +529,40 @@ final class WindowTests: WindowTestCase {
 }
 
 /// What GTK gives a scene's window that the hand-drawn one lacked, through real input: the
+/// A compositor that does not grant the broker's activations (sway told to ignore them here; weston
+/// has no xdg-activation, mutter and KWin refuse it): `wmctl activate` of a window on screen
+/// cannot move the keyboard, and the broker says so rather than call a scene key that has no
+/// keyboard (66.1).
+final class RefusedActivationTests: WindowTestCase {
+    override var swayConfiguration: [String] { ["focus_on_window_activation none"] }
+
+    /// The answer says why, watch has didResignKey keyRefused, and `sessions` keeps the key
+    /// on the window that has the keyboard. A scene whose window gets the keyboard is key again.
+    func testAnActivationTheCompositorDoesNotGrantLeavesTheKeyWhereTheKeyboardIs() throws {
+        let a = try harness.openNote("first", title: "First")
+        let b = try harness.openNote("second", title: "Second")
+        try harness.eventually("sway gave the new window the keyboard") {
+            try harness.noteState(b).isKey && harness.session(b)["key"] as? Bool == true && !harness.noteState(a).isKey
+        }
+        let watch = try harness.startWatch(["--session", a])
+        defer { watch.stop() }
+        let reply = try harness.json("activate", a)
+        let detail = reply["detail"] as? String ?? ""
+        XCTAssertTrue(detail.contains("not the key scene: the compositor did not give its window the keyboard, which stays with the window of session \(b)"), detail)
+        XCTAssertEqual(reply["state"] as? String, "foregroundActive")
+        XCTAssertEqual(try harness.session(b)["key"] as? Bool, true, "the key is where the keyboard is")
+        XCTAssertNotEqual(try harness.session(a)["key"] as? Bool, true)
+        XCTAssertFalse(try harness.noteState(a).isKey)
+        try harness.eventually("watch said the compositor kept the keyboard") {
+            watch.jsonLines.contains { $0["event"] as? String == "didResignKey" && $0["detail"] as? String == "keyRefused" }
+        }
+        // The user gives it the keyboard: the key follows.
+        let pid = try XCTUnwrap(harness.session(a)["pid"] as? Int)
+        try sway.swaymsg("[pid=\(pid)] focus")
+        try harness.eventually("a is key once its window has the keyboard") { try harness.session(a)["key"] as? Bool == true }
+    }
+}
+
 /// pointer places the cursor, and the Wayland clipboard carries text from one window to another
 /// (and to any other client). The windows float at fixed places here.
 final class PointerAndClipboardTests: WindowTestCase {

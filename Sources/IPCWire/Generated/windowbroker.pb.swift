@@ -2755,8 +2755,9 @@ package nonisolated struct Windowbroker_V1_LifecycleEvent: Sendable {
   package init() {}
 }
 
-/// source: "activation" (the broker brought it forward), "compositor" (the user focused a
-/// window), "dismissal" (a scene in front of it went away).
+/// source: "broker" (an activation, or a scene in front of it went away), "compositor" (the
+/// user focused a window), "keyRefused" (the broker made it key and the compositor kept the
+/// keyboard where it was, or it has no window while a window has the keyboard).
 package nonisolated struct Windowbroker_V1_KeyChanged: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
@@ -3871,6 +3872,16 @@ package nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
     set {kind = .displayLost(newValue)}
   }
 
+  /// The answer to KeyStatus from a scene with a window (one without answers Ack): the
+  /// compositor decides which window has the keyboard.
+  package var keyStatus: Windowbroker_V1_KeyStatusReply {
+    get {
+      if case .keyStatus(let v)? = kind {return v}
+      return Windowbroker_V1_KeyStatusReply()
+    }
+    set {kind = .keyStatus(newValue)}
+  }
+
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -3903,8 +3914,27 @@ package nonisolated struct Windowbroker_V1_WorkerMessage: Sendable {
     /// display): the broker saves the scene and disconnects it, and puts it back on screen
     /// when a compositor is there again.
     case displayLost(Windowbroker_V1_DisplayLost)
+    /// The answer to KeyStatus from a scene with a window (one without answers Ack): the
+    /// compositor decides which window has the keyboard.
+    case keyStatus(Windowbroker_V1_KeyStatusReply)
 
   }
+
+  package init() {}
+}
+
+/// asked: the window asked the compositor for the keyboard (xdg-activation); false when the
+/// compositor has none, or the window is not on screen. keyboard_focused: the window has it now.
+package nonisolated struct Windowbroker_V1_KeyStatusReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  package var asked: Bool = false
+
+  package var keyboardFocused: Bool = false
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 }
@@ -10444,7 +10474,7 @@ nonisolated extension Windowbroker_V1_MemoryWarning: SwiftProtobuf.Message, Swif
 
 nonisolated extension Windowbroker_V1_WorkerMessage: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".WorkerMessage"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}ack\0\u{1}connected\0\u{3}restoration_activity\0\u{3}action_result\0\u{3}restoration_extended\0\u{3}memory_warning\0\u{4}\u{4}scene_update\0\u{1}storage\0\u{3}command_result\0\u{3}command_states\0\u{3}keyboard_focus\0\u{3}close_requested\0\u{3}key_input\0\u{3}window_exported\0\u{3}display_lost\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}ack\0\u{1}connected\0\u{3}restoration_activity\0\u{3}action_result\0\u{3}restoration_extended\0\u{3}memory_warning\0\u{4}\u{4}scene_update\0\u{1}storage\0\u{3}command_result\0\u{3}command_states\0\u{3}keyboard_focus\0\u{3}close_requested\0\u{3}key_input\0\u{3}window_exported\0\u{3}display_lost\0\u{3}key_status\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -10647,6 +10677,19 @@ nonisolated extension Windowbroker_V1_WorkerMessage: SwiftProtobuf.Message, Swif
           self.kind = .displayLost(v)
         }
       }()
+      case 19: try {
+        var v: Windowbroker_V1_KeyStatusReply?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .keyStatus(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .keyStatus(v)
+        }
+      }()
       default: break
       }
     }
@@ -10718,6 +10761,10 @@ nonisolated extension Windowbroker_V1_WorkerMessage: SwiftProtobuf.Message, Swif
       guard case .displayLost(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 18)
     }()
+    case .keyStatus?: try {
+      guard case .keyStatus(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -10725,6 +10772,41 @@ nonisolated extension Windowbroker_V1_WorkerMessage: SwiftProtobuf.Message, Swif
 
   package static func ==(lhs: Windowbroker_V1_WorkerMessage, rhs: Windowbroker_V1_WorkerMessage) -> Bool {
     if lhs.kind != rhs.kind {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_KeyStatusReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".KeyStatusReply"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}asked\0\u{3}keyboard_focused\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularBoolField(value: &self.asked) }()
+      case 2: try { try decoder.decodeSingularBoolField(value: &self.keyboardFocused) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.asked != false {
+      try visitor.visitSingularBoolField(value: self.asked, fieldNumber: 1)
+    }
+    if self.keyboardFocused != false {
+      try visitor.visitSingularBoolField(value: self.keyboardFocused, fieldNumber: 2)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Windowbroker_V1_KeyStatusReply, rhs: Windowbroker_V1_KeyStatusReply) -> Bool {
+    if lhs.asked != rhs.asked {return false}
+    if lhs.keyboardFocused != rhs.keyboardFocused {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

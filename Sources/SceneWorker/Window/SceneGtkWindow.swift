@@ -267,10 +267,11 @@ final class SceneGtkWindow {
 
     /// Asks the compositor to give the mapped window the keyboard (xdg-activation): with the
     /// token of whoever asked for the scene, else one the window requests in its own name.
-    func activate(token: String?) {
-        guard let surface = waylandToplevel, let display = gdk_surface_get_display(surface) else { return }
+    /// False when it could not ask (no xdg-activation on this compositor).
+    func activate(token: String?) -> Bool {
+        guard let surface = waylandToplevel, let display = gdk_surface_get_display(surface) else { return false }
         let appID = g_get_prgname().map { String(cString: $0) } ?? ""
-        _ = wb_activate_surface(gdk_wayland_display_get_wl_display(display), gdk_wayland_surface_get_wl_surface(surface), appID, token)
+        return wb_activate_surface(gdk_wayland_display_get_wl_display(display), gdk_wayland_surface_get_wl_surface(surface), appID, token) != 0
     }
 
     func hide() {

@@ -154,12 +154,17 @@ final class SceneWindowHost {
     }
 
     /// The broker made the scene the key scene: with a window the compositor decides, so the
-    /// window asks it for the keyboard, with the requester's token when there is one. False
-    /// headless (the runtime tells the delegate itself).
-    func keyStatus(isKey: Bool, token: String) -> Bool {
-        guard let window, !GtkMainLoop.displayIsGone else { return false }
-        if isKey, scene?.isKey == false, window.isVisible { window.activate(token: token) }
-        return true
+    /// window asks it for the keyboard, with the requester's token when there is one; what it
+    /// asked and whether it has the keyboard is the answer. Nil headless (the runtime tells the
+    /// delegate itself).
+    func keyStatus(isKey: Bool, token: String) -> Windowbroker_V1_KeyStatusReply? {
+        guard let window, !GtkMainLoop.displayIsGone else { return nil }
+        let hasKeyboard = scene?.isKey == true
+        let asked = isKey && !hasKeyboard && window.isVisible && window.activate(token: token)
+        return .with {
+            $0.asked = asked
+            $0.keyboardFocused = hasKeyboard
+        }
     }
 
     /// The compositor moved the keyboard: the broker's key scene follows it.

@@ -143,6 +143,13 @@ public struct FocusCoordinator: Sendable, Equatable {
         return true
     }
 
+    /// The broker made `id` the key scene and the compositor kept the keyboard on `holder`'s
+    /// window (nil: a window that is no scene's, or none): the key scene is where the keyboard is.
+    public mutating func keyRefused(_ id: SessionID, keptBy holder: SessionID?) {
+        guard key == id else { return }
+        key = holder.flatMap { wantsActive($0) ? $0 : nil }
+    }
+
     /// `id`'s window lost the keyboard (to a window that is not a scene, or to none).
     public mutating func unfocused(_ id: SessionID) {
         if key == id { key = nil }

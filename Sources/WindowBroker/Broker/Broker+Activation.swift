@@ -182,6 +182,7 @@ extension Broker {
         storing newSession: SceneSession? = nil
     ) async throws -> Brought {
         if drivers[id]?.worker == nil { try checkRoomForLaunch() }
+        compositor.refusedKey[id] = nil  // an earlier activation's
         let app = drivers[id]?.session.appID ?? ""
         let decision = changeFocus {
             presentation == .prominent ? $0.present(id, app: app) : $0.bringForward(id, app: app, beside: requestedBy)
@@ -206,11 +207,14 @@ extension Broker {
                     // didBecomeKey comes after didBecomeActive, and before a continued activity.
                     // It is told before the drive writes the session's record, which waits
                     // behind the commit of what the scene reported in its callbacks.
+                    var keyNote: String?
                     let notes = try await driver(id).drive(to: .foregroundActive, options: .init(activities: activity.map { [$0] } ?? []), succeeded: {
                         active.open()
-                        await syncKey(id, activationToken: activationToken)
+                        keyNote = await syncKey(id, activationToken: activationToken)
+                        // A refusal heard in the turn the focus change queued ahead of this one.
+                        if let refused = compositor.refusedKey.removeValue(forKey: id) { keyNote = refused }
                     }, in: self)
-                    drove = .success((quarantineNote, notes))
+                    drove = .success((quarantineNote, notes + (keyNote.map { [$0] } ?? [])))
                 } catch {
                     drove = .failure(error)
                 }

@@ -72,6 +72,8 @@ extension Broker {
     /// Who moved the key scene, as `watch` shows it.
     enum KeySource: String {
         case broker, compositor
+        /// The broker made a scene key and the compositor kept the keyboard where it was.
+        case keyRefused
     }
 
     /// `syncKey` in the scene's turn. A scene without a connected process that was not told it
@@ -89,17 +91,20 @@ extension Broker {
     /// forward is told at the end of its drive, one whose process ended just loses it. An
     /// activation token (from the request that brought it forward) is always handed over: the
     /// broker may think a scene key whose window the compositor has not focused.
-    func syncKey(_ id: SessionID, source: KeySource = .broker, activationToken: String? = nil) async {
+    /// Returns a note for the request's answer when the compositor kept the keyboard elsewhere.
+    @discardableResult
+    func syncKey(_ id: SessionID, source: KeySource = .broker, activationToken: String? = nil) async -> String? {
         let connected = hasConnectedScene(id)
         let wanted = focus.key == id && connected && drivers[id]?.session.state.isForeground == true
-        guard wanted != (drivers[id]?.toldKey == true) || (wanted && activationToken != nil) else { return }
+        guard wanted != (drivers[id]?.toldKey == true) || (wanted && activationToken != nil) else { return nil }
         let changed = wanted != (drivers[id]?.toldKey == true)
         drivers[id]?.toldKey = wanted
         if changed, let appID = drivers[id]?.session.appID { emit(id, app: appID, .keyChanged(isKey: wanted, source: source.rawValue)) }
-        guard connected else { return }
-        // A scene with a window hears it from its compositor and only acknowledges this.
+        guard connected else { return nil }
+        // A scene with a window asks its compositor, and says what it asked.
+        let answer: Windowbroker_V1_WorkerMessage.OneOf_Kind?
         do {
-            _ = try await command(id, .keyStatus(.with {
+            answer = try await command(id, .keyStatus(.with {
                 $0.isKey = wanted
                 $0.activationToken = activationToken ?? ""
             }), timeout: configuration.workerTimeout,
@@ -108,12 +113,51 @@ extension Broker {
             logger.warning("scene was not told it is \(wanted ? "" : "no longer ")the key scene", metadata: [
                 "SESSION_ID": "\(id)", "error": "\(error)",
             ])
+            return nil
         }
+        guard wanted, !(await compositorGivesKeyboard(to: id, answer)), focus.key == id else { return nil }
+        // Refused: this scene hears it now, in its own turn; the one with the keyboard is key.
+        let holder = compositor.keyboardHolder
+        drivers[id]?.toldKey = false
+        if let appID = drivers[id]?.session.appID { emit(id, app: appID, .keyChanged(isKey: false, source: KeySource.keyRefused.rawValue)) }
+        changeFocus(source: .keyRefused) { $0.keyRefused(id, keptBy: holder) }
+        let windowless = if case .keyStatus? = answer { false } else { true }
+        if windowless {
+            _ = try? await command(id, .keyStatus(.with { $0.isKey = false }), timeout: configuration.workerTimeout, doing: "didResignKey")
+        }
+        let kept = holder.map { "the window of session \($0)" } ?? "a window that is not a scene's"
+        let why = windowless ? "it has no window" : "the compositor did not give its window the keyboard"
+        logger.info("the key scene stays where the keyboard is", metadata: ["SESSION_ID": "\(id)", "keyboard": "\(holder?.description ?? "elsewhere")"])
+        let note = "not the key scene: \(why), which stays with \(kept)"
+        compositor.refusedKey[id] = note
+        return note
+    }
+
+    /// Whether the compositor has the keyboard where the broker wants it, `id`'s window: it
+    /// says so within `keyGrantTimeout` of the scene's asking. A compositor that never said
+    /// where the keyboard is (headless, mutter) leaves the broker's decision standing; a scene
+    /// with no window never takes the key from a scene's window that has the keyboard.
+    private func compositorGivesKeyboard(to id: SessionID, _ answer: Windowbroker_V1_WorkerMessage.OneOf_Kind?) async -> Bool {
+        guard compositor.reportsFocus else { return true }
+        guard case .keyStatus(let status)? = answer else {
+            guard let holder = compositor.keyboardHolder, holder != id, focus.wantsActive(holder) else { return true }
+            return false
+        }
+        if status.keyboardFocused || compositor.keyboardHolder == id { return true }
+        // Asked or not (a compositor without xdg-activation may still focus a window it maps).
+        let timeout = configuration.keyGrantTimeout
+        let giveUp = Task {
+            try? await Task.sleep(for: timeout)
+            self.compositor.giveUp(id)
+        }
+        defer { giveUp.cancel() }
+        return await withCheckedContinuation { compositor.waitForKeyboard(id, $0) }
     }
 
     /// The scene's window got or lost the keyboard (the compositor decided: the user clicked
     /// it, alt-tabbed, or focused another program). The broker's key scene follows.
     func keyboardFocus(_ id: SessionID, focused: Bool) {
+        compositor.keyboard(id, focused: focused)
         if focused {
             let moved = changeFocus(source: .compositor) { $0.focused(id) }
             if moved { drivers[id]?.session.lastActiveAt = Date() }

@@ -83,6 +83,7 @@ extension Broker {
         let id = driver.id
         unbind(driver)
         sync.closeOutlet(id)
+        compositor.windowGone(id)
         leaveFocus(id)
         if reason == .memoryPressure { memory.recordReclaimed(id) }
         guard let appID = drivers[id]?.session.appID else { return }

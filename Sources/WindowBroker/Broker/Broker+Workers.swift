@@ -100,9 +100,9 @@ extension Broker {
     /// accepts connections again (`putBackAfterCompositorLoss`).
     func compositorLost(_ id: SessionID) async {
         guard hasConnectedScene(id) else { return }
-        if compositorLoss.lost(id, visible: focus.visible, key: focus.key) {
+        if compositor.lost(id, visible: focus.visible, key: focus.key) {
             logger.warning("the compositor went away; its scenes are saved and put back when it is there again", metadata: [
-                "display": "\(compositorLoss.display.description)",
+                "display": "\(compositor.display.description)",
             ])
         }
         let returning = leaveFocus(id)
@@ -120,15 +120,15 @@ extension Broker {
     /// Watches for a compositor while scenes wait to be put back (checked twice a second: a
     /// connect to the display's socket, which nothing answers while no compositor runs).
     func awaitCompositor() {
-        guard compositorLoss.isWaiting, !compositorLoss.watching else { return }
-        compositorLoss.watching = true
+        guard compositor.waitsToPutBack, !compositor.watchingForReturn else { return }
+        compositor.watchingForReturn = true
         Task {
-            while self.compositorLoss.isWaiting, self.phase.isRunning {
-                if self.compositorLoss.display.acceptsConnections { await self.putBackAfterCompositorLoss() }
-                guard self.compositorLoss.isWaiting else { break }
+            while self.compositor.waitsToPutBack, self.phase.isRunning {
+                if self.compositor.display.acceptsConnections { await self.putBackAfterCompositorLoss() }
+                guard self.compositor.waitsToPutBack else { break }
                 try? await Task.sleep(for: .milliseconds(500))
             }
-            self.compositorLoss.watching = false
+            self.compositor.watchingForReturn = false
         }
     }
 
@@ -136,9 +136,9 @@ extension Broker {
     /// the key one last (as the workspace after a restart). One still disconnecting waits for
     /// the next look.
     func putBackAfterCompositorLoss() async {
-        guard compositorLoss.display.acceptsConnections else { return }
-        let ready = compositorLoss.order.filter { !hasConnectedScene($0) }
-        for id in ready { compositorLoss.returned(id) }
+        guard compositor.display.acceptsConnections else { return }
+        let ready = compositor.lostOrder.filter { !hasConnectedScene($0) }
+        for id in ready { compositor.putBack(id) }
         let restored = await putBack(ready, what: "a scene the compositor took away")
         if restored > 0 {
             logger.notice("the compositor is back; scenes put back on screen", metadata: ["scenes": "\(restored)"])

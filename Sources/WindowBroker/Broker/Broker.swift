@@ -51,8 +51,8 @@ public actor Broker {
     var focus: FocusCoordinator
     /// The workspace as last recorded in the store, the next one to write, and whether a write is under way.
     var workspace: (recorded: SessionStore.Workspace?, pending: SessionStore.Workspace?, writing: Bool) = (nil, nil, false)
-    /// The scenes a compositor that went away took off the screen, until one is there again.
-    var compositorLoss: CompositorLoss
+    /// The compositor as it reported itself: where the keyboard is, the scenes it took away.
+    var compositor: Compositor
     /// Sessions discarded lately, so a late request gets "discarded" rather than "unknown".
     var discarded = RecentDiscards()
     var events: EventHub
@@ -80,7 +80,7 @@ public actor Broker {
         self.memory = PressureResponder(configuration: memory)
         self.logger = logger
         self.events = EventHub(log: EventLogLines(logger: logger))
-        self.compositorLoss = CompositorLoss(environment: configuration.environment)
+        self.compositor = Compositor(environment: configuration.environment)
         self.focus = FocusCoordinator(maxForeground: configuration.maxForegroundScenes)
         self.processes = SceneProcesses(admission: LaunchAdmission(
             startLimit: StartLimit(burst: configuration.startLimitBurst, interval: configuration.startLimitInterval),

@@ -60,6 +60,9 @@ public struct BrokerConfiguration: Sendable {
     public var launchTimeout: Duration = .seconds(10)
     /// How long a disconnected worker may take to exit before SIGKILL.
     public var exitTimeout: Duration = .seconds(3)
+    /// How long a key scene's window may take to get the keyboard from the compositor before
+    /// the key scene is where the keyboard stayed.
+    public var keyGrantTimeout: Duration = .milliseconds(500)
     /// The whole of a graceful stop (the drain, every scene's save, the processes' end), from
     /// SIGTERM: well inside the unit's `TimeoutStopSec`, after which systemd kills what is left
     /// unsaved. Scenes that have not saved by then are reported and stopped.
