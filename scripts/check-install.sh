@@ -38,7 +38,10 @@ grep -q '^TimeoutStopSec=60$' "$P/lib/systemd/user/windowbroker.service" \
 grep -q '"executable": "/usr/local/libexec/windowbroker/notes"' "$P/share/windowbroker/apps/notes.json"
 # systemd verifies units against the running system's paths: a second install, into a PREFIX
 # inside the stage (no DESTDIR), gives units whose paths exist here, man pages included.
-make --no-print-directory install PREFIX="$STAGE/prefix" >/dev/null
+HINT=$(make --no-print-directory install PREFIX="$STAGE/prefix")
+# Its units are not on systemd's search path: the closing hint links them first.
+grep -qF "start it with: systemctl --user link $STAGE/prefix/share/systemd/user/windowbroker.socket" <<<"$HINT" \
+  || { echo "the install's closing hint does not link units that are off systemd's search path:"; echo "$HINT"; exit 1; }
 mkdir -m 0700 "$STAGE/run"
 MAN_CHECK=(); command -v man >/dev/null || MAN_CHECK=(--man=no)  # man pages checked only where man exists
 XDG_RUNTIME_DIR="$STAGE/run" MANPATH="$STAGE/prefix/share/man" systemd-analyze --user verify "${MAN_CHECK[@]}" \

@@ -129,6 +129,16 @@ install -m 0644 Examples/python/apps/tally.json "$DESTDIR$DOCDIR/examples/python
 
 echo "installed into $DESTDIR$PREFIX (units in $UNIT_DIR)"
 if [ -z "$DESTDIR" ]; then
-  echo "start it with: systemctl --user daemon-reload && systemctl --user enable --now windowbroker.socket"
-  if [ "${SYSTEMCTL:-0}" = 1 ]; then systemctl --user daemon-reload && systemctl --user enable --now windowbroker.socket; fi
+  # systemd finds units only on its search path; elsewhere they are linked into it first.
+  link=""
+  if command -v systemd-analyze >/dev/null && ! systemd-analyze --user unit-paths 2>/dev/null | grep -qxF "$UNIT_DIR"; then
+    link="systemctl --user link $UNIT_DIR/windowbroker.socket $UNIT_DIR/windowbroker.service && "
+  fi
+  echo "start it with: ${link}systemctl --user daemon-reload && systemctl --user enable --now windowbroker.socket"
+  echo "scenes are windows when the user manager knows your display: systemctl --user import-environment WAYLAND_DISPLAY"
+  echo "  (GNOME and KDE do it at login; on sway put \`exec systemctl --user import-environment WAYLAND_DISPLAY\` in its config)"
+  if [ "${SYSTEMCTL:-0}" = 1 ]; then
+    [ -n "$link" ] && systemctl --user link "$UNIT_DIR/windowbroker.socket" "$UNIT_DIR/windowbroker.service"
+    systemctl --user daemon-reload && systemctl --user enable --now windowbroker.socket
+  fi
 fi

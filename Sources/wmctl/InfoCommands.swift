@@ -68,6 +68,7 @@ struct Watch: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
     @Option(help: "Stop after this many events.") var count: Int?
     @Option(help: "Stop after this many seconds.") var timeout: Double?
+    @Option(help: "First the newest events from before now that match, up to this many (the broker keeps 64).") var recent: Int = 0
     @Option(name: .customLong("session"), help: "Only events of this session (repeatable).", completion: LiveCompletion.sessions)
     var sessions: [String] = []
     @Option(name: .customLong("app"), help: "Only events of this app (repeatable).", completion: LiveCompletion.apps) var apps: [String] = []
@@ -83,6 +84,7 @@ struct Watch: AsyncParsableCommand {
             $0.sessionIds = sessions
             $0.appIds = apps
             $0.events = events
+            $0.recent = UInt32(max(0, min(recent, 64)))
         })
         try await global.withBroker { client in
             guard case .watchStarted = try await client.request(request) else { throw BrokerError.unexpectedReply }

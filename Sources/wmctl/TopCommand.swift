@@ -36,15 +36,25 @@ struct Top: AsyncParsableCommand {
                     try await Task.sleep(for: .seconds(interval))
                 }
             }
+            // The events come on a second connection that only watches, the latest few first.
+            let recent = RecentEvents()
+            let watchRequest = ControlRequest.watch(.with { $0.recent = UInt32(RecentEvents.shown) })
             if once {
-                Output.line(try await Self.frame(client, events: [], width: Self.terminalWidth()))
+                try? await BrokerClient.withConnection(socketPath: global.socketPath, clientName: "wmctl-top") { watch in
+                    guard case .watchStarted(let started) = try await watch.request(watchRequest), started.recent > 0 else { return }
+                    var left = started.recent
+                    for await event in watch.events {
+                        await recent.add(event)
+                        left -= 1
+                        if left == 0 { break }
+                    }
+                }
+                Output.line(try await Self.frame(client, events: await recent.lines, width: Self.terminalWidth()))
                 return
             }
-            // The events come on a second connection that only watches.
-            let recent = RecentEvents()
             let watcher = Task {
                 try? await BrokerClient.withConnection(socketPath: global.socketPath, clientName: "wmctl-top") { watch in
-                    guard case .watchStarted = try await watch.request(.watch(.init())) else { return }
+                    guard case .watchStarted = try await watch.request(watchRequest) else { return }
                     for await event in watch.events { await recent.add(event) }
                 }
             }
@@ -106,15 +116,18 @@ struct Top: AsyncParsableCommand {
 
 /// The last few events, newest last, as one line each.
 actor RecentEvents {
+    static let shown = 8
     private(set) var lines: [String] = []
 
     func add(_ event: LifecycleEvent) {
         // Time of day only: the frame's header says which day.
         let time = Output.localTime(event.time, milliseconds: true).split(separator: " ").dropFirst().first.map(String.init) ?? ""
         let who = event.sessionID.isEmpty ? "-" : String(event.sessionID.prefix(8))
-        let line = "\(time)  \(who)  \(event.title.isEmpty ? event.appID : event.title)  \(event.event)  \(event.detail)"
+        // Aligned as `watch` aligns them.
+        let title = Output.pad(Output.truncate(event.title.isEmpty ? event.appID : event.title, toWidth: 20), toWidth: 20)
+        let line = "\(time)  \(Output.pad(who, toWidth: 8))  \(title)  \(Output.pad(event.event, toWidth: 22))  \(event.detail)"
         lines.append(line.escapingControlCharacters)
-        if lines.count > 8 { lines.removeFirst(lines.count - 8) }
+        if lines.count > Self.shown { lines.removeFirst(lines.count - Self.shown) }
     }
 }
 

@@ -368,7 +368,7 @@ final class NumericFlagTests: XCTestCase {
         let config = harness.root + "/bad.conf"
         try "psi-warning = inf\n".write(toFile: config, atomically: true, encoding: .utf8)
         let (code, output) = try harness.runDaemon(base + ["--config", config])
-        XCTAssertEqual(code, 64, output)
+        XCTAssertEqual(code, 78, "the file's mistake is a configuration error (EX_CONFIG): \(output)")
     }
 
     /// Issue 67 item 15. Before: `--worker-timeout 0s` was taken, and every open then failed.

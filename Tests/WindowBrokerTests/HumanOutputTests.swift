@@ -125,6 +125,7 @@ final class HumanOutputTests: BrokerTestCase {
         let patterns: [(String, String)] = [
             (#"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"#, "<time>"),
             (#"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{3})? [+-]\d\d:\d\d"#, "<time>"),
+            (#"\b\d\d:\d\d:\d\d\.\d{3}\b"#, "<clock>"),
             (#"\b(just now|\d+s ago|\d+ min ago|\d+h ago|\d+ days ago)"#, "<ago>"),
             (#"\bup (\d+d )?(\d+h ?)?(\d+min ?)?(\d+s)?"#, "up <uptime>"),
             (#"\d+(\.\d+)? (B|KiB|MiB|GiB)\b"#, "<size>"),
@@ -162,7 +163,9 @@ final class HumanOutputTests: BrokerTestCase {
             }
             return columns
         }
-        let rows = output.split(separator: "\n").drop { !$0.hasPrefix("ID") && !$0.hasPrefix("#") && !$0.hasPrefix("SHORTCUT") }
+        // A table ends at a blank line (top's recent events follow one).
+        let rows = output.split(separator: "\n", omittingEmptySubsequences: false)
+            .drop { !$0.hasPrefix("ID") && !$0.hasPrefix("#") && !$0.hasPrefix("SHORTCUT") }.prefix { !$0.isEmpty }
         guard let header = rows.first else { return XCTFail("no table in wmctl \(arguments.joined(separator: " ")):\n\(output)", file: file, line: line) }
         let columns = starts(header)
         XCTAssertGreaterThan(columns.count, 2, "header: \(header)", file: file, line: line)

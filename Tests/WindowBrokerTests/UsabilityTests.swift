@@ -368,6 +368,22 @@ final class UsabilityTests: BrokerTestCase {
         XCTAssertTrue(json.hasSuffix("Z"), json)
     }
 
+    /// `watch --recent N` starts with the newest N matching events from before it, oldest
+    /// first, then goes on live.
+    func testWatchCanStartWithTheLatestEvents() throws {
+        let session = try harness.openNote("earlier", title: "Earlier")
+        _ = try harness.json("background", session)
+        let watched = harness.wmctl("--json", "watch", "--session", session, "--event", "didBecomeActive", "--event", "willResignActive",
+                                    "--event", "didEnterBackground", "--recent", "2", "--count", "2")
+        XCTAssertEqual(watched.code, 0, watched.stderr)
+        let names = watched.stdout.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["event"] as? String
+        }
+        XCTAssertEqual(names, ["willResignActive", "didEnterBackground"], watched.stdout)
+        let none = harness.wmctl("--json", "watch", "--event", "reclaimed", "--recent", "5", "--timeout", "0.3")
+        XCTAssertEqual(none.stdout, "", "nothing was reclaimed")
+    }
+
     func testTopShowsALiveViewAndQuitsOnQ() throws {
         let session = try harness.openNote("watched", title: "Top of the list")
         let once = harness.wmctl("top", "--once")
@@ -376,6 +392,9 @@ final class UsabilityTests: BrokerTestCase {
         XCTAssertTrue(once.stdout.contains("pressure normal"), once.stdout)
         XCTAssertTrue(once.stdout.contains(String(session.prefix(8))) && once.stdout.contains("Top of the list"), once.stdout)
         XCTAssertFalse(once.stdout.contains("\u{1B}["), "--once writes no terminal codes")
+        // The latest events too, as the live view shows them (66.9): the open's, which came before it.
+        let events = once.stdout.components(separatedBy: "recent events\n").last ?? ""
+        XCTAssertTrue(once.stdout.contains("recent events") && events.split(separator: "\n").contains { $0.contains("Top of the list") && $0.contains("didBecomeActive") }, once.stdout)
 
         // In a terminal (a pty from script(1)): it redraws, shows events as they happen, and q quits.
         let wmctl = BrokerHarness.binDirectory + "/wmctl"

@@ -1943,6 +1943,10 @@ package nonisolated struct Windowbroker_V1_WatchRequest: Sendable {
   /// Event names as in LifecycleEvent.event, e.g. "didBecomeActive", "reclaimed".
   package var events: [String] = []
 
+  /// Also the newest events from before the request that match, up to this many (the broker
+  /// keeps the last 64), sent first, oldest first.
+  package var recent: UInt32 = 0
+
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
@@ -2458,10 +2462,13 @@ package nonisolated struct Windowbroker_V1_SessionsReply: Sendable {
   package init() {}
 }
 
+/// recent: how many of the events that follow came before the request (WatchRequest.recent).
 package nonisolated struct Windowbroker_V1_WatchStarted: Sendable {
   // SwiftProtobuf.Message conformance is added in an extension below. See the
   // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
   // methods supported on all messages.
+
+  package var recent: UInt32 = 0
 
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
@@ -6836,7 +6843,7 @@ nonisolated extension Windowbroker_V1_PingRequest: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Windowbroker_V1_WatchRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".WatchRequest"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_ids\0\u{3}app_ids\0\u{1}events\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}session_ids\0\u{3}app_ids\0\u{1}events\0\u{1}recent\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -6847,6 +6854,7 @@ nonisolated extension Windowbroker_V1_WatchRequest: SwiftProtobuf.Message, Swift
       case 1: try { try decoder.decodeRepeatedStringField(value: &self.sessionIds) }()
       case 2: try { try decoder.decodeRepeatedStringField(value: &self.appIds) }()
       case 3: try { try decoder.decodeRepeatedStringField(value: &self.events) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.recent) }()
       default: break
       }
     }
@@ -6862,6 +6870,9 @@ nonisolated extension Windowbroker_V1_WatchRequest: SwiftProtobuf.Message, Swift
     if !self.events.isEmpty {
       try visitor.visitRepeatedStringField(value: self.events, fieldNumber: 3)
     }
+    if self.recent != 0 {
+      try visitor.visitSingularUInt32Field(value: self.recent, fieldNumber: 4)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
@@ -6869,6 +6880,7 @@ nonisolated extension Windowbroker_V1_WatchRequest: SwiftProtobuf.Message, Swift
     if lhs.sessionIds != rhs.sessionIds {return false}
     if lhs.appIds != rhs.appIds {return false}
     if lhs.events != rhs.events {return false}
+    if lhs.recent != rhs.recent {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -7919,18 +7931,29 @@ nonisolated extension Windowbroker_V1_SessionsReply: SwiftProtobuf.Message, Swif
 
 nonisolated extension Windowbroker_V1_WatchStarted: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".WatchStarted"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap()
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}recent\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
-    // Load everything into unknown fields
-    while try decoder.nextFieldNumber() != nil {}
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularUInt32Field(value: &self.recent) }()
+      default: break
+      }
+    }
   }
 
   package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if self.recent != 0 {
+      try visitor.visitSingularUInt32Field(value: self.recent, fieldNumber: 1)
+    }
     try unknownFields.traverse(visitor: &visitor)
   }
 
   package static func ==(lhs: Windowbroker_V1_WatchStarted, rhs: Windowbroker_V1_WatchStarted) -> Bool {
+    if lhs.recent != rhs.recent {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }

@@ -357,7 +357,13 @@ public actor Broker {
 
     /// Events matching `filter`, from now on, until `unsubscribe`.
     package func subscribe(_ filter: EventFilter = .all) -> (UUID, AsyncStream<EventRecord>) {
-        events.subscribe(filter)
+        let subscribed = events.subscribe(filter)
+        return (subscribed.id, subscribed.events)
+    }
+
+    /// The same, after the newest `recent` matching events from before now (`replayed` of them).
+    package func subscribe(_ filter: EventFilter, recent: Int) -> (id: UUID, events: AsyncStream<EventRecord>, replayed: Int) {
+        events.subscribe(filter, recent: min(recent, EventHub.recentKept))
     }
 
     /// Events matching `filter`, from now on, added to `batches` until `unsubscribe`; the

@@ -161,20 +161,20 @@ final class ControlConnectionHandler: ChannelInboundHandler {
         let (lane, bound) = bindings(context)
         let (answerer, broker, channel) = (answerer, answerer.broker, context.channel)
         Task {
-            let started: Result<(UUID, AsyncStream<EventRecord>), BrokerError>
+            let started: Result<(id: UUID, events: AsyncStream<EventRecord>, replayed: Int), BrokerError>
             do throws(BrokerError) { started = .success(try await answerer.startWatching(watch)) } catch { started = .failure(error) }
             channel.eventLoop.execute {
                 let handler = lane.value
-                if handler.removed, case .success(let (subscription, _)) = started {
-                    Task { await broker.unsubscribe(subscription) }
+                if handler.removed, case .success(let subscribed) = started {
+                    Task { await broker.unsubscribe(subscribed.id) }
                 }
                 guard !handler.removed else { return }
                 switch started {
                 case .failure(let error):
                     handler.write(.error(error.wire), to: id, context: bound.value)
-                case .success(let (subscription, events)):
+                case .success(let (subscription, events, replayed)):
                     answerer.frameLimit?.bytes = broker.configuration.watcherFrameBytes
-                    handler.write(.controlReply(.with { $0.watchStarted = .init() }), to: id, context: bound.value)
+                    handler.write(.controlReply(.with { $0.watchStarted = .with { $0.recent = UInt32(replayed) } }), to: id, context: bound.value)
                     // Each event once the last is written: a watcher that reads slowly holds
                     // the broker's buffer of its events, not a queue of writes.
                     handler.watcher = (subscription, Task {

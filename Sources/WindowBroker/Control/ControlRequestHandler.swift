@@ -20,7 +20,7 @@ struct ControlRequestHandler: Sendable {
 
     /// A control connection's `watch`: the events it asked for, from now on, once the filter's
     /// apps and sessions are known and there is room for one more watcher.
-    func startWatching(_ watch: Windowbroker_V1_WatchRequest) async throws(BrokerError) -> (UUID, AsyncStream<EventRecord>) {
+    func startWatching(_ watch: Windowbroker_V1_WatchRequest) async throws(BrokerError) -> (id: UUID, events: AsyncStream<EventRecord>, replayed: Int) {
         if let requester { try Self.checkSceneMay(.watch(watch), requester: requester) }
         if let connections, !(await connections.startWatching(connectionID)) {
             throw BrokerError(.resourceExhausted, "\(connections.watcherLimit) watchers are connected; stop one first")
@@ -32,7 +32,7 @@ struct ControlRequestHandler: Sendable {
             resolved.sessionIds.append(try await broker.resolveSession(text).description)
         }
         let filter = try EventFilter(resolved)
-        return await broker.subscribe(filter)
+        return await broker.subscribe(filter, recent: Int(watch.recent))
     }
 
     /// Says why the connection was closed: its peer did not read an answer within

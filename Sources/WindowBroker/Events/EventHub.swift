@@ -1,5 +1,6 @@
 import Foundation
 import IPCWire
+import NIOCore
 
 /// What a subscriber wants to see; empty sets match everything.
 public struct EventFilter: Sendable, Equatable {
@@ -58,6 +59,9 @@ struct EventHub {
     }
 
     private var subscribers: [UUID: (filter: EventFilter, sink: Sink)] = [:]
+    /// The newest events, oldest first, for a watcher that asks what happened lately.
+    private var recent = CircularBuffer<EventRecord>(initialCapacity: recentKept)
+    static let recentKept = 64
     /// The events' log lines, written once the step that emitted them is done.
     let log: EventLogLines
 
@@ -65,9 +69,13 @@ struct EventHub {
         self.log = log
     }
 
-    mutating func subscribe(_ filter: EventFilter) -> (UUID, AsyncStream<EventRecord>) {
+    /// A stream of the events that match `filter` from now on, after the newest `recent` of
+    /// those that came before (how many: `replayed`).
+    mutating func subscribe(_ filter: EventFilter, recent wanted: Int = 0) -> (id: UUID, events: AsyncStream<EventRecord>, replayed: Int) {
         let (stream, sink) = AsyncStream.makeStream(of: EventRecord.self, bufferingPolicy: .bufferingNewest(1024))
-        return (subscribe(filter, sink: .stream(sink)), stream)
+        let earlier = recent.filter(filter.matches).suffix(max(0, wanted))
+        for record in earlier { sink.yield(record) }
+        return (subscribe(filter, sink: .stream(sink)), stream, earlier.count)
     }
 
     mutating func subscribe(_ filter: EventFilter, sink: Sink) -> UUID {
@@ -80,7 +88,9 @@ struct EventHub {
         subscribers.removeValue(forKey: id)?.sink.finish()
     }
 
-    func publish(_ record: EventRecord) {
+    mutating func publish(_ record: EventRecord) {
+        if recent.count == Self.recentKept { recent.removeFirst() }  // a ring: nothing moves
+        recent.append(record)
         for subscriber in subscribers.values where subscriber.filter.matches(record) {
             subscriber.sink.send(record)
         }
