@@ -330,6 +330,7 @@ fig "installed wmctl status, spawn to exit p50" "$WMCTL_STATUS" "ms" "systemctl 
 source scripts/headless-sway.sh
 start_headless_sway "$DIR/sway" "$DIR/sway.log"
 PIDS+=("$SWAY_PID")
+[ -n "$KEYBOARD_PID" ] && PIDS+=("$KEYBOARD_PID")
 # No GPU here: GTK's GL renderer would run on the CPU (Mesa's llvmpipe). The scenes and the GTK
 # baseline draw with the same one.
 export GSK_RENDERER=cairo
@@ -403,6 +404,7 @@ SNAP_MEAN=$(mean_bytes $SNAP_FILES)
 THUMB_MEAN=$(mean_bytes "$DIR/switcher/state/snapshots/"*.thumbnail.png)
 ACT_DISPLAY=$(activity_bytes "$DIR/switcher/state")
 kill "$BROKER"; wait "$BROKER" 2>/dev/null || true
+[ -n "$KEYBOARD_PID" ] && kill "$KEYBOARD_PID" 2>/dev/null || true
 kill "$SWAY_PID"; wait "$SWAY_PID" 2>/dev/null || true
 unset WAYLAND_DISPLAY
 start_broker "$DIR/headless" --max-workers 128

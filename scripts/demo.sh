@@ -14,6 +14,7 @@ SWAY_PID=""
 SHOTS=${DEMO_SCREENSHOTS:-/tmp/windowbroker-demo-screenshots}
 cleanup() {
   [ -n "$BROKER_PID" ] && kill "$BROKER_PID" 2>/dev/null && wait "$BROKER_PID" 2>/dev/null || true
+  [ -n "${KEYBOARD_PID:-}" ] && kill "$KEYBOARD_PID" 2>/dev/null || true
   [ -n "$SWAY_PID" ] && kill "$SWAY_PID" 2>/dev/null && wait "$SWAY_PID" 2>/dev/null || true
   rm -rf "$DEMO"
 }
@@ -73,14 +74,14 @@ run wmctl sessions
 if [ -n "${SWAY:-}" ] && command -v wtype >/dev/null; then
   say "Type with the keyboard: the text lands in the focused window; ctrl+u is the app's Uppercase"
   sleep 0.3
-  wtype -s 300 "milk, eggs"; wtype -s 300 -M ctrl u -m ctrl
+  wtype "milk, eggs"; wtype -M ctrl u -m ctrl
   sleep 0.3
   wmctl --json send "$OTHER" note | field "['value']['text']" | sed 's/^/the focused note now says: /'
 fi
 shot 3-two-windows
 if [ -n "${SWAY:-}" ] && command -v wtype >/dev/null && command -v wl-paste >/dev/null; then
   say "The clipboard is the desktop's: Select All and Copy in the focused window (GTK's editor), any app pastes it"
-  wtype -s 300 -M ctrl a c -m ctrl
+  wtype -M ctrl a c -m ctrl
   sleep 0.3
   echo "wl-paste reads: $(wl-paste --no-newline)"
 fi

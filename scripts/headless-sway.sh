@@ -1,6 +1,9 @@
 # Sourced by the demo and the benchmark: start_headless_sway DIR LOG starts a headless sway
 # with its own runtime directory under DIR (sway refuses root: as root it runs as uid 65534)
-# and sets SWAY_PID, SWAYSOCK and WAYLAND_DISPLAY (exported). The caller kills SWAY_PID.
+# and sets SWAY_PID, SWAYSOCK and WAYLAND_DISPLAY (exported). The caller kills SWAY_PID, and
+# KEYBOARD_PID when set: a virtual keyboard (wtype, sleeping) that keeps a keyboard on the
+# headless seat, as a desktop has. Without it the first wtype adds the seat's keyboard, the
+# windows bind it only then, and the first key it types reaches none of them.
 start_headless_sway() {
   local dir=$1 log=$2 as=()
   mkdir -p "$dir/run" "$dir/home"
@@ -20,4 +23,10 @@ start_headless_sway() {
   for _ in $(seq 100); do [ -S "$dir/run/wayland-1" ] && compgen -G "$dir/run/sway-ipc.*" >/dev/null && break; sleep 0.1; done
   export WAYLAND_DISPLAY=$dir/run/wayland-1
   SWAYSOCK=$(compgen -G "$dir/run/sway-ipc.*" | head -n 1)
+  KEYBOARD_PID=""
+  if command -v wtype >/dev/null; then
+    wtype -s 86400000 &
+    KEYBOARD_PID=$!
+    for _ in $(seq 50); do swaymsg -s "$SWAYSOCK" -t get_inputs -r 2>/dev/null | grep -q '"keyboard"' && break; sleep 0.1; done
+  fi
 }

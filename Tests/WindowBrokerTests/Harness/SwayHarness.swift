@@ -8,6 +8,8 @@ final class SwayHarness {
     let root: String
     let runtimeDirectory: String
     private var process: Process
+    /// The seat's keyboard, as a desktop has one from the start (see `holdKeyboard`).
+    private var keyboard: Process?
     private let configPath: String
     private let home: String
     /// The compositor's socket, as an absolute WAYLAND_DISPLAY.
@@ -59,6 +61,7 @@ final class SwayHarness {
             return ipc != nil
         }), let ipc {
             ipcSocket = runtimeDirectory + "/" + ipc
+            try holdKeyboard()
             return
         }
         stop()
@@ -67,6 +70,25 @@ final class SwayHarness {
 
     /// Ends this sway and starts another on the same socket (`waylandDisplay`): its clients'
     /// connections are gone, and new ones reach the new compositor.
+    /// A headless seat has no keyboard: the first virtual one (a `wtype`) adds it, the windows
+    /// bind it only then, and the key it sends meanwhile reaches none of them (the press of the
+    /// first key is lost, its release arrives: WAYLAND_DEBUG shows it). A virtual keyboard held
+    /// for the compositor's life keeps one on the seat, as a real desktop has, and typing needs
+    /// no delay. (wtype without keys only sleeps, its keyboard created.)
+    private func holdKeyboard() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/wtype") else { return }
+        let holder = WaitableProcess()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/wtype")
+        holder.arguments = ["-s", "86400000"]
+        holder.environment = ["WAYLAND_DISPLAY": waylandDisplay, "PATH": "/usr/bin:/bin"]
+        try holder.run(output: root + "/keyboard.log")
+        keyboard = holder
+        let seatHasKeyboard = holder.waitUntil(timeout: 10) {
+            ((try? self.swaymsg("-t", "get_inputs", "-r")) ?? "").contains("\"keyboard\"")
+        }
+        guard seatHasKeyboard else { throw HarnessError("the seat got no keyboard from wtype") }
+    }
+
     func restart() throws {
         goAway()
         try launch()
@@ -75,6 +97,7 @@ final class SwayHarness {
     /// Ends this sway (its clients' connections break) and leaves no socket behind: until
     /// `comeBack`, nothing answers on `waylandDisplay`.
     func goAway() {
+        keyboard?.terminateAndWait(grace: 5)
         process.terminateAndWait(grace: 5)
         // A socket or lock a killed sway left behind would move the new one to wayland-2, and
         // its IPC socket would be taken for the new one's.
@@ -93,6 +116,7 @@ final class SwayHarness {
         // A sway sent SIGTERM right after it came up (a test that skipped at once) was seen
         // running on, idle, with nothing pending, and the suite waited for it until it was
         // killed by hand: SIGKILL when SIGTERM has not ended it.
+        keyboard?.terminateAndWait(grace: 5)
         process.terminateAndWait(grace: 5)
         try? FileManager.default.removeItem(atPath: root)
     }
@@ -141,11 +165,9 @@ final class SwayHarness {
     }
 
     /// Types on a virtual keyboard (wtype) into the focused window: `wtype ARGS`, e.g.
-    /// `["hello"]`, `["-k", "BackSpace"]`, `["-M", "ctrl", "u", "-m", "ctrl"]`. A headless seat
-    /// has a keyboard only while wtype's virtual one exists: wtype first waits a moment, so
-    /// the window can bind the keyboard the seat just announced before the first key.
+    /// `["hello"]`, `["-k", "BackSpace"]`, `["-M", "ctrl", "u", "-m", "ctrl"]`. No delay
+    /// first: the seat has a keyboard all along (`holdKeyboard`).
     func wtype(_ arguments: String...) throws {
-        let arguments = ["-s", "300"] + arguments
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/wtype") else { throw XCTSkip("wtype is not installed") }
         let run = try runToCompletion("/usr/bin/wtype", arguments, environment: ["WAYLAND_DISPLAY": waylandDisplay, "PATH": "/usr/bin:/bin"])
         guard run.code == 0 else { throw HarnessError("wtype \(arguments) failed (\(run.code)): \(run.output)") }
