@@ -13,7 +13,8 @@ import SceneWorker  // re-exports IPCWire: SessionID, UserActivity, PlistValue, 
     func willConnect(to scene: Scene, options: ConnectionOptions) {
         // Back after reclaim, a crash or a reboot: what stateRestorationActivity handed over.
         count = Int(scene.session.restorationActivity?.userInfo["count"]?.integerValue ?? 0)
-        scene.title = "Counter"
+        // A restored scene keeps the title its session has; a new one gets the app's.
+        if scene.session.restorationActivity == nil { scene.title = "Counter" }
     }
 
     func stateRestorationActivity(for scene: Scene) -> UserActivity? {

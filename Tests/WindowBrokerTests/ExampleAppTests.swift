@@ -21,6 +21,7 @@ final class ExampleAppTests: BrokerTestCase {
             "commands": [["id": "minimal.reset", "title": "Reset", "input": "r", "modifiers": ["ctrl", "alt"], "insertChild": ["menu": "edit"]]],
         ])
         let first = try XCTUnwrap(try harness.json("open", "minimal")["session"] as? String)
+        XCTAssertEqual(try harness.session(first)["title"] as? String, "Counter", "a new session gets the app's title")
         for _ in 0..<3 { _ = try harness.json("send", first, "increment") }
         let second = try XCTUnwrap((try harness.json("send", first, "open-another")["value"]) as? String)
         XCTAssertEqual(try harness.json("send", second, "increment")["value"] as? Int, 1)
