@@ -648,6 +648,15 @@ final class ManifestLoaderTests: XCTestCase {
         XCTAssertTrue(loaded.problems.isEmpty, "\(loaded.problems)")
         XCTAssertTrue(loaded.apps["app"]?.executable.hasSuffix("/true") == true)
     }
+
+    /// A name not found says where it was looked for, each place once (issue 66.7: the broker's
+    /// directory, also on PATH, was listed twice).
+    func testAMissingBareExecutableListsEachPlaceOnce() throws {
+        write("app.json", #"{"id": "app", "executable": "no-such-program"}"#)
+        let loaded = ManifestLoader(directories: [directory], helperDirectory: "/opt/wb/bin", searchPath: ["/opt/wb/bin/", "/usr/bin"]).load()
+        let reason = try XCTUnwrap(loaded.problems.first?.reason)
+        XCTAssertTrue(reason.contains("looked at /opt/wb/bin/no-such-program, /usr/bin/no-such-program)"), reason)
+    }
 }
 
 final class AppRegistryTests: XCTestCase {

@@ -286,7 +286,10 @@ public struct ManifestLoader: Sendable {
             let base = (manifest as NSString).deletingLastPathComponent
             candidates = [((base as NSString).appendingPathComponent(executable) as NSString).standardizingPath]
         } else {
-            candidates = ([helperDirectory].compactMap { $0 } + searchPath).map { $0 + "/" + executable }
+            // Each place once: the broker's directory is often on PATH too.
+            var seen = Set<String>()
+            candidates = ([helperDirectory].compactMap { $0 } + searchPath)
+                .map { ($0 as NSString).standardizingPath }.filter { seen.insert($0).inserted }.map { $0 + "/" + executable }
         }
         // A regular executable file: a directory has the x bit too.
         func isRegularExecutable(_ path: String) -> Bool {
