@@ -561,6 +561,28 @@ final class RefusedActivationTests: WindowTestCase {
         try sway.swaymsg("[pid=\(pid)] focus")
         try harness.eventually("a is key once its window has the keyboard") { try harness.session(a)["key"] as? Bool == true }
     }
+
+    /// A scene without a window (the Python example draws none) never takes the key from a
+    /// window that has the keyboard (66.1): before, `sessions` called it key while the note typed on.
+    func testASceneWithoutAWindowDoesNotTakeTheKeyFromAWindowThatHasTheKeyboard() throws {
+        let note = try harness.openNote("typed", title: "Typed")
+        try harness.eventually("the note's window has the keyboard") {
+            try harness.noteState(note).isKey && harness.session(note)["key"] as? Bool == true
+        }
+        let tally = BrokerHarness.repository.appendingPathComponent("Examples/python/tally.py").path
+        try harness.install(app: "tally", manifest: [
+            "executable": tally, "supportsMultipleScenes": true, "activityTypes": ["tally.count"],
+            "configurations": [["name": "Counter", "role": "windowApplication", "delegate": "TallyScene"]],
+        ])
+        let reply = try harness.json("open", "tally")
+        let session = try XCTUnwrap(reply["session"] as? String)
+        let detail = reply["detail"] as? String ?? ""
+        XCTAssertTrue(detail.contains("not the key scene: it has no window, which stays with the window of session \(note)"), detail)
+        XCTAssertEqual(try harness.state(session), "foregroundActive")
+        XCTAssertEqual(try harness.session(note)["key"] as? Bool, true, "the keyboard is the note's")
+        try sway.wtype("still here")
+        try harness.eventually("and the note takes the typing") { try harness.noteState(note).text == "still here" }
+    }
 }
 
 /// pointer places the cursor, and the Wayland clipboard carries text from one window to another
