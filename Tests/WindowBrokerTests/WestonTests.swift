@@ -30,6 +30,29 @@ final class WestonTests: WindowTestCase {
         stride(from: 0, to: 6, by: 2).compactMap { Int(colour.dropFirst($0).prefix(2), radix: 16) }.max() ?? 0
     }
 
+    /// weston killed with two notes on it (66.2 on a compositor that is not wlroots'): both
+    /// are saved as compositorLost, and both come back on the new weston with their text.
+    func testScenesWestonTookAwayComeBackWhenItIsThereAgain() throws {
+        let weston = try XCTUnwrap(weston)
+        let first = try harness.openNote("first", title: "First")
+        try harness.type(first, "kept through the crash")
+        let second = try harness.openNote("second", title: "Second")
+        _ = try textArea()
+        weston.goAway()
+        for note in [first, second] {
+            try harness.eventually("\(note) was saved and disconnected", timeout: 15) {
+                let session = try harness.session(note)
+                return session["state"] as? String == "unattached" && session["lastDisconnect"] as? String == "compositorLost"
+            }
+        }
+        try weston.comeBack()
+        for note in [first, second] {
+            try harness.eventually("\(note) is back", timeout: 20) { try harness.state(note) == "foregroundActive" }
+        }
+        _ = try textArea()
+        XCTAssertEqual(try harness.noteState(first).text, "kept through the crash")
+    }
+
     func testTheHeaderBarsCloseButtonClosesTheWindowAndKeepsTheSession() throws {
         let note = try harness.openNote("titled", title: "Titled")
         try harness.type(note, "kept across the close")

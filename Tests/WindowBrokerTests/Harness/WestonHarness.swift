@@ -8,7 +8,8 @@ import XCTest
 /// no xdg-foreign, no server-side decorations.
 final class WestonHarness {
     let sway: SwayHarness
-    private let process = WaitableProcess()
+    private var process = WaitableProcess()
+    private let config: String
     /// The compositor's socket, as an absolute WAYLAND_DISPLAY.
     var waylandDisplay: String { sway.runtimeDirectory + "/weston-1" }
     /// weston's desktop background, so that what is not a window can be told apart.
@@ -26,7 +27,7 @@ final class WestonHarness {
     init(in sway: SwayHarness) throws {
         guard Self.available else { throw XCTSkip("weston is not installed (make test installs it)") }
         self.sway = sway
-        let config = sway.root + "/weston.ini"
+        config = sway.root + "/weston.ini"
         // No panel, no animations, no screen lock: what is on screen is the scenes' windows.
         try """
             [core]
@@ -39,6 +40,11 @@ final class WestonHarness {
             startup-animation=none
             """.write(toFile: config, atomically: true, encoding: .utf8)
         chmod(config, 0o644)
+        try launch()
+    }
+
+    private func launch() throws {
+        process = WaitableProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
         process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "env", "-i", "HOME=\(sway.root)/home",
                              "XDG_RUNTIME_DIR=\(sway.runtimeDirectory)", "WAYLAND_DISPLAY=wayland-1", "/usr/bin/weston",
@@ -64,6 +70,18 @@ final class WestonHarness {
     }
 
     func stop() { process.terminateAndWait(grace: 5) }
+
+    /// Ends this weston as a crash would (SIGKILL) and leaves nothing on its socket.
+    func goAway() {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        for name in ["weston-1", "weston-1.lock"] { try? FileManager.default.removeItem(atPath: sway.runtimeDirectory + "/" + name) }
+    }
+
+    /// A new weston on the same socket, after `goAway`.
+    func comeBack() throws {
+        try launch()
+    }
 
     /// The box (in sway's output) of the pixels of one colour on weston's output; nil if none.
     func bounds(of colour: String, in screenshot: Data) throws -> (x: Int, y: Int, width: Int, height: Int)? {
