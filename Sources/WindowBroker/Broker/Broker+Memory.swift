@@ -2,8 +2,21 @@ import Foundation
 import IPCWire
 
 /// The broker's face for memory: the monitor's readings go to the `PressureResponder`, and
-/// `pressure`, `status` and `pressure simulate` read it.
-extension Broker {
+/// `pressure`, `status` and `pressure simulate` read it. The broker is the responder's host.
+extension Broker: MemoryHost {
+    var sessions: [SceneSession] { Array(allSessions) }
+
+    func hasProcess(_ id: SessionID) -> Bool { drivers[id]?.worker != nil }
+
+    func emptyPrewarmPools() async { await processes.pools.drain(reason: .memoryPressure, in: self) }
+
+    func refillPrewarmPools() { processes.pools.refill(in: self) }
+
+    func launchReadingTaken() {
+        memory.launchReadingDue = false
+        memory.wake?(.newcomers)
+    }
+
     func attachMemoryMonitor(source: String, wake: @escaping @Sendable (SampleScope) -> Void) {
         memory.psiSource = source
         memory.wake = wake

@@ -1,11 +1,13 @@
 import Foundation
 import IPCWire
+import Logging
 
 /// What the broker does about memory: it owns the level (computed by the pure
 /// `PressurePolicy` from the monitor's readings), the last readings, and what reclaim has
 /// done, and it responds: background scenes are warned, then saved and reclaimed, least
-/// recently used first. Foreground scenes are never reclaimed. It lives in the broker's
-/// isolation (its methods take the broker as an `isolated` parameter), like a `SessionDriver`.
+/// recently used first. Foreground scenes are never reclaimed. It lives in its host's
+/// isolation (its methods take it as an `isolated` parameter), like a `SessionDriver`, and
+/// reaches nothing of the broker but what `MemoryHost` lists.
 final class PressureResponder {
     let configuration: MemoryConfiguration
     var policy: PressurePolicy
@@ -41,13 +43,12 @@ final class PressureResponder {
     /// of every worker (its `/proc` files, on the other CPU) competed with (a fifth of the
     /// broker's CPU in a run of cold opens), and its own memory is still growing. Launches
     /// close together share one reading.
-    func launched(in broker: isolated Broker) {
+    func launched(in host: isolated some MemoryHost) {
         guard !launchReadingDue, wake != nil else { return }
         launchReadingDue = true
         Task {
             try? await WireRuntime.sleep(for: Self.readingAfterLaunch)
-            broker.memory.launchReadingDue = false
-            broker.memory.wake?(.newcomers)
+            host.launchReadingTaken()
         }
     }
 
@@ -59,45 +60,45 @@ final class PressureResponder {
     }
 
     /// What the live workers use, from their last samples.
-    private func liveWorkersPSS(in broker: isolated Broker) -> UInt64 {
-        pss.filter { broker.drivers[$0.key]?.worker != nil }.values.reduce(0, +)
+    private func liveWorkersPSS(in host: isolated some MemoryHost) -> UInt64 {
+        pss.filter { host.hasProcess($0.key) }.values.reduce(0, +)
     }
 
     /// The memory picture `wmctl pressure` and `status` show.
-    func report(in broker: isolated Broker) -> PressureReport {
+    func report(in host: isolated some MemoryHost) -> PressureReport {
         PressureReport(
             level: policy.level, reasons: reasons, inputs: inputs, psiSource: psiSource,
-            workersPSS: liveWorkersPSS(in: broker), budget: configuration.budget,
+            workersPSS: liveWorkersPSS(in: host), budget: configuration.budget,
             reclaimedCount: reclaimedCount, reclaimedBytes: reclaimedBytes, samples: samples)
     }
 
     /// New readings from the monitor: update the level and respond when it calls for it.
-    func apply(_ inputs: PressureInputs, pss: [SessionID: UInt64], in broker: isolated Broker) async {
+    func apply(_ inputs: PressureInputs, pss: [SessionID: UInt64], in host: isolated some MemoryHost) async {
         self.inputs = inputs
         self.pss = pss
         samples += 1
         let before = policy.level
-        let (level, now, reasons) = policy.update(inputs, now: broker.configuration.clock.now)
+        let (level, now, reasons) = policy.update(inputs, now: host.configuration.clock.now)
         self.reasons = reasons
         if level != before {
-            broker.logger.notice("memory pressure level changed", metadata: ["from": "\(before)", "to": "\(level)", "reasons": "\(reasons.joined(separator: "; "))"])
-            broker.emit(nil, .pressureChanged(from: before, to: level, reasons: reasons, simulated: false))
+            host.logger.notice("memory pressure level changed", metadata: ["from": "\(before)", "to": "\(level)", "reasons": "\(reasons.joined(separator: "; "))"])
+            host.emit(nil, app: "", .pressureChanged(from: before, to: level, reasons: reasons, simulated: false))
         }
         // Hysteresis holds the reported level; actions follow what the inputs call for now, so a
         // level held at critical after the budget is met reclaims nothing more.
         guard now > .normal else {
-            if level == .normal { broker.processes.pools.refill(in: broker) }
+            if level == .normal { host.refillPrewarmPools() }
             return
         }
-        let due = level > before || lastAction.map { broker.configuration.clock.now - $0 >= configuration.minimumActionInterval } ?? true
+        let due = level > before || lastAction.map { host.configuration.clock.now - $0 >= configuration.minimumActionInterval } ?? true
         guard due else { return }
-        _ = await respond(to: now, simulated: false, saving: true, in: broker)
+        _ = await respond(to: now, simulated: false, saving: true, in: host)
     }
 
     /// `wmctl pressure simulate`: the same response a real signal gets.
-    func simulate(_ level: PressureLevel, saving: Bool, in broker: isolated Broker) async -> PressureOutcome {
-        broker.emit(nil, .pressureChanged(from: policy.level, to: level, reasons: [], simulated: true))
-        return await respond(to: level, simulated: true, saving: saving, in: broker)
+    func simulate(_ level: PressureLevel, saving: Bool, in host: isolated some MemoryHost) async -> PressureOutcome {
+        host.emit(nil, app: "", .pressureChanged(from: policy.level, to: level, reasons: [], simulated: true))
+        return await respond(to: level, simulated: true, saving: saving, in: host)
     }
 
     /// warning: every background scene is told to trim. critical: background scenes are
@@ -105,22 +106,22 @@ final class PressureResponder {
     /// budget is what is exceeded; one per action interval for kernel pressure (the level is
     /// re-read in between); all of them when simulated. LRU order decides which scenes go;
     /// they then save and stop side by side, `reclaimConcurrency` at a time.
-    private func respond(to level: PressureLevel, simulated: Bool, saving: Bool, in broker: isolated Broker) async -> PressureOutcome {
-        lastAction = broker.configuration.clock.now
+    private func respond(to level: PressureLevel, simulated: Bool, saving: Bool, in host: isolated some MemoryHost) async -> PressureOutcome {
+        lastAction = host.configuration.clock.now
         var outcome = PressureOutcome(level: level)
         // Idle prewarmed processes go before any scene is disturbed.
-        await broker.processes.pools.drain(reason: .memoryPressure, in: broker)
-        let background = broker.allSessions
-            .filter { $0.state == .background && broker.drivers[$0.id]?.worker != nil }
+        await host.emptyPrewarmPools()
+        let background = host.sessions
+            .filter { $0.state == .background && host.hasProcess($0.id) }
             .sorted { $0.lastActiveAt < $1.lastActiveAt }
         if level == .warning {
-            let freed = await broker.concurrently(background.map(\.id), limit: background.count) { id in
-                await broker.warn(id, level: level)
+            let freed = await host.concurrently(background.map(\.id), limit: background.count) { id in
+                await host.warn(id, level: level)
             }
             outcome.warned = background.compactMap { session in freed[session.id]?.map { (session.id, $0) } }
             return outcome
         }
-        let used = liveWorkersPSS(in: broker)
+        let used = liveWorkersPSS(in: host)
         let target = configuration.budget.map { UInt64(Double($0) * (1 - configuration.budgetMargin)) }
         var victims: [SessionID] = []
         if simulated {
@@ -135,13 +136,13 @@ final class PressureResponder {
         } else {
             victims = background.prefix(1).map(\.id)
         }
-        let results = await broker.concurrently(victims, limit: broker.configuration.reclaimConcurrency) { id in
-            await broker.reclaimForMemory(id, level: level, saving: saving)
+        let results = await host.concurrently(victims, limit: host.configuration.reclaimConcurrency) { id in
+            await host.reclaimForMemory(id, level: level, saving: saving)
         }
         outcome.reclaimed = victims.compactMap { results[$0] ?? nil }
         let freed = outcome.reclaimed.reduce(0) { $0 + $1.freed }
         if let target, used - min(used, freed) > target, !simulated {
-            broker.logger.warning("over the memory budget with no background scene left to reclaim",
+            host.logger.warning("over the memory budget with no background scene left to reclaim",
                            metadata: ["used": "\((used - min(used, freed)).mebibytes)", "target": "\(target.mebibytes)"])
         }
         wake?(.changed)
@@ -150,13 +151,34 @@ final class PressureResponder {
 
     /// Refuses a launch when the foreground alone already exceeds the budget: nothing
     /// else is killed to make room for it.
-    func checkRoomForLaunch(in broker: isolated Broker) throws {
+    func checkRoomForLaunch(in host: isolated some MemoryHost) throws {
         guard let budget = configuration.budget else { return }
-        let foreground = broker.allSessions.filter { $0.state.isForeground }.compactMap { pss[$0.id] }.reduce(0, +)
+        let foreground = host.sessions.filter { $0.state.isForeground }.compactMap { pss[$0.id] }.reduce(0, +)
         if foreground > budget {
             throw BrokerError(.resourceExhausted, "not enough memory for another scene: the foreground scenes use \(foreground.mebibytes) of the \(budget.mebibytes) budget; close or background one first")
         }
     }
+}
+
+/// What the pressure responder may use of its owner (the broker): the sessions and whether
+/// each has a process, warning and reclaiming one, the prewarm pools, events and the log.
+protocol MemoryHost: Actor {
+    var configuration: BrokerConfiguration { get }
+    var logger: Logger { get }
+    var sessions: [SceneSession] { get }
+    func hasProcess(_ id: SessionID) -> Bool
+    /// didReceiveMemoryWarning for one background scene; what it says it freed.
+    func warn(_ id: SessionID, level: PressureLevel) async -> UInt64?
+    /// Saves (when `saving`) and ends a background scene's process; what that gave back.
+    func reclaimForMemory(_ id: SessionID, level: PressureLevel, saving: Bool) async -> ReclaimRecord?
+    /// `body` for each of `ids`, at most `limit` at a time.
+    func concurrently<T: Sendable>(_ ids: [SessionID], limit: Int, _ body: @escaping @Sendable (SessionID) async -> T) async -> [SessionID: T]
+    /// Idle prewarmed processes go first under pressure, and come back once it is over.
+    func emptyPrewarmPools() async
+    func refillPrewarmPools()
+    /// The reading a launch asked for is due now.
+    func launchReadingTaken()
+    func emit(_ id: SessionID?, app: AppID, _ event: BrokerEvent)
 }
 
 /// What a response to pressure did.
