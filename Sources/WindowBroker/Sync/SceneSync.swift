@@ -1,5 +1,6 @@
 import Foundation
 import IPCWire
+import Logging
 import Synchronization
 
 /// What keeps an app's scenes in sync across their processes: update events, shared defaults
@@ -14,8 +15,9 @@ import Synchronization
 /// (`answers`) and are taken in the broker's isolation as they arrive, several to a turn when
 /// several arrived together; each sends the scene's next update, if one waits.
 ///
-/// It owns all of that state; it lives in the broker's isolation (not `Sendable`, its methods
-/// take the broker as an `isolated` parameter), like a `SessionDriver`.
+/// It owns all of that state; it lives in its host's isolation (not `Sendable`, its methods
+/// take the host as an `isolated` parameter), like a `SessionDriver`, and reaches nothing of the
+/// broker but what `SyncHost` lists.
 final class SceneSync {
     /// The last sequence each app handed out.
     var sequences: [AppID: UInt64] = [:]
@@ -47,10 +49,10 @@ final class SceneSync {
     /// Posts an event to every connected scene of `app`, the poster's own scene included.
     /// With `wait`, returns once each of them acknowledged it, dropped it in an overflow or
     /// went away, or when `wait` has passed.
-    func post(app: AppID, name: String, payload: [String: PlistValue], from poster: SessionID?, wait: Duration?, in broker: isolated Broker) async throws(BrokerError) -> PostOutcome {
-        _ = try broker.apps.manifest(app)
+    func post(app: AppID, name: String, payload: [String: PlistValue], from poster: SessionID?, wait: Duration?, in host: isolated some SyncHost) async throws(BrokerError) -> PostOutcome {
+        _ = try host.requireApp(app)
         try SyncLimits.checkKey(name, what: "the update's name")
-        try SyncLimits.checkSize(payload, maxBytes: broker.configuration.maxUpdatePayloadBytes, what: "the update's payload")
+        try SyncLimits.checkSize(payload, maxBytes: host.configuration.maxUpdatePayloadBytes, what: "the update's payload")
         let sequence = nextSequence(app)
         let update = try QueuedUpdate(sequence: sequence) {
             $0.event = .with {
@@ -64,13 +66,13 @@ final class SceneSync {
         let key = PostKey(app: app, sequence: sequence)
         let waiting = wait.map { _ in PostWait(start: .now, expected: Set(receivers)) }
         waits[key] = waiting
-        for id in receivers { enqueue(update, sequence: sequence, for: id, in: broker) }
+        for id in receivers { enqueue(update, sequence: sequence, for: id, in: host) }
         postedCount += 1
-        broker.emit(poster, app: app, .updatePosted(name: name, sequence: sequence, receivers: receivers.count))
+        host.emit(poster, app: app, .updatePosted(name: name, sequence: sequence, receivers: receivers.count))
         var outcome = PostOutcome(sequence: sequence, receivers: receivers.count)
         guard let wait, let waiting else { return outcome }
         let deadline = Task {
-            guard (try? await broker.configuration.clock.sleep(for: wait)) != nil else { return }
+            guard (try? await host.configuration.clock.sleep(for: wait)) != nil else { return }
             waiting.finish()
         }
         defer { deadline.cancel() }
@@ -93,16 +95,16 @@ final class SceneSync {
 
     // MARK: - Shared defaults
 
-    func defaults(app: AppID, in broker: isolated Broker) throws(BrokerError) -> [String: PlistValue] {
-        _ = try broker.apps.manifest(app)
+    func defaults(app: AppID, in host: isolated some SyncHost) throws(BrokerError) -> [String: PlistValue] {
+        _ = try host.requireApp(app)
         return defaults[app] ?? [:]
     }
 
     /// Writes (or with nil, deletes) one default of `app`: committed to the store first, then
     /// delivered to every connected scene of the app, the writer's included. Returns the
     /// change's sequence (0: nothing changed).
-    func setDefault(app: AppID, key: String, value: PlistValue?, from writer: SessionID?, in broker: isolated Broker) async throws(BrokerError) -> UInt64 {
-        _ = try broker.apps.manifest(app)
+    func setDefault(app: AppID, key: String, value: PlistValue?, from writer: SessionID?, in host: isolated some SyncHost) async throws(BrokerError) -> UInt64 {
+        _ = try host.requireApp(app)
         try SyncLimits.checkKey(key, what: "the default's key")
         let ticket = defaultsTurns.take(app)
         if !defaultsTurns.tryEnter(app, ticket: ticket) {
@@ -113,12 +115,12 @@ final class SceneSync {
         guard next[key] != value else { return 0 }
         next[key] = value
         if value != nil {
-            try SyncLimits.checkSize(next, maxBytes: broker.configuration.maxDefaultsBytes, what: "app '\(app)''s defaults")
+            try SyncLimits.checkSize(next, maxBytes: host.configuration.maxDefaultsBytes, what: "app '\(app)''s defaults")
         }
         do {
-            try await broker.store.setDefault(app: app, key: key, value: value)
+            try await host.store.setDefault(app: app, key: key, value: value)
         } catch {
-            throw SessionStore.brokerError(error, doing: "save the default '\(key)'", path: broker.store.path)
+            throw SessionStore.brokerError(error, doing: "save the default '\(key)'", path: host.store.path)
         }
         defaults[app] = next
         let sequence = nextSequence(app)
@@ -129,9 +131,9 @@ final class SceneSync {
             }
         }
         for (id, outlet) in outlets where outlet.appID == app {
-            enqueue(update, sequence: sequence, for: id, in: broker)
+            enqueue(update, sequence: sequence, for: id, in: host)
         }
-        broker.emit(writer, app: app, .defaultsChanged(key: key, removed: value == nil, sequence: sequence))
+        host.emit(writer, app: app, .defaultsChanged(key: key, removed: value == nil, sequence: sequence))
         return sequence
     }
 
@@ -139,22 +141,22 @@ final class SceneSync {
 
     /// What a connecting scene gets before willConnect, taken in the same turn as its queue
     /// opens: nothing posted after the snapshot is missed, nothing in it is delivered twice.
-    func openOutlet(_ id: SessionID, app: AppID, connection: WireConnection, in broker: isolated Broker) -> (defaults: [String: PlistValue], sequence: UInt64) {
+    func openOutlet(_ id: SessionID, app: AppID, connection: WireConnection, in host: isolated some SyncHost) -> (defaults: [String: PlistValue], sequence: UInt64) {
         if answers == nil {
-            answers = DeliveryAnswers { [weak broker] in
-                Task { await broker?.takeDeliveryAnswers() }
+            answers = DeliveryAnswers { [weak host] in
+                Task { await host?.takeDeliveryAnswers() }
             }
         }
         outletSerials += 1
-        outlets[id] = UpdateOutlet(appID: app, serial: outletSerials, connection: connection, queue: UpdateQueue(capacity: broker.configuration.updateQueueLimit))
+        outlets[id] = UpdateOutlet(appID: app, serial: outletSerials, connection: connection, queue: UpdateQueue(capacity: host.configuration.updateQueueLimit))
         return (defaults[app] ?? [:], sequences[app] ?? 0)
     }
 
     /// willConnect returned: what queued up meanwhile goes out.
-    func outletReady(_ id: SessionID, in broker: isolated Broker) {
+    func outletReady(_ id: SessionID, in host: isolated some SyncHost) {
         guard let outlet = outlets[id] else { return }
         outlet.ready = true
-        pump(outlet, id, in: broker)
+        pump(outlet, id, in: host)
     }
 
     /// The scene is going away: nothing more is queued for it, and waiting posts stop waiting
@@ -167,10 +169,10 @@ final class SceneSync {
         }
     }
 
-    private func enqueue(_ update: QueuedUpdate, sequence: UInt64, for id: SessionID, in broker: isolated Broker) {
+    private func enqueue(_ update: QueuedUpdate, sequence: UInt64, for id: SessionID, in host: isolated some SyncHost) {
         guard let outlet = outlets[id] else { return }
         guard let overflow = outlet.queue.enqueue(sequence, update) else {
-            pump(outlet, id, in: broker)
+            pump(outlet, id, in: host)
             return
         }
         let app = outlet.appID
@@ -179,16 +181,16 @@ final class SceneSync {
         }
         if overflow.newNotice {
             droppedNotices += 1
-            broker.logger.warning("a scene's update queue overflowed; it will resynchronise", metadata: [
+            host.logger.warning("a scene's update queue overflowed; it will resynchronise", metadata: [
                 "session": "\(id)", "from": "\(overflow.range.lowerBound)", "to": "\(overflow.range.upperBound)",
             ])
         }
-        broker.emit(id, app: app, .updatesDropped(from: overflow.range.lowerBound, to: overflow.range.upperBound))
+        host.emit(id, app: app, .updatesDropped(from: overflow.range.lowerBound, to: overflow.range.upperBound))
     }
 
     /// Sends the scene its next update unless one is in flight: written now, in this turn,
     /// and its answer handed back through `answers`.
-    private func pump(_ outlet: UpdateOutlet, _ id: SessionID, in broker: isolated Broker) {
+    private func pump(_ outlet: UpdateOutlet, _ id: SessionID, in host: isolated some SyncHost) {
         guard outlet.ready, !outlet.sending, let answers else { return }
         while let next = outlet.queue.next() {
             let (sequence, isItem, update): (UInt64, Bool, QueuedUpdate)
@@ -206,7 +208,7 @@ final class SceneSync {
                         }
                     }
                 } catch {
-                    broker.logger.error("cannot send a scene its update", metadata: ["session": "\(id)", "sequence": "\(sequence)", "error": "\(error.message)"])
+                    host.logger.error("cannot send a scene its update", metadata: ["session": "\(id)", "sequence": "\(sequence)", "error": "\(error.message)"])
                     continue
                 }
             }
@@ -214,7 +216,7 @@ final class SceneSync {
             let serial = outlet.serial
             // `what` names the peer in a timeout's message; the sequence goes into the log line
             // `take` writes, so no string is made for every update that is answered in time.
-            outlet.connection.issue(update.command, timeout: broker.configuration.updateAckTimeout, what: "the scene") { result in
+            outlet.connection.issue(update.command, timeout: host.configuration.updateAckTimeout, what: "the scene") { result in
                 // On the connection's event loop: the time is taken as the answer is read.
                 let failure: BrokerError? = switch result {
                 case .success: nil
@@ -228,13 +230,13 @@ final class SceneSync {
 
     /// A scene answered an update (or will not): the post waiting for it hears so, and the
     /// scene's next update goes out, as long as the answer's connection is still the session's.
-    func takeAnswers(in broker: isolated Broker) {
+    func takeAnswers(in host: isolated some SyncHost) {
         while let arrived = answers?.take() {
-            for answer in arrived { take(answer, in: broker) }
+            for answer in arrived { take(answer, in: host) }
         }
     }
 
-    private func take(_ answer: DeliveryAnswer, in broker: isolated Broker) {
+    private func take(_ answer: DeliveryAnswer, in host: isolated some SyncHost) {
         let id = answer.session
         guard let outlet = outlets[id], outlet.serial == answer.outlet else { return }
         outlet.sending = false
@@ -249,9 +251,9 @@ final class SceneSync {
         case let error?:
             // A scene that misses the deadline may still be working through its backlog:
             // the next update waits behind it, and its queue bounds what piles up.
-            broker.logger.notice("a scene did not acknowledge an update", metadata: ["session": "\(id)", "sequence": "\(answer.sequence)", "error": "\(error.message)"])
+            host.logger.notice("a scene did not acknowledge an update", metadata: ["session": "\(id)", "sequence": "\(answer.sequence)", "error": "\(error.message)"])
         }
-        pump(outlet, id, in: broker)
+        pump(outlet, id, in: host)
     }
 }
 
@@ -383,9 +385,24 @@ public struct PostOutcome: Sendable {
     public var dropped: [SessionID] = []
 }
 
+/// What `SceneSync` may use of its owner (the broker): the configuration, the store, whether an
+/// app is known, its answers' hand-over, events and the log.
+protocol SyncHost: Actor {
+    var configuration: BrokerConfiguration { get }
+    var store: SessionStore { get }
+    var logger: Logger { get }
+    /// Throws the broker's error for an app it does not know.
+    func requireApp(_ app: AppID) throws(BrokerError)
+    /// The scenes' answers to updates, from their reader task.
+    func takeDeliveryAnswers()
+    func emit(_ id: SessionID?, app: AppID, _ event: BrokerEvent)
+}
+
 /// The broker's face for keeping scenes in sync: each call is `SceneSync`'s, in the broker's
 /// isolation.
-extension Broker {
+extension Broker: SyncHost {
+    func requireApp(_ app: AppID) throws(BrokerError) { _ = try apps.manifest(app) }
+
     /// Posts an event to every connected scene of `app`; with `wait`, until each acknowledged it.
     public func post(app: AppID, name: String, payload: [String: PlistValue], from poster: SessionID?, wait: Duration?) async throws(BrokerError) -> PostOutcome {
         try await sync.post(app: app, name: name, payload: payload, from: poster, wait: wait, in: self)
