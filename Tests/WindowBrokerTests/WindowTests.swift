@@ -466,6 +466,21 @@ final class WindowTests: WindowTestCase {
         try harness.eventually("the key scene is the one that was") { try harness.session(first)["key"] as? Bool == true }
     }
 
+    /// While the compositor is away the pool is not refilled (a worker started then could never
+    /// open a window, and would be bound as a scene without one); once it is back it is.
+    func testNoPrewarmedSceneIsStartedWhileTheCompositorIsAway() throws {
+        try harness.installNotes(as: "warm", ["prewarm": 1])
+        try harness.eventually("a prewarmed worker is ready") { try prewarmed("warm") == 1 }
+        sway.goAway()
+        try harness.eventually("the prewarmed worker ended with its compositor") { try prewarmedPIDs().isEmpty }
+        Thread.sleep(forTimeInterval: 1.5)  // a refill would have started by now (it retries within 0.5 s)
+        XCTAssertEqual(try prewarmed("warm"), 0, "nothing was started with no compositor to open a window on")
+        try sway.comeBack()
+        try harness.eventually("the pool is filled again", timeout: 15) { try prewarmed("warm") == 1 }
+        let warm = try openPrewarmed()
+        try harness.eventually("its window is mapped on the compositor") { try window(of: warm)?.appID == "warm" }
+    }
+
     /// Opens a note of `warm` on its prewarmed worker; its session.
     private func openPrewarmed() throws -> String {
         let reply = try harness.json(["open", "warm", "--activity", "notes.edit", "--title", "Warm", "--info", "noteID=warm"])

@@ -140,6 +140,7 @@ extension Broker {
         let ready = compositor.lostOrder.filter { !hasConnectedScene($0) }
         for id in ready { compositor.putBack(id) }
         let restored = await putBack(ready, what: "a scene the compositor took away")
+        processes.pools.refill(in: self)  // none were started while it was away
         if restored > 0 {
             logger.notice("the compositor is back; scenes put back on screen", metadata: ["scenes": "\(restored)"])
         }

@@ -37,6 +37,7 @@ final class PrewarmPools {
     /// Tops every app's pool up to its `prewarm` count, in the background.
     func refill(in host: isolated some PoolHost) {
         guard !closed, host.memoryLevel == .normal else { return }
+        var compositorChecked = false
         for app in host.installedApps.sorted(by: { $0.id < $1.id }) where app.prewarm > 0 {
             // An app in a crash loop is not refilled either: refills count against its start
             // limit like launches, and the pool tries again once the wait is over.
@@ -45,6 +46,11 @@ final class PrewarmPools {
                 continue
             }
             let missing = app.prewarm - readyCount(app.id) - (warming[app.id] ?? 0)
+            // Not while the compositor is away: a worker started then would open no window, ever.
+            if missing > 0, !compositorChecked {
+                compositorChecked = true
+                guard !host.compositorAway else { return }
+            }
             for _ in 0..<max(0, missing) {
                 // Idle processes never take the room scenes need.
                 guard host.hasRoomForIdle(idle: count) else { return }
@@ -170,6 +176,8 @@ protocol PoolHost: Actor {
     var configuration: BrokerConfiguration { get }
     var logger: Logger { get }
     var memoryLevel: PressureLevel { get }
+    /// The broker has a display and nothing answers on it (until it does, `refill` again).
+    var compositorAway: Bool { get }
     /// Every installed app's manifest, and one of them.
     var installedApps: [AppManifest] { get }
     func manifest(_ app: AppID) -> AppManifest?
@@ -188,6 +196,7 @@ protocol PoolHost: Actor {
 
 extension Broker: PoolHost {
     var memoryLevel: PressureLevel { memory.level }
+    var compositorAway: Bool { compositor.display.path != nil && !compositor.display.acceptsConnections }
     var installedApps: [AppManifest] { Array(apps.manifests.values) }
     func crashLoopWait(_ app: AppID) -> Duration? { processes.admission.retryAfter(app, now: configuration.clock.now) }
     func hasRoomForIdle(idle: Int) -> Bool { processes.admission.hasRoomForIdle(live: processes.live, idle: idle) }
