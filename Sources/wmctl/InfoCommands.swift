@@ -230,3 +230,38 @@ struct Ping: AsyncParsableCommand {
         }
     }
 }
+
+struct Display: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "display",
+        abstract: "Show the Wayland display the broker gives its scenes, or set it.",
+        discussion: """
+            With NAME (wayland-1, or a socket's path), scenes launched from now on and the switcher \
+            use that display, and the scenes a compositor took away come back on it once a compositor \
+            answers there: for a compositor that came back under another name. Scenes still on the \
+            old display stay there until they next launch.
+            """)
+    @OptionGroup var global: GlobalOptions
+    @Argument(help: "The display to use: a socket name in the broker's XDG_RUNTIME_DIR, or an absolute path.") var name: String?
+
+    func run() async throws {
+        let global = self.global
+        let name = self.name
+        try await global.withBroker { client in
+            guard case .display(let reply) = try await client.request(.display(.with { $0.waylandDisplay = name ?? "" })) else {
+                throw BrokerError.unexpectedReply
+            }
+            global.emit(.dictionary([
+                "waylandDisplay": .string(reply.waylandDisplay),
+                "path": .string(reply.path),
+                "answers": .bool(reply.answers),
+                "waiting": .integer(Int64(reply.waiting)),
+            ])) {
+                guard !reply.path.isEmpty else { return "no display: scenes run headless" }
+                let state = reply.answers ? "a compositor answers" : "no compositor answers"
+                let waiting = reply.waiting == 0 ? "" : "; \(reply.waiting) scene\(reply.waiting == 1 ? "" : "s") to put back when one does"
+                return "display \(reply.path): \(state)\(waiting)"
+            }
+        }
+    }
+}

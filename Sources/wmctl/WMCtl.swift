@@ -130,7 +130,7 @@ struct WMCtl: AsyncParsableCommand {
         version: WireProtocol.versionLine,
         subcommands: [
             Status.self, Apps.self, Open.self, Activate.self, Background.self, Reclaim.self, Close.self, Refresh.self,
-            Sessions.self, Show.self, Send.self, Actions.self, Post.self, Defaults.self, Search.self, Menu.self, Commands.self, Key.self, Logs.self, Top.self, Watch.self, Ping.self, Pressure.self, Switcher.self, Overlay.self,
+            Sessions.self, Show.self, Send.self, Actions.self, Post.self, Defaults.self, Search.self, Menu.self, Commands.self, Key.self, Logs.self, Top.self, Watch.self, Ping.self, Pressure.self, Switcher.self, Overlay.self, Display.self,
         ])
 
     /// The same command with a super-command name, which is what tells ArgumentParser to skip

@@ -84,6 +84,7 @@ final class JSONSchemaTests: BrokerTestCase {
         try harness.eventually("logged") { !(try harness.jsonList("logs", session)).isEmpty }
         try check("logs", ["logs", session])
         try check("ping", ["ping", "--count", "3"])
+        try check("display", ["display"])
         try check("pressure", ["pressure"])
         try check("system-ui-hide", ["overlay", "--hide"])
         try check("top", ["top", "--once"])

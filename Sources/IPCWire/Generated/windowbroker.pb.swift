@@ -1625,6 +1625,15 @@ package nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     set {kind = .systemUi(newValue)}
   }
 
+  /// The Wayland display the broker gives its scenes: asked (wayland_display empty), or set.
+  package var display: Windowbroker_V1_DisplayRequest {
+    get {
+      if case .display(let v)? = kind {return v}
+      return Windowbroker_V1_DisplayRequest()
+    }
+    set {kind = .display(newValue)}
+  }
+
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -1663,8 +1672,44 @@ package nonisolated struct Windowbroker_V1_ControlRequest: Sendable {
     /// Shows a system UI surface on the compositor (the switcher, "Show All Windows", the
     /// command overlay) or hides the one shown; answered once its first frame is on screen.
     case systemUi(Windowbroker_V1_SystemUIRequest)
+    /// The Wayland display the broker gives its scenes: asked (wayland_display empty), or set.
+    case display(Windowbroker_V1_DisplayRequest)
 
   }
+
+  package init() {}
+}
+
+/// wayland_display: a socket name in the broker's XDG_RUNTIME_DIR, or an absolute path.
+package nonisolated struct Windowbroker_V1_DisplayRequest: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  package var waylandDisplay: String = String()
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
+
+  package init() {}
+}
+
+/// wayland_display and path: as the broker uses them (empty: none, headless). answers: a
+/// compositor accepts connections there now. waiting: scenes a compositor took away that come
+/// back on it when one does.
+package nonisolated struct Windowbroker_V1_DisplayReply: Sendable {
+  // SwiftProtobuf.Message conformance is added in an extension below. See the
+  // `Message` and `Message+*Additions` files in the SwiftProtobuf library for
+  // methods supported on all messages.
+
+  package var waylandDisplay: String = String()
+
+  package var path: String = String()
+
+  package var answers: Bool = false
+
+  package var waiting: UInt32 = 0
+
+  package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package init() {}
 }
@@ -2250,6 +2295,14 @@ package nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     set {kind = .systemUi(newValue)}
   }
 
+  package var display: Windowbroker_V1_DisplayReply {
+    get {
+      if case .display(let v)? = kind {return v}
+      return Windowbroker_V1_DisplayReply()
+    }
+    set {kind = .display(newValue)}
+  }
+
   package var unknownFields = SwiftProtobuf.UnknownStorage()
 
   package nonisolated enum OneOf_Kind: Equatable, Sendable {
@@ -2272,6 +2325,7 @@ package nonisolated struct Windowbroker_V1_ControlReply: Sendable {
     case logs(Windowbroker_V1_LogsReply)
     case snapshot(Windowbroker_V1_SnapshotReply)
     case systemUi(Windowbroker_V1_SystemUIReply)
+    case display(Windowbroker_V1_DisplayReply)
 
   }
 
@@ -5925,7 +5979,7 @@ nonisolated extension Windowbroker_V1_KeyReply: SwiftProtobuf.Message, SwiftProt
 
 nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".ControlRequest"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{1}open\0\u{1}activate\0\u{1}background\0\u{1}reclaim\0\u{1}close\0\u{1}sessions\0\u{1}show\0\u{1}send\0\u{1}watch\0\u{1}ping\0\u{1}pressure\0\u{3}simulate_pressure\0\u{1}refresh\0\u{1}post\0\u{1}defaults\0\u{1}search\0\u{1}menu\0\u{1}commands\0\u{1}key\0\u{3}menu_change\0\u{1}logs\0\u{1}snapshot\0\u{3}system_ui\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{1}open\0\u{1}activate\0\u{1}background\0\u{1}reclaim\0\u{1}close\0\u{1}sessions\0\u{1}show\0\u{1}send\0\u{1}watch\0\u{1}ping\0\u{1}pressure\0\u{3}simulate_pressure\0\u{1}refresh\0\u{1}post\0\u{1}defaults\0\u{1}search\0\u{1}menu\0\u{1}commands\0\u{1}key\0\u{3}menu_change\0\u{1}logs\0\u{1}snapshot\0\u{3}system_ui\0\u{1}display\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -6258,6 +6312,19 @@ nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, Swi
           self.kind = .systemUi(v)
         }
       }()
+      case 26: try {
+        var v: Windowbroker_V1_DisplayRequest?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .display(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .display(v)
+        }
+      }()
       default: break
       }
     }
@@ -6369,6 +6436,10 @@ nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, Swi
       guard case .systemUi(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 25)
     }()
+    case .display?: try {
+      guard case .display(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 26)
+    }()
     case nil: break
     }
     try unknownFields.traverse(visitor: &visitor)
@@ -6376,6 +6447,81 @@ nonisolated extension Windowbroker_V1_ControlRequest: SwiftProtobuf.Message, Swi
 
   package static func ==(lhs: Windowbroker_V1_ControlRequest, rhs: Windowbroker_V1_ControlRequest) -> Bool {
     if lhs.kind != rhs.kind {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_DisplayRequest: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".DisplayRequest"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}wayland_display\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.waylandDisplay) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.waylandDisplay.isEmpty {
+      try visitor.visitSingularStringField(value: self.waylandDisplay, fieldNumber: 1)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Windowbroker_V1_DisplayRequest, rhs: Windowbroker_V1_DisplayRequest) -> Bool {
+    if lhs.waylandDisplay != rhs.waylandDisplay {return false}
+    if lhs.unknownFields != rhs.unknownFields {return false}
+    return true
+  }
+}
+
+nonisolated extension Windowbroker_V1_DisplayReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
+  package static let protoMessageName: String = _protobuf_package + ".DisplayReply"
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{3}wayland_display\0\u{1}path\0\u{1}answers\0\u{1}waiting\0")
+
+  package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
+    while let fieldNumber = try decoder.nextFieldNumber() {
+      // The use of inline closures is to circumvent an issue where the compiler
+      // allocates stack space for every case branch when no optimizations are
+      // enabled. https://github.com/apple/swift-protobuf/issues/1034
+      switch fieldNumber {
+      case 1: try { try decoder.decodeSingularStringField(value: &self.waylandDisplay) }()
+      case 2: try { try decoder.decodeSingularStringField(value: &self.path) }()
+      case 3: try { try decoder.decodeSingularBoolField(value: &self.answers) }()
+      case 4: try { try decoder.decodeSingularUInt32Field(value: &self.waiting) }()
+      default: break
+      }
+    }
+  }
+
+  package func traverse<V: SwiftProtobuf.Visitor>(visitor: inout V) throws {
+    if !self.waylandDisplay.isEmpty {
+      try visitor.visitSingularStringField(value: self.waylandDisplay, fieldNumber: 1)
+    }
+    if !self.path.isEmpty {
+      try visitor.visitSingularStringField(value: self.path, fieldNumber: 2)
+    }
+    if self.answers != false {
+      try visitor.visitSingularBoolField(value: self.answers, fieldNumber: 3)
+    }
+    if self.waiting != 0 {
+      try visitor.visitSingularUInt32Field(value: self.waiting, fieldNumber: 4)
+    }
+    try unknownFields.traverse(visitor: &visitor)
+  }
+
+  package static func ==(lhs: Windowbroker_V1_DisplayReply, rhs: Windowbroker_V1_DisplayReply) -> Bool {
+    if lhs.waylandDisplay != rhs.waylandDisplay {return false}
+    if lhs.path != rhs.path {return false}
+    if lhs.answers != rhs.answers {return false}
+    if lhs.waiting != rhs.waiting {return false}
     if lhs.unknownFields != rhs.unknownFields {return false}
     return true
   }
@@ -7176,7 +7322,7 @@ nonisolated extension Windowbroker_V1_SendRequest: SwiftProtobuf.Message, SwiftP
 
 nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, SwiftProtobuf._MessageImplementationBase, SwiftProtobuf._ProtoNameProviding {
   package static let protoMessageName: String = _protobuf_package + ".ControlReply"
-  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{3}session_state\0\u{1}sessions\0\u{1}session\0\u{3}action_result\0\u{3}watch_started\0\u{1}ping\0\u{1}pressure\0\u{3}pressure_response\0\u{1}post\0\u{1}defaults\0\u{1}search\0\u{1}menu\0\u{1}commands\0\u{1}key\0\u{1}logs\0\u{1}snapshot\0\u{3}system_ui\0")
+  package static let _protobuf_nameMap = SwiftProtobuf._NameMap(bytecode: "\0\u{1}status\0\u{1}apps\0\u{3}session_state\0\u{1}sessions\0\u{1}session\0\u{3}action_result\0\u{3}watch_started\0\u{1}ping\0\u{1}pressure\0\u{3}pressure_response\0\u{1}post\0\u{1}defaults\0\u{1}search\0\u{1}menu\0\u{1}commands\0\u{1}key\0\u{1}logs\0\u{1}snapshot\0\u{3}system_ui\0\u{1}display\0")
 
   package mutating func decodeMessage<D: SwiftProtobuf.Decoder>(decoder: inout D) throws {
     while let fieldNumber = try decoder.nextFieldNumber() {
@@ -7431,6 +7577,19 @@ nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, Swift
           self.kind = .systemUi(v)
         }
       }()
+      case 20: try {
+        var v: Windowbroker_V1_DisplayReply?
+        var hadOneofValue = false
+        if let current = self.kind {
+          hadOneofValue = true
+          if case .display(let m) = current {v = m}
+        }
+        try decoder.decodeSingularMessageField(value: &v)
+        if let v = v {
+          if hadOneofValue {try decoder.handleConflictingOneOf()}
+          self.kind = .display(v)
+        }
+      }()
       default: break
       }
     }
@@ -7517,6 +7676,10 @@ nonisolated extension Windowbroker_V1_ControlReply: SwiftProtobuf.Message, Swift
     case .systemUi?: try {
       guard case .systemUi(let v)? = self.kind else { preconditionFailure() }
       try visitor.visitSingularMessageField(value: v, fieldNumber: 19)
+    }()
+    case .display?: try {
+      guard case .display(let v)? = self.kind else { preconditionFailure() }
+      try visitor.visitSingularMessageField(value: v, fieldNumber: 20)
     }()
     case nil: break
     }

@@ -7,7 +7,7 @@ import IPCWire
 /// by the broker; the broker's focus says which scenes were on screen.
 struct Compositor {
     /// The display the broker's scenes use.
-    let display: WaylandSocket
+    private(set) var display: WaylandSocket
     /// The compositor has said where the keyboard is at least once (sway, weston, KWin do;
     /// headless nothing does): until then the broker's key scene is its own decision.
     private(set) var reportsFocus = false
@@ -25,6 +25,11 @@ struct Compositor {
 
     init(environment: [String: String]) {
         display = WaylandSocket(environment: environment)
+    }
+
+    /// Scenes use this display from now on (`wmctl display`); those waiting are put back there.
+    mutating func use(_ display: WaylandSocket) {
+        self.display = display
     }
 
     /// The compositor gave `id`'s window the keyboard, or took it away; whoever waited for
@@ -76,13 +81,17 @@ struct Compositor {
 
 /// The Wayland display's socket: `WAYLAND_DISPLAY` (a name in `XDG_RUNTIME_DIR`, or a path).
 struct WaylandSocket: CustomStringConvertible {
+    /// WAYLAND_DISPLAY as given; nil: none (headless).
+    let name: String?
     let path: String?
 
     init(environment: [String: String]) {
         guard let name = environment["WAYLAND_DISPLAY"], !name.isEmpty else {
+            self.name = nil
             path = nil
             return
         }
+        self.name = name
         path = name.hasPrefix("/") ? name : (environment["XDG_RUNTIME_DIR"] ?? "") + "/" + name
     }
 

@@ -117,6 +117,35 @@ extension Broker {
         awaitCompositor()
     }
 
+    /// The display as the broker uses it: name, socket, whether a compositor answers, and how
+    /// many scenes wait to be put back on it.
+    public func display() -> (name: String?, path: String?, answers: Bool, waiting: Int) {
+        (compositor.display.name, compositor.display.path, compositor.display.acceptsConnections, compositor.lostOrder.count)
+    }
+
+    /// `wmctl display NAME`: scenes launched from now on (and the system UI) use this display,
+    /// and those a compositor took away come back on it once a compositor answers there. A
+    /// compositor that came back under another name, or a session that moved, is found again
+    /// this way. Scenes still on the old display stay there until they next launch.
+    public func useDisplay(_ name: String) async throws(BrokerError) -> (name: String?, path: String?, answers: Bool, waiting: Int) {
+        guard !name.isEmpty, !name.contains("\0"), name.utf8.count < 100 else {
+            throw BrokerError(.invalidRequest, "a display is a socket name in $XDG_RUNTIME_DIR (wayland-1) or an absolute path to one")
+        }
+        var environment = configuration.environment
+        environment["WAYLAND_DISPLAY"] = name
+        compositor.use(WaylandSocket(environment: environment))
+        await launcher.useDisplay(name)
+        await systemUI.useDisplay(name)
+        // The idle prewarmed workers are on the old display: others start on the new one.
+        await processes.pools.drain(reason: .compositorLost, in: self)
+        processes.pools.refill(in: self)
+        logger.notice("the scenes' display changed", metadata: [
+            "display": "\(compositor.display.description)", "answers": "\(compositor.display.acceptsConnections)",
+        ])
+        awaitCompositor()
+        return display()
+    }
+
     /// Watches for a compositor while scenes wait to be put back (checked twice a second: a
     /// connect to the display's socket, which nothing answers while no compositor runs).
     func awaitCompositor() {

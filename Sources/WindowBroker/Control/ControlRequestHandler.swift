@@ -103,6 +103,7 @@ struct ControlRequestHandler: Sendable {
     static func changesState(_ kind: ControlRequest) -> Bool {
         switch kind {
         case .status, .apps, .sessions, .show, .search, .menu, .commands, .logs, .ping, .pressure: false
+        case .display(let request): !request.waylandDisplay.isEmpty
         default: true
         }
     }
@@ -295,6 +296,14 @@ struct ControlRequestHandler: Sendable {
             })
         case .show(let command):
             return .session(try await broker.sessionDetail(try await sessionID(command.sessionID)).wire(includeRestoration: true))
+        case .display(let request):
+            let display = request.waylandDisplay.isEmpty ? await broker.display() : try await broker.useDisplay(request.waylandDisplay)
+            return .display(.with {
+                $0.waylandDisplay = display.name ?? ""
+                $0.path = display.path ?? ""
+                $0.answers = display.answers
+                $0.waiting = UInt32(display.waiting)
+            })
         case .snapshot(let request):
             return .snapshot(try await broker.snapshot(try await sessionID(request.sessionID), thumbnail: request.thumbnail).wire)
         case .systemUi(let request):

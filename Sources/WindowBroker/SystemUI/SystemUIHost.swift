@@ -45,8 +45,8 @@ actor SystemUIHost {
 
     /// The executable, when one was found.
     let executable: String?
-    private let environment: [String: String]
-    private let childEnvironment: ChildEnvironment
+    private var environment: [String: String]
+    private var childEnvironment: ChildEnvironment
     private let timeout: Duration
     private var current: (pid: pid_t, surface: Surface)?
     /// The process waiting for the next surface, and the broker's end of its socket.
@@ -155,6 +155,20 @@ actor SystemUIHost {
         } catch {
             // The next surface starts its own process and says why, if it cannot either.
         }
+    }
+
+    /// Surfaces go to `display` from now on (`wmctl display`); the process kept ready is on the
+    /// old one, so it ends and another is prepared.
+    func useDisplay(_ display: String) {
+        environment["WAYLAND_DISPLAY"] = display
+        childEnvironment = ChildEnvironment(inheriting: environment)
+        hide()
+        if let waiting = spare {
+            kill(waiting.pid, SIGTERM)
+            close(waiting.channel)
+            spare = nil
+        }
+        prepareSpareSoon()
     }
 
     /// The broker stops: the surface shown ends, and so does the process kept ready.

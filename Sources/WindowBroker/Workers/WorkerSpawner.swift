@@ -1,5 +1,6 @@
 import CLinuxShim
 import Foundation
+import Synchronization
 import Glibc
 import IPCWire
 import Logging
@@ -18,12 +19,15 @@ public protocol WorkerLauncher: Sendable {
     func zygotes() async -> [AppID: ZygoteState]
     /// Nothing more will be launched: ends whatever the launcher keeps running for it.
     func shutdown() async
+    /// Workers launched from now on use this Wayland display (`wmctl display`).
+    func useDisplay(_ display: String) async
 }
 
 extension WorkerLauncher {
     public func prepare(app: AppManifest) async {}
     public func zygotes() async -> [AppID: ZygoteState] { [:] }
     public func shutdown() async {}
+    public func useDisplay(_ display: String) async {}
 }
 
 /// Starts one worker process for one scene session.
@@ -52,6 +56,8 @@ public struct WorkerSpawner: WorkerLauncher {
     public var output: WorkerOutput?
     /// Where the workers of apps with `"zygote": true` are forked from.
     let zygotes: AppZygotes
+    /// The display given with `wmctl display`, over the inherited WAYLAND_DISPLAY.
+    private let display = DisplayChoice()
 
     /// Set for each worker or zygote (a zygote's forked child replaces its zygote's).
     static let ownVariables: Set<String> = [
@@ -85,13 +91,21 @@ public struct WorkerSpawner: WorkerLauncher {
         await zygotes.stopAll()
     }
 
+    /// A zygote forks its scenes before they open the display, with the environment each
+    /// fork request carries: it needs no restart.
+    public func useDisplay(_ display: String) async {
+        self.display.name.withLock { $0 = display }
+    }
+
     /// Spawns `app`'s executable, for `sessionID` or (nil) as a prewarmed worker that is bound
     /// to a session later. The returned handle already reads the connection and watches the
     /// exit; its `events` say what happens.
     public func launch(app: AppManifest, sessionID: SessionID?) async throws -> WorkerHandle {
         let (brokerEnd, workerEnd) = try ChildProcess.socketPair(for: "a new worker")
 
-        let env = childEnvironment
+        var env = childEnvironment
+        if let display = display.name.withLock({ $0 }) { env = env.setting("WAYLAND_DISPLAY", display) }
+        env = env
             .setting("WINDOWBROKER_FD", "3")
             .setting("WINDOWBROKER_SESSION", sessionID?.description)
             .setting("WINDOWBROKER_APP", app.id.rawValue)
@@ -140,4 +154,9 @@ public struct WorkerSpawner: WorkerLauncher {
         }
         return handle
     }
+}
+
+/// The display `wmctl display` gave, shared by every copy of the spawner.
+final class DisplayChoice: Sendable {
+    let name = Mutex<String?>(nil)
 }
