@@ -31,6 +31,11 @@ mkdir -m 0700 "$OUT/run"
 MAN_CHECK=(); command -v man >/dev/null || MAN_CHECK=(--man=no)
 XDG_RUNTIME_DIR="$OUT/run" systemd-analyze --user verify "${MAN_CHECK[@]}" \
   /usr/lib/systemd/user/windowbroker.socket /usr/lib/systemd/user/windowbroker.service
+# A newcomer's first run, from the package alone: the guided tour with the installed programs
+# and apps (on a headless sway of its own when there is no display).
+WINDOWBROKER_BIN_DIR=/usr/bin WINDOWBROKER_APPS_DIR=/usr/share/windowbroker/apps DEMO_SCREENSHOTS="$OUT/shots" \
+  bash scripts/demo.sh >"$OUT/demo.log" 2>&1 || { echo "check-deb: the demo failed with the installed package:"; tail -30 "$OUT/demo.log"; exit 1; }
+echo "the demo ran with the installed package ($(grep -c '^== ' "$OUT/demo.log" 2>/dev/null || echo 0) steps)"
 apt-get remove -y -qq -o DPkg::Lock::Timeout=300 windowbroker >/dev/null
 left=$(while read -r file; do [ -f "$file" ] && echo "$file"; done <<<"$files" || true)
 [ -z "$left" ] || { echo "check-deb: removing the package left files behind:"; echo "$left"; exit 1; }

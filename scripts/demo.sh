@@ -6,6 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${WINDOWBROKER_BIN_DIR:-$(swift build --show-bin-path)}
+# The bundled apps' manifests: the repository's (notes found beside the broker), or an
+# installed package's (WINDOWBROKER_APPS_DIR=/usr/share/windowbroker/apps, notes in libexec).
+APPS=${WINDOWBROKER_APPS_DIR:-apps}
 DEMO=$(mktemp -d /tmp/windowbroker-demo.XXXXXX)
 export XDG_RUNTIME_DIR=$DEMO/run XDG_STATE_HOME=$DEMO/state NOTES_DATA_DIR=$DEMO/notes
 export WINDOWBROKER_SOCKET=$XDG_RUNTIME_DIR/windowbroker/control.sock
@@ -40,7 +43,7 @@ elif [ -n "${WAYLAND_DISPLAY:-}" ]; then
 fi
 
 say "Starting windowbrokerd with the bundled apps (log: $DEMO/broker.log)"
-"$BIN/windowbrokerd" --apps-dir apps --log-level info >"$DEMO/broker.log" 2>&1 &
+"$BIN/windowbrokerd" --apps-dir "$APPS" --log-level info >"$DEMO/broker.log" 2>&1 &
 BROKER_PID=$!
 for _ in $(seq 100); do wmctl status >/dev/null 2>&1 && break; sleep 0.1; done
 run wmctl status
