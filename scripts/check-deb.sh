@@ -35,7 +35,9 @@ XDG_RUNTIME_DIR="$OUT/run" systemd-analyze --user verify "${MAN_CHECK[@]}" \
 # and apps (on a headless sway of its own when there is no display).
 WINDOWBROKER_BIN_DIR=/usr/bin WINDOWBROKER_APPS_DIR=/usr/share/windowbroker/apps DEMO_SCREENSHOTS="$OUT/shots" \
   bash scripts/demo.sh >"$OUT/demo.log" 2>&1 || { echo "check-deb: the demo failed with the installed package:"; tail -30 "$OUT/demo.log"; exit 1; }
-echo "the demo ran with the installed package ($(grep -c '^== ' "$OUT/demo.log" 2>/dev/null || echo 0) steps)"
+steps=$(grep -c '== ' "$OUT/demo.log" || true)  # each step's heading (bold where tput knows the terminal)
+[ "$steps" -gt 5 ] || { echo "check-deb: the demo with the installed package took only $steps steps:"; tail -30 "$OUT/demo.log"; exit 1; }
+echo "the demo ran with the installed package ($steps steps)"
 apt-get remove -y -qq -o DPkg::Lock::Timeout=300 windowbroker >/dev/null
 left=$(while read -r file; do [ -f "$file" ] && echo "$file"; done <<<"$files" || true)
 [ -z "$left" ] || { echo "check-deb: removing the package left files behind:"; echo "$left"; exit 1; }
