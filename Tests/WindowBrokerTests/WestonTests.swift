@@ -39,12 +39,7 @@ final class WestonTests: WindowTestCase {
         let second = try harness.openNote("second", title: "Second")
         _ = try textArea()
         weston.goAway()
-        for note in [first, second] {
-            try harness.eventually("\(note) was saved and disconnected", timeout: 15) {
-                let session = try harness.session(note)
-                return session["state"] as? String == "unattached" && session["lastDisconnect"] as? String == "compositorLost"
-            }
-        }
+        try waitUntilSavedForTheCompositor([first, second])
         try weston.comeBack()
         for note in [first, second] {
             try harness.eventually("\(note) is back", timeout: 20) { try harness.state(note) == "foregroundActive" }

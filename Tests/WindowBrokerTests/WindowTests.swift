@@ -109,6 +109,22 @@ class WindowTestCase: XCTestCase {
         try harness.json("switcher", "--hide")["hidden"] as? Bool ?? false
     }
 
+    /// Waits until each session was saved and disconnected because its compositor went away.
+    func waitUntilSavedForTheCompositor(_ sessions: [String]) throws {
+        do {
+            for session in sessions {
+                try harness.eventually("\(session) was saved and disconnected", timeout: 15) {
+                    let shown = try harness.session(session)
+                    return shown["state"] as? String == "unattached" && shown["lastDisconnect"] as? String == "compositorLost"
+                }
+            }
+        } catch {
+            // Seen once in about twenty runs: what the broker did, for the next time.
+            print(harness.brokerLog.split(separator: "\n").filter { !$0.contains("Gtk-WARNING") }.suffix(60).joined(separator: "\n"))
+            throw error
+        }
+    }
+
     /// The window of a session's scene, found by the worker's pid.
     func window(of session: String) throws -> SwayHarness.Window? {
         let pid = try harness.session(session)["pid"] as? Int ?? -1
@@ -441,18 +457,7 @@ final class WindowTests: WindowTestCase {
         defer { watch.stop() }
 
         sway.goAway()
-        do {
-            for note in [first, second, behind] {
-                try harness.eventually("\(note) was saved and disconnected", timeout: 15) {
-                    let session = try harness.session(note)
-                    return session["state"] as? String == "unattached" && session["lastDisconnect"] as? String == "compositorLost"
-                }
-            }
-        } catch {
-            // Seen once in about twenty runs: what the broker did, for the next time.
-            print(harness.brokerLog.split(separator: "\n").filter { !$0.contains("Gtk-WARNING") }.suffix(60).joined(separator: "\n"))
-            throw error
-        }
+        try waitUntilSavedForTheCompositor([first, second, behind])
         try harness.eventually("watch said why for each") {
             watch.jsonLines.filter { $0["event"] as? String == "exited" && $0["detail"] as? String == "compositorLost" }.count == 3
         }

@@ -1,5 +1,6 @@
 import Foundation
 import IPCWire
+import NIOCore
 
 /// What the broker knows of the compositor its scenes' windows are on: the display's socket,
 /// which scene's window has the keyboard as the compositor last said, and the scenes it took
@@ -65,7 +66,6 @@ struct Compositor {
     /// A scene lost its compositor. The first of a loss records every scene on screen then
     /// (its fellows report theirs a moment later, when focus has already moved on); true for it.
     mutating func lost(_ id: SessionID, visible: [SessionID], key: SessionID?) -> Bool {
-        windowGone(id)
         let first = lostOrder.isEmpty
         if first {
             lostOrder = visible.filter { $0 != key } + (key.map { [$0] } ?? [])
@@ -99,20 +99,10 @@ struct WaylandSocket: CustomStringConvertible {
 
     /// A compositor listens on it: a connection is accepted (and closed at once).
     var acceptsConnections: Bool {
-        guard let path else { return false }
+        guard let path, let address = try? SocketAddress(unixDomainSocketPath: path) else { return false }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            buffer.copyBytes(from: bytes)
-            buffer[bytes.count] = 0
-        }
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0 }
-        }
+        return address.withSockAddr { connect(fd, $0, socklen_t($1)) == 0 }
     }
 }

@@ -207,13 +207,12 @@ extension Broker {
                     // didBecomeKey comes after didBecomeActive, and before a continued activity.
                     // It is told before the drive writes the session's record, which waits
                     // behind the commit of what the scene reported in its callbacks.
-                    var keyNote: String?
                     let notes = try await driver(id).drive(to: .foregroundActive, options: .init(activities: activity.map { [$0] } ?? []), succeeded: {
                         active.open()
-                        keyNote = await syncKey(id, activationToken: activationToken)
-                        // A refusal heard in the turn the focus change queued ahead of this one.
-                        if let refused = compositor.refusedKey.removeValue(forKey: id) { keyNote = refused }
+                        await syncKey(id, activationToken: activationToken)
                     }, in: self)
+                    // The compositor keeping the keyboard elsewhere is part of the answer.
+                    let keyNote = compositor.refusedKey.removeValue(forKey: id)
                     drove = .success((quarantineNote, notes + (keyNote.map { [$0] } ?? [])))
                 } catch {
                     drove = .failure(error)

@@ -91,16 +91,16 @@ extension Broker {
     /// forward is told at the end of its drive, one whose process ended just loses it. An
     /// activation token (from the request that brought it forward) is always handed over: the
     /// broker may think a scene key whose window the compositor has not focused.
-    /// Returns a note for the request's answer when the compositor kept the keyboard elsewhere.
-    @discardableResult
-    func syncKey(_ id: SessionID, source: KeySource = .broker, activationToken: String? = nil) async -> String? {
+    /// When the compositor keeps the keyboard elsewhere, why is left in `compositor.refusedKey`
+    /// for the activation's answer (this turn, or the one focus queued ahead of it, may hear it).
+    func syncKey(_ id: SessionID, source: KeySource = .broker, activationToken: String? = nil) async {
         let connected = hasConnectedScene(id)
         let wanted = focus.key == id && connected && drivers[id]?.session.state.isForeground == true
-        guard wanted != (drivers[id]?.toldKey == true) || (wanted && activationToken != nil) else { return nil }
+        guard wanted != (drivers[id]?.toldKey == true) || (wanted && activationToken != nil) else { return }
         let changed = wanted != (drivers[id]?.toldKey == true)
         drivers[id]?.toldKey = wanted
         if changed, let appID = drivers[id]?.session.appID { emit(id, app: appID, .keyChanged(isKey: wanted, source: source.rawValue)) }
-        guard connected else { return nil }
+        guard connected else { return }
         // A scene with a window asks its compositor, and says what it asked.
         let answer: Windowbroker_V1_WorkerMessage.OneOf_Kind?
         do {
@@ -113,9 +113,9 @@ extension Broker {
             logger.warning("scene was not told it is \(wanted ? "" : "no longer ")the key scene", metadata: [
                 "SESSION_ID": "\(id)", "error": "\(error)",
             ])
-            return nil
+            return
         }
-        guard wanted, !(await compositorGivesKeyboard(to: id, answer)), focus.key == id else { return nil }
+        guard wanted, !(await compositorGivesKeyboard(to: id, answer)), focus.key == id else { return }
         // Refused: this scene hears it now, in its own turn; the one with the keyboard is key.
         let holder = compositor.keyboardHolder
         drivers[id]?.toldKey = false
@@ -128,9 +128,7 @@ extension Broker {
         let kept = holder.map { "the window of session \($0)" } ?? "a window that is not a scene's"
         let why = windowless ? "it has no window" : "the compositor did not give its window the keyboard"
         logger.info("the key scene stays where the keyboard is", metadata: ["SESSION_ID": "\(id)", "keyboard": "\(holder?.description ?? "elsewhere")"])
-        let note = "not the key scene: \(why), which stays with \(kept)"
-        compositor.refusedKey[id] = note
-        return note
+        compositor.refusedKey[id] = "not the key scene: \(why), which stays with \(kept)"
     }
 
     /// Whether the compositor has the keyboard where the broker wants it, `id`'s window: it

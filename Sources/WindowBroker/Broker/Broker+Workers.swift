@@ -84,13 +84,17 @@ extension Broker {
     /// discarding it: that is the switcher's (`wmctl close`).
     func windowClosed(_ id: SessionID) async {
         guard hasConnectedScene(id) else { return }
+        await leaveAndDisconnect(id, reason: .closedByUser, whose: "whose window was closed")
+    }
+
+    /// A scene the user or the compositor took off the screen: it leaves focus (the others
+    /// move up in their turns), is saved and disconnects; its session stays.
+    private func leaveAndDisconnect(_ id: SessionID, reason: DisconnectReason, whose: String) async {
         let returning = leaveFocus(id)
         do {
-            try await onSession(id) { try await saveAndDisconnect(id, reason: .closedByUser) }
+            try await onSession(id) { try await saveAndDisconnect(id, reason: reason) }
         } catch {
-            logger.warning("a scene whose window was closed did not disconnect cleanly", metadata: [
-                "SESSION_ID": "\(id)", "error": "\(error)",
-            ])
+            logger.warning("a scene \(whose) did not disconnect cleanly", metadata: ["SESSION_ID": "\(id)", "error": "\(error)"])
         }
         for task in returning { _ = await task.value }
     }
@@ -105,15 +109,7 @@ extension Broker {
                 "display": "\(compositor.display.description)",
             ])
         }
-        let returning = leaveFocus(id)
-        do {
-            try await onSession(id) { try await saveAndDisconnect(id, reason: .compositorLost) }
-        } catch {
-            logger.warning("a scene whose compositor went away did not disconnect cleanly", metadata: [
-                "SESSION_ID": "\(id)", "error": "\(error)",
-            ])
-        }
-        for task in returning { _ = await task.value }
+        await leaveAndDisconnect(id, reason: .compositorLost, whose: "whose compositor went away")
         awaitCompositor()
     }
 
@@ -139,11 +135,10 @@ extension Broker {
         // The idle prewarmed workers are on the old display: others start on the new one.
         await processes.pools.drain(reason: .compositorLost, in: self)
         processes.pools.refill(in: self)
-        logger.notice("the scenes' display changed", metadata: [
-            "display": "\(compositor.display.description)", "answers": "\(compositor.display.acceptsConnections)",
-        ])
+        let shown = display()
+        logger.notice("the scenes' display changed", metadata: ["display": "\(compositor.display.description)", "answers": "\(shown.answers)"])
         awaitCompositor()
-        return display()
+        return shown
     }
 
     /// Watches for a compositor while scenes wait to be put back (checked twice a second: a
@@ -161,11 +156,10 @@ extension Broker {
         }
     }
 
-    /// A compositor is there again: the scenes that were on screen when it went away come back,
-    /// the key one last (as the workspace after a restart). One still disconnecting waits for
-    /// the next look.
-    func putBackAfterCompositorLoss() async {
-        guard compositor.display.acceptsConnections else { return }
+    /// A compositor is there again (`awaitCompositor` saw it answer): the scenes that were on
+    /// screen when it went away come back, the key one last (as the workspace after a restart).
+    /// One still disconnecting waits for the next look.
+    private func putBackAfterCompositorLoss() async {
         let ready = compositor.lostOrder.filter { !hasConnectedScene($0) }
         for id in ready { compositor.putBack(id) }
         let restored = await putBack(ready, what: "a scene the compositor took away")

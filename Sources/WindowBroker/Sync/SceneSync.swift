@@ -50,7 +50,7 @@ final class SceneSync {
     /// With `wait`, returns once each of them acknowledged it, dropped it in an overflow or
     /// went away, or when `wait` has passed.
     func post(app: AppID, name: String, payload: [String: PlistValue], from poster: SessionID?, wait: Duration?, in host: isolated some SyncHost) async throws(BrokerError) -> PostOutcome {
-        _ = try host.requireApp(app)
+        try host.requireApp(app)
         try SyncLimits.checkKey(name, what: "the update's name")
         try SyncLimits.checkSize(payload, maxBytes: host.configuration.maxUpdatePayloadBytes, what: "the update's payload")
         let sequence = nextSequence(app)
@@ -96,7 +96,7 @@ final class SceneSync {
     // MARK: - Shared defaults
 
     func defaults(app: AppID, in host: isolated some SyncHost) throws(BrokerError) -> [String: PlistValue] {
-        _ = try host.requireApp(app)
+        try host.requireApp(app)
         return defaults[app] ?? [:]
     }
 
@@ -104,7 +104,7 @@ final class SceneSync {
     /// delivered to every connected scene of the app, the writer's included. Returns the
     /// change's sequence (0: nothing changed).
     func setDefault(app: AppID, key: String, value: PlistValue?, from writer: SessionID?, in host: isolated some SyncHost) async throws(BrokerError) -> UInt64 {
-        _ = try host.requireApp(app)
+        try host.requireApp(app)
         try SyncLimits.checkKey(key, what: "the default's key")
         let ticket = defaultsTurns.take(app)
         if !defaultsTurns.tryEnter(app, ticket: ticket) {

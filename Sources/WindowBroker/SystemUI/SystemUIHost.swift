@@ -163,11 +163,7 @@ actor SystemUIHost {
         environment["WAYLAND_DISPLAY"] = display
         childEnvironment = ChildEnvironment(inheriting: environment)
         hide()
-        if let waiting = spare {
-            kill(waiting.pid, SIGTERM)
-            close(waiting.channel)
-            spare = nil
-        }
+        endSpare()
         prepareSpareSoon()
     }
 
@@ -175,11 +171,14 @@ actor SystemUIHost {
     func stop() {
         stopped = true
         hide()
-        if let waiting = spare {
-            kill(waiting.pid, SIGTERM)
-            close(waiting.channel)
-            spare = nil
-        }
+        endSpare()
+    }
+
+    private func endSpare() {
+        guard let waiting = spare else { return }
+        kill(waiting.pid, SIGTERM)
+        close(waiting.channel)
+        spare = nil
     }
 
     /// Ends the surface shown; false when none was.
